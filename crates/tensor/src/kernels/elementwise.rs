@@ -1,0 +1,774 @@
+//! Elementwise kernels: unary math, binary arithmetic and comparisons with
+//! broadcasting, casts, select and add_n.
+//!
+//! Kernels take their inputs by value so a buffer that nothing else holds
+//! is reused for the output (the executor hands over inputs at their last
+//! use). `f16` and `bf16` compute in `f32` and round back once per op.
+
+use super::broadcast::{broadcast_to, Broadcast};
+use super::parallel;
+use super::scalar::{Float, Scalar};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::shape::{broadcast_shapes, Shape};
+use crate::tensor::{Data, Element, Tensor};
+use crate::{with_data, with_real};
+use half::{bf16, f16};
+use std::sync::Arc;
+
+/// Elementwise functions of one tensor.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Neg,
+    Abs,
+    Sign,
+    Square,
+    Sqrt,
+    Rsqrt,
+    Exp,
+    Log,
+    Log1p,
+    Expm1,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Sigmoid,
+    Floor,
+    Ceil,
+    Round,
+    Reciprocal,
+    Relu,
+    Relu6,
+    Elu,
+    Selu,
+    Softplus,
+    Softsign,
+    LogicalNot,
+    IsFinite,
+    IsInf,
+    IsNan,
+}
+
+/// Elementwise functions of two broadcast tensors.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    /// Floating-point division (`RealDiv`); truncating for integers (`Div`).
+    Div,
+    FloorDiv,
+    FloorMod,
+    TruncateMod,
+    Pow,
+    Maximum,
+    Minimum,
+    SquaredDifference,
+    DivNoNan,
+    Atan2,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    LogicalAnd,
+    LogicalOr,
+}
+
+impl BinaryOp {
+    /// True for ops whose result is `bool`.
+    pub fn is_comparison(self) -> bool {
+        use BinaryOp::*;
+        matches!(
+            self,
+            Equal | NotEqual | Less | LessEqual | Greater | GreaterEqual
+        )
+    }
+}
+
+fn unsupported(op: impl std::fmt::Debug, dtype: DType) -> Error {
+    Error::invalid_argument(format!("{op:?} is not supported for {dtype} tensors"))
+}
+
+/// Maps `x` elementwise, in place when its buffer is not shared.
+fn map_same<T, F>(x: Tensor, f: F) -> Result<Tensor>
+where
+    T: Element + Copy + Default,
+    F: Fn(T) -> T + Sync,
+{
+    let (shape, mut data) = x.into_parts();
+    let buf = T::buffer_mut(&mut data).ok_or_else(|| Error::internal("dtype mismatch"))?;
+    if let Some(v) = Arc::get_mut(buf) {
+        parallel::map_in_place(v, f);
+        return Tensor::new(shape, data);
+    }
+    let out = parallel::map(buf.as_slice(), f);
+    Tensor::from_vec(shape, out)
+}
+
+fn map_to<T, O, F>(x: &Tensor, f: F) -> Result<Tensor>
+where
+    T: Element + Copy,
+    O: Element + Copy + Default,
+    F: Fn(T) -> O + Sync,
+{
+    let out = parallel::map(x.as_slice::<T>()?, f);
+    Tensor::from_vec(x.shape().clone(), out)
+}
+
+/// Applies a unary op.
+pub fn unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+    use UnaryOp::*;
+    let dtype = x.dtype();
+    match op {
+        LogicalNot => {
+            if dtype != DType::Bool {
+                return Err(unsupported(op, dtype));
+            }
+            return map_same::<bool, _>(x, |v| !v);
+        }
+        IsFinite | IsInf | IsNan => {
+            return match dtype {
+                DType::Float32 => float_predicate::<f32>(op, &x),
+                DType::Float64 => float_predicate::<f64>(op, &x),
+                DType::Float16 | DType::BFloat16 => {
+                    float_predicate::<f32>(op, &cast(&x, DType::Float32)?)
+                }
+                _ => Err(unsupported(op, dtype)),
+            };
+        }
+        _ => {}
+    }
+    match dtype {
+        DType::Float32 => float_unary::<f32>(op, x),
+        DType::Float64 => float_unary::<f64>(op, x),
+        DType::Float16 | DType::BFloat16 => {
+            let wide = float_unary::<f32>(op, cast(&x, DType::Float32)?)?;
+            cast(&wide, dtype)
+        }
+        DType::Bool | DType::String => Err(unsupported(op, dtype)),
+        _ => with_real!(x.data().clone(), _v => int_unary(op, x), _ => Err(unsupported(op, dtype))),
+    }
+}
+
+fn float_predicate<T: Float>(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
+    match op {
+        UnaryOp::IsFinite => map_to::<T, bool, _>(x, |v| v.is_finite()),
+        UnaryOp::IsInf => map_to::<T, bool, _>(x, |v| v.is_infinite()),
+        _ => map_to::<T, bool, _>(x, |v| Scalar::is_nan(v)),
+    }
+}
+
+fn float_unary<T: Float>(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+    use UnaryOp::*;
+    let one = T::one();
+    let zero = T::zero();
+    macro_rules! m {
+        ($f:expr) => {
+            map_same::<T, _>(x, $f)
+        };
+    }
+    match op {
+        Neg => m!(|v: T| -v),
+        Abs => m!(|v: T| Scalar::abs(v)),
+        Sign => m!(move |v: T| if v > zero {
+            one
+        } else if v < zero {
+            -one
+        } else {
+            v
+        }),
+        Square => m!(|v: T| v * v),
+        Sqrt => m!(|v: T| v.sqrt()),
+        Rsqrt => m!(move |v: T| one / v.sqrt()),
+        Exp => m!(|v: T| v.exp()),
+        Log => m!(|v: T| v.ln()),
+        Log1p => m!(|v: T| v.ln_1p()),
+        Expm1 => m!(|v: T| v.exp_m1()),
+        Sin => m!(|v: T| v.sin()),
+        Cos => m!(|v: T| v.cos()),
+        Tan => m!(|v: T| v.tan()),
+        Tanh => m!(|v: T| v.tanh()),
+        Sigmoid => m!(move |v: T| one / (one + (-v).exp())),
+        Floor => m!(|v: T| v.floor()),
+        Ceil => m!(|v: T| v.ceil()),
+        Round => m!(|v: T| v.round_ties_even()),
+        Reciprocal => m!(move |v: T| one / v),
+        Relu => m!(move |v: T| if v > zero { v } else { zero }),
+        Relu6 => {
+            let six = T::lit(6.0);
+            m!(move |v: T| if v <= zero {
+                zero
+            } else if v >= six {
+                six
+            } else {
+                v
+            })
+        }
+        Elu => m!(move |v: T| if v < zero { v.exp_m1() } else { v }),
+        Selu => {
+            let scale = T::lit(1.050_700_987_355_480_5);
+            let alpha = T::lit(1.673_263_242_354_377_3);
+            m!(move |v: T| if v < zero {
+                scale * alpha * v.exp_m1()
+            } else {
+                scale * v
+            })
+        }
+        Softplus => {
+            // TensorFlow's thresholds: past them log1p(exp(x)) equals x (or
+            // exp(x)) to the type's precision.
+            let threshold = T::EPSILON.ln() + T::lit(2.0);
+            m!(move |v: T| {
+                if v > -threshold {
+                    v
+                } else if v < threshold {
+                    v.exp()
+                } else {
+                    v.exp().ln_1p()
+                }
+            })
+        }
+        Softsign => m!(move |v: T| v / (one + Scalar::abs(v))),
+        LogicalNot | IsFinite | IsInf | IsNan => Err(unsupported(op, T::DTYPE)),
+    }
+}
+
+fn int_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+    fn go<T: Scalar>(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+        use UnaryOp::*;
+        let zero = T::zero();
+        let one = T::one();
+        match op {
+            Neg => map_same::<T, _>(x, |v: T| v.neg()),
+            Abs => map_same::<T, _>(x, |v: T| v.abs()),
+            Sign => map_same::<T, _>(x, move |v: T| {
+                if v > zero {
+                    one
+                } else if v < zero {
+                    one.neg()
+                } else {
+                    zero
+                }
+            }),
+            Square => map_same::<T, _>(x, |v: T| v.mul(v)),
+            Reciprocal => map_same::<T, _>(x, move |v: T| one.div(v)),
+            Relu => map_same::<T, _>(x, move |v: T| if v > zero { v } else { zero }),
+            Relu6 => {
+                let six = T::from_i64(6);
+                map_same::<T, _>(x, move |v: T| {
+                    if v <= zero {
+                        zero
+                    } else if v >= six {
+                        six
+                    } else {
+                        v
+                    }
+                })
+            }
+            Round | Floor | Ceil => Ok(x),
+            _ => Err(unsupported(op, T::DTYPE)),
+        }
+    }
+    let dtype = x.dtype();
+    match dtype {
+        DType::Int8 => go::<i8>(op, x),
+        DType::Int16 => go::<i16>(op, x),
+        DType::Int32 => go::<i32>(op, x),
+        DType::Int64 => go::<i64>(op, x),
+        DType::UInt8 => go::<u8>(op, x),
+        DType::UInt16 => go::<u16>(op, x),
+        _ => Err(unsupported(op, dtype)),
+    }
+}
+
+/// `max(x, alpha * x)`-style leaky ReLU: `x` where positive, `alpha * x` elsewhere.
+pub fn leaky_relu(x: Tensor, alpha: f64) -> Result<Tensor> {
+    let dtype = x.dtype();
+    match dtype {
+        DType::Float32 => {
+            let a = alpha as f32;
+            map_same::<f32, _>(x, move |v| if v > 0.0 { v } else { a * v })
+        }
+        DType::Float64 => map_same::<f64, _>(x, move |v| if v > 0.0 { v } else { alpha * v }),
+        DType::Float16 | DType::BFloat16 => {
+            cast(&leaky_relu(cast(&x, DType::Float32)?, alpha)?, dtype)
+        }
+        _ => Err(unsupported("LeakyRelu", dtype)),
+    }
+}
+
+/// Applies a binary op with broadcasting. `name` labels shape errors.
+pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
+    use BinaryOp::*;
+    let (da, db) = (a.dtype(), b.dtype());
+    if da != db {
+        return Err(Error::invalid_argument(format!(
+            "{op:?}: both inputs must have one dtype, got {da} and {db}"
+        )));
+    }
+    let plan = Broadcast::new(a.dims(), b.dims(), &format!("{op:?}"))?;
+    match da {
+        DType::Float32 => float_binary::<f32>(op, a, b, &plan),
+        DType::Float64 => float_binary::<f64>(op, a, b, &plan),
+        DType::Float16 | DType::BFloat16 => {
+            let wide = float_binary::<f32>(
+                op,
+                cast(&a, DType::Float32)?,
+                cast(&b, DType::Float32)?,
+                &plan,
+            )?;
+            if wide.dtype() == DType::Bool {
+                Ok(wide)
+            } else {
+                cast(&wide, da)
+            }
+        }
+        DType::Bool => match op {
+            LogicalAnd => same_type::<bool, _>(a, b, &plan, |x, y| x & y),
+            LogicalOr => same_type::<bool, _>(a, b, &plan, |x, y| x | y),
+            Equal => compare::<bool, _>(&a, &b, &plan, |x, y| x == y),
+            NotEqual => compare::<bool, _>(&a, &b, &plan, |x, y| x != y),
+            _ => Err(unsupported(op, da)),
+        },
+        DType::String => match op {
+            Equal | NotEqual => {
+                let (x, y) = (a.as_slice::<Vec<u8>>()?, b.as_slice::<Vec<u8>>()?);
+                // Strings are not Copy; compare through indices.
+                let ix: Vec<u32> = (0..x.len() as u32).collect();
+                let iy: Vec<u32> = (0..y.len() as u32).collect();
+                let eq = op == Equal;
+                let out = plan.map(&ix, &iy, |i, j| (x[i as usize] == y[j as usize]) == eq);
+                Tensor::from_vec(plan.out.clone(), out)
+            }
+            _ => Err(unsupported(op, da)),
+        },
+        _ => {
+            if matches!(op, Div | FloorDiv | FloorMod | TruncateMod) {
+                let has_zero =
+                    with_real!(b.data(), v => v.iter().any(|x| *x == Scalar::zero()), _ => false);
+                if has_zero {
+                    return Err(Error::invalid_argument("Integer division by zero"));
+                }
+            }
+            match da {
+                DType::Int8 => int_binary::<i8>(op, a, b, &plan),
+                DType::Int16 => int_binary::<i16>(op, a, b, &plan),
+                DType::Int32 => int_binary::<i32>(op, a, b, &plan),
+                DType::Int64 => int_binary::<i64>(op, a, b, &plan),
+                DType::UInt8 => int_binary::<u8>(op, a, b, &plan),
+                DType::UInt16 => int_binary::<u16>(op, a, b, &plan),
+                _ => Err(unsupported(op, da)),
+            }
+        }
+    }
+}
+
+/// Output of the same dtype: reuses the buffer of whichever input has the
+/// output's shape and is not shared.
+fn same_type<T, F>(a: Tensor, b: Tensor, plan: &Broadcast, f: F) -> Result<Tensor>
+where
+    T: Element + Copy + Default,
+    F: Fn(T, T) -> T + Sync,
+{
+    let out_shape = plan.out.clone();
+    let (ash, mut ad) = a.into_parts();
+    let (bsh, mut bd) = b.into_parts();
+    if ash == out_shape {
+        let bv = T::buffer(&bd)
+            .ok_or_else(|| Error::internal("dtype"))?
+            .clone();
+        if let Some(av) = T::buffer_mut(&mut ad).and_then(Arc::get_mut) {
+            plan.update_left(av, &bv, f);
+            return Tensor::new(out_shape, ad);
+        }
+    }
+    if bsh == out_shape {
+        let av = T::buffer(&ad)
+            .ok_or_else(|| Error::internal("dtype"))?
+            .clone();
+        if let Some(bv) = T::buffer_mut(&mut bd).and_then(Arc::get_mut) {
+            plan.update_right(&av, bv, f);
+            return Tensor::new(out_shape, bd);
+        }
+    }
+    let av = T::buffer(&ad).ok_or_else(|| Error::internal("dtype"))?;
+    let bv = T::buffer(&bd).ok_or_else(|| Error::internal("dtype"))?;
+    Tensor::from_vec(out_shape, plan.map(av, bv, f))
+}
+
+fn compare<T, F>(a: &Tensor, b: &Tensor, plan: &Broadcast, f: F) -> Result<Tensor>
+where
+    T: Element + Copy,
+    F: Fn(T, T) -> bool + Sync,
+{
+    let out = plan.map(a.as_slice::<T>()?, b.as_slice::<T>()?, f);
+    Tensor::from_vec(plan.out.clone(), out)
+}
+
+fn comparisons<T: Scalar>(
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    plan: &Broadcast,
+) -> Result<Tensor> {
+    use BinaryOp::*;
+    match op {
+        Equal => compare::<T, _>(a, b, plan, |x, y| x == y),
+        NotEqual => compare::<T, _>(a, b, plan, |x, y| x != y),
+        Less => compare::<T, _>(a, b, plan, |x, y| x < y),
+        LessEqual => compare::<T, _>(a, b, plan, |x, y| x <= y),
+        Greater => compare::<T, _>(a, b, plan, |x, y| x > y),
+        GreaterEqual => compare::<T, _>(a, b, plan, |x, y| x >= y),
+        _ => Err(unsupported(op, T::DTYPE)),
+    }
+}
+
+fn float_binary<T: Float>(op: BinaryOp, a: Tensor, b: Tensor, plan: &Broadcast) -> Result<Tensor> {
+    use BinaryOp::*;
+    let zero = T::zero();
+    match op {
+        Add => same_type::<T, _>(a, b, plan, |x, y| x + y),
+        Sub => same_type::<T, _>(a, b, plan, |x, y| x - y),
+        Mul => same_type::<T, _>(a, b, plan, |x, y| x * y),
+        Div => same_type::<T, _>(a, b, plan, |x, y| x / y),
+        DivNoNan => same_type::<T, _>(a, b, plan, move |x, y| if y == zero { zero } else { x / y }),
+        FloorDiv => same_type::<T, _>(a, b, plan, |x, y| (x / y).floor()),
+        FloorMod => same_type::<T, _>(a, b, plan, move |x, y| {
+            let r = x.rem(y);
+            if r != zero && ((r < zero) != (y < zero)) {
+                r + y
+            } else {
+                r
+            }
+        }),
+        TruncateMod => same_type::<T, _>(a, b, plan, |x, y| x.rem(y)),
+        Pow => same_type::<T, _>(a, b, plan, |x, y| x.powf(y)),
+        Maximum => same_type::<T, _>(
+            a,
+            b,
+            plan,
+            |x, y| if Scalar::is_nan(x) || x > y { x } else { y },
+        ),
+        Minimum => same_type::<T, _>(
+            a,
+            b,
+            plan,
+            |x, y| if Scalar::is_nan(x) || x < y { x } else { y },
+        ),
+        SquaredDifference => same_type::<T, _>(a, b, plan, |x, y| (x - y) * (x - y)),
+        Atan2 => same_type::<T, _>(a, b, plan, |x, y| x.atan2(y)),
+        LogicalAnd | LogicalOr => Err(unsupported(op, T::DTYPE)),
+        _ => comparisons::<T>(op, &a, &b, plan),
+    }
+}
+
+fn int_pow<T: Scalar>(base: T, exp: T) -> T {
+    let mut e = exp.to_i64();
+    let mut b = base;
+    let mut acc = T::one();
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.mul(b);
+        }
+        b = b.mul(b);
+        e >>= 1;
+    }
+    acc
+}
+
+fn int_binary<T: Scalar>(op: BinaryOp, a: Tensor, b: Tensor, plan: &Broadcast) -> Result<Tensor> {
+    use BinaryOp::*;
+    let zero = T::zero();
+    match op {
+        Add => same_type::<T, _>(a, b, plan, |x, y| x.add(y)),
+        Sub => same_type::<T, _>(a, b, plan, |x, y| x.sub(y)),
+        Mul => same_type::<T, _>(a, b, plan, |x, y| x.mul(y)),
+        Div => same_type::<T, _>(a, b, plan, |x, y| x.div(y)),
+        DivNoNan => same_type::<T, _>(
+            a,
+            b,
+            plan,
+            move |x, y| if y == zero { zero } else { x.div(y) },
+        ),
+        FloorDiv => same_type::<T, _>(a, b, plan, move |x, y| {
+            let q = x.div(y);
+            if (x.rem(y) != zero) && ((x < zero) != (y < zero)) {
+                q.sub(T::one())
+            } else {
+                q
+            }
+        }),
+        FloorMod => same_type::<T, _>(a, b, plan, move |x, y| {
+            let r = x.rem(y);
+            if r != zero && ((r < zero) != (y < zero)) {
+                r.add(y)
+            } else {
+                r
+            }
+        }),
+        TruncateMod => same_type::<T, _>(a, b, plan, |x, y| x.rem(y)),
+        Pow => {
+            if T::IS_SIGNED && b.as_slice::<T>()?.iter().any(|&e| e < zero) {
+                return Err(Error::invalid_argument(
+                    "Integers to negative integer powers are not allowed",
+                ));
+            }
+            same_type::<T, _>(a, b, plan, int_pow)
+        }
+        Maximum => same_type::<T, _>(a, b, plan, |x, y| if x > y { x } else { y }),
+        Minimum => same_type::<T, _>(a, b, plan, |x, y| if x < y { x } else { y }),
+        SquaredDifference => same_type::<T, _>(a, b, plan, |x, y| x.sub(y).mul(x.sub(y))),
+        Atan2 | LogicalAnd | LogicalOr => Err(unsupported(op, T::DTYPE)),
+        _ => comparisons::<T>(op, &a, &b, plan),
+    }
+}
+
+/// Conversions between every pair of non-string dtypes.
+trait CastElement: Element + Copy + Default {
+    const FLOAT_SOURCE: bool;
+    fn to_f64(self) -> f64;
+    fn to_i64(self) -> i64;
+    fn from_f64(v: f64) -> Self;
+    fn from_i64(v: i64) -> Self;
+}
+
+macro_rules! cast_prim {
+    ($($t:ty: $float:expr),*) => {$(
+        impl CastElement for $t {
+            const FLOAT_SOURCE: bool = $float;
+            #[inline(always)] fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)] fn to_i64(self) -> i64 { self as i64 }
+            #[inline(always)] fn from_f64(v: f64) -> Self { v as $t }
+            #[inline(always)] fn from_i64(v: i64) -> Self { v as $t }
+        }
+    )*};
+}
+cast_prim!(f32: true, f64: true, i8: false, i16: false, i32: false, i64: false, u8: false, u16: false);
+
+impl CastElement for bool {
+    const FLOAT_SOURCE: bool = false;
+    fn to_f64(self) -> f64 {
+        self as u8 as f64
+    }
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn from_f64(v: f64) -> Self {
+        v != 0.0
+    }
+    fn from_i64(v: i64) -> Self {
+        v != 0
+    }
+}
+
+macro_rules! cast_half {
+    ($($t:ty),*) => {$(
+        impl CastElement for $t {
+            const FLOAT_SOURCE: bool = true;
+            fn to_f64(self) -> f64 { <$t>::to_f64(self) }
+            fn to_i64(self) -> i64 { <$t>::to_f64(self) as i64 }
+            fn from_f64(v: f64) -> Self { <$t>::from_f64(v) }
+            fn from_i64(v: i64) -> Self { <$t>::from_f64(v as f64) }
+        }
+    )*};
+}
+cast_half!(f16, bf16);
+
+fn cast_slice<S: CastElement, T: CastElement>(src: &[S]) -> Vec<T> {
+    if S::FLOAT_SOURCE {
+        parallel::map(src, |x| T::from_f64(x.to_f64()))
+    } else {
+        parallel::map(src, |x| T::from_i64(x.to_i64()))
+    }
+}
+
+fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
+    Ok(match to {
+        DType::Float32 => f32::wrap(cast_slice(src)),
+        DType::Float64 => f64::wrap(cast_slice(src)),
+        DType::Float16 => f16::wrap(cast_slice(src)),
+        DType::BFloat16 => bf16::wrap(cast_slice(src)),
+        DType::Int8 => i8::wrap(cast_slice(src)),
+        DType::Int16 => i16::wrap(cast_slice(src)),
+        DType::Int32 => i32::wrap(cast_slice(src)),
+        DType::Int64 => i64::wrap(cast_slice(src)),
+        DType::UInt8 => u8::wrap(cast_slice(src)),
+        DType::UInt16 => u16::wrap(cast_slice(src)),
+        DType::Bool => bool::wrap(cast_slice(src)),
+        DType::String => {
+            return Err(Error::unimplemented(format!(
+                "Cast {} to string is not supported",
+                S::DTYPE
+            )))
+        }
+    })
+}
+
+/// Converts `x` to `to` (truncating toward zero for float to integer).
+pub fn cast(x: &Tensor, to: DType) -> Result<Tensor> {
+    if x.dtype() == to {
+        return Ok(x.clone());
+    }
+    let data = match x.data() {
+        Data::F32(v) => cast_from(v, to)?,
+        Data::F64(v) => cast_from(v, to)?,
+        Data::F16(v) => cast_from(v, to)?,
+        Data::BF16(v) => cast_from(v, to)?,
+        Data::I8(v) => cast_from(v, to)?,
+        Data::I16(v) => cast_from(v, to)?,
+        Data::I32(v) => cast_from(v, to)?,
+        Data::I64(v) => cast_from(v, to)?,
+        Data::U8(v) => cast_from(v, to)?,
+        Data::U16(v) => cast_from(v, to)?,
+        Data::Bool(v) => cast_from(v, to)?,
+        Data::Str(_) => {
+            return Err(Error::unimplemented(format!(
+                "Cast string to {to} is not supported"
+            )))
+        }
+    };
+    Tensor::new(x.shape().clone(), data)
+}
+
+/// `cond ? x : y` elementwise, all three broadcast together (`SelectV2`).
+pub fn select(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if x.dtype() != y.dtype() {
+        return Err(Error::invalid_argument(format!(
+            "Select: x and y must have one dtype, got {} and {}",
+            x.dtype(),
+            y.dtype()
+        )));
+    }
+    let xy = broadcast_shapes(x.dims(), y.dims());
+    let out = xy
+        .and_then(|s| broadcast_shapes(cond.dims(), s.dims()))
+        .ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "Select: condition, x and y cannot be broadcast together: {}, {} and {}",
+                cond.shape(),
+                x.shape(),
+                y.shape()
+            ))
+        })?;
+    let c = broadcast_to(cond.as_slice::<bool>()?, cond.dims(), &out)?;
+    fn pick<T: Element>(
+        _: &Arc<Vec<T>>,
+        c: &[bool],
+        x: &Tensor,
+        y: &Tensor,
+        out: &Shape,
+    ) -> Result<Data> {
+        let xs = broadcast_to(x.as_slice::<T>()?, x.dims(), out)?;
+        let ys = broadcast_to(y.as_slice::<T>()?, y.dims(), out)?;
+        Ok(T::wrap(
+            c.iter()
+                .zip(xs)
+                .zip(ys)
+                .map(|((&c, a), b)| if c { a } else { b })
+                .collect(),
+        ))
+    }
+    let data = with_data!(x.data(), v => pick(v, &c, x, y, &out)?);
+    Tensor::new(out, data)
+}
+
+/// Sum of tensors of one shape and dtype (`AddN`).
+pub fn add_n(inputs: Vec<Tensor>) -> Result<Tensor> {
+    let mut it = inputs.into_iter();
+    let mut acc = it
+        .next()
+        .ok_or_else(|| Error::invalid_argument("AddN needs at least one input"))?;
+    for t in it {
+        if t.shape() != acc.shape() {
+            return Err(Error::invalid_argument(format!(
+                "AddN: inputs must have one shape, got {} and {}",
+                acc.shape(),
+                t.shape()
+            )));
+        }
+        acc = binary(BinaryOp::Add, acc, t)?;
+    }
+    Ok(acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(t: &Tensor) -> Vec<f32> {
+        t.as_slice::<f32>().unwrap().to_vec()
+    }
+
+    #[test]
+    fn add_broadcasts_and_reuses_unique_buffers() {
+        let a = Tensor::from_vec([2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let b = Tensor::from_vec([2], vec![10.0f32, 20.0]).unwrap();
+        let ptr = a.as_slice::<f32>().unwrap().as_ptr();
+        let c = binary(BinaryOp::Add, a, b).unwrap();
+        assert_eq!(f32s(&c), vec![11.0, 22.0, 13.0, 24.0]);
+        assert_eq!(c.as_slice::<f32>().unwrap().as_ptr(), ptr);
+    }
+
+    #[test]
+    fn shared_inputs_are_not_modified() {
+        let a = Tensor::from_vec([2], vec![1.0f32, 2.0]).unwrap();
+        let keep = a.clone();
+        let c = binary(BinaryOp::Mul, a, Tensor::scalar(3.0f32)).unwrap();
+        assert_eq!(f32s(&c), vec![3.0, 6.0]);
+        assert_eq!(f32s(&keep), vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn integer_division_semantics() {
+        let a = Tensor::vector(vec![7i32, -7, 7, -7]);
+        let b = Tensor::vector(vec![2i32, 2, -2, -2]);
+        let fd = binary(BinaryOp::FloorDiv, a.clone(), b.clone()).unwrap();
+        assert_eq!(fd.as_slice::<i32>().unwrap(), &[3, -4, -4, 3]);
+        let fm = binary(BinaryOp::FloorMod, a.clone(), b.clone()).unwrap();
+        assert_eq!(fm.as_slice::<i32>().unwrap(), &[1, 1, -1, -1]);
+        let err = binary(BinaryOp::FloorDiv, a, Tensor::scalar(0i32)).unwrap_err();
+        assert!(err.to_string().contains("division by zero"));
+    }
+
+    #[test]
+    fn half_rounds_back() {
+        let a = cast(&Tensor::vector(vec![1.0f32, 2.0]), DType::Float16).unwrap();
+        let s = unary(UnaryOp::Sqrt, a).unwrap();
+        assert_eq!(s.dtype(), DType::Float16);
+        let back = cast(&s, DType::Float32).unwrap();
+        assert_eq!(f32s(&back), vec![1.0, f16::from_f32(2f32.sqrt()).to_f32()]);
+    }
+
+    #[test]
+    fn casts() {
+        let a = Tensor::vector(vec![1.7f32, -1.7, 0.0]);
+        assert_eq!(
+            cast(&a, DType::Int32).unwrap().as_slice::<i32>().unwrap(),
+            &[1, -1, 0]
+        );
+        assert_eq!(
+            cast(&a, DType::Bool).unwrap().as_slice::<bool>().unwrap(),
+            &[true, true, false]
+        );
+        let s = Tensor::vector(vec![b"x".to_vec()]);
+        assert!(cast(&s, DType::Float32).is_err());
+    }
+
+    #[test]
+    fn select_broadcasts() {
+        let c = Tensor::vector(vec![true, false]);
+        let x = Tensor::from_vec([2, 2], vec![1i64, 2, 3, 4]).unwrap();
+        let y = Tensor::scalar(0i64);
+        let r = select(&c, &x, &y).unwrap();
+        assert_eq!(r.as_slice::<i64>().unwrap(), &[1, 0, 3, 0]);
+    }
+
+    #[test]
+    fn round_is_half_to_even() {
+        let r = unary(UnaryOp::Round, Tensor::vector(vec![0.5f32, 1.5, 2.5, -0.5])).unwrap();
+        assert_eq!(f32s(&r), vec![0.0, 2.0, 2.0, -0.0]);
+    }
+}

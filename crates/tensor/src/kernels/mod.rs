@@ -1,0 +1,11 @@
+//! CPU kernels over [`Tensor`](crate::Tensor)s, one module per family.
+
+pub mod array;
+pub mod broadcast;
+pub mod elementwise;
+pub mod matmul;
+pub mod nn;
+pub mod parallel;
+pub mod random;
+pub mod reduce;
+pub mod scalar;

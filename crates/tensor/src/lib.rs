@@ -1,0 +1,20 @@
+//! ferroflow's runtime values and the kernels that compute on them.
+//!
+//! * [`DType`] — element types, numbered like TensorFlow's `DataType`.
+//! * [`Shape`] — fully known runtime shapes.
+//! * [`Tensor`] — a shape plus a shared, copy-on-write buffer.
+//! * [`kernels`] — the CPU math: elementwise ops with broadcasting,
+//!   reductions, matmul, data movement, softmax/cross-entropy, random.
+//! * [`Error`] — the one error type, carrying TensorFlow's status codes.
+
+mod dtype;
+mod error;
+pub mod kernels;
+mod shape;
+mod tensor;
+
+pub use dtype::DType;
+pub use error::{Code, Error, Result};
+pub use half::{bf16, f16};
+pub use shape::{broadcast_shapes, normalize_axis, Shape};
+pub use tensor::{Data, Element, Tensor};
