@@ -922,7 +922,10 @@ pub fn fill(shape: &Shape, value: &Tensor) -> Result<Tensor> {
         )));
     }
     let n = shape.num_elements();
-    map_any!(value, shape.clone(), v => vec![v[0].clone(); n])
+    fn repeat<T: Clone>(v: &[T], n: usize) -> Vec<T> {
+        vec![v[0].clone(); n]
+    }
+    map_any!(value, shape.clone(), v => repeat(v, n))
 }
 
 /// The `k` largest entries of the last dimension, sorted descending, with

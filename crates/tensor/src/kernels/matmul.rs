@@ -19,6 +19,7 @@ struct Mat {
     cs: isize,
 }
 
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
 fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat, c: &mut [f32]) {
     // SAFETY: the slices hold at least the elements addressed by the given
     // dimensions and strides (checked by `matmul` before the call).
@@ -42,6 +43,7 @@ fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat
     }
 }
 
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
 fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], la: Mat, b: &[f64], lb: Mat, c: &mut [f64]) {
     // SAFETY: as in `gemm_f32`.
     unsafe {
@@ -64,6 +66,7 @@ fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], la: Mat, b: &[f64], lb: Mat
     }
 }
 
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
 fn gemm_naive<T: Scalar>(
     m: usize,
     k: usize,

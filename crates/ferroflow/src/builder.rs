@@ -1,0 +1,221 @@
+//! A small graph-building API with name scopes, for Rust programs.
+
+use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
+use ferroflow_tensor::{DType, Error, Result, Tensor};
+use parking_lot::RwLock;
+use std::sync::Arc;
+
+/// Builds nodes into a shared graph, prefixing names with the current
+/// name scope and making them unique the way TensorFlow does.
+pub struct GraphBuilder {
+    graph: Arc<RwLock<Graph>>,
+    scope: Vec<String>,
+}
+
+/// The nodes a variable is made of.
+#[derive(Copy, Clone, Debug)]
+pub struct VariableHandle {
+    /// The variable itself (a reference output).
+    pub var: Output,
+    /// Assigns the initial value.
+    pub initializer: NodeId,
+    /// Reads the current value.
+    pub value: Output,
+}
+
+impl Default for GraphBuilder {
+    fn default() -> Self {
+        GraphBuilder::new()
+    }
+}
+
+impl GraphBuilder {
+    pub fn new() -> GraphBuilder {
+        GraphBuilder::on(Arc::new(RwLock::new(Graph::new())))
+    }
+
+    /// Builds into an existing graph.
+    pub fn on(graph: Arc<RwLock<Graph>>) -> GraphBuilder {
+        GraphBuilder {
+            graph,
+            scope: Vec::new(),
+        }
+    }
+
+    /// The graph being built (share it with a session).
+    pub fn graph(&self) -> Arc<RwLock<Graph>> {
+        self.graph.clone()
+    }
+
+    /// Runs `f` inside name scope `name` (made unique like TensorFlow's).
+    pub fn with_name_scope<R>(&mut self, name: &str, f: impl FnOnce(&mut GraphBuilder) -> R) -> R {
+        let full = self.graph.write().unique_name(&self.scoped(name), true);
+        let leaf = full.rsplit('/').next().unwrap_or(&full).to_string();
+        self.scope.push(leaf);
+        let r = f(self);
+        self.scope.pop();
+        r
+    }
+
+    fn scoped(&self, name: &str) -> String {
+        if self.scope.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.scope.join("/"))
+        }
+    }
+
+    /// Adds a node of type `op` named `name` (in the current scope).
+    pub fn add(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: &[Output],
+        attrs: Vec<(&str, AttrValue)>,
+    ) -> Result<NodeId> {
+        let mut g = self.graph.write();
+        let unique = g.unique_name(&self.scoped(name), true);
+        let mut spec = NodeSpec::new(op, &unique).inputs(inputs.iter().copied());
+        for (k, v) in attrs {
+            spec = spec.attr(k, v);
+        }
+        g.add_node(spec)
+    }
+
+    fn add1(
+        &mut self,
+        op: &str,
+        inputs: &[Output],
+        attrs: Vec<(&str, AttrValue)>,
+    ) -> Result<Output> {
+        Ok(Output::new(self.add(op, op, inputs, attrs)?, 0))
+    }
+
+    pub fn constant(&mut self, value: Tensor, name: &str) -> Result<Output> {
+        let dtype = value.dtype();
+        let id = self.add(
+            "Const",
+            name,
+            &[],
+            vec![
+                ("value", AttrValue::Tensor(value)),
+                ("dtype", AttrValue::Type(dtype)),
+            ],
+        )?;
+        Ok(Output::new(id, 0))
+    }
+
+    pub fn placeholder(&mut self, dtype: DType, shape: PartialShape, name: &str) -> Result<Output> {
+        let id = self.add(
+            "Placeholder",
+            name,
+            &[],
+            vec![
+                ("dtype", AttrValue::Type(dtype)),
+                ("shape", AttrValue::Shape(shape)),
+            ],
+        )?;
+        Ok(Output::new(id, 0))
+    }
+
+    /// A variable initialised from `initial` (TensorFlow's `VariableV2` +
+    /// `Assign` + `read` identity, named like TensorFlow's).
+    pub fn variable(&mut self, name: &str, initial: Tensor) -> Result<VariableHandle> {
+        let dtype = initial.dtype();
+        let shape = PartialShape::from(initial.shape());
+        let var_id = self.add(
+            "VariableV2",
+            name,
+            &[],
+            vec![
+                ("dtype", AttrValue::Type(dtype)),
+                ("shape", AttrValue::Shape(shape)),
+            ],
+        )?;
+        let var_name = self.graph.read().node(var_id).name.clone();
+        let var = Output::new(var_id, 0);
+        let saved = std::mem::take(&mut self.scope);
+        self.scope = vec![var_name];
+        let result = (|| {
+            let init = self.constant(initial, "initial_value")?;
+            let assign = self.add("Assign", "Assign", &[var, init], vec![])?;
+            let read = self.add("Identity", "read", &[var], vec![])?;
+            Ok(VariableHandle {
+                var,
+                initializer: assign,
+                value: Output::new(read, 0),
+            })
+        })();
+        self.scope = saved;
+        result
+    }
+
+    pub fn add_v2(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.add1("AddV2", &[a, b], vec![])
+    }
+
+    pub fn sub(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.add1("Sub", &[a, b], vec![])
+    }
+
+    pub fn mul(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.add1("Mul", &[a, b], vec![])
+    }
+
+    pub fn matmul(
+        &mut self,
+        a: Output,
+        b: Output,
+        transpose_a: bool,
+        transpose_b: bool,
+    ) -> Result<Output> {
+        self.add1(
+            "MatMul",
+            &[a, b],
+            vec![
+                ("transpose_a", AttrValue::Bool(transpose_a)),
+                ("transpose_b", AttrValue::Bool(transpose_b)),
+            ],
+        )
+    }
+
+    pub fn relu(&mut self, x: Output) -> Result<Output> {
+        self.add1("Relu", &[x], vec![])
+    }
+
+    /// Sum over `axes` (all axes when empty... pass them explicitly).
+    pub fn reduce_sum(&mut self, x: Output, axes: &[i32], keep_dims: bool) -> Result<Output> {
+        let a = self.constant(Tensor::vector(axes.to_vec()), "reduction_indices")?;
+        self.add1(
+            "Sum",
+            &[x, a],
+            vec![("keep_dims", AttrValue::Bool(keep_dims))],
+        )
+    }
+
+    pub fn assign_add(&mut self, var: Output, delta: Output) -> Result<Output> {
+        self.add1("AssignAdd", &[var, delta], vec![])
+    }
+
+    /// A node that runs all of `deps` (TensorFlow's `tf.group`).
+    pub fn group(&mut self, deps: &[NodeId], name: &str) -> Result<NodeId> {
+        let mut g = self.graph.write();
+        let unique = g.unique_name(&self.scoped(name), true);
+        let mut spec = NodeSpec::new("NoOp", &unique);
+        spec.control_inputs = deps.to_vec();
+        g.add_node(spec)
+    }
+
+    /// The static type of an output.
+    pub fn dtype(&self, o: Output) -> DType {
+        self.graph.read().output(o).dtype
+    }
+
+    /// Looks up an output by `name:index`.
+    pub fn output_by_name(&self, name: &str) -> Result<Output> {
+        self.graph
+            .read()
+            .output_by_name(name)
+            .ok_or_else(|| Error::not_found(format!("no tensor named {name}")))
+    }
+}

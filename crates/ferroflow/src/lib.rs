@@ -1,0 +1,53 @@
+//! ferroflow for Rust programs: build a TensorFlow-1-style graph, create a
+//! [`Session`], feed and fetch.
+//!
+//! ```
+//! use ferroflow::{GraphBuilder, Session, Tensor, DType, PartialShape};
+//!
+//! let mut g = GraphBuilder::new();
+//! let x = g.placeholder(DType::Float32, PartialShape::from_dims(vec![None, Some(2)]), "x").unwrap();
+//! let w = g.constant(Tensor::from_vec([2, 1], vec![1.0f32, 2.0]).unwrap(), "w").unwrap();
+//! let y = g.matmul(x, w, false, false).unwrap();
+//! let sess = Session::new(g.graph());
+//! let feed = Tensor::from_vec([1, 2], vec![3.0f32, 4.0]).unwrap();
+//! let out = sess.run(vec![(x, feed)], &[y], &[]).unwrap();
+//! assert_eq!(out[0].as_slice::<f32>().unwrap(), &[11.0]);
+//! ```
+
+mod builder;
+
+pub use builder::{GraphBuilder, VariableHandle};
+pub use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
+pub use ferroflow_runtime::Session as RuntimeSession;
+pub use ferroflow_tensor::{kernels, Code, DType, Error, Result, Shape, Tensor};
+
+use parking_lot::RwLock;
+use std::sync::Arc;
+
+/// A session over a graph built with [`GraphBuilder`].
+pub struct Session(ferroflow_runtime::Session);
+
+impl Session {
+    pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
+        Session(ferroflow_runtime::Session::new(graph))
+    }
+
+    /// Feeds `feeds`, runs `targets`, and returns the values of `fetches`.
+    pub fn run(
+        &self,
+        feeds: Vec<(Output, Tensor)>,
+        fetches: &[Output],
+        targets: &[NodeId],
+    ) -> Result<Vec<Tensor>> {
+        self.0.run(feeds, fetches, targets)
+    }
+
+    /// The underlying runtime session.
+    pub fn inner(&self) -> &ferroflow_runtime::Session {
+        &self.0
+    }
+
+    pub fn close(&self) {
+        self.0.close()
+    }
+}

@@ -1,0 +1,478 @@
+//! The graph: an append-only list of nodes with TensorFlow's naming rules.
+
+use crate::attr::{AttrValue, Attrs};
+use crate::ops::{self, InferContext};
+use crate::shape::PartialShape;
+use ferroflow_tensor::kernels::{array, elementwise};
+use ferroflow_tensor::{DType, Error, Result, Tensor};
+use std::collections::HashMap;
+use std::fmt;
+
+/// Index of a node in its graph.
+pub type NodeId = usize;
+
+/// One output of a node: what a symbolic `Tensor` refers to (`name:index`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Output {
+    pub node: NodeId,
+    pub index: usize,
+}
+
+impl Output {
+    pub fn new(node: NodeId, index: usize) -> Output {
+        Output { node, index }
+    }
+}
+
+/// The static type of one output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputInfo {
+    pub dtype: DType,
+    pub shape: PartialShape,
+    /// True for a variable reference (`VariableV2`, `Assign`, ...): consumers
+    /// either update the variable in place or read its current value.
+    pub is_ref: bool,
+}
+
+impl OutputInfo {
+    pub fn new(dtype: DType, shape: PartialShape) -> OutputInfo {
+        OutputInfo {
+            dtype,
+            shape,
+            is_ref: false,
+        }
+    }
+
+    pub fn reference(dtype: DType, shape: PartialShape) -> OutputInfo {
+        OutputInfo {
+            dtype,
+            shape,
+            is_ref: true,
+        }
+    }
+}
+
+/// A node (TensorFlow's `Operation`).
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub id: NodeId,
+    pub name: String,
+    /// The op type, e.g. `MatMul`.
+    pub op: String,
+    pub inputs: Vec<Output>,
+    pub control_inputs: Vec<NodeId>,
+    pub attrs: Attrs,
+    pub device: String,
+    pub outputs: Vec<OutputInfo>,
+}
+
+/// What a caller supplies to add a node; the graph infers the outputs.
+#[derive(Clone, Debug, Default)]
+pub struct NodeSpec {
+    pub op: String,
+    /// The final, unique name (see [`Graph::unique_name`]).
+    pub name: String,
+    pub inputs: Vec<Output>,
+    pub control_inputs: Vec<NodeId>,
+    pub attrs: Attrs,
+    pub device: String,
+}
+
+impl NodeSpec {
+    pub fn new(op: &str, name: &str) -> NodeSpec {
+        NodeSpec {
+            op: op.to_string(),
+            name: name.to_string(),
+            ..NodeSpec::default()
+        }
+    }
+
+    pub fn input(mut self, o: Output) -> NodeSpec {
+        self.inputs.push(o);
+        self
+    }
+
+    pub fn inputs(mut self, o: impl IntoIterator<Item = Output>) -> NodeSpec {
+        self.inputs.extend(o);
+        self
+    }
+
+    pub fn control(mut self, n: NodeId) -> NodeSpec {
+        self.control_inputs.push(n);
+        self
+    }
+
+    pub fn attr(mut self, name: &str, v: AttrValue) -> NodeSpec {
+        self.attrs.insert(name.to_string(), v);
+        self
+    }
+}
+
+/// A dataflow graph. Nodes are only ever appended, so node ids and any
+/// plan compiled from the graph stay valid as it grows.
+#[derive(Default)]
+pub struct Graph {
+    nodes: Vec<Node>,
+    by_name: HashMap<String, NodeId>,
+    /// Lower-cased names handed out by `unique_name`, with their use counts.
+    names_in_use: HashMap<String, usize>,
+    finalized: bool,
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Graph({} nodes)", self.nodes.len())
+    }
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id]
+    }
+
+    pub fn get(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id)
+    }
+
+    pub fn node_by_name(&self, name: &str) -> Option<NodeId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The static type of an output.
+    pub fn output(&self, o: Output) -> &OutputInfo {
+        &self.nodes[o.node].outputs[o.index]
+    }
+
+    /// `name:index`.
+    pub fn output_name(&self, o: Output) -> String {
+        format!("{}:{}", self.nodes[o.node].name, o.index)
+    }
+
+    /// Looks up `name:index` (or `name`, meaning output 0).
+    pub fn output_by_name(&self, name: &str) -> Option<Output> {
+        let (op, idx) = match name.rsplit_once(':') {
+            Some((op, i)) => (op, i.parse().ok()?),
+            None => (name, 0),
+        };
+        let node = self.node_by_name(op)?;
+        (idx < self.nodes[node].outputs.len()).then_some(Output::new(node, idx))
+    }
+
+    pub fn finalize(&mut self) {
+        self.finalized = true;
+    }
+
+    pub fn is_finalized(&self) -> bool {
+        self.finalized
+    }
+
+    /// TensorFlow's `Graph.unique_name`: `name` if unused, else `name_1`,
+    /// `name_2`, ... Names compare case-insensitively, as TensorFlow's do.
+    pub fn unique_name(&mut self, name: &str, mark_as_used: bool) -> String {
+        let key = name.to_lowercase();
+        let mut i = self.names_in_use.get(&key).copied().unwrap_or(0);
+        if mark_as_used {
+            self.names_in_use.insert(key.clone(), i + 1);
+        }
+        if i == 0 {
+            return name.to_string();
+        }
+        let mut candidate = format!("{key}_{i}");
+        while self.names_in_use.contains_key(&candidate) {
+            i += 1;
+            candidate = format!("{key}_{i}");
+        }
+        if mark_as_used {
+            self.names_in_use.insert(candidate, 1);
+        }
+        format!("{name}_{i}")
+    }
+
+    /// Adds a node, checking its inputs and inferring its output types.
+    pub fn add_node(&mut self, spec: NodeSpec) -> Result<NodeId> {
+        if self.finalized {
+            return Err(Error::failed_precondition(
+                "Graph is finalized and cannot be modified.",
+            ));
+        }
+        if self.by_name.contains_key(&spec.name) {
+            return Err(Error::value(format!(
+                "Duplicate node name in graph: '{}'",
+                spec.name
+            )));
+        }
+        if spec.name.is_empty() {
+            return Err(Error::value("node names must not be empty"));
+        }
+        for o in &spec.inputs {
+            if o.node >= self.nodes.len() || o.index >= self.nodes[o.node].outputs.len() {
+                return Err(Error::value(format!(
+                    "input {}:{} of '{}' does not exist in this graph",
+                    o.node, o.index, spec.name
+                )));
+            }
+        }
+        if let Some(bad) = spec.control_inputs.iter().find(|&&c| c >= self.nodes.len()) {
+            return Err(Error::value(format!(
+                "control input {bad} of '{}' does not exist in this graph",
+                spec.name
+            )));
+        }
+        let def = ops::lookup(&spec.op)
+            .ok_or_else(|| Error::value(format!("Op type not registered '{}'", spec.op)))?;
+        for &r in def.ref_inputs {
+            if let Some(o) = spec.inputs.get(r) {
+                if !self.output(*o).is_ref {
+                    return Err(Error::type_error(format!(
+                        "'{}' ({}) needs a variable for input {r} ('{}'), got the value {}",
+                        spec.name,
+                        spec.op,
+                        def.inputs.get(r).unwrap_or(&"ref"),
+                        self.output_name(*o)
+                    )));
+                }
+            }
+        }
+        let outputs = {
+            let ctx = InferContext {
+                graph: self,
+                def: &def,
+                name: &spec.name,
+                inputs: &spec.inputs,
+                attrs: &spec.attrs,
+            };
+            (def.infer)(&ctx)?
+        };
+        let id = self.nodes.len();
+        self.names_in_use
+            .entry(spec.name.to_lowercase())
+            .or_insert(1);
+        self.by_name.insert(spec.name.clone(), id);
+        let mut control = spec.control_inputs;
+        control.sort_unstable();
+        control.dedup();
+        self.nodes.push(Node {
+            id,
+            name: spec.name,
+            op: spec.op,
+            inputs: spec.inputs,
+            control_inputs: control,
+            attrs: spec.attrs,
+            device: spec.device,
+            outputs,
+        });
+        Ok(id)
+    }
+
+    /// Narrows the static shape of an output (`Tensor.set_shape`).
+    pub fn set_output_shape(&mut self, o: Output, shape: &PartialShape) -> Result<()> {
+        let cur = &self.nodes[o.node].outputs[o.index].shape;
+        let merged = cur.merge(shape).ok_or_else(|| {
+            Error::value(format!(
+                "Tensor's shape {cur} is not compatible with supplied shape {shape}"
+            ))
+        })?;
+        self.nodes[o.node].outputs[o.index].shape = merged;
+        Ok(())
+    }
+
+    /// The node's device string (`Graph.device` records it; placement is the
+    /// distributed runtime's business).
+    pub fn set_device(&mut self, id: NodeId, device: &str) {
+        self.nodes[id].device = device.to_string();
+    }
+
+    /// Adds a control input to an existing node (used by `tf.group` helpers
+    /// and the Python `Operation._add_control_input`).
+    pub fn add_control_input(&mut self, id: NodeId, control: NodeId) -> Result<()> {
+        if control >= id {
+            return Err(Error::value(
+                "a control input must be created before the op that waits for it",
+            ));
+        }
+        let c = &mut self.nodes[id].control_inputs;
+        if !c.contains(&control) {
+            c.push(control);
+            c.sort_unstable();
+        }
+        Ok(())
+    }
+
+    /// The value of an output when it can be computed at graph-construction
+    /// time (TensorFlow's `constant_value`): constants and simple functions
+    /// of them and of known shapes.
+    pub fn const_value(&self, o: Output) -> Option<Tensor> {
+        self.const_value_depth(o, 0)
+    }
+
+    fn const_value_depth(&self, o: Output, depth: usize) -> Option<Tensor> {
+        if depth > 32 {
+            return None;
+        }
+        let n = &self.nodes[o.node];
+        let input = |i: usize| self.const_value_depth(n.inputs[i], depth + 1);
+        let out_type = || match n.attrs.get("out_type") {
+            Some(AttrValue::Type(t)) => *t,
+            _ => DType::Int32,
+        };
+        match n.op.as_str() {
+            "Const" => match n.attrs.get("value") {
+                Some(AttrValue::Tensor(t)) => Some(t.clone()),
+                _ => None,
+            },
+            "Identity" | "StopGradient" | "Snapshot" => input(0),
+            "Shape" => {
+                let s = self.output(n.inputs[0]).shape.to_shape()?;
+                elementwise::cast(&Tensor::vector(s.to_i64()), out_type()).ok()
+            }
+            "Size" => {
+                let k = self.output(n.inputs[0]).shape.num_elements()?;
+                elementwise::cast(&Tensor::scalar(k as i64), out_type()).ok()
+            }
+            "Rank" => {
+                let r = self.output(n.inputs[0]).shape.rank()?;
+                Some(Tensor::scalar(r as i32))
+            }
+            "Cast" => {
+                let to = match n.attrs.get("DstT") {
+                    Some(AttrValue::Type(t)) => *t,
+                    _ => return None,
+                };
+                elementwise::cast(&input(0)?, to).ok()
+            }
+            "Pack" => {
+                let vals: Option<Vec<Tensor>> = (0..n.inputs.len()).map(input).collect();
+                let axis = match n.attrs.get("axis") {
+                    Some(AttrValue::Int(a)) => *a,
+                    _ => 0,
+                };
+                array::stack(&vals?, axis).ok()
+            }
+            "ConcatV2" => {
+                let k = n.inputs.len() - 1;
+                let vals: Option<Vec<Tensor>> = (0..k).map(input).collect();
+                let axis = input(k)?.scalar_i64().ok()?;
+                array::concat(&vals?, axis).ok()
+            }
+            _ => None,
+        }
+    }
+
+    /// The shape described by a 1-D shape tensor, as far as it is known at
+    /// construction time (TensorFlow's `constant_value_as_shape`); `-1`
+    /// entries are unknown dimensions.
+    pub fn shape_value(&self, o: Output) -> PartialShape {
+        if let Some(t) = self.const_value(o) {
+            if let Ok(v) = t.to_i64_vec() {
+                if t.rank() == 1 {
+                    return PartialShape::from_i64(Some(&v));
+                }
+            }
+        }
+        let n = &self.nodes[o.node];
+        match n.op.as_str() {
+            "Shape" => return self.output(n.inputs[0]).shape.clone(),
+            "Pack" => {
+                let dims = n.inputs.iter().map(|&i| self.scalar_dim_value(i)).collect();
+                return PartialShape::from_dims(dims);
+            }
+            "ConcatV2" => {
+                let k = n.inputs.len() - 1;
+                let mut dims = Vec::new();
+                for &i in &n.inputs[..k] {
+                    match self.shape_value(i).dims() {
+                        Some(d) => dims.extend_from_slice(d),
+                        None => return PartialShape::unknown(),
+                    }
+                }
+                return PartialShape::from_dims(dims);
+            }
+            _ => {}
+        }
+        match self.output(o).shape.dims() {
+            Some([Some(k)]) => PartialShape::unknown_dims(*k),
+            _ => PartialShape::unknown(),
+        }
+    }
+
+    /// A scalar used as a dimension: its value when constant, or the matching
+    /// static dimension for `tf.shape(x)[i]`.
+    fn scalar_dim_value(&self, o: Output) -> Option<usize> {
+        if let Some(t) = self.const_value(o) {
+            return t.scalar_i64().ok().and_then(|v| usize::try_from(v).ok());
+        }
+        let n = &self.nodes[o.node];
+        if n.op == "StridedSlice"
+            && matches!(n.attrs.get("shrink_axis_mask"), Some(AttrValue::Int(1)))
+        {
+            let src = &self.nodes[n.inputs[0].node];
+            if src.op == "Shape" {
+                let b = self.const_value(n.inputs[1])?.to_i64_vec().ok()?;
+                let shape = &self.output(src.inputs[0]).shape;
+                let rank = shape.rank()? as i64;
+                let i = if b[0] < 0 { b[0] + rank } else { b[0] };
+                return shape.dim(usize::try_from(i).ok()?);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unique_names_follow_tensorflow() {
+        let mut g = Graph::new();
+        assert_eq!(g.unique_name("Adam", true), "Adam");
+        assert_eq!(g.unique_name("Adam", true), "Adam_1");
+        assert_eq!(g.unique_name("adam", true), "adam_2");
+        assert_eq!(g.unique_name("Adam_1", true), "Adam_1_1");
+        assert_eq!(g.unique_name("x", false), "x");
+        assert_eq!(g.unique_name("x", true), "x");
+        assert_eq!(g.unique_name("x", false), "x_1");
+    }
+
+    #[test]
+    fn nodes_and_constant_shapes() {
+        let mut g = Graph::new();
+        let c = g
+            .add_node(
+                NodeSpec::new("Const", "c")
+                    .attr(
+                        "value",
+                        AttrValue::Tensor(Tensor::from_vec([2, 3], vec![0f32; 6]).unwrap()),
+                    )
+                    .attr("dtype", AttrValue::Type(DType::Float32)),
+            )
+            .unwrap();
+        assert_eq!(g.output(Output::new(c, 0)).shape.to_string(), "(2, 3)");
+        let s = g
+            .add_node(NodeSpec::new("Shape", "s").input(Output::new(c, 0)))
+            .unwrap();
+        assert_eq!(g.shape_value(Output::new(s, 0)).to_string(), "(2, 3)");
+        let dup = g.add_node(NodeSpec::new("Shape", "s").input(Output::new(c, 0)));
+        assert!(matches!(dup, Err(Error::Value(_))));
+        let unknown = g.add_node(NodeSpec::new("NoSuchOp", "z"));
+        assert!(unknown.unwrap_err().to_string().contains("not registered"));
+        assert_eq!(g.output_by_name("s:0"), Some(Output::new(s, 0)));
+        assert_eq!(g.output_by_name("s:1"), None);
+    }
+}

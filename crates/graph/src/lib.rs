@@ -1,0 +1,17 @@
+//! ferroflow's symbolic graphs.
+//!
+//! A [`Graph`] is an append-only list of [`Node`]s. Adding a node runs its
+//! op's inference function (see [`ops`]), so every output has a dtype and a
+//! [`PartialShape`] from the start, and construction errors surface where
+//! TensorFlow raises them. Names follow TensorFlow's uniquifying rules,
+//! because checkpoints match variables by name.
+
+mod attr;
+mod graph;
+pub mod ops;
+mod shape;
+
+pub use attr::{AttrValue, Attrs, AttrsExt};
+pub use graph::{Graph, Node, NodeId, NodeSpec, Output, OutputInfo};
+pub use ops::{lookup, register_op, InferContext, OpDef};
+pub use shape::PartialShape;

@@ -1,0 +1,442 @@
+//! TensorBoard event files: the writer and helpers for building events.
+//!
+//! An event file is an uncompressed TFRecord file of serialized [`Event`]s
+//! named `events.out.tfevents.<T>.<hostname><suffix>`, where `<T>` is the
+//! creation time in whole seconds (zero-padded to ten digits, so names sort
+//! in creation order). Its first record is
+//! `Event { wall_time: T, file_version: "brain.Event:2", source_metadata }`.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use prost::Message;
+
+use crate::proto::{event, Event, SessionLog, SessionStatus, SourceMetadata, Summary};
+use crate::record::{io_error, Compression, RecordWriter};
+use crate::{Error, Result};
+
+/// The `file_version` of the first event; TensorBoard reads the number after
+/// `brain.Event:` (version 2 enables its SessionLog-based purging).
+pub const FILE_VERSION: &str = "brain.Event:2";
+
+/// The `source_metadata.writer` TensorFlow's C++ events writer puts on the
+/// first event; written as-is so files look exactly like TensorFlow's.
+pub const SOURCE_WRITER: &str = "tensorflow.core.util.events_writer";
+
+/// Seconds since the epoch, with fraction.
+pub fn wall_time_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The machine's host name, as used in event file names (`"localhost"` when
+/// it cannot be found).
+pub fn hostname() -> String {
+    let from_file = |p: &str| {
+        std::fs::read_to_string(p)
+            .ok()
+            .map(|s| s.trim().to_string())
+    };
+    let name = from_file("/proc/sys/kernel/hostname")
+        .or_else(|| from_file("/etc/hostname"))
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .or_else(|| std::env::var("COMPUTERNAME").ok())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    name.replace(['/', '\\'], "_")
+}
+
+/// `events.out.tfevents.<time, %010d>.<host><suffix>`.
+pub fn event_file_name(time_secs: u64, host: &str, suffix: &str) -> String {
+    format!("events.out.tfevents.{time_secs:010}.{host}{suffix}")
+}
+
+/// The first event of every event file.
+pub fn file_version_event(time_secs: u64) -> Event {
+    Event {
+        wall_time: time_secs as f64,
+        step: 0,
+        what: Some(event::What::FileVersion(FILE_VERSION.to_string())),
+        source_metadata: Some(SourceMetadata {
+            writer: SOURCE_WRITER.to_string(),
+        }),
+    }
+}
+
+/// A summary event at `step`, stamped now.
+pub fn summary_event(summary: Summary, step: i64) -> Event {
+    Event::new(wall_time_now(), step, event::What::Summary(summary))
+}
+
+/// A `SessionLog` event at `step`, stamped now.
+pub fn session_log_event(status: SessionStatus, checkpoint_path: &str, step: i64) -> Event {
+    Event::new(
+        wall_time_now(),
+        step,
+        event::What::SessionLog(SessionLog {
+            status: status as i32,
+            checkpoint_path: checkpoint_path.to_string(),
+            msg: String::new(),
+        }),
+    )
+}
+
+/// TF1 `FileWriter`'s metadata stripping: a tag's plugin metadata is written
+/// with its first value only (TensorBoard takes a tag's metadata from its
+/// first occurrence in a run).
+#[derive(Clone, Debug, Default)]
+pub struct SeenTags {
+    tags: HashSet<String>,
+}
+
+impl SeenTags {
+    /// Removes metadata from values whose tag already went out with
+    /// metadata, and remembers the tags of values that carry it now.
+    pub fn strip(&mut self, summary: &mut Summary) {
+        for value in &mut summary.value {
+            if value.metadata.is_none() {
+                continue;
+            }
+            if self.tags.contains(&value.tag) {
+                value.metadata = None;
+            } else {
+                self.tags.insert(value.tag.clone());
+            }
+        }
+    }
+}
+
+/// The first write error of a background thread, shared with the caller.
+type ErrorSlot = Arc<Mutex<Option<Error>>>;
+
+enum Msg {
+    Event(Vec<u8>),
+    Flush(mpsc::Sender<Result<()>>),
+    Close(mpsc::Sender<Result<()>>),
+}
+
+struct Worker {
+    sender: SyncSender<Msg>,
+    handle: Option<JoinHandle<()>>,
+    /// The first write error of the background thread.
+    error: ErrorSlot,
+    path: PathBuf,
+}
+
+/// Writes events to a new event file in `logdir` from a background thread
+/// (`tf.compat.v1.summary.FileWriter`'s `EventFileWriter`).
+///
+/// [`add_event`](Self::add_event) serializes the event and queues it; when
+/// `max_queue` events are waiting it blocks until the thread catches up. The
+/// thread writes each event as it arrives and flushes the file to the
+/// operating system at least every `flush_secs`. [`flush`](Self::flush)
+/// waits until everything queued is written and synced; [`close`](Self::close)
+/// (or dropping the writer) does the same and closes the file;
+/// [`reopen`](Self::reopen) starts a new file after a close. All methods take
+/// `&self`, so one writer can be shared between threads.
+pub struct EventFileWriter {
+    logdir: PathBuf,
+    suffix: String,
+    max_queue: usize,
+    flush_every: Duration,
+    state: Mutex<Option<Worker>>,
+    last_path: Mutex<PathBuf>,
+}
+
+impl fmt::Debug for EventFileWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventFileWriter")
+            .field("path", &self.path())
+            .field("max_queue", &self.max_queue)
+            .field("flush_every", &self.flush_every)
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding the lock leaves consistent data here.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl EventFileWriter {
+    /// Creates `logdir` if needed and a new event file in it, writing the
+    /// `file_version` event. `filename_suffix` is appended verbatim (TF1
+    /// `FileWriter`); `flush_secs` must be positive.
+    pub fn new(
+        logdir: impl AsRef<Path>,
+        filename_suffix: &str,
+        max_queue: usize,
+        flush_secs: f64,
+    ) -> Result<EventFileWriter> {
+        if !flush_secs.is_finite() || flush_secs <= 0.0 {
+            return Err(Error::invalid_argument(format!(
+                "flush_secs must be a positive number of seconds, got {flush_secs}"
+            )));
+        }
+        let writer = EventFileWriter {
+            logdir: logdir.as_ref().to_path_buf(),
+            suffix: filename_suffix.to_string(),
+            max_queue: max_queue.max(1),
+            flush_every: Duration::from_secs_f64(flush_secs.min(1e9)),
+            state: Mutex::new(None),
+            last_path: Mutex::new(PathBuf::new()),
+        };
+        writer.reopen()?;
+        Ok(writer)
+    }
+
+    /// The directory the event files go to.
+    pub fn logdir(&self) -> &Path {
+        &self.logdir
+    }
+
+    /// The current (or, once closed, the last) event file.
+    pub fn path(&self) -> PathBuf {
+        lock(&self.last_path).clone()
+    }
+
+    /// Whether the writer is closed.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.state).is_none()
+    }
+
+    /// Starts a new event file if the writer is closed; a no-op otherwise.
+    pub fn reopen(&self) -> Result<()> {
+        let mut state = lock(&self.state);
+        if state.is_some() {
+            return Ok(());
+        }
+        std::fs::create_dir_all(&self.logdir)
+            .map_err(|e| io_error(e, "cannot create log directory", &self.logdir))?;
+        let host = hostname();
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        // Two writers created in the same second with the same suffix would
+        // pick the same name: take the next free second rather than
+        // overwrite (the name still sorts after the older file).
+        let mut attempt = 0;
+        let (mut records, time_secs) = loop {
+            let time_secs = now + attempt;
+            let path = self
+                .logdir
+                .join(event_file_name(time_secs, &host, &self.suffix));
+            match RecordWriter::create_new(&path, Compression::None) {
+                Ok(w) => break (w, time_secs),
+                Err(e) if e.code() == Some(crate::Code::AlreadyExists) && attempt < 1000 => {
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        records.write(&file_version_event(time_secs).encode_to_vec())?;
+        records.flush()?;
+
+        let path = records.path().to_path_buf();
+        let (sender, receiver) = mpsc::sync_channel(self.max_queue);
+        let error = Arc::new(Mutex::new(None));
+        let thread_error = Arc::clone(&error);
+        let flush_every = self.flush_every;
+        let handle = std::thread::Builder::new()
+            .name("ferroflow-event-writer".to_string())
+            .spawn(move || write_loop(records, receiver, flush_every, thread_error))
+            .map_err(|e| {
+                Error::resource_exhausted(format!("cannot start event writer thread: {e}"))
+            })?;
+        *lock(&self.last_path) = path.clone();
+        *state = Some(Worker {
+            sender,
+            handle: Some(handle),
+            error,
+            path,
+        });
+        Ok(())
+    }
+
+    fn sender(&self) -> Result<(SyncSender<Msg>, ErrorSlot)> {
+        let state = lock(&self.state);
+        match state.as_ref() {
+            Some(w) => {
+                if let Some(e) = lock(&w.error).clone() {
+                    return Err(e);
+                }
+                Ok((w.sender.clone(), Arc::clone(&w.error)))
+            }
+            None => Err(Error::failed_precondition(format!(
+                "EventFileWriter for {} is closed",
+                self.path().display()
+            ))),
+        }
+    }
+
+    /// Queues `event` for writing; blocks while `max_queue` events wait.
+    /// Returns the background thread's write error, if one happened.
+    pub fn add_event(&self, event: &Event) -> Result<()> {
+        let (sender, error) = self.sender()?;
+        if sender.send(Msg::Event(event.encode_to_vec())).is_err() {
+            return Err(thread_gone(&error));
+        }
+        Ok(())
+    }
+
+    /// Queues a summary event at `step` (stamped now).
+    pub fn add_summary(&self, summary: Summary, step: i64) -> Result<()> {
+        self.add_event(&summary_event(summary, step))
+    }
+
+    /// Waits until every queued event is written, then flushes and syncs.
+    pub fn flush(&self) -> Result<()> {
+        let (sender, error) = self.sender()?;
+        let (reply, done) = mpsc::channel();
+        if sender.send(Msg::Flush(reply)).is_err() {
+            return Err(thread_gone(&error));
+        }
+        done.recv().unwrap_or_else(|_| Err(thread_gone(&error)))
+    }
+
+    /// Writes everything queued, closes the file and stops the thread.
+    /// Closing a closed writer is a no-op.
+    pub fn close(&self) -> Result<()> {
+        let Some(mut worker) = lock(&self.state).take() else {
+            return Ok(());
+        };
+        let (reply, done) = mpsc::channel();
+        let result = if worker.sender.send(Msg::Close(reply)).is_ok() {
+            done.recv()
+                .unwrap_or_else(|_| Err(thread_gone(&worker.error)))
+        } else {
+            Err(thread_gone(&worker.error))
+        };
+        if let Some(handle) = worker.handle.take() {
+            let _ = handle.join();
+        }
+        let earlier = lock(&worker.error).take();
+        match (earlier, result) {
+            (Some(e), _) => Err(e),
+            (None, r) => r.map_err(|e| {
+                Error::unknown(format!(
+                    "closing {}: {}",
+                    worker.path.display(),
+                    e.message()
+                ))
+            }),
+        }
+    }
+}
+
+impl Drop for EventFileWriter {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+fn thread_gone(error: &ErrorSlot) -> Error {
+    lock(error)
+        .clone()
+        .unwrap_or_else(|| Error::internal("the event writer thread stopped unexpectedly"))
+}
+
+fn write_loop(
+    mut records: RecordWriter,
+    receiver: Receiver<Msg>,
+    flush_every: Duration,
+    error: ErrorSlot,
+) {
+    let record_error = |e: Error| {
+        let mut slot = lock(&error);
+        if slot.is_none() {
+            *slot = Some(e);
+        }
+    };
+    let mut next_flush = Instant::now() + flush_every;
+    let mut dirty = false;
+    loop {
+        let timeout = next_flush.saturating_duration_since(Instant::now());
+        match receiver.recv_timeout(timeout) {
+            Ok(Msg::Event(bytes)) => {
+                if let Err(e) = records.write(&bytes) {
+                    record_error(e);
+                }
+                dirty = true;
+            }
+            Ok(Msg::Flush(reply)) => {
+                let r = records.sync();
+                if let Err(e) = &r {
+                    record_error(e.clone());
+                }
+                dirty = false;
+                let _ = reply.send(r);
+            }
+            Ok(Msg::Close(reply)) => {
+                let r = records.sync().and_then(|_| records.close());
+                let _ = reply.send(r);
+                return;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                if let Err(e) = records.close() {
+                    record_error(e);
+                }
+                return;
+            }
+        }
+        if Instant::now() >= next_flush {
+            if dirty {
+                if let Err(e) = records.flush() {
+                    record_error(e);
+                }
+                dirty = false;
+            }
+            next_flush = Instant::now() + flush_every;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(
+            event_file_name(12345, "vm", ".v2"),
+            "events.out.tfevents.0000012345.vm.v2"
+        );
+        assert!(!hostname().is_empty());
+    }
+
+    #[test]
+    fn first_event_bytes_in_field_order() {
+        let bytes = file_version_event(1_700_000_000).encode_to_vec();
+        // wall_time (1), file_version (3), source_metadata (10).
+        assert_eq!(bytes[0], 0x09);
+        assert_eq!(bytes[9], 0x1a);
+        assert_eq!(bytes[10] as usize, FILE_VERSION.len());
+        assert_eq!(bytes[11 + FILE_VERSION.len()], 0x52);
+    }
+
+    #[test]
+    fn seen_tags_strip_later_metadata() {
+        use crate::summary::{scalar, text};
+        let mut seen = SeenTags::default();
+        let mk =
+            || Summary::from_values(vec![scalar("a", 1.0), text("t", &[], vec![b"x".to_vec()])]);
+        let mut first = mk();
+        seen.strip(&mut first);
+        assert!(first.value[1].metadata.is_some());
+        let mut second = mk();
+        seen.strip(&mut second);
+        assert!(second.value[1].metadata.is_none());
+        assert_eq!(second.value[0], first.value[0]);
+    }
+}

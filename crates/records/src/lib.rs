@@ -1,0 +1,33 @@
+//! TFRecord files, `tf.train.Example`, TensorBoard event files and the
+//! summary kernels that feed them, byte-compatible with TensorFlow.
+//!
+//! * [`record`]: the TFRecord container (length, masked CRC-32C of the
+//!   length, payload, masked CRC-32C of the payload), uncompressed, GZIP or
+//!   ZLIB. Corrupt or truncated data is a `DataLossError` that names the file
+//!   and the byte offset; nothing here panics on bad input.
+//! * [`proto`]: the protobuf messages with TensorFlow's field numbers
+//!   (`Event`, `Summary`, `HistogramProto`, `Example`, `SequenceExample`,
+//!   `TensorProto`, ...). Serialization is byte-identical to TensorFlow's
+//!   deterministic serialization (fields in number order, map keys sorted).
+//! * [`events`]: the event-file writer (`events.out.tfevents.<time>.<host>`),
+//!   which queues events and writes them from a background thread.
+//! * [`summary`]: summary kernels (scalars, TF1 histograms with TensorFlow's
+//!   bucket boundaries, TF2 histogram tensors, PNG images, WAV audio, text and
+//!   tensor summaries with TensorBoard plugin metadata).
+//!
+//! Formats are described in `shared/specs/formats/tfrecord.md` and
+//! `events.md`.
+
+pub mod crc;
+pub mod events;
+pub mod proto;
+pub mod record;
+pub mod summary;
+
+#[doc(hidden)]
+pub mod fuzzing;
+
+pub use events::EventFileWriter;
+pub use record::{Compression, ReadOptions, Record, RecordReader, RecordWriter};
+
+pub use ferroflow_tensor::{Code, Error, Result};

@@ -1,0 +1,155 @@
+//! The kernel interface and registry: how an op type computes.
+//!
+//! A kernel is built once per node when a run plan is compiled (so attribute
+//! parsing and resource lookups happen once), then called on every run.
+
+use crate::resources::{SessionState, Variable};
+use ferroflow_graph::{Graph, Node};
+use ferroflow_tensor::{Error, Result, Tensor};
+use parking_lot::RwLock;
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+/// A value flowing along an edge: a tensor, or a reference to a variable.
+#[derive(Clone)]
+pub enum Value {
+    Tensor(Tensor),
+    Ref(Arc<Variable>),
+    /// An input already moved out by [`OpContext::take_input`].
+    Taken,
+}
+
+impl Value {
+    /// The tensor, reading the variable for a reference.
+    pub fn into_tensor(self) -> Result<Tensor> {
+        match self {
+            Value::Tensor(t) => Ok(t),
+            Value::Ref(v) => v.read(),
+            Value::Taken => Err(Error::internal("value was already consumed")),
+        }
+    }
+}
+
+/// What a kernel sees while running.
+pub struct OpContext<'a> {
+    pub(crate) inputs: SmallVec<[Value; 4]>,
+    pub(crate) outputs: SmallVec<[Value; 2]>,
+    /// The node being run.
+    pub node: &'a str,
+    /// The session's resources.
+    pub session: &'a SessionState,
+}
+
+impl<'a> OpContext<'a> {
+    /// A context with the given inputs (for running kernels directly).
+    pub fn new(node: &'a str, session: &'a SessionState, inputs: Vec<Value>) -> OpContext<'a> {
+        OpContext {
+            inputs: inputs.into(),
+            outputs: SmallVec::new(),
+            node,
+            session,
+        }
+    }
+
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Input `i` as a tensor.
+    pub fn input(&self, i: usize) -> Result<&Tensor> {
+        match &self.inputs[i] {
+            Value::Tensor(t) => Ok(t),
+            Value::Ref(v) => Err(Error::internal(format!(
+                "input {i} of {} is the variable {} itself, not its value",
+                self.node,
+                v.name()
+            ))),
+            Value::Taken => Err(Error::internal("input already taken")),
+        }
+    }
+
+    /// Moves input `i` out, so a kernel may reuse its buffer.
+    pub fn take_input(&mut self, i: usize) -> Result<Tensor> {
+        match std::mem::replace(&mut self.inputs[i], Value::Taken) {
+            Value::Tensor(t) => Ok(t),
+            other => {
+                self.inputs[i] = other;
+                Err(Error::internal(format!(
+                    "input {i} of {} is not a tensor",
+                    self.node
+                )))
+            }
+        }
+    }
+
+    /// Input `i` as a variable reference.
+    pub fn input_ref(&self, i: usize) -> Result<&Arc<Variable>> {
+        match &self.inputs[i] {
+            Value::Ref(v) => Ok(v),
+            _ => Err(Error::internal(format!(
+                "input {i} of {} is not a variable",
+                self.node
+            ))),
+        }
+    }
+
+    pub fn output(&mut self, t: Tensor) {
+        self.outputs.push(Value::Tensor(t));
+    }
+
+    pub fn output_ref(&mut self, v: Arc<Variable>) {
+        self.outputs.push(Value::Ref(v));
+    }
+
+    pub(crate) fn take_outputs(&mut self) -> SmallVec<[Value; 2]> {
+        std::mem::take(&mut self.outputs)
+    }
+}
+
+/// Computes one node.
+pub trait Kernel: Send + Sync {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()>;
+}
+
+impl<F: Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync> Kernel for F {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        self(ctx)
+    }
+}
+
+/// What a kernel factory gets: the node, its graph and the session.
+pub struct KernelInit<'a> {
+    pub node: &'a Node,
+    pub graph: &'a Graph,
+    pub session: &'a SessionState,
+}
+
+/// Builds the kernel of one node.
+pub type KernelFactory = Arc<dyn Fn(&KernelInit<'_>) -> Result<Box<dyn Kernel>> + Send + Sync>;
+
+static KERNELS: LazyLock<RwLock<HashMap<String, KernelFactory>>> = LazyLock::new(|| {
+    let mut m = HashMap::new();
+    crate::kernels::register_builtin(&mut |name: &str, f: KernelFactory| {
+        m.insert(name.to_string(), f);
+    });
+    RwLock::new(m)
+});
+
+/// Registers (or replaces) the kernel of an op type.
+pub fn register_kernel(op: &str, factory: KernelFactory) {
+    KERNELS.write().insert(op.to_string(), factory);
+}
+
+/// The kernel factory of an op type.
+pub fn kernel_factory(op: &str) -> Option<KernelFactory> {
+    KERNELS.read().get(op).cloned()
+}
+
+/// Wraps a closure as a factory.
+pub fn factory<F>(f: F) -> KernelFactory
+where
+    F: Fn(&KernelInit<'_>) -> Result<Box<dyn Kernel>> + Send + Sync + 'static,
+{
+    Arc::new(f)
+}

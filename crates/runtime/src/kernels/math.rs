@@ -1,0 +1,279 @@
+//! Kernels for elementwise math, casts, reductions and products.
+
+use super::boxed;
+use crate::kernel::{factory, KernelFactory};
+use ferroflow_graph::AttrsExt;
+use ferroflow_tensor::kernels::elementwise::{
+    self, add_n, binary, cast, leaky_relu, unary, BinaryOp, UnaryOp,
+};
+use ferroflow_tensor::kernels::matmul::matmul;
+use ferroflow_tensor::kernels::reduce::{arg_reduce, cumulative, reduce, ReduceOp};
+use ferroflow_tensor::{DType, Error, Shape};
+
+pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
+    use UnaryOp::*;
+    let unaries = [
+        ("Neg", Neg),
+        ("Abs", Abs),
+        ("Sign", Sign),
+        ("Square", Square),
+        ("Sqrt", Sqrt),
+        ("Rsqrt", Rsqrt),
+        ("Exp", Exp),
+        ("Log", Log),
+        ("Log1p", Log1p),
+        ("Expm1", Expm1),
+        ("Sin", Sin),
+        ("Cos", Cos),
+        ("Tan", Tan),
+        ("Tanh", Tanh),
+        ("Sigmoid", Sigmoid),
+        ("Floor", Floor),
+        ("Ceil", Ceil),
+        ("Round", Round),
+        ("Reciprocal", Reciprocal),
+        ("Relu", Relu),
+        ("Relu6", Relu6),
+        ("Elu", Elu),
+        ("Selu", Selu),
+        ("Softplus", Softplus),
+        ("Softsign", Softsign),
+        ("LogicalNot", LogicalNot),
+        ("IsFinite", IsFinite),
+        ("IsInf", IsInf),
+        ("IsNan", IsNan),
+    ];
+    for (name, op) in unaries {
+        reg(
+            name,
+            factory(move |_| {
+                boxed(move |ctx| {
+                    let x = ctx.take_input(0)?;
+                    ctx.output(unary(op, x)?);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    reg(
+        "LeakyRelu",
+        factory(|init| {
+            let alpha = init.node.attrs.float_or("alpha", 0.2)?;
+            boxed(move |ctx| {
+                let x = ctx.take_input(0)?;
+                ctx.output(leaky_relu(x, alpha)?);
+                Ok(())
+            })
+        }),
+    );
+    use BinaryOp as B;
+    let binaries = [
+        ("AddV2", B::Add),
+        ("Add", B::Add),
+        ("Sub", B::Sub),
+        ("Mul", B::Mul),
+        ("RealDiv", B::Div),
+        ("Div", B::Div),
+        ("FloorDiv", B::FloorDiv),
+        ("FloorMod", B::FloorMod),
+        ("TruncateMod", B::TruncateMod),
+        ("Pow", B::Pow),
+        ("Maximum", B::Maximum),
+        ("Minimum", B::Minimum),
+        ("SquaredDifference", B::SquaredDifference),
+        ("DivNoNan", B::DivNoNan),
+        ("Atan2", B::Atan2),
+        ("Equal", B::Equal),
+        ("NotEqual", B::NotEqual),
+        ("Less", B::Less),
+        ("LessEqual", B::LessEqual),
+        ("Greater", B::Greater),
+        ("GreaterEqual", B::GreaterEqual),
+        ("LogicalAnd", B::LogicalAnd),
+        ("LogicalOr", B::LogicalOr),
+    ];
+    for (name, op) in binaries {
+        reg(
+            name,
+            factory(move |_| {
+                boxed(move |ctx| {
+                    let a = ctx.take_input(0)?;
+                    let b = ctx.take_input(1)?;
+                    ctx.output(binary(op, a, b)?);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    reg(
+        "Cast",
+        factory(|init| {
+            let to = init.node.attrs.dtype("DstT")?;
+            boxed(move |ctx| {
+                let x = ctx.input(0)?;
+                let y = cast(x, to)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    let reductions = [
+        ("Sum", ReduceOp::Sum),
+        ("Mean", ReduceOp::Mean),
+        ("Max", ReduceOp::Max),
+        ("Min", ReduceOp::Min),
+        ("Prod", ReduceOp::Prod),
+        ("Any", ReduceOp::Any),
+        ("All", ReduceOp::All),
+    ];
+    for (name, op) in reductions {
+        reg(
+            name,
+            factory(move |init| {
+                let keep = init.node.attrs.bool_or("keep_dims", false)?;
+                boxed(move |ctx| {
+                    let axes = ctx.input(1)?.to_i64_vec()?;
+                    let y = reduce(op, ctx.input(0)?, Some(&axes), keep)?;
+                    ctx.output(y);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    for (name, max) in [("ArgMax", true), ("ArgMin", false)] {
+        reg(
+            name,
+            factory(move |init| {
+                let out = init.node.attrs.dtype_or("output_type", DType::Int64)?;
+                boxed(move |ctx| {
+                    let axis = ctx.input(1)?.scalar_i64()?;
+                    let y = arg_reduce(ctx.input(0)?, axis, max, out)?;
+                    ctx.output(y);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    for (name, prod) in [("Cumsum", false), ("Cumprod", true)] {
+        reg(
+            name,
+            factory(move |init| {
+                let exclusive = init.node.attrs.bool_or("exclusive", false)?;
+                let reverse = init.node.attrs.bool_or("reverse", false)?;
+                boxed(move |ctx| {
+                    let axis = ctx.input(1)?.scalar_i64()?;
+                    let y = cumulative(ctx.input(0)?, axis, exclusive, reverse, prod)?;
+                    ctx.output(y);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    reg(
+        "MatMul",
+        factory(|init| {
+            let ta = init.node.attrs.bool_or("transpose_a", false)?;
+            let tb = init.node.attrs.bool_or("transpose_b", false)?;
+            boxed(move |ctx| {
+                let y = matmul(ctx.input(0)?, ctx.input(1)?, ta, tb)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "BatchMatMulV2",
+        factory(|init| {
+            let ta = init.node.attrs.bool_or("adj_x", false)?;
+            let tb = init.node.attrs.bool_or("adj_y", false)?;
+            boxed(move |ctx| {
+                let y = matmul(ctx.input(0)?, ctx.input(1)?, ta, tb)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "AddN",
+        factory(|_| {
+            boxed(|ctx| {
+                let inputs = (0..ctx.num_inputs())
+                    .map(|i| ctx.take_input(i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                ctx.output(add_n(inputs)?);
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "SelectV2",
+        factory(|_| {
+            boxed(|ctx| {
+                let y = elementwise::select(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "Select",
+        factory(|_| {
+            boxed(|ctx| {
+                let (c, t, e) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+                if t.shape() != e.shape() {
+                    return Err(Error::invalid_argument(format!(
+                        "'then' and 'else' must have the same size.  but received: {} vs. {}",
+                        t.shape(),
+                        e.shape()
+                    )));
+                }
+                let cond = if c.rank() == 1 && t.rank() > 1 {
+                    if c.dims()[0] != t.dims()[0] {
+                        return Err(Error::invalid_argument(format!(
+                    "Number of batches of 'then' must match size of 'cond', but saw: {} vs. {}",
+                    t.dims()[0],
+                    c.dims()[0]
+                )));
+                    }
+                    let mut s = vec![1usize; t.rank()];
+                    s[0] = c.dims()[0];
+                    c.reshape(Shape::from(s))?
+                } else if c.shape() != t.shape() {
+                    return Err(Error::invalid_argument(format!(
+                        "'cond' and 'then' must have the same size: {} vs. {}",
+                        c.shape(),
+                        t.shape()
+                    )));
+                } else {
+                    c.clone()
+                };
+                let y = elementwise::select(&cond, t, e)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "CheckNumerics",
+        factory(|init| {
+            let message = init.node.attrs.str_or("message", "")?;
+            boxed(move |ctx| {
+                let x = ctx.take_input(0)?;
+                let v = cast(&x, DType::Float64)?;
+                let vals = v.as_slice::<f64>()?;
+                if vals.iter().any(|f| f.is_nan()) {
+                    return Err(Error::invalid_argument(format!(
+                        "{message} : Tensor had NaN values"
+                    )));
+                }
+                if vals.iter().any(|f| f.is_infinite()) {
+                    return Err(Error::invalid_argument(format!(
+                        "{message} : Tensor had Inf values"
+                    )));
+                }
+                ctx.output(x);
+                Ok(())
+            })
+        }),
+    );
+}

@@ -1,0 +1,37 @@
+//! Built-in kernels, one module per op family.
+
+mod array;
+mod math;
+mod nn;
+mod random;
+mod state;
+
+use crate::kernel::{Kernel, KernelFactory, OpContext};
+use ferroflow_tensor::{DType, Result};
+
+/// Registers every built-in kernel through `reg`.
+pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
+    array::register(reg);
+    math::register(reg);
+    nn::register(reg);
+    random::register(reg);
+    state::register(reg);
+}
+
+/// Boxes a closure as a kernel (helps type inference of the context lifetime).
+pub(crate) fn boxed<F>(f: F) -> Result<Box<dyn Kernel>>
+where
+    F: Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync + 'static,
+{
+    Ok(Box::new(f))
+}
+
+/// TensorFlow's spelling of a dtype in runtime messages (`float`, `double`, ...).
+pub(crate) fn tf_type_name(d: DType) -> &'static str {
+    match d {
+        DType::Float32 => "float",
+        DType::Float64 => "double",
+        DType::Float16 => "half",
+        other => other.name(),
+    }
+}

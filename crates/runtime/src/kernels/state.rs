@@ -1,0 +1,128 @@
+//! Kernels for variables and in-place updates.
+
+use super::boxed;
+use crate::kernel::{factory, KernelFactory};
+use crate::resources::Variable;
+use ferroflow_graph::AttrsExt;
+use ferroflow_tensor::kernels::array::{scatter, ScatterOp};
+use ferroflow_tensor::kernels::elementwise::{binary, BinaryOp};
+use ferroflow_tensor::{Error, Tensor};
+
+pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
+    reg(
+        "VariableV2",
+        factory(|init| {
+            let node = init.node;
+            let dtype = node.attrs.dtype("dtype")?;
+            let declared = node.attrs.shape("shape")?.to_shape();
+            let var = init
+                .session
+                .get_or_create(node.id, || Variable::new(&node.name, dtype, declared))?;
+            boxed(move |ctx| {
+                ctx.output_ref(var.clone());
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "Assign",
+        factory(|init| {
+            let validate = init.node.attrs.bool_or("validate_shape", true)?;
+            boxed(move |ctx| {
+                let value = ctx.take_input(1)?;
+                let var = ctx.input_ref(0)?.clone();
+                if value.dtype() != var.dtype() {
+                    return Err(Error::invalid_argument(format!(
+                        "Assign: cannot assign a {} value to the {} variable {}",
+                        value.dtype(),
+                        var.dtype(),
+                        var.name()
+                    )));
+                }
+                if validate {
+                    let guard = var.lock();
+                    let lhs = guard
+                        .as_ref()
+                        .map(|t| t.shape().clone())
+                        .or_else(|| var.declared_shape().cloned());
+                    if let Some(lhs) = lhs {
+                        if &lhs != value.shape() {
+                            return Err(Error::invalid_argument(format!(
+                            "Assign requires shapes of both tensors to match. lhs shape= {lhs} rhs shape= {}",
+                            value.shape()
+                        )));
+                        }
+                    }
+                }
+                var.set(value);
+                ctx.output_ref(var);
+                Ok(())
+            })
+        }),
+    );
+    for (name, op) in [("AssignAdd", BinaryOp::Add), ("AssignSub", BinaryOp::Sub)] {
+        reg(
+            name,
+            factory(move |_| {
+                boxed(move |ctx| {
+                    let delta = ctx.take_input(1)?;
+                    let var = ctx.input_ref(0)?.clone();
+                    {
+                        let mut guard = var.lock();
+                        let current = guard.take().ok_or_else(|| var.uninitialized())?;
+                        if current.shape() != delta.shape() {
+                            let err = Error::invalid_argument(format!(
+                                "{name}: the variable {} has shape {} but the update has shape {}",
+                                var.name(),
+                                current.shape(),
+                                delta.shape()
+                            ));
+                            *guard = Some(current);
+                            return Err(err);
+                        }
+                        // `current` was moved out of the store: if no reader holds it,
+                        // the add runs in place on the variable's own buffer.
+                        let backup = current.clone();
+                        match binary(op, current, delta) {
+                            Ok(t) => *guard = Some(t),
+                            Err(e) => {
+                                *guard = Some(backup);
+                                return Err(e);
+                            }
+                        }
+                    }
+                    ctx.output_ref(var);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    for (name, op) in [
+        ("ScatterUpdate", ScatterOp::Update),
+        ("ScatterAdd", ScatterOp::Add),
+        ("ScatterSub", ScatterOp::Sub),
+    ] {
+        reg(
+            name,
+            factory(move |_| {
+                boxed(move |ctx| {
+                    let var = ctx.input_ref(0)?.clone();
+                    let (indices, updates) = (ctx.input(1)?, ctx.input(2)?);
+                    var.update(|t| scatter(t, indices, updates, op))?;
+                    ctx.output_ref(var);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    reg(
+        "IsVariableInitialized",
+        factory(|_| {
+            boxed(|ctx| {
+                let init = ctx.input_ref(0)?.is_initialized();
+                ctx.output(Tensor::scalar(init));
+                Ok(())
+            })
+        }),
+    );
+}

@@ -1,0 +1,19 @@
+//! ferroflow's executor.
+//!
+//! A [`Session`] compiles each distinct (feeds, fetches, targets) signature
+//! into a [`Plan`] once — pruning the graph, building one kernel per node
+//! and assigning value slots — and then runs it with no further graph
+//! lookups. Variables live in the session and are updated in place.
+//! Kernels are looked up by op type in an open registry
+//! ([`register_kernel`]).
+
+pub mod kernel;
+mod kernels;
+mod plan;
+mod resources;
+mod session;
+
+pub use kernel::{factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, Value};
+pub use plan::Plan;
+pub use resources::{SessionState, Variable};
+pub use session::Session;

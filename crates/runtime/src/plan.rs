@@ -1,0 +1,267 @@
+//! Compiling a (feeds, fetches, targets) signature into a run plan.
+//!
+//! The plan holds only the nodes the fetches and targets need (a fed
+//! tensor cuts the graph above it), in node-id order — a topological order,
+//! since the graph is append-only and inputs always precede their
+//! consumers. Every output gets a slot; each slot knows how many readers it
+//! has so the last reader can take the value instead of cloning it, which
+//! lets kernels reuse input buffers in place.
+
+use crate::kernel::{kernel_factory, Kernel, KernelInit, OpContext, Value};
+use crate::resources::SessionState;
+use ferroflow_graph::{Graph, NodeId, Output, PartialShape};
+use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+
+struct InputSlot {
+    slot: usize,
+    /// The producer yields a variable reference but this input wants its value.
+    deref: bool,
+}
+
+struct Step {
+    name: String,
+    kernel: Box<dyn Kernel>,
+    inputs: SmallVec<[InputSlot; 4]>,
+    out_base: usize,
+    num_outputs: usize,
+}
+
+/// What a fed tensor must look like.
+struct FeedSpec {
+    name: String,
+    dtype: DType,
+    shape: PartialShape,
+    slot: usize,
+}
+
+/// A compiled, reusable plan for one run signature.
+pub struct Plan {
+    steps: Vec<Step>,
+    num_slots: usize,
+    feeds: Vec<FeedSpec>,
+    fetch_slots: Vec<usize>,
+    use_counts: Vec<u32>,
+}
+
+/// Python-style shape text, as TensorFlow prints feed errors: `(2, 3)`.
+fn tuple_text(s: &Shape) -> String {
+    PartialShape::from(s).to_string()
+}
+
+impl Plan {
+    /// Compiles a plan against the graph as it is now.
+    pub fn compile(
+        graph: &Graph,
+        session: &SessionState,
+        feeds: &[Output],
+        fetches: &[Output],
+        targets: &[NodeId],
+    ) -> Result<Plan> {
+        let check = |o: &Output| -> Result<()> {
+            match graph.get(o.node) {
+                Some(n) if o.index < n.outputs.len() => Ok(()),
+                _ => Err(Error::invalid_argument(format!(
+                    "tensor {}:{} is not in the graph",
+                    o.node, o.index
+                ))),
+            }
+        };
+        feeds.iter().chain(fetches).try_for_each(check)?;
+        if let Some(t) = targets.iter().find(|&&t| t >= graph.len()) {
+            return Err(Error::invalid_argument(format!(
+                "operation {t} is not in the graph"
+            )));
+        }
+        let mut slot_of: HashMap<Output, usize> = HashMap::new();
+        let mut feed_specs = Vec::with_capacity(feeds.len());
+        for (i, &f) in feeds.iter().enumerate() {
+            if slot_of.insert(f, i).is_some() {
+                return Err(Error::invalid_argument(format!(
+                    "{} is fed more than once",
+                    graph.output_name(f)
+                )));
+            }
+            let info = graph.output(f);
+            feed_specs.push(FeedSpec {
+                name: graph.output_name(f),
+                dtype: info.dtype,
+                shape: info.shape.clone(),
+                slot: i,
+            });
+        }
+        // Mark what the fetches and targets need, stopping at fed tensors.
+        let mut needed = vec![false; graph.len()];
+        let mut stack: Vec<NodeId> = fetches
+            .iter()
+            .filter(|o| !slot_of.contains_key(o))
+            .map(|o| o.node)
+            .chain(targets.iter().copied())
+            .collect();
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut needed[n], true) {
+                continue;
+            }
+            let node = graph.node(n);
+            stack.extend(
+                node.inputs
+                    .iter()
+                    .filter(|o| !slot_of.contains_key(o))
+                    .map(|o| o.node),
+            );
+            stack.extend(node.control_inputs.iter().copied());
+        }
+        let mut next = feeds.len();
+        let mut steps = Vec::new();
+        for (id, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
+            let node = graph.node(id);
+            let out_base = next;
+            next += node.outputs.len();
+            for i in 0..node.outputs.len() {
+                slot_of.entry(Output::new(id, i)).or_insert(out_base + i);
+            }
+            let def = ferroflow_graph::lookup(&node.op);
+            let ref_inputs = def.map(|d| d.ref_inputs).unwrap_or(&[]);
+            let inputs = node
+                .inputs
+                .iter()
+                .enumerate()
+                .map(|(i, o)| InputSlot {
+                    slot: slot_of[o],
+                    deref: graph.output(*o).is_ref && !ref_inputs.contains(&i),
+                })
+                .collect();
+            let factory = kernel_factory(&node.op).ok_or_else(|| {
+                Error::unimplemented(format!(
+                    "No kernel is registered for op '{}' (node '{}')",
+                    node.op, node.name
+                ))
+            })?;
+            let kernel = factory(&KernelInit {
+                node,
+                graph,
+                session,
+            })
+            .map_err(|e| e.at_node(&node.name))?;
+            steps.push(Step {
+                name: node.name.clone(),
+                kernel,
+                inputs,
+                out_base,
+                num_outputs: node.outputs.len(),
+            });
+        }
+        let fetch_slots: Vec<usize> = fetches.iter().map(|o| slot_of[o]).collect();
+        let mut use_counts = vec![0u32; next];
+        for s in &steps {
+            for i in &s.inputs {
+                use_counts[i.slot] += 1;
+            }
+        }
+        for &s in &fetch_slots {
+            use_counts[s] += 1;
+        }
+        Ok(Plan {
+            steps,
+            num_slots: next,
+            feeds: feed_specs,
+            fetch_slots,
+            use_counts,
+        })
+    }
+
+    /// Number of nodes the plan runs.
+    pub fn num_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Checks fed values against the tensors they replace.
+    fn check_feeds(&self, feeds: &[Tensor]) -> Result<()> {
+        if feeds.len() != self.feeds.len() {
+            return Err(Error::internal(format!(
+                "plan expects {} fed values, got {}",
+                self.feeds.len(),
+                feeds.len()
+            )));
+        }
+        for (spec, t) in self.feeds.iter().zip(feeds) {
+            if t.dtype() != spec.dtype {
+                return Err(Error::invalid_argument(format!(
+                    "Cannot feed a {} value to Tensor '{}', which has dtype {}",
+                    t.dtype(),
+                    spec.name,
+                    spec.dtype
+                )));
+            }
+            if !spec.shape.is_compatible_with_shape(t.shape()) {
+                return Err(Error::value(format!(
+                    "Cannot feed value of shape {} for Tensor '{}', which has shape '{}'",
+                    tuple_text(t.shape()),
+                    spec.name,
+                    spec.shape
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the plan once.
+    pub fn run(&self, session: &SessionState, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.check_feeds(&feeds)?;
+        let mut slots: Vec<Option<Value>> = (0..self.num_slots).map(|_| None).collect();
+        let mut remaining = self.use_counts.clone();
+        for (spec, t) in self.feeds.iter().zip(feeds) {
+            slots[spec.slot] = Some(Value::Tensor(t));
+        }
+        // The last reader of a slot takes its value; earlier readers clone.
+        fn take(slot: usize, slots: &mut [Option<Value>], remaining: &mut [u32]) -> Result<Value> {
+            remaining[slot] = remaining[slot].saturating_sub(1);
+            let v = if remaining[slot] == 0 {
+                slots[slot].take()
+            } else {
+                slots[slot].clone()
+            };
+            v.ok_or_else(|| Error::internal(format!("slot {slot} read before it was written")))
+        }
+        for step in &self.steps {
+            let mut inputs: SmallVec<[Value; 4]> = SmallVec::with_capacity(step.inputs.len());
+            for inp in &step.inputs {
+                let v = take(inp.slot, &mut slots, &mut remaining)?;
+                inputs.push(if inp.deref {
+                    Value::Tensor(v.into_tensor().map_err(|e| e.at_node(&step.name))?)
+                } else {
+                    v
+                });
+            }
+            let mut ctx = OpContext {
+                inputs,
+                outputs: SmallVec::new(),
+                node: &step.name,
+                session,
+            };
+            step.kernel
+                .compute(&mut ctx)
+                .map_err(|e| e.into_runtime().at_node(&step.name))?;
+            let outs = ctx.take_outputs();
+            if outs.len() != step.num_outputs {
+                return Err(Error::internal(format!(
+                    "kernel of '{}' produced {} outputs, expected {}",
+                    step.name,
+                    outs.len(),
+                    step.num_outputs
+                )));
+            }
+            for (i, v) in outs.into_iter().enumerate() {
+                let s = step.out_base + i;
+                if remaining[s] > 0 {
+                    slots[s] = Some(v);
+                }
+            }
+        }
+        self.fetch_slots
+            .iter()
+            .map(|&s| take(s, &mut slots, &mut remaining)?.into_tensor())
+            .collect()
+    }
+}

@@ -1,0 +1,106 @@
+//! Sessions: a graph, per-session state and a cache of compiled plans.
+
+use crate::plan::Plan;
+use crate::resources::SessionState;
+use ferroflow_graph::{Graph, NodeId, Output};
+use ferroflow_tensor::{Error, Result, Tensor};
+use parking_lot::{Mutex, RwLock};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PlanKey {
+    feeds: Vec<Output>,
+    fetches: Vec<Output>,
+    targets: Vec<NodeId>,
+}
+
+/// Runs parts of a graph. Safe to share between threads: concurrent runs
+/// share compiled plans and variables (each variable has its own lock).
+pub struct Session {
+    graph: Arc<RwLock<Graph>>,
+    state: SessionState,
+    plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
+    closed: AtomicBool,
+}
+
+impl Session {
+    pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
+        Session {
+            graph,
+            state: SessionState::default(),
+            plans: Mutex::new(HashMap::new()),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    pub fn graph(&self) -> &Arc<RwLock<Graph>> {
+        &self.graph
+    }
+
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(Error::cancelled("Attempted to use a closed Session."));
+        }
+        Ok(())
+    }
+
+    /// The compiled plan for a signature (compiled on first use, then cached).
+    pub fn prepare(
+        &self,
+        feeds: &[Output],
+        fetches: &[Output],
+        targets: &[NodeId],
+    ) -> Result<Arc<Plan>> {
+        self.check_open()?;
+        let key = PlanKey {
+            feeds: feeds.to_vec(),
+            fetches: fetches.to_vec(),
+            targets: targets.to_vec(),
+        };
+        if let Some(p) = self.plans.lock().get(&key) {
+            return Ok(p.clone());
+        }
+        let plan = {
+            let g = self.graph.read();
+            Arc::new(Plan::compile(&g, &self.state, feeds, fetches, targets)?)
+        };
+        self.plans.lock().insert(key, plan.clone());
+        Ok(plan)
+    }
+
+    /// Runs a prepared plan with values for its feeds (in plan order).
+    pub fn run_plan(&self, plan: &Plan, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.check_open()?;
+        plan.run(&self.state, feeds)
+    }
+
+    /// Feeds `feeds`, runs `targets` and whatever `fetches` need, and returns
+    /// the fetched values.
+    pub fn run(
+        &self,
+        feeds: Vec<(Output, Tensor)>,
+        fetches: &[Output],
+        targets: &[NodeId],
+    ) -> Result<Vec<Tensor>> {
+        let (outs, vals): (Vec<Output>, Vec<Tensor>) = feeds.into_iter().unzip();
+        let plan = self.prepare(&outs, fetches, targets)?;
+        self.run_plan(&plan, vals)
+    }
+
+    /// Frees the session's variables and state; later runs fail.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.plans.lock().clear();
+        self.state.clear();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+}
