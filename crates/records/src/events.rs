@@ -141,7 +141,9 @@ struct Worker {
 /// waits until everything queued is written and synced; [`close`](Self::close)
 /// (or dropping the writer) does the same and closes the file;
 /// [`reopen`](Self::reopen) starts a new file after a close. All methods take
-/// `&self`, so one writer can be shared between threads.
+/// `&self`, so one writer can be shared between threads; an event added
+/// while another thread closes the writer may be dropped, as in TensorFlow.
+/// `max_queue` 0 is treated as 1.
 pub struct EventFileWriter {
     logdir: PathBuf,
     suffix: String,
@@ -272,11 +274,15 @@ impl EventFileWriter {
                 }
                 Ok((w.sender.clone(), Arc::clone(&w.error)))
             }
-            None => Err(Error::failed_precondition(format!(
-                "EventFileWriter for {} is closed",
-                self.path().display()
-            ))),
+            None => Err(self.closed_error()),
         }
+    }
+
+    fn closed_error(&self) -> Error {
+        Error::failed_precondition(format!(
+            "EventFileWriter for {} is closed",
+            self.path().display()
+        ))
     }
 
     /// Queues `event` for writing; blocks while `max_queue` events wait.
@@ -284,6 +290,10 @@ impl EventFileWriter {
     pub fn add_event(&self, event: &Event) -> Result<()> {
         let (sender, error) = self.sender()?;
         if sender.send(Msg::Event(event.encode_to_vec())).is_err() {
+            // Closed by another thread while this one waited for room.
+            if self.is_closed() {
+                return Err(self.closed_error());
+            }
             return Err(thread_gone(&error));
         }
         Ok(())

@@ -608,7 +608,7 @@ fn rebuild(case: &Case, inputs: &BTreeMap<String, Npy>, step: i64, golden: &Valu
     match golden.value.as_ref().unwrap() {
         // TF1 ops.
         Kind::SimpleValue(_) => {
-            let x = input(inputs, step, "scal").f32s()[0];
+            let x = input(inputs, step, "scal").as_f64()[0] as f32;
             kernels::scalar(&golden.tag, x)
         }
         Kind::Histo(_) => {
@@ -682,7 +682,7 @@ fn rebuild(case: &Case, inputs: &BTreeMap<String, Npy>, step: i64, golden: &Valu
         }
         // Other TF2 summaries (tensor + plugin metadata).
         Kind::Tensor(_) if plugin == kernels::plugins::SCALARS => {
-            kernels::scalar_v2(&golden.tag, input(inputs, step, "scal").f32s()[0])
+            kernels::scalar_v2(&golden.tag, input(inputs, step, "scal").as_f64()[0] as f32)
         }
         Kind::Tensor(t) if plugin == kernels::plugins::HISTOGRAMS => {
             let buckets = t.dims()[0];
