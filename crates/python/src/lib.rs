@@ -1,0 +1,287 @@
+//! The `ferroflow._native` extension module: graphs and sessions for the
+//! Python package. Everything TensorFlow-API-shaped lives in Python; this
+//! layer only converts values and calls the Rust core, releasing the GIL
+//! while a step runs.
+
+mod convert;
+mod errors;
+
+use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
+use errors::{guard, IntoPyResult};
+use ferroflow_graph::{Attrs, NodeSpec, Output, PartialShape};
+use ferroflow_runtime::{Plan, Session as CoreSession};
+use ferroflow_tensor::{DType, Error, Tensor};
+use parking_lot::RwLock;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::sync::Arc;
+
+/// A graph under construction, shared with the sessions that run it.
+#[pyclass(module = "ferroflow._native", frozen)]
+struct Graph {
+    inner: Arc<RwLock<ferroflow_graph::Graph>>,
+}
+
+fn output_info(py: Python<'_>, info: &ferroflow_graph::OutputInfo) -> PyResult<Py<PyAny>> {
+    let t = PyTuple::new(
+        py,
+        [
+            (info.dtype as i32).into_pyobject(py)?.into_any().unbind(),
+            shape_to_py(py, &info.shape)?,
+            pyo3::types::PyBool::new(py, info.is_ref).to_owned().into_any().unbind(),
+        ],
+    )?;
+    Ok(t.into_any().unbind())
+}
+
+fn shape_arg(dims: Option<Vec<Option<i64>>>) -> PartialShape {
+    match dims {
+        None => PartialShape::unknown(),
+        Some(d) => PartialShape::from_dims(d.into_iter().map(|x| x.and_then(|v| usize::try_from(v).ok())).collect()),
+    }
+}
+
+#[pymethods]
+impl Graph {
+    #[new]
+    fn new() -> Graph {
+        Graph { inner: Arc::new(RwLock::new(ferroflow_graph::Graph::new())) }
+    }
+
+    /// Adds a node; returns `(node_id, [(dtype_enum, dims|None, is_ref), ...])`.
+    #[pyo3(signature = (op_type, name, inputs, control_inputs, attrs, device))]
+    fn add_op(
+        &self,
+        py: Python<'_>,
+        op_type: &str,
+        name: &str,
+        inputs: Vec<u64>,
+        control_inputs: Vec<usize>,
+        attrs: &Bound<'_, PyDict>,
+        device: &str,
+    ) -> PyResult<(usize, Py<PyAny>)> {
+        let mut a = Attrs::new();
+        for (k, v) in attrs.iter() {
+            let key: String = k.extract()?;
+            let val = attr_from_py(&v).map_err(|e| {
+                PyValueError::new_err(format!("attribute '{key}' of '{name}': {e}"))
+            })?;
+            a.insert(key, val);
+        }
+        let spec = NodeSpec {
+            op: op_type.to_string(),
+            name: name.to_string(),
+            inputs: inputs.into_iter().map(decode_tid).collect(),
+            control_inputs,
+            attrs: a,
+            device: device.to_string(),
+        };
+        let mut g = self.inner.write();
+        let id = guard(|| g.add_node(spec)).py(py)?;
+        let outs = g.node(id).outputs.iter().map(|o| output_info(py, o)).collect::<PyResult<Vec<_>>>()?;
+        Ok((id, PyList::new(py, outs)?.into_any().unbind()))
+    }
+
+    /// TensorFlow's `Graph.unique_name`.
+    #[pyo3(signature = (name, mark_as_used = true))]
+    fn unique_name(&self, name: &str, mark_as_used: bool) -> String {
+        self.inner.write().unique_name(name, mark_as_used)
+    }
+
+    fn op_by_name(&self, name: &str) -> Option<usize> {
+        self.inner.read().node_by_name(name)
+    }
+
+    fn num_ops(&self) -> usize {
+        self.inner.read().len()
+    }
+
+    /// `(dtype_enum, dims|None, is_ref)` of a tensor id.
+    fn output_info(&self, py: Python<'_>, tid: u64) -> PyResult<Py<PyAny>> {
+        let g = self.inner.read();
+        let o = decode_tid(tid);
+        match g.get(o.node).and_then(|n| n.outputs.get(o.index)) {
+            Some(info) => output_info(py, info),
+            None => Err(PyValueError::new_err(format!("no tensor with id {tid}"))),
+        }
+    }
+
+    /// Narrows a tensor's static shape (`Tensor.set_shape`).
+    fn set_shape(&self, py: Python<'_>, tid: u64, dims: Option<Vec<Option<i64>>>) -> PyResult<Py<PyAny>> {
+        let mut g = self.inner.write();
+        let o = decode_tid(tid);
+        g.set_output_shape(o, &shape_arg(dims)).py(py)?;
+        shape_to_py(py, &g.output(o).shape)
+    }
+
+    /// `{"name", "op", "inputs", "control_inputs", "device", "attrs"}` of a node.
+    fn node_def<'py>(&self, py: Python<'py>, op_id: usize) -> PyResult<Bound<'py, PyDict>> {
+        let g = self.inner.read();
+        let n = g.get(op_id).ok_or_else(|| PyValueError::new_err(format!("no op with id {op_id}")))?;
+        let d = PyDict::new(py);
+        d.set_item("name", &n.name)?;
+        d.set_item("op", &n.op)?;
+        d.set_item("inputs", n.inputs.iter().map(|o| encode_tid(*o)).collect::<Vec<_>>())?;
+        d.set_item("control_inputs", &n.control_inputs)?;
+        d.set_item("device", &n.device)?;
+        let attrs = PyDict::new(py);
+        for (k, v) in &n.attrs {
+            attrs.set_item(k, attr_to_py(py, v)?)?;
+        }
+        d.set_item("attrs", attrs)?;
+        Ok(d)
+    }
+
+    fn set_device(&self, op_id: usize, device: &str) {
+        self.inner.write().set_device(op_id, device);
+    }
+
+    fn add_control_input(&self, py: Python<'_>, op_id: usize, control: usize) -> PyResult<()> {
+        self.inner.write().add_control_input(op_id, control).py(py)
+    }
+
+    /// The value of a tensor if it is known at construction time, else None.
+    fn const_value(&self, py: Python<'_>, tid: u64) -> PyResult<Py<PyAny>> {
+        let v = self.inner.read().const_value(decode_tid(tid));
+        match v {
+            Some(t) => Ok(to_py(py, t)?.unbind()),
+            None => Ok(py.None()),
+        }
+    }
+
+    /// The partially known shape a 1-D shape tensor describes.
+    fn shape_value(&self, py: Python<'_>, tid: u64) -> PyResult<Py<PyAny>> {
+        let s = self.inner.read().shape_value(decode_tid(tid));
+        shape_to_py(py, &s)
+    }
+
+    fn finalize(&self) {
+        self.inner.write().finalize();
+    }
+
+    #[getter]
+    fn finalized(&self) -> bool {
+        self.inner.read().is_finalized()
+    }
+}
+
+/// A session over a [`Graph`].
+#[pyclass(module = "ferroflow._native", frozen)]
+struct Session {
+    inner: Arc<CoreSession>,
+}
+
+fn feeds_to_tensors(feed_values: &[Bound<'_, PyAny>], feed_dtypes: &[i32]) -> PyResult<Vec<Tensor>> {
+    feed_values
+        .iter()
+        .zip(feed_dtypes.iter().map(|&d| DType::from_enum(d)).chain(std::iter::repeat(None)))
+        .map(|(v, hint)| to_tensor(v, hint))
+        .collect()
+}
+
+fn results_to_py(py: Python<'_>, out: Vec<Tensor>) -> PyResult<Py<PyAny>> {
+    let items = out.into_iter().map(|t| to_py(py, t)).collect::<PyResult<Vec<_>>>()?;
+    Ok(PyList::new(py, items)?.into_any().unbind())
+}
+
+fn run_plan(py: Python<'_>, session: &CoreSession, plan: &Plan, feeds: Vec<Tensor>) -> PyResult<Py<PyAny>> {
+    let out = py.detach(|| guard(|| session.run_plan(plan, feeds))).py(py)?;
+    results_to_py(py, out)
+}
+
+#[pymethods]
+impl Session {
+    #[new]
+    fn new(graph: &Graph) -> Session {
+        Session { inner: Arc::new(CoreSession::new(graph.inner.clone())) }
+    }
+
+    /// Runs one step: feeds (tensor ids, arrays, dtype enums), fetches
+    /// (tensor ids) and targets (op ids). Returns the fetched values.
+    fn run(
+        &self,
+        py: Python<'_>,
+        feed_ids: Vec<u64>,
+        feed_values: Vec<Bound<'_, PyAny>>,
+        feed_dtypes: Vec<i32>,
+        fetch_ids: Vec<u64>,
+        target_ids: Vec<usize>,
+    ) -> PyResult<Py<PyAny>> {
+        let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
+        let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
+        let tensors = feeds_to_tensors(&feed_values, &feed_dtypes)?;
+        let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
+        run_plan(py, &self.inner, &plan, tensors)
+    }
+
+    /// Compiles a signature once and returns a callable taking the feed values.
+    fn make_callable(&self, py: Python<'_>, feed_ids: Vec<u64>, feed_dtypes: Vec<i32>, fetch_ids: Vec<u64>, target_ids: Vec<usize>) -> PyResult<Runner> {
+        let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
+        let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
+        let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
+        Ok(Runner { session: self.inner.clone(), plan, feed_dtypes })
+    }
+
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// A compiled run signature (`Session.make_callable`).
+#[pyclass(module = "ferroflow._native", frozen)]
+struct Runner {
+    session: Arc<CoreSession>,
+    plan: Arc<Plan>,
+    feed_dtypes: Vec<i32>,
+}
+
+#[pymethods]
+impl Runner {
+    fn __call__(&self, py: Python<'_>, feed_values: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let tensors = feeds_to_tensors(&feed_values, &self.feed_dtypes)?;
+        run_plan(py, &self.session, &self.plan, tensors)
+    }
+}
+
+/// Every op type the core knows.
+#[pyfunction]
+fn registered_ops() -> Vec<&'static str> {
+    ferroflow_graph::ops::registered_ops()
+}
+
+/// Reports an internal consistency failure as a Python error (for tests of the error path).
+#[pyfunction]
+fn _raise_status(py: Python<'_>, code: i32, message: &str) -> PyResult<()> {
+    let code = (1..=16)
+        .map(|c| (c, Error::internal("")))
+        .find(|(c, _)| *c == code)
+        .map(|_| code)
+        .unwrap_or(2);
+    let e = match code {
+        3 => Error::invalid_argument(message),
+        5 => Error::not_found(message),
+        9 => Error::failed_precondition(message),
+        11 => Error::out_of_range(message),
+        15 => Error::data_loss(message),
+        _ => Error::unknown(message),
+    };
+    Err(errors::to_py(py, e))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Graph>()?;
+    m.add_class::<Session>()?;
+    m.add_class::<Runner>()?;
+    m.add_function(wrap_pyfunction!(registered_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_set_error_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(_raise_status, m)?)?;
+    m.add("TID_SHIFT", convert::TID_SHIFT)?;
+    Ok(())
+}

@@ -1,0 +1,373 @@
+"""``tf.Session``: runs parts of a graph in the Rust core.
+
+``run`` flattens the fetch structure to tensor ids, converts feeds the way
+TensorFlow does (``np.asarray(value, dtype=tensor's dtype)``), and calls the
+native session, which compiles each distinct signature once and runs the
+whole step with the GIL released.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+
+import numpy as np
+
+from ferroflow import _native
+from ferroflow.framework import dtypes, errors, ops, tensor_util
+
+_BF16 = dtypes.bfloat16
+
+
+class _FetchElement:
+    """How one leaf of a fetch structure is fetched."""
+
+    __slots__ = ("index", "is_op", "dtype")
+
+    def __init__(self, index, is_op, dtype):
+        self.index = index
+        self.is_op = is_op
+        self.dtype = dtype
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
+
+
+class _FetchPlan:
+    """Flattens a nested fetch structure into unique tensors and ops, and rebuilds results."""
+
+    def __init__(self, graph, fetches):
+        self.graph = graph
+        self.tensors = []
+        self.targets = []
+        self._tensor_index = {}
+        self._target_set = set()
+        self.structure = self._build(fetches)
+
+    def _leaf(self, fetch):
+        g = self.graph
+        if fetch is None:
+            raise TypeError(f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must be a string or Tensor. (Can not convert a NoneType into a Tensor or Operation.)")
+        try:
+            el = g.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        except TypeError as e:
+            raise TypeError(
+                f"Fetch argument {fetch!r} has invalid type {type(fetch)}, must be a string or Tensor. ({e})"
+            ) from None
+        except ValueError as e:
+            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({e})") from None
+        except KeyError as e:
+            raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({e})") from None
+        if not g.is_fetchable(el):
+            raise ValueError(f"Operation {el.name!r} has been marked as not fetchable.")
+        if isinstance(el, ops.Operation):
+            if el._id not in self._target_set:
+                self._target_set.add(el._id)
+                self.targets.append(el._id)
+            return _FetchElement(-1, True, None)
+        idx = self._tensor_index.get(el._tid)
+        if idx is None:
+            idx = len(self.tensors)
+            self._tensor_index[el._tid] = idx
+            self.tensors.append(el._tid)
+        return _FetchElement(idx, False, el.dtype)
+
+    def _build(self, fetch):
+        if isinstance(fetch, (list, tuple)) and not _is_namedtuple(fetch):
+            return (type(fetch), [self._build(f) for f in fetch])
+        if _is_namedtuple(fetch):
+            return ("namedtuple", type(fetch), [self._build(f) for f in fetch])
+        if isinstance(fetch, dict):
+            return ("dict", type(fetch), [(k, self._build(v)) for k, v in fetch.items()])
+        return self._leaf(fetch)
+
+    def rebuild(self, values, node=None):
+        node = self.structure if node is None else node
+        if isinstance(node, _FetchElement):
+            if node.is_op:
+                return None
+            v = values[node.index]
+            return tensor_util.from_native(v, node.dtype) if node.dtype == _BF16 else v
+        if node[0] == "namedtuple":
+            return node[1](*[self.rebuild(values, n) for n in node[2]])
+        if node[0] == "dict":
+            cls = node[1]
+            items = [(k, self.rebuild(values, n)) for k, n in node[2]]
+            if cls is collections.defaultdict:
+                return dict(items)
+            try:
+                return cls(items)
+            except TypeError:
+                return dict(items)
+        cls, children = node
+        vals = [self.rebuild(values, n) for n in children]
+        return vals if cls is list else (tuple(vals) if cls is tuple else cls(vals))
+
+
+def _feed_value(tensor, value):
+    if isinstance(value, ops.Tensor):
+        raise TypeError(
+            "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include Python scalars, "
+            "strings, lists, numpy ndarrays, or TensorHandles."
+        )
+    dt = tensor.dtype.base_dtype
+    if dt == dtypes.string:
+        arr = np.asarray(value, dtype=object)
+        return tensor_util.to_native(arr, dt)
+    if dt == _BF16:
+        return tensor_util.to_native(np.asarray(value), dt)
+    try:
+        arr = np.asarray(value, dtype=dt.as_numpy_dtype)
+    except (ValueError, TypeError) as e:
+        raise TypeError(
+            f"Cannot convert the value fed for {tensor.name!r} to {dt.name}: {e}"
+        ) from None
+    if arr.dtype == object:
+        raise TypeError(f"Cannot feed a value of type object to {tensor.name!r}")
+    return arr
+
+
+def _resolve_feed_key(graph, key):
+    if isinstance(key, ops.Tensor):
+        if key.graph is not graph:
+            raise ValueError(f"Tensor {key} is not an element of this graph.")
+        return key
+    conv = getattr(key, "_as_graph_element", None)
+    if conv is not None:
+        return conv()
+    try:
+        return graph.as_graph_element(key, allow_tensor=True, allow_operation=False)
+    except (KeyError, ValueError, TypeError) as e:
+        raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
+
+
+class BaseSession:
+    """Shared implementation of ``Session`` and ``InteractiveSession``."""
+
+    def __init__(self, target="", graph=None, config=None):
+        self._graph = ops.get_default_graph() if graph is None else graph
+        if not isinstance(self._graph, ops.Graph):
+            raise TypeError(f"graph must be a tf.Graph, but got {type(self._graph)}")
+        self._target = target
+        self._config = config
+        self._native = _native.Session(self._graph._native)
+        self._closed = False
+        self._default_session_ctx = None
+        self._default_graph_ctx = None
+        self._lock = threading.Lock()
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def graph_def(self):
+        return self._graph.as_graph_def() if hasattr(self._graph, "as_graph_def") else None
+
+    @property
+    def sess_str(self):
+        return self._target
+
+    def list_devices(self):
+        return [_DeviceAttributes("/job:localhost/replica:0/task:0/device:CPU:0", "CPU", 0, 0)]
+
+    def as_default(self):
+        """Makes this the default session for ``Tensor.eval`` and ``Operation.run``."""
+        return _default_session_stack.get_controller(self)
+
+    def _check_open(self):
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+
+    def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
+        """Runs the ops and evaluates the tensors in ``fetches`` (any nesting of lists, tuples, dicts,
+        namedtuples), feeding ``feed_dict``. Returns values in the same structure."""
+        self._check_open()
+        graph = self._graph
+        # Fast path: one tensor, no feeds.
+        if isinstance(fetches, ops.Tensor) and not feed_dict:
+            if fetches.graph is not graph:
+                raise ValueError(
+                    f"Fetch argument {fetches!r} cannot be interpreted as a Tensor. (Tensor {fetches} is not an "
+                    "element of this graph.)"
+                )
+            out = self._call_native([], [], [], [fetches._tid], [])
+            v = out[0]
+            return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
+        plan = _FetchPlan(graph, fetches)
+        feed_ids, feed_vals, feed_types = self._prepare_feeds(feed_dict)
+        out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets)
+        return plan.rebuild(out)
+
+    def _prepare_feeds(self, feed_dict):
+        feed_ids, feed_vals, feed_types = [], [], []
+        if not feed_dict:
+            return feed_ids, feed_vals, feed_types
+        graph = self._graph
+        for key, value in feed_dict.items():
+            if isinstance(key, tuple) and not isinstance(key, ops.Tensor) and type(key).__name__ == "SparseTensor":
+                raise NotImplementedError("feeding SparseTensors is not supported yet")
+            t = _resolve_feed_key(graph, key)
+            if not isinstance(t, ops.Tensor):
+                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r} is not a Tensor")
+            if t.graph is not graph:
+                raise ValueError(f"Tensor {t} is not an element of this graph.")
+            if not graph.is_feedable(t):
+                raise ValueError(f"Tensor {t.name} may not be fed.")
+            feed_ids.append(t._tid)
+            feed_vals.append(_feed_value(t, value))
+            feed_types.append(t.dtype.base_dtype.as_datatype_enum)
+        return feed_ids, feed_vals, feed_types
+
+    def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids):
+        try:
+            return self._native.run(feed_ids, feed_vals, feed_types, fetch_ids, target_ids)
+        except errors.OpError as e:
+            raise self._attach_op(e) from None
+
+    def _attach_op(self, e):
+        if isinstance(e.op, str):
+            op = self._graph._get_operation_by_name_unsafe(e.op)
+            if op is not None:
+                e._op = op
+                e._node_def = op.node_def
+        return e
+
+    def make_callable(self, fetches, feed_list=None, accept_options=False):
+        """A function running ``fetches`` with positional values for ``feed_list``; the plan is compiled once."""
+        self._check_open()
+        plan = _FetchPlan(self._graph, fetches)
+        feeds = [_resolve_feed_key(self._graph, f) for f in (feed_list or [])]
+        runner = self._native.make_callable(
+            [t._tid for t in feeds],
+            [t.dtype.base_dtype.as_datatype_enum for t in feeds],
+            plan.tensors,
+            plan.targets,
+        )
+        session = self
+
+        def call(*args, **kwargs):
+            if len(args) != len(feeds):
+                raise TypeError(f"Expected {len(feeds)} feed values, got {len(args)}")
+            session._check_open()
+            vals = [_feed_value(t, v) for t, v in zip(feeds, args)]
+            try:
+                out = runner(vals)
+            except errors.OpError as e:
+                raise session._attach_op(e) from None
+            return plan.rebuild(out)
+
+        return call
+
+    def partial_run_setup(self, fetches, feeds=None):
+        raise NotImplementedError("partial_run is not supported by ferroflow")
+
+    def partial_run(self, handle, fetches, feed_dict=None):
+        raise NotImplementedError("partial_run is not supported by ferroflow")
+
+    def close(self):
+        """Frees the session's resources (variables)."""
+        if not self._closed:
+            self._closed = True
+            self._native.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
+
+
+class _DeviceAttributes:
+    def __init__(self, name, device_type, memory_limit_bytes, incarnation):
+        self.name = name
+        self.device_type = device_type
+        self.memory_limit_bytes = memory_limit_bytes
+        self.incarnation = incarnation
+
+    def __repr__(self):
+        return f"_DeviceAttributes({self.name}, {self.device_type}, {self.memory_limit_bytes}, {self.incarnation})"
+
+
+class Session(BaseSession):
+    """A session: ``with tf.Session() as sess: sess.run(...)``."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+
+    def __enter__(self):
+        if self._default_graph_ctx is None:
+            self._default_graph_ctx = self._graph.as_default()
+        self._default_session_ctx = self.as_default()
+        self._default_graph_ctx.__enter__()
+        self._default_session_ctx.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self._default_session_ctx.__exit__(exc_type, exc, tb)
+            self._default_graph_ctx.__exit__(exc_type, exc, tb)
+        finally:
+            self._default_session_ctx = None
+            self._default_graph_ctx = None
+            self.close()
+        return False
+
+    @staticmethod
+    def reset(target, containers=None, config=None):
+        """Distributed sessions only; a no-op in-process."""
+
+
+class InteractiveSession(BaseSession):
+    """A session that installs itself as the default on creation (for shells and notebooks)."""
+
+    def __init__(self, target="", graph=None, config=None):
+        super().__init__(target, graph, config)
+        self._graph_ctx = self._graph.as_default()
+        self._graph_ctx.__enter__()
+        self._session_ctx = self.as_default()
+        self._session_ctx.__enter__()
+        self._explicitly_closed = False
+
+    def close(self):
+        if not self._closed:
+            try:
+                self._session_ctx.__exit__(None, None, None)
+                self._graph_ctx.__exit__(None, None, None)
+            except (IndexError, ValueError):  # pragma: no cover - closed from another thread
+                pass
+        super().close()
+
+
+class _DefaultSessionStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+    def get_default(self):
+        return self.stack[-1] if self.stack else None
+
+    def get_controller(self, session):
+        stack = self
+
+        class _Ctx:
+            def __enter__(self_inner):
+                stack.stack.append(session)
+                return session
+
+            def __exit__(self_inner, *exc):
+                if stack.stack and stack.stack[-1] is session:
+                    stack.stack.pop()
+                elif session in stack.stack:
+                    stack.stack.remove(session)
+                return False
+
+        return _Ctx()
+
+
+_default_session_stack = _DefaultSessionStack()
+
+
+def get_default_session():
+    """The innermost session installed with ``as_default`` (or a ``with Session()`` block)."""
+    return _default_session_stack.get_default()

@@ -1,0 +1,165 @@
+"""NumPy <-> native tensor encodings, and TensorFlow's value-conversion rules."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ferroflow.framework import dtypes
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+def _flatten(value):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flatten(v)
+    else:
+        yield value
+
+
+def infer_dtype(value):
+    """The dtype TensorFlow gives a Python or NumPy value when none is requested."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "SUO":
+            return dtypes.string
+        return dtypes.as_dtype(arr.dtype)
+    items = list(_flatten(value))
+    if items and all(isinstance(v, (str, bytes)) for v in items):
+        return dtypes.string
+    if any(isinstance(v, (str, bytes)) for v in items):
+        raise TypeError(f"Can't convert {value!r}: mixed strings and numbers")
+    arr = np.array(value)
+    if arr.dtype.kind == "b":
+        return dtypes.bool
+    if arr.dtype.kind in "iu":
+        if arr.size == 0 or (arr.min() >= _INT32_MIN and arr.max() <= _INT32_MAX):
+            return dtypes.int32
+        return dtypes.int64
+    if arr.dtype.kind == "f":
+        # Python floats become float32 (numpy floats keep their width above).
+        if any(isinstance(v, np.floating) for v in items):
+            return dtypes.as_dtype(max((v.dtype for v in items if isinstance(v, np.generic)), key=lambda d: d.itemsize))
+        return dtypes.float32
+    if arr.dtype.kind == "c":
+        return dtypes.complex64
+    if arr.size == 0:
+        return dtypes.float32
+    raise TypeError(f"Failed to convert object of type {type(value).__name__} to Tensor. Contents: {value!r}")
+
+
+def _check_compatible(value, dtype):
+    """TensorFlow's check that Python values fit the requested dtype."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return
+    for v in _flatten(value):
+        ok = True
+        if dtype == dtypes.string:
+            ok = isinstance(v, (str, bytes))
+        elif dtype.is_bool:
+            ok = isinstance(v, (bool, np.bool_))
+        elif dtype.is_integer:
+            ok = isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, float)
+        elif dtype.is_floating or dtype.is_complex:
+            ok = isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (str, bytes))
+        if not ok:
+            raise TypeError(f"Expected {dtype.name}, got {v!r} of type '{type(v).__name__}' instead.")
+
+
+def to_numpy(value, dtype=None):
+    """Converts a Python/NumPy value to an array of ``dtype`` (inferred when None)."""
+    dtype = infer_dtype(value) if dtype is None else dtypes.as_dtype(dtype).base_dtype
+    _check_compatible(value, dtype)
+    if dtype == dtypes.string:
+        arr = np.array(value, dtype=object)
+        flat = [v.encode() if isinstance(v, str) else bytes(v) for v in arr.reshape(-1)]
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out.reshape(arr.shape), dtype
+    if dtype == dtypes.bfloat16:
+        return np.asarray(value, dtype=np.float32), dtype
+    try:
+        with np.errstate(invalid="ignore"):
+            arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
+    except (OverflowError, ValueError) as e:
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}: {e}") from None
+    if dtype.is_integer and not isinstance(value, (np.ndarray, np.generic)):
+        src = np.asarray(value)
+        if src.size and (src.min() < dtype.min or src.max() > dtype.max):
+            raise TypeError(f"Value out of range for {dtype.name}: {value!r}")
+    return arr, dtype
+
+
+def _bf16_bits(arr):
+    """float32 -> bfloat16 bit patterns (round to nearest even)."""
+    if arr.dtype == np.uint16:
+        return arr
+    if dtypes._BF16_NP is not None and arr.dtype == dtypes._BF16_NP:
+        return arr.view(np.uint16)
+    f = np.ascontiguousarray(arr, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+    nan = np.isnan(f)
+    rounded[nan] = 0x7FC0
+    return rounded
+
+
+def to_native(arr, dtype):
+    """The value the native module takes for a tensor of ``dtype``."""
+    if dtype == dtypes.string:
+        arr = np.asarray(arr, dtype=object)
+        flat = [v.encode() if isinstance(v, str) else bytes(v) for v in arr.reshape(-1)]
+        return ("strings", list(arr.shape), flat)
+    if dtype == dtypes.bfloat16:
+        return _bf16_bits(np.asarray(arr))
+    return np.ascontiguousarray(arr)
+
+
+def tensor_attr(arr, dtype):
+    """A ``("tensor", value, enum)`` attribute for the native graph."""
+    return ("tensor", to_native(arr, dtype), dtype.as_datatype_enum)
+
+
+def from_native(value, dtype):
+    """Post-processes a fetched value: bfloat16 arrives as uint16 bits."""
+    if dtype == dtypes.bfloat16:
+        arr = np.asarray(value, dtype=np.uint16)
+        if dtypes._BF16_NP is not None:
+            out = arr.view(dtypes._BF16_NP)
+        else:
+            out = (arr.astype(np.uint32) << 16).view(np.float32)
+        return out if out.ndim else out[()]
+    return value
+
+
+def constant_value(tensor, partial=False):
+    """The value of ``tensor`` if it can be computed without running the graph, else None."""
+    from ferroflow.framework.ops import Tensor
+
+    if isinstance(tensor, (np.ndarray, np.generic)):
+        return tensor
+    if not isinstance(tensor, Tensor):
+        return tensor
+    v = tensor.graph._native.const_value(tensor._tid)
+    if v is None:
+        return None
+    v = from_native(v, tensor.dtype)
+    return np.asarray(v)
+
+
+def constant_value_as_shape(tensor):
+    """The shape a 1-D shape tensor describes, as far as known at construction time."""
+    from ferroflow.framework.tensor_shape import TensorShape, unknown_shape
+
+    dims = tensor.graph._native.shape_value(tensor._tid)
+    return unknown_shape() if dims is None else TensorShape(dims)
+
+
+def make_ndarray(tensor):
+    """NumPy value of a constant tensor or of a NumPy-convertible value."""
+    v = constant_value(tensor)
+    if v is None:
+        raise TypeError(f"{tensor} is not a constant")
+    return np.asarray(v)

@@ -1,0 +1,1 @@
+"""TensorFlow's Python op library, built on the native graph."""

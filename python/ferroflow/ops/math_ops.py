@@ -1,0 +1,402 @@
+"""Math ops: arithmetic, comparisons, reductions, matmul, and the Tensor operators."""
+
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from ferroflow.framework import dtypes, ops
+from ferroflow.ops import array_ops
+from ferroflow.ops._op_util import make, to_int_tensor
+
+cast = array_ops.cast
+range = array_ops.range  # noqa: A001 - TensorFlow's name
+
+
+def _unary(op_type, default_name=None):
+    def f(x, name=None):
+        with ops.name_scope(name, default_name or op_type, [x]) as scope:
+            t = ops.convert_to_tensor(x, name="x")
+            return make(op_type, [t], {}, scope)
+
+    f.__name__ = (default_name or op_type).lower()
+    f.__doc__ = f"Elementwise ``{op_type}``."
+    return f
+
+
+def _binary(op_type, default_name=None):
+    def f(x, y, name=None):
+        with ops.name_scope(name, default_name or op_type, [x, y]) as scope:
+            a, b = array_ops._convert_pair(x, y)
+            return make(op_type, [a, b], {}, scope)
+
+    f.__name__ = (default_name or op_type).lower()
+    f.__doc__ = f"Elementwise ``{op_type}`` with broadcasting."
+    return f
+
+
+add = _binary("AddV2", "Add")
+subtract = _binary("Sub")
+multiply = _binary("Mul")
+realdiv = _binary("RealDiv")
+floordiv = _binary("FloorDiv", "floordiv")
+floor_div = floordiv
+floormod = _binary("FloorMod")
+mod = floormod
+truncatemod = _binary("TruncateMod")
+maximum = _binary("Maximum")
+minimum = _binary("Minimum")
+squared_difference = _binary("SquaredDifference")
+div_no_nan = _binary("DivNoNan")
+atan2 = _binary("Atan2")
+equal = _binary("Equal")
+not_equal = _binary("NotEqual")
+less = _binary("Less")
+less_equal = _binary("LessEqual")
+greater = _binary("Greater")
+greater_equal = _binary("GreaterEqual")
+logical_and = _binary("LogicalAnd")
+logical_or = _binary("LogicalOr")
+
+negative = _unary("Neg")
+neg = negative
+sign = _unary("Sign")
+square = _unary("Square")
+sqrt = _unary("Sqrt")
+rsqrt = _unary("Rsqrt")
+exp = _unary("Exp")
+log = _unary("Log")
+log1p = _unary("Log1p")
+expm1 = _unary("Expm1")
+sin = _unary("Sin")
+cos = _unary("Cos")
+tan = _unary("Tan")
+tanh = _unary("Tanh")
+sigmoid = _unary("Sigmoid")
+floor = _unary("Floor")
+ceil = _unary("Ceil")
+reciprocal = _unary("Reciprocal")
+logical_not = _unary("LogicalNot")
+is_finite = _unary("IsFinite")
+is_inf = _unary("IsInf")
+is_nan = _unary("IsNan")
+softplus = _unary("Softplus")
+
+
+def abs(x, name=None):  # noqa: A001 - TensorFlow's name
+    with ops.name_scope(name, "Abs", [x]) as scope:
+        t = ops.convert_to_tensor(x, name="x")
+        return make("Abs", [t], {}, scope)
+
+
+def round(x, name=None):  # noqa: A001 - TensorFlow's name
+    """Rounds half to even; integers pass through."""
+    t = ops.convert_to_tensor(x, name="x")
+    if t.dtype.is_integer:
+        return t
+    return make("Round", [t], {}, name)
+
+
+def pow(x, y, name=None):  # noqa: A001 - TensorFlow's name
+    with ops.name_scope(name, "Pow", [x]) as scope:
+        a, b = array_ops._convert_pair(x, y)
+        return make("Pow", [a, b], {}, scope)
+
+
+def logical_xor(x, y, name="LogicalXor"):
+    with ops.name_scope(name, "LogicalXor", [x, y]) as scope:
+        return logical_and(logical_or(x, y), logical_not(logical_and(x, y)), name=scope)
+
+
+_TRUEDIV_TARGET = {
+    dtypes.int8: dtypes.float32,
+    dtypes.uint8: dtypes.float32,
+    dtypes.int16: dtypes.float32,
+    dtypes.uint16: dtypes.float32,
+    dtypes.int32: dtypes.float64,
+    dtypes.int64: dtypes.float64,
+}
+
+
+def truediv(x, y, name=None):
+    """Division that casts integers to floating point first (Python 3 ``/``)."""
+    with ops.name_scope(name, "truediv", [x, y]) as scope:
+        a, b = array_ops._convert_pair(x, y)
+        if a.dtype != b.dtype:
+            raise TypeError(f"`x` and `y` must have the same dtype, got {a.dtype!r} != {b.dtype!r}.")
+        target = _TRUEDIV_TARGET.get(a.dtype)
+        if target is not None:
+            a, b = cast(a, target), cast(b, target)
+        return make("RealDiv", [a, b], {}, scope)
+
+
+def divide(x, y, name=None):
+    """``x / y`` (true division)."""
+    return truediv(x, y, name=name or "truediv")
+
+
+def div(x, y, name=None):
+    """TF1 ``div``: floor division for integers, real division for floats."""
+    with ops.name_scope(name, "div", [x, y]) as scope:
+        a, b = array_ops._convert_pair(x, y)
+        if a.dtype.is_integer:
+            return make("FloorDiv", [a, b], {}, scope)
+        return make("RealDiv", [a, b], {}, scope)
+
+
+def scalar_mul(scalar, x, name=None):
+    with ops.name_scope(name, "scalar_mul", [x]) as scope:
+        t = ops.convert_to_tensor(x)
+        s = ops.convert_to_tensor(scalar, dtype=t.dtype, name="scalar")
+        if s.shape.ndims not in (None, 0):
+            raise ValueError(f"Only scalar multiply works, got shape {s.shape}")
+        return multiply(s, t, name=scope)
+
+
+def to_float(x, name="ToFloat"):
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_double(x, name="ToDouble"):
+    return cast(x, dtypes.float64, name=name)
+
+
+def to_int32(x, name="ToInt32"):
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x, name="ToInt64"):
+    return cast(x, dtypes.int64, name=name)
+
+
+def to_bfloat16(x, name="ToBFloat16"):
+    return cast(x, dtypes.bfloat16, name=name)
+
+
+def saturate_cast(value, dtype, name=None):
+    with ops.name_scope(name, "saturate_cast", [value]) as scope:
+        x = ops.convert_to_tensor(value)
+        dtype = dtypes.as_dtype(dtype)
+        if x.dtype.is_numeric and dtype.is_numeric and not dtype.is_floating:
+            lo = max(x.dtype.min, dtype.min) if x.dtype.is_integer else dtype.min
+            hi = min(x.dtype.max, dtype.max) if x.dtype.is_integer else dtype.max
+            x = minimum(maximum(x, ops.convert_to_tensor(lo, dtype=x.dtype)), ops.convert_to_tensor(hi, dtype=x.dtype))
+        return cast(x, dtype, name=scope)
+
+
+def _lookup(new_name, new_value, old_name, old_value):
+    if old_value is not None:
+        if new_value is not None:
+            raise ValueError(f"Cannot specify both '{new_name}' and '{old_name}'")
+        return old_value
+    return new_value
+
+
+def _reduction_dims(x, axis):
+    if axis is None:
+        if x.shape.ndims is not None:
+            return ops.convert_to_tensor(np.arange(x.shape.ndims, dtype=np.int32), name="Const")
+        return array_ops.range(0, array_ops.rank(x))
+    return to_int_tensor(axis, "reduction_indices")
+
+
+def _reducer(op_type, default_name):
+    def f(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+        axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
+        keepdims = _lookup("keepdims", keepdims, "keep_dims", keep_dims)
+        keepdims = False if keepdims is None else builtins.bool(keepdims)
+        x = ops.convert_to_tensor(input_tensor)
+        with ops.name_scope(name, default_name, [x]) as scope:
+            dims = _reduction_dims(x, axis)
+            return make(op_type, [x, dims], {"keep_dims": keepdims}, scope)
+
+    f.__name__ = default_name.lower()
+    f.__doc__ = f"``{op_type}`` over ``axis`` (every axis when None)."
+    return f
+
+
+reduce_sum = _reducer("Sum", "Sum")
+reduce_mean = _reducer("Mean", "Mean")
+reduce_max = _reducer("Max", "Max")
+reduce_min = _reducer("Min", "Min")
+reduce_prod = _reducer("Prod", "Prod")
+reduce_any = _reducer("Any", "Any")
+reduce_all = _reducer("All", "All")
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
+    axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = builtins.bool(_lookup("keepdims", keepdims, "keep_dims", keep_dims))
+    with ops.name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
+        x = ops.convert_to_tensor(input_tensor)
+        m = array_ops.stop_gradient(reduce_max(x, axis, keepdims=True))
+        finite = array_ops.where_v2(is_finite(m), m, array_ops.zeros_like(m))
+        s = log(reduce_sum(exp(subtract(x, finite)), axis, keepdims=keepdims))
+        if not keepdims:
+            finite = array_ops.reshape(finite, array_ops.shape(s))
+        return add(s, finite, name=scope)
+
+
+def count_nonzero(input_tensor=None, axis=None, keepdims=None, dtype=dtypes.int64, name=None,
+                  reduction_indices=None, keep_dims=None, input=None):  # noqa: A002
+    input_tensor = input if input_tensor is None else input_tensor
+    axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = _lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    with ops.name_scope(name, "count_nonzero", [input_tensor]):
+        x = ops.convert_to_tensor(input_tensor)
+        zero = array_ops.zeros([], dtype=x.dtype)
+        return cast(reduce_sum(cast(not_equal(x, zero), dtypes.int64), axis, keepdims=keepdims), dtype)
+
+
+def _arg(op_type):
+    def f(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+        axis = _lookup("axis", axis, "dimension", dimension)
+        if axis is None:
+            axis = 0
+        x = ops.convert_to_tensor(input)
+        a = to_int_tensor(axis, "dimension")
+        return make(op_type, [x, a], {"output_type": ("type", dtypes.as_dtype(output_type).as_datatype_enum)}, name)
+
+    f.__name__ = op_type.lower()
+    return f
+
+
+argmax = _arg("ArgMax")
+argmin = _arg("ArgMin")
+
+
+def arg_max(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002
+    return argmax(input, axis=dimension, output_type=output_type, name=name)
+
+
+def arg_min(input, dimension, output_type=dtypes.int64, name=None):  # noqa: A002
+    return argmin(input, axis=dimension, output_type=output_type, name=name)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
+    """Matrix product of the last two dimensions (batched over leading ones)."""
+    with ops.name_scope(name, "MatMul", [a, b]) as scope:
+        ta = builtins.bool(transpose_a or adjoint_a)
+        tb = builtins.bool(transpose_b or adjoint_b)
+        x, y = array_ops._convert_pair(a, b)
+        if x.shape.ndims == 2 and y.shape.ndims == 2 or (x.shape.ndims is None and y.shape.ndims is None):
+            return make("MatMul", [x, y], {"transpose_a": ta, "transpose_b": tb}, scope)
+        return make("BatchMatMulV2", [x, y], {"adj_x": ta, "adj_y": tb}, scope)
+
+
+def add_n(inputs, name=None):
+    """Sum of a list of same-shaped tensors."""
+    if not inputs or not isinstance(inputs, (list, tuple)):
+        raise ValueError("inputs must be a non-empty list of tensors of the same shape and type")
+    tensors = ops.convert_n_to_tensor(inputs)
+    if len(tensors) == 1:
+        return array_ops.identity(tensors[0], name=name)
+    return make("AddN", tensors, {"N": len(tensors)}, name)
+
+
+def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
+    return add_n(inputs, name=name)
+
+
+def _cumulative(op_type):
+    def f(x, axis=0, exclusive=False, reverse=False, name=None):
+        with ops.name_scope(name, op_type, [x]) as scope:
+            t = ops.convert_to_tensor(x, name="x")
+            a = to_int_tensor(axis, "axis")
+            return make(op_type, [t, a], {"exclusive": builtins.bool(exclusive), "reverse": builtins.bool(reverse)}, scope)
+
+    f.__name__ = op_type.lower()
+    return f
+
+
+cumsum = _cumulative("Cumsum")
+cumprod = _cumulative("Cumprod")
+
+
+def log_sigmoid(x, name=None):
+    with ops.name_scope(name, "LogSigmoid", [x]) as scope:
+        return negative(softplus(negative(x)), name=scope)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """Clamps ``t`` to [min, max] (built as Minimum then Maximum, like TensorFlow)."""
+    with ops.name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
+        x = ops.convert_to_tensor(t, name="t")
+        lo = ops.convert_to_tensor(clip_value_min, dtype=x.dtype, name="clip_value_min")
+        hi = ops.convert_to_tensor(clip_value_max, dtype=x.dtype, name="clip_value_max")
+        upper = minimum(x, hi)
+        if upper.shape.is_fully_defined() and x.shape.is_fully_defined() and upper.shape != x.shape:
+            raise ValueError(f"Clipping bounds {hi.shape} must broadcast to the shape of t {x.shape} without growing it")
+        return maximum(upper, lo, name=scope)
+
+
+def tensordot(a, b, axes, name=None):
+    """Contracts ``axes`` of ``a`` and ``b`` (static shapes only)."""
+    with ops.name_scope(name, "Tensordot", [a, b]) as scope:
+        x, y = array_ops._convert_pair(a, b)
+        if isinstance(axes, int):
+            ax_a = list(builtins.range(x.shape.ndims - axes, x.shape.ndims))
+            ax_b = list(builtins.range(axes))
+        else:
+            ax_a, ax_b = [list(np.atleast_1d(v)) for v in axes]
+        sa, sb = x.shape.as_list(), y.shape.as_list()
+        ax_a = [i % len(sa) for i in ax_a]
+        ax_b = [i % len(sb) for i in ax_b]
+        free_a = [i for i in builtins.range(len(sa)) if i not in ax_a]
+        free_b = [i for i in builtins.range(len(sb)) if i not in ax_b]
+        ka = int(np.prod([sa[i] for i in ax_a]))
+        xa = array_ops.reshape(array_ops.transpose(x, free_a + ax_a), [-1, ka])
+        yb = array_ops.reshape(array_ops.transpose(y, ax_b + free_b), [ka, -1])
+        out = matmul(xa, yb)
+        return array_ops.reshape(out, [sa[i] for i in free_a] + [sb[i] for i in free_b], name=scope)
+
+
+def _binary_operator(func, op_name, reverse=False):
+    def wrapper(self, other):
+        with ops.name_scope(None, op_name, [self, other]) as scope:
+            if isinstance(other, ops.Tensor):
+                y = other
+            else:
+                try:
+                    y = ops.convert_to_tensor(other, dtype=self.dtype.base_dtype, name="y")
+                except TypeError:
+                    return NotImplemented
+            if reverse:
+                return func(y, self, name=scope)
+            return func(self, y, name=scope)
+
+    wrapper.__name__ = op_name
+    return wrapper
+
+
+def _override_operators(cls):
+    binaries = {
+        "add": add,
+        "sub": subtract,
+        "mul": multiply,
+        "truediv": truediv,
+        "div": div,
+        "floordiv": floordiv,
+        "mod": floormod,
+        "pow": pow,
+        "matmul": matmul,
+        "and": logical_and,
+        "or": logical_or,
+        "xor": logical_xor,
+    }
+    for key, func in binaries.items():
+        setattr(cls, f"__{key}__", _binary_operator(func, key))
+        setattr(cls, f"__r{key}__", _binary_operator(func, key, reverse=True))
+    cls.__lt__ = _binary_operator(less, "Less")
+    cls.__le__ = _binary_operator(less_equal, "LessEqual")
+    cls.__gt__ = _binary_operator(greater, "Greater")
+    cls.__ge__ = _binary_operator(greater_equal, "GreaterEqual")
+    cls.__neg__ = lambda self: negative(self)
+    cls.__abs__ = lambda self: abs(self)
+    cls.__invert__ = lambda self: logical_not(self)
+
+
+_override_operators(ops.Tensor)
+
