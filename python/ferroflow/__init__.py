@@ -1,8 +1,274 @@
-"""ferroflow: TensorFlow 1.x's training stack with a Rust core. ``import ferroflow as tf``."""
-from ferroflow.framework import errors as _errors  # noqa: F401  (registers error classes)
-from ferroflow.framework.dtypes import *  # noqa: F401,F403
-from ferroflow.framework.ops import *  # noqa: F401,F403
+"""ferroflow: TensorFlow 1.x's training stack with a Rust core.
+
+``import ferroflow as tf`` (or ``import ferroflow.compat.v1 as tf``) and write
+TF1 code: graphs, placeholders, variables, ``Session.run``.
+"""
+
+from ferroflow.framework import errors as _errors_impl  # noqa: F401  (registers tf.errors with the core)
+
+# isort: split
+from ferroflow import compat  # noqa: F401
+from ferroflow.client.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from ferroflow.framework.constant_op import constant  # noqa: F401
-from ferroflow.ops.array_ops import *  # noqa: F401,F403
-from ferroflow.ops.math_ops import *  # noqa: F401,F403
-from ferroflow.client.session import Session, InteractiveSession, get_default_session  # noqa: F401
+from ferroflow.framework.dtypes import (  # noqa: F401
+    DType,
+    as_dtype,
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    string,
+    uint8,
+    uint16,
+    uint32,
+    uint64,
+)
+from ferroflow.framework.errors import OpError  # noqa: F401
+from ferroflow.framework.ops import (  # noqa: F401
+    Graph,
+    GraphKeys,
+    Operation,
+    Tensor,
+    add_to_collection,
+    add_to_collections,
+    colocate_with,
+    container,
+    control_dependencies,
+    convert_to_tensor,
+    convert_n_to_tensor,
+    device,
+    get_collection,
+    get_collection_ref,
+    get_default_graph,
+    init_scope,
+    is_tensor,
+    name_scope,
+    register_tensor_conversion_function,
+    reset_default_graph,
+)
+from ferroflow.framework.random_seed import get_seed, set_random_seed  # noqa: F401
+from ferroflow.framework.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value  # noqa: F401
+from ferroflow.framework.tensor_util import make_ndarray  # noqa: F401
+from ferroflow.ops.array_ops import (  # noqa: F401
+    boolean_mask,
+    broadcast_to,
+    cast,
+    concat,
+    expand_dims,
+    fill,
+    gather,
+    gather_nd,
+    get_static_value,
+    identity,
+    lin_space,
+    linspace,
+    matrix_transpose,
+    newaxis,
+    one_hot,
+    ones,
+    ones_like,
+    pad,
+    parallel_stack,
+    placeholder,
+    placeholder_with_default,
+    range,
+    rank,
+    reshape,
+    reverse,
+    reverse_v2,
+    sequence_mask,
+    shape,
+    shape_n,
+    size,
+    slice,
+    split,
+    squeeze,
+    stack,
+    stop_gradient,
+    strided_slice,
+    tile,
+    transpose,
+    unstack,
+    where,
+    where_v2,
+    zeros,
+    zeros_like,
+)
+from ferroflow.ops.check_ops import *  # noqa: F401,F403
+from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
+from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
+from ferroflow.ops.init_ops import (  # noqa: F401
+    constant_initializer,
+    glorot_normal_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    orthogonal_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    truncated_normal_initializer,
+    uniform_unit_scaling_initializer,
+    variance_scaling_initializer,
+    zeros_initializer,
+)
+from ferroflow.ops.math_ops import (  # noqa: F401
+    abs,
+    accumulate_n,
+    add,
+    add_n,
+    arg_max,
+    arg_min,
+    argmax,
+    argmin,
+    atan2,
+    ceil,
+    clip_by_value,
+    cos,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    div,
+    div_no_nan,
+    divide,
+    equal,
+    exp,
+    expm1,
+    floor,
+    floor_div,
+    floordiv,
+    floormod,
+    greater,
+    greater_equal,
+    is_finite,
+    is_inf,
+    is_nan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log_sigmoid,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    matmul,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    negative,
+    not_equal,
+    pow,
+    realdiv,
+    reciprocal,
+    reduce_all,
+    reduce_any,
+    reduce_logsumexp,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+    round,
+    rsqrt,
+    saturate_cast,
+    scalar_mul,
+    sigmoid,
+    sign,
+    sin,
+    sqrt,
+    square,
+    squared_difference,
+    subtract,
+    tan,
+    tanh,
+    tensordot,
+    to_bfloat16,
+    to_double,
+    to_float,
+    to_int32,
+    to_int64,
+    truediv,
+    truncatemod,
+)
+from ferroflow.ops.random_ops import random_crop, random_normal, random_shuffle, random_uniform, truncated_normal  # noqa: F401
+from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
+from ferroflow.ops.variable_scope import (  # noqa: F401
+    AUTO_REUSE,
+    VariableScope,
+    get_local_variable,
+    get_variable,
+    get_variable_scope,
+    no_regularizer,
+    variable_op_scope,
+    variable_scope,
+)
+from ferroflow.ops.variables import (  # noqa: F401
+    Variable,
+    VariableAggregation,
+    VariableSynchronization,
+    all_variables,
+    assert_variables_initialized,
+    global_variables,
+    global_variables_initializer,
+    initialize_all_variables,
+    initialize_local_variables,
+    initialize_variables,
+    is_variable_initialized,
+    local_variables,
+    local_variables_initializer,
+    model_variables,
+    moving_average_variables,
+    report_uninitialized_variables,
+    trainable_variables,
+    variables_initializer,
+)
+
+# isort: split
+from ferroflow import (  # noqa: E402,F401
+    app,
+    debugging,
+    dtypes,
+    errors,
+    flags,
+    gfile,
+    initializers,
+    io,
+    losses,
+    math,
+    nn,
+    random,
+)
+
+check_numerics = debugging.check_numerics if hasattr(debugging, "check_numerics") else None
+newaxis = None
+AUTO_REUSE = AUTO_REUSE
+__version__ = "0.1.0"
+VERSION = "1.15.0-ferroflow"
+GRAPH_DEF_VERSION = 1994
+_SUBMODULES = ("app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math", "nn", "random")
+
+
+def executing_eagerly():
+    """Always False: ferroflow runs graphs."""
+    return False
+
+
+def disable_eager_execution():
+    """No-op: ferroflow always builds graphs."""
+
+
+def disable_v2_behavior():
+    """No-op: ferroflow always has TF1 behaviour."""
+
+
+def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
+    raise NotImplementedError("ferroflow runs graphs only; eager execution is not supported")

@@ -98,7 +98,7 @@ def _bf16_bits(arr):
         return arr
     if dtypes._BF16_NP is not None and arr.dtype == dtypes._BF16_NP:
         return arr.view(np.uint16)
-    f = np.ascontiguousarray(arr, dtype=np.float32)
+    f = np.array(arr, dtype=np.float32, order="C")
     bits = f.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
     nan = np.isnan(f)
@@ -114,7 +114,9 @@ def to_native(arr, dtype):
         return ("strings", list(arr.shape), flat)
     if dtype == dtypes.bfloat16:
         return _bf16_bits(np.asarray(arr))
-    return np.ascontiguousarray(arr)
+    arr = np.asarray(arr)
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one.)
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
 
 
 def tensor_attr(arr, dtype):

@@ -1,0 +1,340 @@
+"""``tf.Variable`` (TF1 reference variables) and the variable collections."""
+
+from __future__ import annotations
+
+from ferroflow.framework import constant_op, dtypes, ops
+from ferroflow.framework.tensor_shape import as_shape, unknown_shape
+from ferroflow.ops import array_ops, control_flow_ops, state_ops
+
+
+class VariableSynchronization:
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation:
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3
+
+
+class Variable:
+    """A mutable tensor that lives in a session across ``run`` calls.
+
+    Built as TensorFlow 1 builds it: a ``VariableV2`` op named ``name``, an
+    ``Assign`` initializer (``name/Assign``) and a ``name/read`` snapshot.
+    """
+
+    def __init__(self, initial_value=None, trainable=None, collections=None, validate_shape=True,
+                 caching_device=None, name=None, variable_def=None, dtype=None, expected_shape=None,
+                 import_scope=None, constraint=None, use_resource=None,
+                 synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE, shape=None):
+        if variable_def is not None:
+            raise NotImplementedError("building a Variable from a VariableDef is not supported yet")
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if trainable is None:
+            trainable = synchronization != VariableSynchronization.ON_READ
+        if collections is None:
+            collections = [ops.GraphKeys.GLOBAL_VARIABLES]
+        if not isinstance(collections, (list, tuple, set)):
+            raise ValueError(f"collections argument to Variable constructor must be a list, tuple, or set. Got {collections!r}")
+        collections = list(collections)
+        if trainable and ops.GraphKeys.TRAINABLE_VARIABLES not in collections:
+            collections.append(ops.GraphKeys.TRAINABLE_VARIABLES)
+        self._trainable = bool(trainable)
+        self._constraint = constraint
+        self._save_slice_info = None
+        self._caching_device = caching_device
+        init_from_fn = callable(initial_value)
+        dtype = None if dtype is None else dtypes.as_dtype(dtype)
+        with ops.init_scope():
+            with ops.name_scope(name, "Variable", [] if init_from_fn else [initial_value]) as scope:
+                if init_from_fn:
+                    with ops.name_scope("Initializer"), ops.device(None):
+                        value = initial_value()
+                        self._initial_value = ops.convert_to_tensor(value, name="initial_value", dtype=dtype)
+                else:
+                    self._initial_value = ops.convert_to_tensor(initial_value, name="initial_value", dtype=dtype)
+                if shape is not None:
+                    var_shape = as_shape(shape)
+                elif validate_shape:
+                    var_shape = self._initial_value.shape
+                    if not var_shape.is_fully_defined():
+                        raise ValueError(f"initial_value must have a shape specified: {self._initial_value}")
+                else:
+                    var_shape = unknown_shape()
+                self._variable = state_ops.variable_op_v2(var_shape, self._initial_value.dtype.base_dtype, name=scope)
+                self._initializer_op = state_ops.assign(
+                    self._variable, self._initial_value, validate_shape=validate_shape, name="Assign"
+                ).op
+                with ops.device(self._variable.device):
+                    self._snapshot = array_ops.identity(self._variable, name="read")
+        self._graph = self._variable.graph
+        ops.get_default_graph().add_to_collections(collections, self)
+
+    # -- identity --------------------------------------------------------------
+    @property
+    def name(self):
+        return self._variable.name
+
+    @property
+    def op(self):
+        return self._variable.op
+
+    @property
+    def graph(self):
+        return self._graph
+
+    @property
+    def device(self):
+        return self._variable.device
+
+    @property
+    def dtype(self):
+        return self._variable.dtype
+
+    @property
+    def shape(self):
+        return self._variable.shape
+
+    def get_shape(self):
+        return self._variable.shape
+
+    def set_shape(self, shape):
+        self._variable.set_shape(shape)
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def constraint(self):
+        return self._constraint
+
+    @property
+    def synchronization(self):
+        return VariableSynchronization.AUTO
+
+    @property
+    def aggregation(self):
+        return VariableAggregation.NONE
+
+    @property
+    def initializer(self):
+        """The op that assigns the initial value."""
+        return self._initializer_op
+
+    @property
+    def initial_value(self):
+        return self._initial_value
+
+    @property
+    def _shared_name(self):
+        return self._variable.op.name
+
+    # -- reading -------------------------------------------------------------
+    def value(self):
+        """The ``name/read`` snapshot of the current value."""
+        return self._snapshot
+
+    def read_value(self):
+        """A fresh read of the current value."""
+        return array_ops.identity(self._variable, name="read")
+
+    def _ref(self):
+        """The reference tensor that update ops take."""
+        return self._variable
+
+    def _as_graph_element(self):
+        return self._variable
+
+    def _as_tensor(self, dtype=None, name=None):
+        return self._snapshot
+
+    def initialized_value(self):
+        """The initial value (TF reads the variable if already initialized; here the initializer is rerun first)."""
+        return control_flow_ops.with_dependencies([self._initializer_op], self._variable)
+
+    def eval(self, session=None):
+        """The current value in the default (or given) session."""
+        return ops._eval_using_default_session(self._variable, None, self._graph, session)
+
+    def load(self, value, session=None):
+        """Writes ``value`` into the variable through its initializer."""
+        session = ops._default_session_for(self._graph, session)
+        session.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
+
+    # -- updating ------------------------------------------------------------
+    def assign(self, value, use_locking=False, name=None, read_value=True):
+        t = state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
+        return t if read_value else t.op
+
+    def assign_add(self, delta, use_locking=False, name=None, read_value=True):
+        t = state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
+        return t if read_value else t.op
+
+    def assign_sub(self, delta, use_locking=False, name=None, read_value=True):
+        t = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
+        return t if read_value else t.op
+
+    def _sparse(self, fn, sparse_delta, use_locking, name):
+        return fn(self._variable, sparse_delta.indices, sparse_delta.values, use_locking=use_locking, name=name)
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(state_ops.scatter_update, sparse_delta, use_locking, name)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(state_ops.scatter_add, sparse_delta, use_locking, name)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(state_ops.scatter_sub, sparse_delta, use_locking, name)
+
+    def sparse_read(self, indices, name=None):
+        return array_ops.gather(self._snapshot, indices, name=name)
+
+    def gather_nd(self, indices, name=None):
+        return array_ops.gather_nd(self._snapshot, indices, name=name)
+
+    def experimental_ref(self):
+        return ops._Reference(self)
+
+    ref = experimental_ref
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
+
+    def __iter__(self):
+        return iter(self._snapshot)
+
+    def __bool__(self):
+        return self._snapshot.__bool__()
+
+    def __array__(self, dtype=None, copy=None):
+        return self._snapshot.__array__(dtype)
+
+    class SaveSliceInfo:
+        """Where a partition sits in its full variable (used by checkpoints)."""
+
+        def __init__(self, full_name=None, full_shape=None, var_offset=None, var_shape=None, save_slice_info_def=None,
+                     import_scope=None):
+            self.full_name = full_name
+            self.full_shape = full_shape
+            self.var_offset = var_offset
+            self.var_shape = var_shape
+
+        @property
+        def spec(self):
+            full = " ".join(str(d) for d in self.full_shape) + " "
+            sl = ":".join(f"{o},{s}" for o, s in zip(self.var_offset, self.var_shape))
+            return full + sl
+
+    def _set_save_slice_info(self, save_slice_info):
+        self._save_slice_info = save_slice_info
+
+    def _get_save_slice_info(self):
+        return self._save_slice_info
+
+
+def _forward_operator(name):
+    def f(self, *args):
+        return getattr(ops.Tensor, name)(self._snapshot, *args)
+
+    f.__name__ = name
+    return f
+
+
+for _op_name in ops.Tensor.OVERLOADABLE_OPERATORS - {"__eq__", "__ne__"}:
+    if hasattr(ops.Tensor, _op_name):
+        setattr(Variable, _op_name, _forward_operator(_op_name))
+
+
+RefVariable = Variable
+
+
+def global_variables(scope=None):
+    """Variables in the GLOBAL_VARIABLES collection (optionally filtered by name regex)."""
+    return ops.get_collection(ops.GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+def all_variables():
+    return global_variables()
+
+
+def trainable_variables(scope=None):
+    return ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope=None):
+    return ops.get_collection(ops.GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def model_variables(scope=None):
+    return ops.get_collection(ops.GraphKeys.MODEL_VARIABLES, scope)
+
+
+def moving_average_variables(scope=None):
+    return ops.get_collection(ops.GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def variables_initializer(var_list, name="init"):
+    """One op running every variable's initializer."""
+    if var_list:
+        return control_flow_ops.group(*[v.initializer for v in var_list], name=name)
+    return control_flow_ops.no_op(name=name)
+
+
+initialize_variables = variables_initializer
+
+
+def global_variables_initializer():
+    return variables_initializer(global_variables())
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer():
+    return variables_initializer(local_variables())
+
+
+initialize_local_variables = local_variables_initializer
+
+
+def is_variable_initialized(variable):
+    return state_ops.is_variable_initialized(variable)
+
+
+def assert_variables_initialized(var_list=None):
+    """An op that fails if any of ``var_list`` (default: global variables) is uninitialized."""
+    from ferroflow.ops import math_ops
+
+    if var_list is None:
+        var_list = global_variables()
+    if not var_list:
+        return None
+    with ops.name_scope("assert_variables_initialized"):
+        ranks = [is_variable_initialized(v) for v in var_list]
+        return control_flow_ops.Assert(math_ops.reduce_all(array_ops.stack(ranks)), ["Uninitialized variables"])
+
+
+def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
+    """A 1-D string tensor of the names of uninitialized variables."""
+    from ferroflow.ops import math_ops
+
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with ops.name_scope(name) as scope:
+        if not var_list:
+            return array_ops.identity(constant_op.constant([], dtype=dtypes.string), name=scope)
+        with ops.control_dependencies(None):
+            inited = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
+            names = constant_op.constant([v.op.name for v in var_list])
+            return array_ops.boolean_mask(names, math_ops.logical_not(inited), name=scope)
