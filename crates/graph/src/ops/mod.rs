@@ -6,6 +6,7 @@
 //! summaries) register their own ops with [`register_op`].
 
 mod array;
+mod logging;
 mod math;
 mod nn;
 mod random;
@@ -63,6 +64,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     let mut m = HashMap::new();
     for list in [
         array::ops(),
+        logging::ops(),
         math::ops(),
         nn::ops(),
         random::ops(),
