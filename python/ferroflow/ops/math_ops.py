@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import numbers
 
 import numpy as np
 
@@ -362,6 +363,10 @@ def _binary_operator(func, op_name, reverse=False):
                 try:
                     y = ops.convert_to_tensor(other, dtype=self.dtype.base_dtype, name="y")
                 except TypeError:
+                    # Let other tensor-like types supply the reflected operator;
+                    # plain numbers and arrays of the wrong type are an error.
+                    if isinstance(other, _PLAIN_VALUES):
+                        raise
                     return NotImplemented
             if reverse:
                 return func(y, self, name=scope)
@@ -369,6 +374,9 @@ def _binary_operator(func, op_name, reverse=False):
 
     wrapper.__name__ = op_name
     return wrapper
+
+
+_PLAIN_VALUES = (numbers.Number, np.ndarray, np.generic, list, builtins.tuple, str, bytes)
 
 
 def _override_operators(cls):

@@ -154,6 +154,11 @@ class Variable:
         return self._variable
 
     def _as_tensor(self, dtype=None, name=None):
+        # Inside a control-dependency block, read afresh so the read is ordered
+        # after the dependencies (the `with control_dependencies([update]):
+        # tf.identity(v)` idiom); elsewhere reuse the `name/read` snapshot.
+        if self._graph._control_dependencies_stack and self._graph is ops.get_default_graph():
+            return array_ops.identity(self._variable, name="read")
         return self._snapshot
 
     def initialized_value(self):
@@ -245,7 +250,7 @@ class Variable:
 
 def _forward_operator(name):
     def f(self, *args):
-        return getattr(ops.Tensor, name)(self._snapshot, *args)
+        return getattr(ops.Tensor, name)(self._as_tensor(), *args)
 
     f.__name__ = name
     return f

@@ -1,0 +1,181 @@
+"""Session.run: fetch structures, feeds, errors, defaults, threads."""
+
+import collections
+import threading
+
+import numpy as np
+import pytest
+
+import ferroflow as tf
+
+
+def test_fetch_structures_are_rebuilt():
+    a = tf.constant(1.0)
+    b = tf.constant([2, 3])
+    noop = tf.no_op()
+    Pair = collections.namedtuple("Pair", ["x", "y"])
+    with tf.Session() as sess:
+        out = sess.run({"a": a, "pair": Pair(a, [b, noop]), "t": (b,)})
+    assert out["a"] == 1.0 and isinstance(out["a"], np.float32)
+    assert isinstance(out["pair"], Pair)
+    np.testing.assert_array_equal(out["pair"].y[0], [2, 3])
+    assert out["pair"].y[1] is None
+    assert isinstance(out["t"], tuple)
+
+
+def test_fetch_by_name_and_operation_returns_none():
+    x = tf.constant([1.0, 2.0], name="x")
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run("x:0"), [1.0, 2.0])
+        assert sess.run(x.op) is None
+        assert sess.run("x") is None
+        with pytest.raises(ValueError, match="cannot be interpreted as a Tensor"):
+            sess.run("nope:0")
+
+
+def test_feeds_by_tensor_and_name_with_tf_conversion():
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    i = tf.placeholder(tf.int32, [], name="i")
+    y = x * 2.0
+    with tf.Session() as sess:
+        out = sess.run(y, {x: np.array([[1.5, 2.5]], dtype=np.float64)})
+        assert out.dtype == np.float32
+        np.testing.assert_array_equal(out, [[3.0, 5.0]])
+        np.testing.assert_array_equal(sess.run(y, {"x:0": [[1, 2]]}), [[2.0, 4.0]])
+        assert sess.run(i + 1, {i: np.uint8(7)}) == 8
+
+
+def test_feeding_any_tensor_replaces_its_value():
+    a = tf.constant(2.0)
+    b = a * 3.0
+    c = b + 1.0
+    with tf.Session() as sess:
+        assert sess.run(c, {b: 10.0}) == 11.0
+        assert sess.run(c) == 7.0
+
+
+def test_missing_feed_wrong_shape_and_wrong_type():
+    x = tf.placeholder(tf.float32, [None, 3], name="inp")
+    y = tf.identity(x)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError, match="You must feed a value for placeholder tensor 'inp'"):
+            sess.run(y)
+        with pytest.raises(ValueError, match=r"Cannot feed value of shape \(2,\) for Tensor 'inp:0', which has shape '\(\?, 3\)'"):
+            sess.run(y, {x: [1.0, 2.0]})
+        with pytest.raises(TypeError):
+            sess.run(y, {x: tf.constant([[1.0, 2.0, 3.0]])})
+        with pytest.raises((ValueError, TypeError)):
+            sess.run(y, {x: [["a", "b", "c"]]})
+
+
+def test_error_carries_the_failing_operation():
+    x = tf.placeholder(tf.float32, name="needs_feed")
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            sess.run(x + 1.0)
+    assert info.value.op is x.op
+    assert info.value.error_code == tf.errors.INVALID_ARGUMENT
+
+
+def test_other_graph_closed_session_and_unfeedable():
+    g = tf.Graph()
+    with g.as_default():
+        foreign = tf.constant(1.0)
+    local = tf.constant(2.0)
+    sess = tf.Session()
+    with pytest.raises(ValueError, match="is not an element of this graph"):
+        sess.run(foreign)
+    tf.get_default_graph().prevent_feeding(local)
+    with pytest.raises(ValueError, match="may not be fed"):
+        sess.run(local, {local: 3.0})
+    sess.close()
+    with pytest.raises(RuntimeError, match="closed Session"):
+        sess.run(local)
+
+
+def test_default_session_eval_run_and_interactive():
+    v = tf.Variable(3.0, name="v")
+    total = v * 2.0
+    with tf.Session() as sess:
+        assert tf.get_default_session() is sess
+        v.initializer.run()
+        assert total.eval() == 6.0
+        assert v.eval() == 3.0
+    assert tf.get_default_session() is None
+    with pytest.raises(ValueError, match="No default session"):
+        total.eval()
+    isess = tf.InteractiveSession()
+    try:
+        assert tf.get_default_session() is isess
+        tf.global_variables_initializer().run()
+        assert total.eval() == 6.0
+    finally:
+        isess.close()
+    assert tf.get_default_session() is None
+
+
+def test_session_on_explicit_graph():
+    g = tf.Graph()
+    with g.as_default():
+        c = tf.constant(5)
+    with tf.Session(graph=g) as sess:
+        assert sess.graph is g
+        assert sess.run(c) == 5
+        assert tf.get_default_graph() is g
+
+
+def test_make_callable_compiles_once_and_runs():
+    x = tf.placeholder(tf.float32, [2])
+    y = tf.reduce_sum(x * x)
+    with tf.Session() as sess:
+        f = sess.make_callable([y, x], feed_list=[x])
+        out = f(np.array([3.0, 4.0]))
+        assert out[0] == 25.0
+        np.testing.assert_array_equal(out[1], [3.0, 4.0])
+        with pytest.raises(TypeError):
+            f()
+
+
+def test_concurrent_runs_from_threads():
+    v = tf.Variable(0, dtype=tf.int64)
+    inc = tf.assign_add(v, tf.constant(1, tf.int64))
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+
+        def work():
+            for _ in range(200):
+                sess.run(inc.op)
+
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sess.run(v) == 800
+
+
+def test_fetched_arrays_do_not_alias_variables():
+    v = tf.Variable(np.zeros(4, np.float32))
+    inc = v.assign_add(np.ones(4, np.float32))
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        before = sess.run(v)
+        sess.run(inc)
+        np.testing.assert_array_equal(before, np.zeros(4))
+        before[:] = 100.0
+        np.testing.assert_array_equal(sess.run(v), np.ones(4))
+
+
+def test_strings_and_bool_round_trip():
+    s = tf.placeholder(tf.string, [None])
+    b = tf.placeholder(tf.bool, [2])
+    with tf.Session() as sess:
+        out = sess.run([s, tf.logical_not(b)], {s: ["a", b"bc"], b: [True, False]})
+    assert list(out[0]) == [b"a", b"bc"]
+    np.testing.assert_array_equal(out[1], [False, True])
+
+
+def test_list_devices():
+    with tf.Session() as sess:
+        devices = sess.list_devices()
+    assert any("CPU" in d.name for d in devices)
