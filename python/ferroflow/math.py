@@ -57,7 +57,6 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     sigmoid,
     sign,
     sin,
-    softplus,
     sqrt,
     square,
     squared_difference,
@@ -66,6 +65,15 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     tanh,
     truediv,
 )
-from ferroflow.ops.nn_ops import in_top_k, l2_normalize, log_softmax, softmax, softsign, top_k, zero_fraction  # noqa: F401
+from ferroflow.ops.nn_ops import (  # noqa: F401
+    in_top_k,
+    l2_normalize,
+    log_softmax,
+    softmax,
+    softplus,
+    softsign,
+    top_k,
+    zero_fraction,
+)
 
 divide_no_nan = div_no_nan

@@ -219,7 +219,9 @@ def stack(values, axis=0, name="stack"):
     return make("Pack", tensors, {"axis": int(axis), "N": len(tensors)}, name)
 
 
-parallel_stack = stack
+def parallel_stack(values, name="parallel_stack"):
+    """Stacks along a new first axis (same result as ``stack(values, 0)``)."""
+    return stack(values, axis=0, name=name)
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
@@ -444,6 +446,9 @@ def where_v2(condition, x=None, y=None, name=None):
 
 
 def _convert_pair(x, y):
+    if isinstance(x, ops.Tensor) and isinstance(y, ops.Tensor):
+        # Two tensors keep their dtypes: the op's inference raises TensorFlow's TypeError on a mismatch.
+        return x, y
     if isinstance(x, ops.Tensor) or not isinstance(y, ops.Tensor):
         xt = ops.convert_to_tensor(x, name="x")
         yt = ops.convert_to_tensor(y, dtype=xt.dtype, name="y")

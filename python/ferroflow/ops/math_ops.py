@@ -50,7 +50,6 @@ maximum = _binary("Maximum")
 minimum = _binary("Minimum")
 squared_difference = _binary("SquaredDifference")
 div_no_nan = _binary("DivNoNan")
-atan2 = _binary("Atan2")
 equal = _binary("Equal")
 not_equal = _binary("NotEqual")
 less = _binary("Less")
@@ -83,6 +82,13 @@ is_finite = _unary("IsFinite")
 is_inf = _unary("IsInf")
 is_nan = _unary("IsNan")
 softplus = _unary("Softplus")
+
+
+def atan2(y, x, name=None):
+    """Elementwise ``atan(y / x)`` with the quadrant of ``(x, y)``."""
+    with ops.name_scope(name, "Atan2", [y, x]) as scope:
+        a, b = array_ops._convert_pair(y, x)
+        return make("Atan2", [a, b], {}, scope)
 
 
 def abs(x, name=None):  # noqa: A001 - TensorFlow's name
