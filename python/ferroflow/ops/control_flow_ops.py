@@ -71,12 +71,13 @@ def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's
 
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
     """An op that fails with InvalidArgumentError (showing ``data``) when ``condition`` is false."""
-    with ops.name_scope(name, "Assert", [condition] + list(data)) as scope:
+    with ops.name_scope(name, "Assert", [condition] + list(data)):
         cond = ops.convert_to_tensor(condition, name="Condition")
         if cond.dtype != dtypes.bool:
             raise TypeError(f"Assert condition must be bool, got {cond.dtype.name}")
         values = [ops.convert_to_tensor(d) for d in data]
-        return make_op("Assert", [cond] + values, {"summarize": 3 if summarize is None else int(summarize)}, scope + "Assert")
+        summarize = 3 if summarize is None else int(summarize)
+        return make_op("Assert", [cond] + values, {"summarize": summarize}, "Assert")
 
 
 def Print(input_, data, message=None, first_n=None, summarize=None, name=None):  # noqa: N802
