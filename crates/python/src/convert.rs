@@ -19,14 +19,19 @@ use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 pub const TID_SHIFT: u32 = 20;
 
 pub fn decode_tid(tid: u64) -> ferroflow_graph::Output {
-    ferroflow_graph::Output::new((tid >> TID_SHIFT) as usize, (tid & ((1 << TID_SHIFT) - 1)) as usize)
+    ferroflow_graph::Output::new(
+        (tid >> TID_SHIFT) as usize,
+        (tid & ((1 << TID_SHIFT) - 1)) as usize,
+    )
 }
 
 pub fn encode_tid(o: ferroflow_graph::Output) -> u64 {
     ((o.node as u64) << TID_SHIFT) | o.index as u64
 }
 
-fn read_array<T: Element + numpy::Element + Clone>(arr: &Bound<'_, PyArrayDyn<T>>) -> PyResult<Tensor> {
+fn read_array<T: Element + numpy::Element + Clone>(
+    arr: &Bound<'_, PyArrayDyn<T>>,
+) -> PyResult<Tensor> {
     let ro = arr.readonly();
     let shape = Shape::from(arr.shape().to_vec());
     let data: Vec<T> = match ro.as_slice() {
@@ -43,9 +48,12 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor
     if let Ok(t) = obj.cast::<PyTuple>() {
         let (tag, shape, items): (String, Vec<usize>, Vec<Vec<u8>>) = t.extract()?;
         if tag != "strings" {
-            return Err(PyTypeError::new_err(format!("unknown tensor encoding '{tag}'")));
+            return Err(PyTypeError::new_err(format!(
+                "unknown tensor encoding '{tag}'"
+            )));
         }
-        return Tensor::from_vec(Shape::from(shape), items).map_err(|e| PyValueError::new_err(e.to_string()));
+        return Tensor::from_vec(Shape::from(shape), items)
+            .map_err(|e| PyValueError::new_err(e.to_string()));
     }
     macro_rules! try_type {
         ($($t:ty),*) => {$(
@@ -58,7 +66,9 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor
         if let Ok(a) = obj.cast::<PyArrayDyn<u16>>() {
             let t = read_array(a)?;
             let (shape, data) = t.into_parts();
-            let Data::U16(bits) = data else { unreachable!() };
+            let Data::U16(bits) = data else {
+                unreachable!()
+            };
             let v: Vec<bf16> = bits.iter().map(|&b| bf16::from_bits(b)).collect();
             return Tensor::from_vec(shape, v).map_err(|e| PyValueError::new_err(e.to_string()));
         }
@@ -68,13 +78,21 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor
         Ok(a) => format!("an array of dtype {}", a.dtype()),
         Err(_) => format!("a {}", obj.get_type().name()?),
     };
-    Err(PyTypeError::new_err(format!("cannot convert {kind} to a ferroflow tensor")))
+    Err(PyTypeError::new_err(format!(
+        "cannot convert {kind} to a ferroflow tensor"
+    )))
 }
 
-fn numpy_array<'py, T: Element + numpy::Element>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
+fn numpy_array<'py, T: Element + numpy::Element>(
+    py: Python<'py>,
+    t: Tensor,
+) -> PyResult<Bound<'py, PyAny>> {
     let dims = t.dims().to_vec();
-    let v: Vec<T> = t.into_vec().map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let arr = ArrayD::from_shape_vec(IxDyn(&dims), v).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let v: Vec<T> = t
+        .into_vec()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let arr = ArrayD::from_shape_vec(IxDyn(&dims), v)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let py_arr = PyArray::from_owned_array(py, arr).into_any();
     if dims.is_empty() {
         // A 0-d result is returned as a NumPy scalar, as TensorFlow does.
@@ -101,12 +119,20 @@ pub fn to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
         DType::Bool => numpy_array::<bool>(py, t),
         DType::BFloat16 => {
             let dims = t.dims().to_vec();
-            let bits: Vec<u16> = t.as_slice::<bf16>().map_err(|e| PyValueError::new_err(e.to_string()))?.iter().map(|x| x.to_bits()).collect();
-            let t = Tensor::from_vec(Shape::from(dims), bits).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let bits: Vec<u16> = t
+                .as_slice::<bf16>()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            let t = Tensor::from_vec(Shape::from(dims), bits)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
             numpy_array::<u16>(py, t)
         }
         DType::String => {
-            let items = t.as_slice::<Vec<u8>>().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let items = t
+                .as_slice::<Vec<u8>>()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
             if t.rank() == 0 {
                 return Ok(PyBytes::new(py, &items[0]).into_any());
             }
@@ -115,7 +141,9 @@ pub fn to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
                 Ok(py.import("numpy")?.getattr("empty")?.unbind())
             })?;
             // np.empty(n, object) then fill: np.array(list_of_bytes) would make an 'S' array.
-            let arr = array_fn.bind(py).call1((items.len(), py.import("builtins")?.getattr("object")?))?;
+            let arr = array_fn
+                .bind(py)
+                .call1((items.len(), py.import("builtins")?.getattr("object")?))?;
             arr.call_method1("__setitem__", (pyo3::types::PySlice::full(py), list))?;
             arr.call_method1("reshape", (PyTuple::new(py, t.dims())?,))
         }
@@ -127,7 +155,11 @@ fn shape_from_py(obj: &Bound<'_, PyAny>) -> PyResult<PartialShape> {
         return Ok(PartialShape::unknown());
     }
     let dims: Vec<Option<i64>> = obj.extract()?;
-    Ok(PartialShape::from_dims(dims.into_iter().map(|d| d.and_then(|v| usize::try_from(v).ok())).collect()))
+    Ok(PartialShape::from_dims(
+        dims.into_iter()
+            .map(|d| d.and_then(|v| usize::try_from(v).ok()))
+            .collect(),
+    ))
 }
 
 pub fn shape_to_py(py: Python<'_>, s: &PartialShape) -> PyResult<Py<PyAny>> {
@@ -178,7 +210,11 @@ pub fn attr_from_py(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
                 let items: Vec<Bound<'_, PyAny>> = body.extract()?;
                 AttrValue::ShapeList(items.iter().map(shape_from_py).collect::<PyResult<_>>()?)
             }
-            other => return Err(PyTypeError::new_err(format!("unknown attribute tag '{other}'"))),
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown attribute tag '{other}'"
+                )))
+            }
         });
     }
     if let Ok(l) = v.cast::<PyList>() {
@@ -189,10 +225,16 @@ pub fn attr_from_py(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
         if items.iter().all(|x| x.is_instance_of::<PyInt>()) {
             return Ok(AttrValue::IntList(l.extract()?));
         }
-        if items.iter().all(|x| x.is_instance_of::<PyFloat>() || x.is_instance_of::<PyInt>()) {
+        if items
+            .iter()
+            .all(|x| x.is_instance_of::<PyFloat>() || x.is_instance_of::<PyInt>())
+        {
             return Ok(AttrValue::FloatList(l.extract()?));
         }
-        if items.iter().all(|x| x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>()) {
+        if items
+            .iter()
+            .all(|x| x.is_instance_of::<PyString>() || x.is_instance_of::<PyBytes>())
+        {
             let v = items
                 .iter()
                 .map(|x| match x.cast::<PyString>() {
@@ -216,18 +258,40 @@ pub fn attr_to_py(py: Python<'_>, a: &AttrValue) -> PyResult<Py<PyAny>> {
         AttrValue::Float(v) => v.into_pyobject(py)?.into_any().unbind(),
         AttrValue::Bool(v) => PyBool::new(py, *v).to_owned().into_any().unbind(),
         AttrValue::Str(v) => PyBytes::new(py, v).into_any().unbind(),
-        AttrValue::Type(d) => PyTuple::new(py, ["type".into_pyobject(py)?.into_any(), (*d as i32).into_pyobject(py)?.into_any()])?.into_any().unbind(),
-        AttrValue::Shape(s) => PyTuple::new(py, ["shape".into_pyobject(py)?.into_any(), shape_to_py(py, s)?.into_bound(py)])?.into_any().unbind(),
+        AttrValue::Type(d) => PyTuple::new(
+            py,
+            [
+                "type".into_pyobject(py)?.into_any(),
+                (*d as i32).into_pyobject(py)?.into_any(),
+            ],
+        )?
+        .into_any()
+        .unbind(),
+        AttrValue::Shape(s) => PyTuple::new(
+            py,
+            [
+                "shape".into_pyobject(py)?.into_any(),
+                shape_to_py(py, s)?.into_bound(py),
+            ],
+        )?
+        .into_any()
+        .unbind(),
         AttrValue::Tensor(t) => to_py(py, t.clone())?.unbind(),
         AttrValue::IntList(v) => PyList::new(py, v)?.into_any().unbind(),
         AttrValue::FloatList(v) => PyList::new(py, v)?.into_any().unbind(),
         AttrValue::BoolList(v) => PyList::new(py, v)?.into_any().unbind(),
-        AttrValue::StrList(v) => PyList::new(py, v.iter().map(|b| PyBytes::new(py, b)))?.into_any().unbind(),
-        AttrValue::TypeList(v) => PyList::new(py, v.iter().map(|d| *d as i32))?.into_any().unbind(),
+        AttrValue::StrList(v) => PyList::new(py, v.iter().map(|b| PyBytes::new(py, b)))?
+            .into_any()
+            .unbind(),
+        AttrValue::TypeList(v) => PyList::new(py, v.iter().map(|d| *d as i32))?
+            .into_any()
+            .unbind(),
         AttrValue::ShapeList(v) => {
-            let items = v.iter().map(|s| shape_to_py(py, s)).collect::<PyResult<Vec<_>>>()?;
+            let items = v
+                .iter()
+                .map(|s| shape_to_py(py, s))
+                .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any().unbind()
         }
     })
 }
-

@@ -26,7 +26,11 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     match &e {
         Error::Value(m) => PyValueError::new_err(m.clone()),
         Error::Type(m) => PyTypeError::new_err(m.clone()),
-        Error::Op { code, message, node } => {
+        Error::Op {
+            code,
+            message,
+            node,
+        } => {
             let full = e.to_string();
             if let Some(classes) = ERROR_CLASSES.get(py) {
                 if let Ok(Some(cls)) = classes.bind(py).get_item(*code as i32) {
@@ -65,7 +69,9 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
                 .cloned()
                 .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".to_string());
-            Err(Error::internal(format!("ferroflow internal error (a bug; please report it): {msg}")))
+            Err(Error::internal(format!(
+                "ferroflow internal error (a bug; please report it): {msg}"
+            )))
         }
     }
 }

@@ -29,7 +29,10 @@ fn output_info(py: Python<'_>, info: &ferroflow_graph::OutputInfo) -> PyResult<P
         [
             (info.dtype as i32).into_pyobject(py)?.into_any().unbind(),
             shape_to_py(py, &info.shape)?,
-            pyo3::types::PyBool::new(py, info.is_ref).to_owned().into_any().unbind(),
+            pyo3::types::PyBool::new(py, info.is_ref)
+                .to_owned()
+                .into_any()
+                .unbind(),
         ],
     )?;
     Ok(t.into_any().unbind())
@@ -38,7 +41,11 @@ fn output_info(py: Python<'_>, info: &ferroflow_graph::OutputInfo) -> PyResult<P
 fn shape_arg(dims: Option<Vec<Option<i64>>>) -> PartialShape {
     match dims {
         None => PartialShape::unknown(),
-        Some(d) => PartialShape::from_dims(d.into_iter().map(|x| x.and_then(|v| usize::try_from(v).ok())).collect()),
+        Some(d) => PartialShape::from_dims(
+            d.into_iter()
+                .map(|x| x.and_then(|v| usize::try_from(v).ok()))
+                .collect(),
+        ),
     }
 }
 
@@ -46,7 +53,9 @@ fn shape_arg(dims: Option<Vec<Option<i64>>>) -> PartialShape {
 impl Graph {
     #[new]
     fn new() -> Graph {
-        Graph { inner: Arc::new(RwLock::new(ferroflow_graph::Graph::new())) }
+        Graph {
+            inner: Arc::new(RwLock::new(ferroflow_graph::Graph::new())),
+        }
     }
 
     /// Adds a node; returns `(node_id, [(dtype_enum, dims|None, is_ref), ...])`.
@@ -79,7 +88,12 @@ impl Graph {
         };
         let mut g = self.inner.write();
         let id = guard(|| g.add_node(spec)).py(py)?;
-        let outs = g.node(id).outputs.iter().map(|o| output_info(py, o)).collect::<PyResult<Vec<_>>>()?;
+        let outs = g
+            .node(id)
+            .outputs
+            .iter()
+            .map(|o| output_info(py, o))
+            .collect::<PyResult<Vec<_>>>()?;
         Ok((id, PyList::new(py, outs)?.into_any().unbind()))
     }
 
@@ -108,7 +122,12 @@ impl Graph {
     }
 
     /// Narrows a tensor's static shape (`Tensor.set_shape`).
-    fn set_shape(&self, py: Python<'_>, tid: u64, dims: Option<Vec<Option<i64>>>) -> PyResult<Py<PyAny>> {
+    fn set_shape(
+        &self,
+        py: Python<'_>,
+        tid: u64,
+        dims: Option<Vec<Option<i64>>>,
+    ) -> PyResult<Py<PyAny>> {
         let mut g = self.inner.write();
         let o = decode_tid(tid);
         g.set_output_shape(o, &shape_arg(dims)).py(py)?;
@@ -118,11 +137,16 @@ impl Graph {
     /// `{"name", "op", "inputs", "control_inputs", "device", "attrs"}` of a node.
     fn node_def<'py>(&self, py: Python<'py>, op_id: usize) -> PyResult<Bound<'py, PyDict>> {
         let g = self.inner.read();
-        let n = g.get(op_id).ok_or_else(|| PyValueError::new_err(format!("no op with id {op_id}")))?;
+        let n = g
+            .get(op_id)
+            .ok_or_else(|| PyValueError::new_err(format!("no op with id {op_id}")))?;
         let d = PyDict::new(py);
         d.set_item("name", &n.name)?;
         d.set_item("op", &n.op)?;
-        d.set_item("inputs", n.inputs.iter().map(|o| encode_tid(*o)).collect::<Vec<_>>())?;
+        d.set_item(
+            "inputs",
+            n.inputs.iter().map(|o| encode_tid(*o)).collect::<Vec<_>>(),
+        )?;
         d.set_item("control_inputs", &n.control_inputs)?;
         d.set_item("device", &n.device)?;
         let attrs = PyDict::new(py);
@@ -172,21 +196,39 @@ struct Session {
     inner: Arc<CoreSession>,
 }
 
-fn feeds_to_tensors(feed_values: &[Bound<'_, PyAny>], feed_dtypes: &[i32]) -> PyResult<Vec<Tensor>> {
+fn feeds_to_tensors(
+    feed_values: &[Bound<'_, PyAny>],
+    feed_dtypes: &[i32],
+) -> PyResult<Vec<Tensor>> {
     feed_values
         .iter()
-        .zip(feed_dtypes.iter().map(|&d| DType::from_enum(d)).chain(std::iter::repeat(None)))
+        .zip(
+            feed_dtypes
+                .iter()
+                .map(|&d| DType::from_enum(d))
+                .chain(std::iter::repeat(None)),
+        )
         .map(|(v, hint)| to_tensor(v, hint))
         .collect()
 }
 
 fn results_to_py(py: Python<'_>, out: Vec<Tensor>) -> PyResult<Py<PyAny>> {
-    let items = out.into_iter().map(|t| to_py(py, t)).collect::<PyResult<Vec<_>>>()?;
+    let items = out
+        .into_iter()
+        .map(|t| to_py(py, t))
+        .collect::<PyResult<Vec<_>>>()?;
     Ok(PyList::new(py, items)?.into_any().unbind())
 }
 
-fn run_plan(py: Python<'_>, session: &CoreSession, plan: &Plan, feeds: Vec<Tensor>) -> PyResult<Py<PyAny>> {
-    let out = py.detach(|| guard(|| session.run_plan(plan, feeds))).py(py)?;
+fn run_plan(
+    py: Python<'_>,
+    session: &CoreSession,
+    plan: &Plan,
+    feeds: Vec<Tensor>,
+) -> PyResult<Py<PyAny>> {
+    let out = py
+        .detach(|| guard(|| session.run_plan(plan, feeds)))
+        .py(py)?;
     results_to_py(py, out)
 }
 
@@ -194,7 +236,9 @@ fn run_plan(py: Python<'_>, session: &CoreSession, plan: &Plan, feeds: Vec<Tenso
 impl Session {
     #[new]
     fn new(graph: &Graph) -> Session {
-        Session { inner: Arc::new(CoreSession::new(graph.inner.clone())) }
+        Session {
+            inner: Arc::new(CoreSession::new(graph.inner.clone())),
+        }
     }
 
     /// Runs one step: feeds (tensor ids, arrays, dtype enums), fetches
@@ -216,11 +260,22 @@ impl Session {
     }
 
     /// Compiles a signature once and returns a callable taking the feed values.
-    fn make_callable(&self, py: Python<'_>, feed_ids: Vec<u64>, feed_dtypes: Vec<i32>, fetch_ids: Vec<u64>, target_ids: Vec<usize>) -> PyResult<Runner> {
+    fn make_callable(
+        &self,
+        py: Python<'_>,
+        feed_ids: Vec<u64>,
+        feed_dtypes: Vec<i32>,
+        fetch_ids: Vec<u64>,
+        target_ids: Vec<usize>,
+    ) -> PyResult<Runner> {
         let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
         let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
         let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
-        Ok(Runner { session: self.inner.clone(), plan, feed_dtypes })
+        Ok(Runner {
+            session: self.inner.clone(),
+            plan,
+            feed_dtypes,
+        })
     }
 
     fn close(&self) {
