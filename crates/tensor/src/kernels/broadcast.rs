@@ -117,7 +117,7 @@ impl Broadcast {
         O: Copy + Send + Default,
         F: Fn(A, B) -> O + Sync,
     {
-        let mut out = vec![O::default(); self.num_elements()];
+        let mut out = parallel::zeroed(self.num_elements());
         let (sa, sb) = (self.sa, self.sb);
         parallel::fill_indexed(&mut out, |start, chunk| {
             self.segments(start, chunk.len(), |o, ia, ib, n| {

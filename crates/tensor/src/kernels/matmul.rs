@@ -165,7 +165,7 @@ pub fn matmul(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> R
     macro_rules! run {
         ($t:ty, $gemm:expr) => {{
             let (x, y) = (a.as_slice::<$t>()?, b.as_slice::<$t>()?);
-            let mut out = vec![<$t as Scalar>::zero(); nb * m * n];
+            let mut out: Vec<$t> = super::parallel::zeroed(nb * m * n);
             if m * n > 0 {
                 for bi in 0..nb {
                     let xa = &x[aoff[bi] * m * k..(aoff[bi] + 1) * m * k];
