@@ -43,8 +43,8 @@ from ferroflow.framework.ops import (  # noqa: F401
     colocate_with,
     container,
     control_dependencies,
-    convert_to_tensor,
     convert_n_to_tensor,
+    convert_to_tensor,
     device,
     get_collection,
     get_collection_ref,
@@ -199,7 +199,13 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truediv,
     truncatemod,
 )
-from ferroflow.ops.random_ops import random_crop, random_normal, random_shuffle, random_uniform, truncated_normal  # noqa: F401
+from ferroflow.ops.random_ops import (  # noqa: F401
+    random_crop,
+    random_normal,
+    random_shuffle,
+    random_uniform,
+    truncated_normal,
+)
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
 from ferroflow.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
@@ -248,9 +254,6 @@ from ferroflow import (  # noqa: E402,F401
     random,
 )
 
-check_numerics = debugging.check_numerics if hasattr(debugging, "check_numerics") else None
-newaxis = None
-AUTO_REUSE = AUTO_REUSE
 __version__ = "0.1.0"
 VERSION = "1.15.0-ferroflow"
 GRAPH_DEF_VERSION = 1994

@@ -2,7 +2,6 @@
 
 from typing import Any, Optional, Sequence
 
-
 TID_SHIFT: int
 
 Shape = Optional[list[Optional[int]]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ferroflow.framework import dtypes, ops, tensor_util
+from ferroflow.framework import ops, tensor_util
 
 
 def _contains_tensor(value):

@@ -142,7 +142,7 @@ class DType:
         """The smallest representable value."""
         if self.is_floating:
             if self.base_dtype._type_enum == 14:
-                return float(-3.3895313892515355e38)
+                return -3.3895313892515355e38
             return float(np.finfo(self.as_numpy_dtype).min)
         if self.is_integer:
             return int(np.iinfo(self.as_numpy_dtype).min)
@@ -155,7 +155,7 @@ class DType:
         """The largest representable value."""
         if self.is_floating:
             if self.base_dtype._type_enum == 14:
-                return float(3.3895313892515355e38)
+                return 3.3895313892515355e38
             return float(np.finfo(self.as_numpy_dtype).max)
         if self.is_integer:
             return int(np.iinfo(self.as_numpy_dtype).max)

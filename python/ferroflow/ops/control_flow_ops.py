@@ -54,7 +54,7 @@ def with_dependencies(dependencies, output_tensor, name=None):
 
 def tuple(tensors, name=None, control_inputs=None):  # noqa: A001 - TensorFlow's name
     """The tensors, each available only once all of them (and ``control_inputs``) are computed."""
-    with ops.name_scope(name, "tuple", [t for t in tensors if t is not None]) as scope:
+    with ops.name_scope(name, "tuple", [t for t in tensors if t is not None]):
         gating = [t.op for t in tensors if t is not None]
         for c in control_inputs or []:
             if isinstance(c, ops.Tensor):

@@ -72,37 +72,65 @@ fn paddings(t: &Tensor) -> Result<Vec<(i64, i64)>> {
     Ok(v.chunks(2).map(|c| (c[0], c[1])).collect())
 }
 
-/// Formats tensors the way `Assert` and `Print` show them.
+/// Formats a tensor the way TensorFlow's `Assert` and `Print` show it: the
+/// first `limit` elements, nested brackets for every dimension but the
+/// outermost (`1 2 3`, `[1 2][3 4]`), `...` when truncated, bools as 1/0 and
+/// floats in their shortest round-trip form.
 pub(crate) fn summarize(t: &Tensor, limit: usize) -> String {
-    match t.data() {
-        Data::Str(v) if t.rank() == 0 => String::from_utf8_lossy(&v[0]).into_owned(),
-        Data::Str(v) => format!(
-            "[{}]",
-            v.iter()
-                .take(limit)
-                .map(|s| String::from_utf8_lossy(s).into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
-        Data::Bool(v) => format!(
-            "[{}]",
-            v.iter()
-                .take(limit)
-                .map(|b| b.to_string())
-                .collect::<Vec<_>>()
-                .join(" ")
-        ),
-        _ => {
-            let vals = t.to_f64_vec().unwrap_or_default();
-            let more = if vals.len() > limit { "..." } else { "" };
-            let body: Vec<String> = vals.iter().take(limit).map(|x| format!("{x}")).collect();
-            if t.rank() == 0 {
-                body.join("")
-            } else {
-                format!("[{}{more}]", body.join(" "))
-            }
-        }
+    let items: Vec<String> = match t.data() {
+        Data::Str(v) => v
+            .iter()
+            .take(limit)
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect(),
+        Data::Bool(v) => v
+            .iter()
+            .take(limit)
+            .map(|&b| u8::from(b).to_string())
+            .collect(),
+        Data::F32(v) => v.iter().take(limit).map(|x| x.to_string()).collect(),
+        Data::F64(v) => v.iter().take(limit).map(|x| x.to_string()).collect(),
+        Data::F16(v) => v
+            .iter()
+            .take(limit)
+            .map(|x| x.to_f32().to_string())
+            .collect(),
+        Data::BF16(v) => v
+            .iter()
+            .take(limit)
+            .map(|x| x.to_f32().to_string())
+            .collect(),
+        _ => t
+            .to_i64_vec()
+            .unwrap_or_default()
+            .iter()
+            .take(limit)
+            .map(|x| x.to_string())
+            .collect(),
+    };
+    let dims = t.dims();
+    if dims.is_empty() {
+        return items.into_iter().next().unwrap_or_default();
     }
+    let mut out = String::new();
+    let strides = t.shape().strides();
+    for (i, item) in items.iter().enumerate() {
+        // Open a bracket for every inner dimension that starts at element i.
+        let opens = (1..dims.len()).filter(|&d| i % strides[d - 1] == 0).count();
+        if i > 0 && opens == 0 {
+            out.push(' ');
+        }
+        out.push_str(&"[".repeat(opens));
+        out.push_str(item);
+        let closes = (1..dims.len())
+            .filter(|&d| (i + 1) % strides[d - 1] == 0)
+            .count();
+        out.push_str(&"]".repeat(closes));
+    }
+    if t.num_elements() > limit {
+        out.push_str("...");
+    }
+    out
 }
 
 fn passthrough(ctx: &mut OpContext<'_>) -> Result<()> {

@@ -44,7 +44,15 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 text.push_str(pieces.next().unwrap_or(""));
                 for (i, piece) in pieces.enumerate() {
                     if i < ctx.num_inputs() {
-                        text.push_str(&summarize(ctx.input(i)?, limit));
+                        let t = ctx.input(i)?;
+                        let body = summarize(t, limit);
+                        if t.rank() == 0 {
+                            text.push_str(&body);
+                        } else {
+                            text.push('[');
+                            text.push_str(&body);
+                            text.push(']');
+                        }
                     }
                     text.push_str(piece);
                 }
