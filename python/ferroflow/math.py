@@ -65,6 +65,7 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     tanh,
     truediv,
 )
+from ferroflow.ops.check_ops import is_non_decreasing, is_strictly_increasing  # noqa: F401
 from ferroflow.ops.nn_ops import (  # noqa: F401
     in_top_k,
     l2_normalize,
