@@ -61,6 +61,9 @@ def _filled(shape, value, dtype, name, default_name):
     with ops.name_scope(name, default_name, [shape] if isinstance(shape, ops.Tensor) else None) as scope:
         static = _static_shape_list(shape)
         if static is not None and int(np.prod(static, dtype=np.int64)) < _CONST_FILL_LIMIT:
+            if 0 in static:
+                empty = np.zeros(static, dtype=object if dtype == dtypes.string else dtype.as_numpy_dtype)
+                return constant_op.constant(empty, dtype=dtype, name=scope)
             return constant_op.constant(value, dtype=dtype, shape=static, name=scope)
         dims = to_int_tensor(as_list_or_tensor(shape), "shape_as_tensor")
         v = constant_op.constant(value, dtype=dtype, name="Const")
@@ -89,6 +92,8 @@ def fill(dims, value, name=None, layout=None):
 def _like(tensor, dtype, name, optimize, value, default_name, op_type):
     x = ops.convert_to_tensor(tensor)
     dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
+    if dtype.is_bool:
+        value = builtins.bool(value)
     with ops.name_scope(name, default_name, [x]) as scope:
         if optimize and x.shape.is_fully_defined() and dtype != dtypes.string:
             return _filled(x.shape.as_list(), value, dtype, scope, default_name)
@@ -394,6 +399,10 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """One-hot encodes ``indices`` along a new axis of size ``depth``."""
     with ops.name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        given = [v.dtype if isinstance(v, ops.Tensor) else tensor_util.infer_dtype(v)
+                 for v in (on_value, off_value) if v is not None]
+        if len(given) == 2 and given[0] != given[1]:
+            raise TypeError(f"dtype {given[0]!r} of on_value does not match dtype {given[1]!r} of off_value")
         if dtype is None:
             for v in (on_value, off_value):
                 if isinstance(v, ops.Tensor):

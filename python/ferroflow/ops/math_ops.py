@@ -334,9 +334,10 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
         lo = ops.convert_to_tensor(clip_value_min, dtype=x.dtype, name="clip_value_min")
         hi = ops.convert_to_tensor(clip_value_max, dtype=x.dtype, name="clip_value_max")
         upper = minimum(x, hi)
-        if upper.shape.is_fully_defined() and x.shape.is_fully_defined() and upper.shape != x.shape:
-            raise ValueError(f"Clipping bounds {hi.shape} must broadcast to the shape of t {x.shape} without growing it")
-        return maximum(upper, lo, name=scope)
+        x.shape.merge_with(upper.shape)  # ValueError if the bounds would grow t (as in TensorFlow)
+        out = maximum(upper, lo, name=scope)
+        x.shape.merge_with(out.shape)
+        return out
 
 
 def tensordot(a, b, axes, name=None):

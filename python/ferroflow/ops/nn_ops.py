@@ -52,6 +52,13 @@ silu = swish
 def _last_axis_op(op_type, logits, axis, name):
     x = ops.convert_to_tensor(logits)
     nd = x.shape.ndims
+    if axis is not None and nd is not None and not -nd <= axis < nd:
+        from ferroflow.framework import errors
+
+        raise errors.InvalidArgumentError(
+            None, None,
+            f"`dim` must be in the range [{-nd}, {nd}) where {nd} is the number of dimensions in the input. "
+            f"Received: dim={axis}")
     if axis is None or axis == -1 or (nd is not None and axis == nd - 1):
         return make(op_type, [x], {}, name)
     if nd is None:
@@ -123,7 +130,9 @@ def _xent(labels, logits, axis, name, stop_label_gradient):
         flat_x = array_ops.reshape(x, array_ops.stack([-1, classes]))
         flat_y = array_ops.reshape(y, array_ops.stack([-1, classes]))
         op = make_op("SoftmaxCrossEntropyWithLogits", [flat_x, flat_y], {})
-        return array_ops.reshape(op.outputs[0], shape[:-1], name=scope)
+        out = array_ops.reshape(op.outputs[0], shape[:-1], name=scope)
+        out.set_shape(x.shape[:-1])
+        return out
 
 
 def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None, axis=None):
@@ -146,7 +155,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         y = ops.convert_to_tensor(labels)
         x = ops.convert_to_tensor(logits)
         ls, ys = x.shape, y.shape
-        if ys.ndims is not None and ys.ndims == 0:
+        if ls.ndims is not None and ls.ndims == 0:
             raise ValueError(f"Logits cannot be scalars - received shape {ls}.")
         if ls.ndims is not None and ys.ndims is not None:
             if ls.ndims != ys.ndims + 1:
@@ -167,7 +176,9 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
         flat_x = array_ops.reshape(x, array_ops.stack([-1, classes]))
         flat_y = array_ops.reshape(y, [-1])
         op = make_op("SparseSoftmaxCrossEntropyWithLogits", [flat_x, flat_y], {})
-        return array_ops.reshape(op.outputs[0], shape, name=scope)
+        out = array_ops.reshape(op.outputs[0], shape, name=scope)
+        out.set_shape(ys)
+        return out
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):

@@ -4,7 +4,7 @@ use super::{axis_in, single, InferContext, OpDef, INDEX};
 use crate::attr::AttrsExt;
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
-use ferroflow_tensor::kernels::array::{strided_slice_plan, SliceMasks};
+use ferroflow_tensor::kernels::array::{strided_slice_plan_partial, SliceMasks};
 use ferroflow_tensor::{DType, Error, Result};
 
 fn constant(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -66,6 +66,12 @@ fn fill(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(0, INDEX)?;
     ctx.expect_rank(0, 1)?;
     ctx.expect_rank(1, 0)?;
+    if let Some(bad) = ctx
+        .const_ints(0)
+        .and_then(|d| d.into_iter().find(|&x| x < 0))
+    {
+        return Err(ctx.shape_error(format!("Invalid value in tensor used for shape: {bad}")));
+    }
     single(ctx.dtype(1), ctx.shape_value(0))
 }
 
@@ -74,21 +80,28 @@ fn range(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     for i in 1..3 {
         ctx.expect_same(0, i)?;
     }
-    let n = (|| {
+    let known = (|| {
         let s = ctx.const_value(0)?.scalar_f64().ok()?;
         let l = ctx.const_value(1)?.scalar_f64().ok()?;
         let st = ctx.const_value(2)?.scalar_f64().ok()?;
-        if st == 0.0 {
-            return None;
-        }
-        let n = if d.is_integer() {
-            let (s, l, st) = (s as i64, l as i64, st as i64);
-            ((l - s).abs() + st.abs() - 1) / st.abs()
-        } else {
-            ((l - s) / st).ceil() as i64
-        };
-        Some(n.max(0) as usize)
+        Some((s, l, st))
     })();
+    let n = match known {
+        Some((s, l, st)) => {
+            if st == 0.0 {
+                return Err(ctx.shape_error("Requires delta != 0"));
+            }
+            if (st > 0.0 && s > l) || (st < 0.0 && s < l) {
+                let rel = if st > 0.0 { "<=" } else { ">=" };
+                let sign = if st > 0.0 { ">" } else { "<" };
+                return Err(ctx.shape_error(format!(
+                    "Requires start {rel} limit when delta {sign} 0: {s}/{l}"
+                )));
+            }
+            Some(ferroflow_tensor::kernels::array::range_len(s, l, st, d))
+        }
+        None => None,
+    };
     single(d, PartialShape::from_dims(vec![n]))
 }
 
@@ -241,6 +254,11 @@ fn join_shapes(
             }
             total = None;
         }
+        // With an unknown axis every dim may differ: only the ranks must agree.
+        let s = &match (stacking, axis, s.rank()) {
+            (false, None, Some(r)) => PartialShape::unknown_dims(r),
+            _ => s.clone(),
+        };
         merged = Some(match merged {
             None => s.clone(),
             Some(prev) => prev.merge(s).ok_or_else(|| {
@@ -422,10 +440,17 @@ fn slice(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let (Some(dims), Some(b), Some(s)) =
         (ctx.shape(0).dims(), ctx.const_ints(1), ctx.const_ints(2))
     else {
+        // Known sizes other than -1 give known dims even when begin is unknown.
         let r = ctx.shape(0).rank().or_else(|| ctx.shape(2).dim(0));
         return single(
             d,
-            r.map_or(PartialShape::unknown(), PartialShape::unknown_dims),
+            match (r, ctx.const_ints(2)) {
+                (Some(r), Some(s)) if s.len() == r => {
+                    PartialShape::from_dims(s.iter().map(|&x| usize::try_from(x).ok()).collect())
+                }
+                (Some(r), _) => PartialShape::unknown_dims(r),
+                _ => PartialShape::unknown(),
+            },
         );
     };
     if b.len() != dims.len() || s.len() != dims.len() {
@@ -464,16 +489,14 @@ fn strided_slice(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         new_axis: ctx.int_or("new_axis_mask", 0)?,
         shrink_axis: ctx.int_or("shrink_axis_mask", 0)?,
     };
-    let (Some(dims), Some(b), Some(e), Some(s)) = (
-        ctx.shape(0).dims(),
-        ctx.const_ints(1),
-        ctx.const_ints(2),
-        ctx.const_ints(3),
-    ) else {
+    // Like TensorFlow, known strides and input rank suffice: unknown begin/end
+    // leave the dimensions they bound unknown.
+    let (Some(dims), Some(s)) = (ctx.shape(0).dims(), ctx.const_ints(3)) else {
         return single(d, PartialShape::unknown());
     };
-    let plan =
-        strided_slice_plan(dims, &b, &e, &s, masks).map_err(|e| ctx.shape_error(e.message()))?;
+    let (b, e) = (ctx.const_ints(1), ctx.const_ints(2));
+    let plan = strided_slice_plan_partial(dims, b.as_deref(), e.as_deref(), &s, masks)
+        .map_err(|e| ctx.shape_error(e.message()))?;
     single(d, PartialShape::from_dims(plan.final_shape))
 }
 
@@ -557,6 +580,9 @@ fn pad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         (Some(d), Some(p)) => {
             if p.len() != 2 * d.len() {
                 return Err(ctx.shape_error(format!("paddings must be a [{}, 2] matrix", d.len())));
+            }
+            if p.iter().any(|&x| x < 0) {
+                return Err(ctx.shape_error("Paddings must be non-negative"));
             }
             PartialShape::from_dims(
                 d.iter()

@@ -1,6 +1,6 @@
 //! Elementwise math, comparisons, casts, reductions and matrix products.
 
-use super::{axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC};
+use super::{axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC, SIGNED_NUMERIC};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
@@ -12,6 +12,11 @@ fn unary_float(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 
 fn unary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let d = ctx.expect_dtype(0, NUMERIC)?;
+    single(d, ctx.shape(0).clone())
+}
+
+fn unary_signed(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let d = ctx.expect_dtype(0, SIGNED_NUMERIC)?;
     single(d, ctx.shape(0).clone())
 }
 
@@ -294,12 +299,11 @@ const UNARY_FLOAT: [OpDef; 17] = defs!(
     "Softplus",
     "Softsign"
 );
-const UNARY_NUMERIC: [OpDef; 8] = defs!(
+// TensorFlow rejects unsigned integers for these.
+const UNARY_SIGNED: [OpDef; 3] = defs!(unary_signed, &["x"], "Neg", "Abs", "Sign");
+const UNARY_NUMERIC: [OpDef; 5] = defs!(
     unary_numeric,
     &["x"],
-    "Neg",
-    "Abs",
-    "Sign",
     "Square",
     "Round",
     "Reciprocal",
@@ -362,6 +366,7 @@ const OTHERS: &[OpDef] = &[
 pub fn ops() -> Vec<OpDef> {
     [
         &UNARY_FLOAT[..],
+        &UNARY_SIGNED,
         &UNARY_NUMERIC,
         &PREDICATES,
         &BINARY_NUMERIC,

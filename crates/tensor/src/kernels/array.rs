@@ -271,15 +271,29 @@ pub fn strided_slice_plan(
     strides: &[i64],
     m: SliceMasks,
 ) -> Result<StridedSlicePlan> {
-    let n = begin.len();
-    if end.len() != n || strides.len() != n {
+    strided_slice_plan_partial(dims, Some(begin), Some(end), strides, m)
+}
+
+/// Like [`strided_slice_plan`] when `begin` or `end` may be unknown (shape
+/// inference of `x[i:i + 2]` with a tensor `i`): dimensions whose bounds are
+/// unknown and not masked come out unknown.
+pub fn strided_slice_plan_partial(
+    dims: &[Option<usize>],
+    begin: Option<&[i64]>,
+    end: Option<&[i64]>,
+    strides: &[i64],
+    m: SliceMasks,
+) -> Result<StridedSlicePlan> {
+    let n = strides.len();
+    let (bl, el) = (begin.map_or(n, <[i64]>::len), end.map_or(n, <[i64]>::len));
+    if bl != n || el != n {
         return Err(Error::invalid_argument(format!(
-            "StridedSlice: begin, end and strides must have one length, got {}, {} and {}",
-            n,
-            end.len(),
-            strides.len()
+            "StridedSlice: begin, end and strides must have one length, got {bl}, {el} and {n}"
         )));
     }
+    let begin_at = |i: usize| begin.map(|b| b[i]);
+    let end_at = |i: usize| end.map(|e| e[i]);
+    let stride_at = |i: usize| strides[i];
     let bit = |mask: i64, i: usize| mask & (1 << i) != 0;
     let mut ellipsis_mask = m.ellipsis;
     let mut sparse_n = n;
@@ -299,7 +313,9 @@ pub fn strided_slice_plan(
         NewAxis,
         Shrink,
     }
-    let mut dense: Vec<(i64, i64, i64, bool, bool, bool)> = Vec::with_capacity(rank);
+    #[allow(clippy::type_complexity)]
+    let mut dense: Vec<(Option<i64>, Option<i64>, i64, bool, bool, bool)> =
+        Vec::with_capacity(rank);
     let mut final_gather: Vec<Out> = Vec::new();
     let mut full = 0usize;
     for i in 0..sparse_n {
@@ -309,7 +325,7 @@ pub fn strided_slice_plan(
                 .saturating_sub(sparse_n)
                 .min(rank);
             while full < next {
-                dense.push((0, 0, 1, true, true, false));
+                dense.push((Some(0), Some(0), 1, true, true, false));
                 final_gather.push(Out::Dim(full));
                 full += 1;
             }
@@ -323,9 +339,9 @@ pub fn strided_slice_plan(
             }
             let shrink = bit(m.shrink_axis, i);
             dense.push((
-                begin[i],
-                end[i],
-                strides[i],
+                begin_at(i),
+                end_at(i),
+                stride_at(i),
                 bit(m.begin, i),
                 bit(m.end, i),
                 shrink,
@@ -353,12 +369,14 @@ pub fn strided_slice_plan(
                 "only stride 1 allowed on non-range indexing.",
             ));
         }
-        let Some(dim) = dims[d] else {
+        let unknown_bounds = (b.is_none() && !bm) || (e.is_none() && !em && !shrink);
+        let (Some(dim), false) = (dims[d], unknown_bounds) else {
             windows.push(None);
             sizes.push(if shrink { Some(1) } else { None });
             continue;
         };
         let dim = dim as i64;
+        let (b, e) = (b.unwrap_or(0), e.unwrap_or(0));
         let (start, stop) = if shrink {
             let x = if b < 0 { dim + b } else { b };
             if x < 0 || x >= dim {
@@ -862,6 +880,21 @@ pub fn where_indices(cond: &Tensor) -> Result<Tensor> {
     Tensor::from_vec([n, rank], out)
 }
 
+/// The number of elements of `Range(start, limit, delta)`, computed as
+/// TensorFlow does in the output type (float32 ranges round in float32).
+pub fn range_len(start: f64, limit: f64, delta: f64, dtype: DType) -> usize {
+    let n = if dtype.is_integer() {
+        let (s, l, d) = (start as i64, limit as i64, delta as i64);
+        ((l - s).abs() + d.abs() - 1) / d.abs()
+    } else if dtype == DType::Float32 {
+        let (s, l, d) = (start as f32, limit as f32, delta as f32);
+        ((l - s) / d).abs().ceil() as i64
+    } else {
+        ((limit - start) / delta).abs().ceil() as i64
+    };
+    n.max(0) as usize
+}
+
 /// `[start, start + delta, ...)` up to `limit` (exclusive), in `dtype`.
 pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor> {
     if delta == 0.0 {
@@ -872,14 +905,23 @@ pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor>
             "Requires start <= limit when delta > 0: {start}/{limit}"
         )));
     }
-    let n = if dtype.is_integer() {
-        let (s, l, d) = (start as i64, limit as i64, delta as i64);
-        ((l - s).abs() + d.abs() - 1) / d.abs()
-    } else {
-        ((limit - start) / delta).ceil() as i64
+    let n = range_len(start, limit, delta, dtype);
+    if dtype == DType::Float32 {
+        // TensorFlow accumulates `val += delta` in the output type.
+        let (mut val, d) = (start as f32, delta as f32);
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            v.push(val);
+            val += d;
+        }
+        return Ok(Tensor::vector(v));
     }
-    .max(0) as usize;
-    let v: Vec<f64> = (0..n).map(|i| start + i as f64 * delta).collect();
+    let mut v = Vec::with_capacity(n);
+    let mut val = start;
+    for _ in 0..n {
+        v.push(val);
+        val += delta;
+    }
     let t = Tensor::vector(v);
     if dtype.is_integer() {
         let iv: Vec<i64> = (0..n as i64)
@@ -1000,7 +1042,9 @@ pub fn in_top_k(predictions: &Tensor, targets: &Tensor, k: i64) -> Result<Tensor
         .map(|b| {
             let row = &p[b * classes..(b + 1) * classes];
             let tgt = t[b];
-            if tgt < 0 || tgt as usize >= classes || !row[tgt as usize].is_finite() {
+            // Like TensorFlow: an out-of-range target or any non-finite
+            // prediction in the row gives false.
+            if tgt < 0 || tgt as usize >= classes || row.iter().any(|x| !x.is_finite()) {
                 return false;
             }
             let v = row[tgt as usize];

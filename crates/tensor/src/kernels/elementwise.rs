@@ -314,14 +314,18 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
         DType::Float32 => float_binary::<f32>(op, a, b, &plan),
         DType::Float64 => float_binary::<f64>(op, a, b, &plan),
         DType::Float16 | DType::BFloat16 => {
+            // TensorFlow's half FloorDiv floors the quotient after rounding it to half.
+            let wide_op = if op == FloorDiv { Div } else { op };
             let wide = float_binary::<f32>(
-                op,
+                wide_op,
                 cast(&a, DType::Float32)?,
                 cast(&b, DType::Float32)?,
                 &plan,
             )?;
             if wide.dtype() == DType::Bool {
                 Ok(wide)
+            } else if op == FloorDiv {
+                unary(UnaryOp::Floor, cast(&wide, da)?)
             } else {
                 cast(&wide, da)
             }

@@ -209,6 +209,14 @@ fn reduce_scalar<T: Scalar>(op: ReduceOp, p: &ReducePlan) -> Result<Vec<T>> {
     let (o, r, i) = (p.outer, p.red, p.inner);
     Ok(match op {
         ReduceOp::Sum => fold_axis(x, o, r, i, T::zero(), |a, b| a.add(b)),
+        ReduceOp::Mean if !T::IS_FLOAT => {
+            // TensorFlow sums narrow integers without overflow (int64 wraps)
+            // and divides with truncation toward zero.
+            let wide: Vec<i64> = x.iter().map(|v| v.to_i64()).collect();
+            let s = fold_axis(&wide, o, r, i, 0i64, i64::wrapping_add);
+            let n = (r as i64).max(1);
+            s.into_iter().map(|v| T::from_i64(v / n)).collect()
+        }
         ReduceOp::Mean => {
             let s = fold_axis(x, o, r, i, T::zero(), |a, b| a.add(b));
             if r == 0 {
