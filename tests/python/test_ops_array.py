@@ -785,3 +785,55 @@ def test_linspace_dynamic_num_and_errors():
             np.testing.assert_allclose(s.run(out, {n: 5}), np.linspace(0.0, 1.0, 5))
             with pytest.raises(tf.errors.InvalidArgumentError):
                 s.run(out, {n: 0})
+
+
+# ---------------------------------------------------------------------------------------------
+# string tensors through the array ops
+# ---------------------------------------------------------------------------------------------
+
+
+def test_array_ops_on_strings():
+    m = [["a", "b"], ["c", "d"]]
+    with tf.Graph().as_default():
+        v = tf.constant(["a", "b", "c"])
+        outs = [
+            tf.gather(v, [2, 0]), tf.concat([v, tf.constant(["x"])], 0), tf.stack([tf.constant("a"), "b"]),
+            tf.tile(v[:2], [2]), tf.transpose(tf.constant(m)), tf.constant(m)[1, ::-1],
+            tf.where([True, False], tf.constant(["a", "b"]), tf.constant(["c", "d"])), tf.reverse(v, [0]),
+            tf.pad(v[:2], [[1, 1]]), tf.expand_dims(v, 0), tf.slice(v, [1], [2]), tf.fill([2], "x"),
+            tf.identity(v), tf.gather_nd(tf.constant(m), [[1, 0]]), tf.reshape(tf.constant(m), [4]),
+            tf.one_hot([0, 1], 2, on_value="y", off_value="n"), tf.shape(v), tf.zeros([2], tf.string),
+        ]
+        parts = tf.split(v, 3) + tf.unstack(v)
+        with tf.Session() as s:
+            got = s.run(outs)
+            got_parts = s.run(parts)
+    b = np.array
+    expected = [
+        [b"c", b"a"], [b"a", b"b", b"c", b"x"], [b"a", b"b"], [b"a", b"b", b"a", b"b"],
+        [[b"a", b"c"], [b"b", b"d"]], [b"d", b"c"], [b"a", b"d"], [b"c", b"b", b"a"], [b"", b"a", b"b", b""],
+        [[b"a", b"b", b"c"]], [b"b", b"c"], [b"x", b"x"], [b"a", b"b", b"c"], [b"c"], [b"a", b"b", b"c", b"d"],
+        [[b"y", b"n"], [b"n", b"y"]], [3], [b"", b""],
+    ]
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, b(e, dtype=object if isinstance(e[0], (bytes, list)) else None))
+    assert [list(p) for p in got_parts[:3]] == [[b"a"], [b"b"], [b"c"]]
+    assert list(got_parts[3:]) == [b"a", b"b", b"c"]
+
+
+def test_large_gather_slice_pad_tile_concat():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(400, 300)).astype(np.float32)
+    idx = rng.integers(0, 400, size=500).astype(np.int32)
+    with tf.Graph().as_default():
+        t = tf.constant(x)
+        outs = [tf.gather(t, idx), tf.gather(t, idx[:250] % 300, axis=1), t[::-3, 5:-7:2], tf.pad(t, [[3, 1], [0, 2]]),
+                tf.pad(t, [[2, 2], [1, 3]], "REFLECT"), tf.tile(t, [2, 1]), tf.concat([t, t[:, :17]], 1),
+                tf.stack([t, -t], 1), tf.one_hot(idx, 400)]
+        with tf.Session() as s:
+            got = s.run(outs)
+    expected = [x[idx], x[:, idx[:250] % 300], x[::-3, 5:-7:2], np.pad(x, [[3, 1], [0, 2]]),
+                np.pad(x, [[2, 2], [1, 3]], "reflect"), np.tile(x, [2, 1]), np.concatenate([x, x[:, :17]], 1),
+                np.stack([x, -x], 1), np.eye(400, dtype=np.float32)[idx]]
+    for i, (g, e) in enumerate(zip(got, expected)):
+        np.testing.assert_array_equal(g, e, err_msg=str(i))

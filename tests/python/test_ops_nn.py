@@ -483,6 +483,20 @@ def test_top_k_matches_numpy(data):
     np.testing.assert_array_equal(rv, gv)
 
 
+def test_top_k_result_is_a_namedtuple_that_runs():
+    with tf.Graph().as_default():
+        res = tf.math.top_k(tf.constant([[3.0, 1.0, 2.0]]), 2)
+        unsorted = tf.nn.top_k(tf.constant([3.0, 1.0, 2.0]), 2, sorted=False)
+        with tf.Session() as s:
+            got = s.run(res)
+            gu = s.run(unsorted)
+    assert type(got).__name__ == "TopKV2"
+    np.testing.assert_array_equal(got.values, [[3.0, 2.0]])
+    np.testing.assert_array_equal(got.indices, [[0, 2]])
+    # Without sorting the order is unspecified; the set is the same.
+    assert sorted(gu.indices.tolist()) == [0, 2] and sorted(gu.values.tolist()) == [2.0, 3.0]
+
+
 def test_top_k_errors_and_dynamic_k():
     with tf.Graph().as_default():
         with pytest.raises(ValueError):
@@ -496,3 +510,25 @@ def test_top_k_errors_and_dynamic_k():
             np.testing.assert_array_equal(s.run(i, {k: 2}), [[1, 2]])
             with pytest.raises(tf.errors.InvalidArgumentError):
                 s.run(v, {k: 5})
+
+
+def test_large_softmax_xent_and_l2_loss():
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(700, 130)).astype(np.float32) * 3
+    labels = rng.integers(0, 130, size=700).astype(np.int32)
+    onehot = np.eye(130, dtype=np.float32)[labels]
+    with tf.Graph().as_default():
+        outs = [tf.nn.softmax(logits), tf.nn.log_softmax(logits), tf.nn.l2_loss(logits),
+                tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits),
+                tf.nn.softmax_cross_entropy_with_logits_v2(labels=onehot, logits=logits), tf.nn.relu(logits),
+                tf.nn.bias_add(logits, logits[0])]
+        with tf.Session() as s:
+            got = s.run(outs)
+    ls = _np_log_softmax(logits)
+    np.testing.assert_allclose(got[0], np.exp(ls), rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(got[1], ls, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[2], np.sum(logits.astype(np.float64) ** 2) / 2, rtol=1e-5)
+    np.testing.assert_allclose(got[3], -ls[np.arange(700), labels], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[4], -ls[np.arange(700), labels], rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got[5], np.maximum(logits, 0))
+    np.testing.assert_array_equal(got[6], logits + logits[0])

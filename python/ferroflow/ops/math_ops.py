@@ -37,7 +37,19 @@ def _binary(op_type, default_name=None):
     return f
 
 
-add = _binary("AddV2", "Add")
+_add_v2 = _binary("AddV2", "Add")
+_add_strings = _binary("Add")
+
+
+def add(x, y, name=None):
+    """``x + y`` with broadcasting; strings concatenate (TensorFlow's ``Add`` op, as ``AddV2`` has no strings)."""
+    if any(isinstance(v, ops.Tensor) and v.dtype == dtypes.string for v in (x, y)) or all(
+        isinstance(v, (str, bytes)) for v in (x, y)
+    ):
+        return _add_strings(x, y, name=name)
+    return _add_v2(x, y, name=name)
+
+
 subtract = _binary("Sub")
 multiply = _binary("Mul")
 realdiv = _binary("RealDiv")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import numbers
 
 from ferroflow.framework import dtypes, ops
@@ -356,19 +357,8 @@ def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa:
     return _TopKV2(values, indices)
 
 
-class _TopKV2(tuple):
-    """``(values, indices)`` with attribute access, like TensorFlow's namedtuple."""
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    @property
-    def values(self):
-        return self[0]
-
-    @property
-    def indices(self):
-        return self[1]
+# TensorFlow's result type: a namedtuple, so ``sess.run(top_k(...))`` returns one too.
+_TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
 
 def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):

@@ -54,6 +54,24 @@ fn binary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     binary_with(ctx, NUMERIC, None)
 }
 
+/// TensorFlow's `Add` (unlike `AddV2`) also concatenates strings.
+fn add_or_concat(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    const ADD_TYPES: [DType; 11] = [
+        DType::Float16,
+        DType::BFloat16,
+        DType::Float32,
+        DType::Float64,
+        DType::Int8,
+        DType::Int16,
+        DType::Int32,
+        DType::Int64,
+        DType::UInt8,
+        DType::UInt16,
+        DType::String,
+    ];
+    binary_with(ctx, &ADD_TYPES, None)
+}
+
 fn binary_float(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     binary_with(ctx, FLOATS, None)
 }
@@ -311,11 +329,10 @@ const UNARY_NUMERIC: [OpDef; 5] = defs!(
     "Relu6"
 );
 const PREDICATES: [OpDef; 3] = defs!(float_predicate, &["x"], "IsFinite", "IsInf", "IsNan");
-const BINARY_NUMERIC: [OpDef; 12] = defs!(
+const BINARY_NUMERIC: [OpDef; 11] = defs!(
     binary_numeric,
     &["x", "y"],
     "AddV2",
-    "Add",
     "Sub",
     "Mul",
     "Div",
@@ -352,6 +369,7 @@ const ARG: [OpDef; 2] = defs!(arg_reduce, &["input", "dimension"], "ArgMax", "Ar
 const CUMULATIVE: [OpDef; 2] = defs!(cumulative, &["x", "axis"], "Cumsum", "Cumprod");
 
 const OTHERS: &[OpDef] = &[
+    OpDef::new("Add", &["x", "y"], add_or_concat),
     OpDef::new("LogicalNot", &["x"], logical_not),
     OpDef::new("Cast", &["x"], cast),
     OpDef::new("MatMul", &["a", "b"], matmul),

@@ -196,7 +196,12 @@ fn float_unary<T: Float>(op: UnaryOp, x: Tensor) -> Result<Tensor> {
         Ceil => m!(|v: T| v.ceil()),
         Round => m!(|v: T| v.round_ties_even()),
         Reciprocal => m!(move |v: T| one / v),
-        Relu => m!(move |v: T| if v > zero { v } else { zero }),
+        // NaN passes through, as in TensorFlow.
+        Relu => m!(move |v: T| if v > zero || Scalar::is_nan(v) {
+            v
+        } else {
+            zero
+        }),
         Relu6 => {
             let six = T::lit(6.0);
             m!(move |v: T| if v <= zero {
@@ -345,6 +350,18 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
                 let iy: Vec<u32> = (0..y.len() as u32).collect();
                 let eq = op == Equal;
                 let out = plan.map(&ix, &iy, |i, j| (x[i as usize] == y[j as usize]) == eq);
+                Tensor::from_vec(plan.out.clone(), out)
+            }
+            Add => {
+                // String concatenation (TensorFlow's `Add` on strings).
+                let (x, y) = (a.as_slice::<Vec<u8>>()?, b.as_slice::<Vec<u8>>()?);
+                let ix: Vec<u32> = (0..x.len() as u32).collect();
+                let iy: Vec<u32> = (0..y.len() as u32).collect();
+                let pairs = plan.map(&ix, &iy, |i, j| (i, j));
+                let out: Vec<Vec<u8>> = pairs
+                    .into_iter()
+                    .map(|(i, j)| [&x[i as usize][..], &y[j as usize][..]].concat())
+                    .collect();
                 Tensor::from_vec(plan.out.clone(), out)
             }
             _ => Err(unsupported(op, da)),
