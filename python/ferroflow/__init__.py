@@ -33,6 +33,7 @@ from ferroflow.framework.dtypes import (  # noqa: F401
     uint64,
 )
 from ferroflow.framework.errors import OpError  # noqa: F401
+from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from ferroflow.framework.ops import (  # noqa: F401
     Graph,
     GraphKeys,
@@ -106,6 +107,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
 from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
+from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,
     glorot_normal_initializer,

@@ -7,7 +7,7 @@
 //! so later in-place updates cannot show through).
 
 use ferroflow_graph::{AttrValue, PartialShape};
-use ferroflow_tensor::{bf16, f16, DType, Data, Element, Error, Shape, Tensor};
+use ferroflow_tensor::{bf16, f16, DType, Data, Element, Shape, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use numpy::{PyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};

@@ -180,6 +180,93 @@ impl Graph {
         shape_to_py(py, &s)
     }
 
+    /// Node summaries from `start` on, for mirroring nodes the core added
+    /// (gradients): `(id, name, op, input tids, control ids, device, outputs)`.
+    fn node_summaries(&self, py: Python<'_>, start: usize) -> PyResult<Py<PyAny>> {
+        let g = self.inner.read();
+        let mut items = Vec::new();
+        for n in &g.nodes()[start.min(g.len())..] {
+            let outs = n
+                .outputs
+                .iter()
+                .map(|o| output_info(py, o))
+                .collect::<PyResult<Vec<_>>>()?;
+            let t = PyTuple::new(
+                py,
+                [
+                    n.id.into_pyobject(py)?.into_any().unbind(),
+                    n.name.as_str().into_pyobject(py)?.into_any().unbind(),
+                    n.op.as_str().into_pyobject(py)?.into_any().unbind(),
+                    PyList::new(py, n.inputs.iter().map(|o| encode_tid(*o)))?
+                        .into_any()
+                        .unbind(),
+                    PyList::new(py, &n.control_inputs)?.into_any().unbind(),
+                    n.device.as_str().into_pyobject(py)?.into_any().unbind(),
+                    PyList::new(py, outs)?.into_any().unbind(),
+                ],
+            )?;
+            items.push(t.into_any().unbind());
+        }
+        Ok(PyList::new(py, items)?.into_any().unbind())
+    }
+
+    /// Adds the gradient nodes of `sum(ys)` w.r.t. `xs`; returns, per x,
+    /// None, a tensor id, or `(values, indices, dense_shape)` ids.
+    #[pyo3(signature = (ys, xs, grad_ys, scope, stop_gradients, unconnected_zero, control_inputs))]
+    #[allow(clippy::too_many_arguments)]
+    fn gradients(
+        &self,
+        py: Python<'_>,
+        ys: Vec<u64>,
+        xs: Vec<u64>,
+        grad_ys: Vec<Option<u64>>,
+        scope: &str,
+        stop_gradients: Vec<u64>,
+        unconnected_zero: bool,
+        control_inputs: Vec<usize>,
+    ) -> PyResult<Py<PyAny>> {
+        let ys: Vec<Output> = ys.into_iter().map(decode_tid).collect();
+        let xs: Vec<Output> = xs.into_iter().map(decode_tid).collect();
+        let grad_ys: Vec<Option<Output>> = grad_ys.into_iter().map(|g| g.map(decode_tid)).collect();
+        let opts = ferroflow_autodiff::Options {
+            scope: scope.to_string(),
+            stop_gradients: stop_gradients.into_iter().map(decode_tid).collect(),
+            unconnected: if unconnected_zero {
+                ferroflow_autodiff::Unconnected::Zero
+            } else {
+                ferroflow_autodiff::Unconnected::None
+            },
+            control_inputs,
+        };
+        let mut g = self.inner.write();
+        let grads =
+            guard(|| ferroflow_autodiff::gradients(&mut g, &ys, &xs, &grad_ys, &opts)).py(py)?;
+        let mut out = Vec::with_capacity(grads.len());
+        for gr in grads {
+            out.push(match gr {
+                None => py.None(),
+                Some(ferroflow_autodiff::Grad::Dense(o)) => {
+                    encode_tid(o).into_pyobject(py)?.into_any().unbind()
+                }
+                Some(ferroflow_autodiff::Grad::Sparse {
+                    values,
+                    indices,
+                    dense_shape,
+                }) => PyTuple::new(
+                    py,
+                    [
+                        encode_tid(values),
+                        encode_tid(indices),
+                        encode_tid(dense_shape),
+                    ],
+                )?
+                .into_any()
+                .unbind(),
+            });
+        }
+        Ok(PyList::new(py, out)?.into_any().unbind())
+    }
+
     fn finalize(&self) {
         self.inner.write().finalize();
     }

@@ -15,6 +15,7 @@ import numpy as np
 
 from ferroflow import _native
 from ferroflow.framework import dtypes, errors, ops, tensor_util
+from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 
 _BF16 = dtypes.bfloat16
 
@@ -74,6 +75,9 @@ class _FetchPlan:
         return _FetchElement(idx, False, el.dtype)
 
     def _build(self, fetch):
+        if isinstance(fetch, IndexedSlices):
+            parts = [fetch.values, fetch.indices] + ([fetch.dense_shape] if fetch.dense_shape is not None else [])
+            return ("indexed_slices", None, [self._build(p) for p in parts])
         if isinstance(fetch, (list, tuple)) and not _is_namedtuple(fetch):
             return (type(fetch), [self._build(f) for f in fetch])
         if _is_namedtuple(fetch):
@@ -89,6 +93,9 @@ class _FetchPlan:
                 return None
             v = values[node.index]
             return tensor_util.from_native(v, node.dtype) if node.dtype == _BF16 else v
+        if node[0] == "indexed_slices":
+            vals = [self.rebuild(values, n) for n in node[2]]
+            return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
         if node[0] == "namedtuple":
             return node[1](*[self.rebuild(values, n) for n in node[2]])
         if node[0] == "dict":

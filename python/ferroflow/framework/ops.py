@@ -564,11 +564,26 @@ class Graph:
         op_id, specs = self._native.add_op(
             op_type, name, [t._tid for t in inputs], [c._id for c in controls], attrs, device
         )
+        if op_id != len(self._ops):
+            self._sync_native(op_id)
         op = Operation(self, op_id, name, op_type, inputs, controls, specs, device)
         self._ops.append(op)
         for controller in self._control_dependencies_stack:
             controller.add_op(op)
         return op
+
+    def _sync_native(self, until=None):
+        """Mirrors nodes the core added on its own (e.g. gradients) as Operations."""
+        for op_id, name, op_type, inputs, controls, device, specs in self._native.node_summaries(len(self._ops)):
+            if until is not None and op_id >= until:
+                break
+            op = Operation(
+                self, op_id, name, op_type, [self._tensor_from_tid(t) for t in inputs],
+                [self._ops[c] for c in controls], specs, device,
+            )
+            self._ops.append(op)
+            for controller in self._control_dependencies_stack:
+                controller.add_op(op)
 
     def _tensor_from_tid(self, tid):
         return self._ops[tid >> _TID_SHIFT]._outputs[tid & ((1 << _TID_SHIFT) - 1)]

@@ -6,6 +6,7 @@
 //! summaries) register their own ops with [`register_op`].
 
 mod array;
+mod grad;
 mod logging;
 mod math;
 mod nn;
@@ -64,6 +65,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     let mut m = HashMap::new();
     for list in [
         array::ops(),
+        grad::ops(),
         logging::ops(),
         math::ops(),
         nn::ops(),

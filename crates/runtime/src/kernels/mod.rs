@@ -1,6 +1,7 @@
 //! Built-in kernels, one module per op family.
 
 mod array;
+mod grad;
 mod logging;
 mod math;
 mod nn;
@@ -13,6 +14,7 @@ use ferroflow_tensor::{DType, Result};
 /// Registers every built-in kernel through `reg`.
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
+    grad::register(reg);
     logging::register(reg);
     math::register(reg);
     nn::register(reg);

@@ -3,6 +3,7 @@
 pub mod array;
 pub mod broadcast;
 pub mod elementwise;
+pub mod grad;
 pub mod matmul;
 pub mod nn;
 pub mod parallel;

@@ -1,0 +1,267 @@
+//! Adds gradient nodes to a graph under a name scope.
+
+use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output};
+use ferroflow_tensor::{DType, Result, Tensor};
+
+/// Builds nodes into `graph`, each named `<scope>/<name>` (made unique).
+pub struct Builder<'g> {
+    pub graph: &'g mut Graph,
+    scope: String,
+    /// Nodes every created node must wait for (the caller's control context).
+    pub(crate) control: Vec<NodeId>,
+}
+
+impl<'g> Builder<'g> {
+    pub fn new(graph: &'g mut Graph, scope: &str) -> Builder<'g> {
+        Builder {
+            graph,
+            scope: scope.trim_end_matches('/').to_string(),
+            control: Vec::new(),
+        }
+    }
+
+    /// The current scope (no trailing slash).
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// Runs `f` with `name` appended to the scope (uniquified once).
+    pub fn with_scope<R>(&mut self, name: &str, f: impl FnOnce(&mut Builder<'_>) -> R) -> R {
+        let full = self.graph.unique_name(&self.join(name), true);
+        let saved = std::mem::replace(&mut self.scope, full);
+        let r = f(self);
+        self.scope = saved;
+        r
+    }
+
+    fn join(&self, name: &str) -> String {
+        if self.scope.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.scope)
+        }
+    }
+
+    /// Adds a node; returns its id.
+    pub fn node(
+        &mut self,
+        op: &str,
+        inputs: &[Output],
+        attrs: Vec<(&str, AttrValue)>,
+    ) -> Result<NodeId> {
+        let name = self.graph.unique_name(&self.join(op), true);
+        let mut spec = NodeSpec::new(op, &name).inputs(inputs.iter().copied());
+        for (k, v) in attrs {
+            spec = spec.attr(k, v);
+        }
+        spec.control_inputs = self.control.clone();
+        self.graph.add_node(spec)
+    }
+
+    /// Adds a node and returns its first output.
+    pub fn op(
+        &mut self,
+        op: &str,
+        inputs: &[Output],
+        attrs: Vec<(&str, AttrValue)>,
+    ) -> Result<Output> {
+        Ok(Output::new(self.node(op, inputs, attrs)?, 0))
+    }
+
+    pub fn dtype(&self, o: Output) -> DType {
+        self.graph.output(o).dtype
+    }
+
+    pub fn constant(&mut self, t: Tensor) -> Result<Output> {
+        let d = t.dtype();
+        let name = self.graph.unique_name(&self.join("Const"), true);
+        let mut spec = NodeSpec::new("Const", &name)
+            .attr("value", AttrValue::Tensor(t))
+            .attr("dtype", AttrValue::Type(d));
+        spec.control_inputs = self.control.clone();
+        Ok(Output::new(self.graph.add_node(spec)?, 0))
+    }
+
+    pub fn const_i32(&mut self, v: Vec<i32>) -> Result<Output> {
+        self.constant(Tensor::vector(v))
+    }
+
+    pub fn scalar_i32(&mut self, v: i32) -> Result<Output> {
+        self.constant(Tensor::scalar(v))
+    }
+
+    /// A scalar of `dtype` holding `v`.
+    pub fn scalar(&mut self, dtype: DType, v: f64) -> Result<Output> {
+        let t = ferroflow_tensor::kernels::elementwise::cast(&Tensor::scalar(v), dtype)?;
+        self.constant(t)
+    }
+
+    pub fn shape(&mut self, x: Output) -> Result<Output> {
+        self.op(
+            "Shape",
+            &[x],
+            vec![("out_type", AttrValue::Type(DType::Int32))],
+        )
+    }
+
+    pub fn size(&mut self, x: Output) -> Result<Output> {
+        self.op(
+            "Size",
+            &[x],
+            vec![("out_type", AttrValue::Type(DType::Int32))],
+        )
+    }
+
+    pub fn rank(&mut self, x: Output) -> Result<Output> {
+        self.op("Rank", &[x], vec![])
+    }
+
+    pub fn reshape(&mut self, x: Output, shape: Output) -> Result<Output> {
+        self.op("Reshape", &[x, shape], vec![])
+    }
+
+    pub fn binary(&mut self, op: &str, a: Output, b: Output) -> Result<Output> {
+        self.op(op, &[a, b], vec![])
+    }
+
+    pub fn add(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.binary("AddV2", a, b)
+    }
+
+    pub fn sub(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.binary("Sub", a, b)
+    }
+
+    pub fn mul(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.binary("Mul", a, b)
+    }
+
+    pub fn div(&mut self, a: Output, b: Output) -> Result<Output> {
+        self.binary("RealDiv", a, b)
+    }
+
+    pub fn unary(&mut self, op: &str, x: Output) -> Result<Output> {
+        self.op(op, &[x], vec![])
+    }
+
+    pub fn neg(&mut self, x: Output) -> Result<Output> {
+        self.unary("Neg", x)
+    }
+
+    pub fn cast(&mut self, x: Output, to: DType) -> Result<Output> {
+        if self.dtype(x) == to {
+            return Ok(x);
+        }
+        let from = self.dtype(x);
+        self.op(
+            "Cast",
+            &[x],
+            vec![
+                ("DstT", AttrValue::Type(to)),
+                ("SrcT", AttrValue::Type(from)),
+                ("Truncate", AttrValue::Bool(false)),
+            ],
+        )
+    }
+
+    pub fn sum(&mut self, x: Output, axes: Output, keep_dims: bool) -> Result<Output> {
+        self.op(
+            "Sum",
+            &[x, axes],
+            vec![("keep_dims", AttrValue::Bool(keep_dims))],
+        )
+    }
+
+    pub fn zeros_like(&mut self, x: Output) -> Result<Output> {
+        self.unary("ZerosLike", x)
+    }
+
+    pub fn ones_like(&mut self, x: Output) -> Result<Output> {
+        self.unary("OnesLike", x)
+    }
+
+    pub fn transpose(&mut self, x: Output, perm: Output) -> Result<Output> {
+        self.op("Transpose", &[x, perm], vec![])
+    }
+
+    pub fn matmul(&mut self, a: Output, b: Output, ta: bool, tb: bool) -> Result<Output> {
+        self.op(
+            "MatMul",
+            &[a, b],
+            vec![
+                ("transpose_a", AttrValue::Bool(ta)),
+                ("transpose_b", AttrValue::Bool(tb)),
+            ],
+        )
+    }
+
+    pub fn fill(&mut self, dims: Output, value: Output) -> Result<Output> {
+        self.op("Fill", &[dims, value], vec![])
+    }
+
+    pub fn tile(&mut self, x: Output, multiples: Output) -> Result<Output> {
+        self.op("Tile", &[x, multiples], vec![])
+    }
+
+    pub fn concat(&mut self, values: &[Output], axis: Output) -> Result<Output> {
+        let mut inputs = values.to_vec();
+        inputs.push(axis);
+        self.op(
+            "ConcatV2",
+            &inputs,
+            vec![("N", AttrValue::Int(values.len() as i64))],
+        )
+    }
+
+    pub fn pack(&mut self, values: &[Output], axis: i64) -> Result<Output> {
+        self.op(
+            "Pack",
+            values,
+            vec![
+                ("axis", AttrValue::Int(axis)),
+                ("N", AttrValue::Int(values.len() as i64)),
+            ],
+        )
+    }
+
+    /// Element `i` of a 1-D tensor, as a scalar.
+    pub fn element(&mut self, v: Output, i: i32) -> Result<Output> {
+        let b = self.const_i32(vec![i])?;
+        let e = self.const_i32(vec![i + 1])?;
+        let s = self.const_i32(vec![1])?;
+        self.op(
+            "StridedSlice",
+            &[v, b, e, s],
+            vec![("shrink_axis_mask", AttrValue::Int(1))],
+        )
+    }
+
+    /// The sum of `x` over the axes that broadcasting added or stretched,
+    /// reshaped to `shape` (how a broadcast input receives its gradient).
+    pub fn sum_to_shape(&mut self, grad: Output, axes: Output, shape: Output) -> Result<Output> {
+        let s = self.sum(grad, axes, false)?;
+        self.reshape(s, shape)
+    }
+
+    /// Gradients of `a op b` reduced back to each input's shape.
+    pub fn broadcast_reduce(
+        &mut self,
+        ga: Output,
+        gb: Output,
+        a: Output,
+        b: Output,
+    ) -> Result<(Output, Output)> {
+        let sa = self.graph.output(a).shape.clone();
+        let sb = self.graph.output(b).shape.clone();
+        // Same, fully known shapes: nothing to reduce.
+        if sa.is_fully_defined() && sa == sb {
+            return Ok((ga, gb));
+        }
+        let shape_a = self.shape(a)?;
+        let shape_b = self.shape(b)?;
+        let args = self.node("BroadcastGradientArgs", &[shape_a, shape_b], vec![])?;
+        let ra = self.sum_to_shape(ga, Output::new(args, 0), shape_a)?;
+        let rb = self.sum_to_shape(gb, Output::new(args, 1), shape_b)?;
+        Ok((ra, rb))
+    }
+}

@@ -1,0 +1,298 @@
+//! Reverse-mode differentiation over the graph (`tf.gradients`).
+//!
+//! Like TensorFlow's: find the ops on paths from `xs` to `ys`, seed the
+//! `ys` with `grad_ys` (ones by default), then visit those ops from the last
+//! created to the first — node-id order is topological — summing the
+//! gradients each output received and calling the op's gradient function.
+//! Sparse gradients (`IndexedSlices`) pass through identities untouched and
+//! are summed by concatenation; anything else that needs a dense gradient
+//! gets one (an `UnsortedSegmentSum`).
+
+use crate::builder::Builder;
+use crate::registry::{lookup, GradEntry};
+use crate::Grad;
+use ferroflow_graph::{AttrValue, Graph, NodeId, Output};
+use ferroflow_tensor::{DType, Error, Result};
+use std::collections::{HashMap, HashSet};
+
+/// What to return for an `x` that `ys` do not depend on.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Unconnected {
+    #[default]
+    None,
+    Zero,
+}
+
+/// Options of [`gradients`].
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The name scope of the new nodes (e.g. `gradients`), already unique.
+    pub scope: String,
+    /// Tensors treated as constants.
+    pub stop_gradients: Vec<Output>,
+    pub unconnected: Unconnected,
+    /// Control inputs every gradient node waits for.
+    pub control_inputs: Vec<NodeId>,
+}
+
+fn is_differentiable_dtype(d: DType) -> bool {
+    d.is_floating()
+}
+
+/// Symbolic partial derivatives of `sum(ys)` with respect to each of `xs`.
+pub fn gradients(
+    graph: &mut Graph,
+    ys: &[Output],
+    xs: &[Output],
+    grad_ys: &[Option<Output>],
+    opts: &Options,
+) -> Result<Vec<Option<Grad>>> {
+    if !grad_ys.is_empty() && grad_ys.len() != ys.len() {
+        return Err(Error::value(format!(
+            "Passed {} grad_ys for {} ys",
+            grad_ys.len(),
+            ys.len()
+        )));
+    }
+    let n = graph.len();
+    // Consumers of every node (data edges only).
+    let mut consumers: Vec<Vec<NodeId>> = vec![Vec::new(); n];
+    for node in graph.nodes() {
+        for i in &node.inputs {
+            consumers[i.node].push(node.id);
+        }
+    }
+    // Ops reachable forward from xs.
+    let mut reached = vec![false; n];
+    let mut stack: Vec<NodeId> = xs.iter().map(|x| x.node).collect();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut reached[id], true) {
+            continue;
+        }
+        stack.extend(consumers[id].iter().copied());
+    }
+    // Ops between: reached from xs and reaching ys.
+    let mut between = vec![false; n];
+    let mut stack: Vec<NodeId> = ys
+        .iter()
+        .map(|y| y.node)
+        .filter(|&id| reached[id])
+        .collect();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut between[id], true) {
+            continue;
+        }
+        for i in &graph.node(id).inputs {
+            if reached[i.node] {
+                stack.push(i.node);
+            }
+        }
+    }
+    let stop: HashSet<Output> = opts.stop_gradients.iter().copied().collect();
+    let xs_set: HashSet<Output> = xs.iter().copied().collect();
+    let mut b = Builder::new(graph, &opts.scope);
+    b.control = opts.control_inputs.clone();
+    // Gradient contributions per tensor.
+    let mut pending: HashMap<Output, Vec<Grad>> = HashMap::new();
+    for (k, &y) in ys.iter().enumerate() {
+        let g = match grad_ys.get(k).copied().flatten() {
+            Some(g) => {
+                if b.dtype(g) != b.dtype(y) {
+                    return Err(Error::type_error(format!(
+                        "Gradient type {} generated for op {} does not match input type {}",
+                        b.dtype(g),
+                        b.graph.node(y.node).name,
+                        b.dtype(y)
+                    )));
+                }
+                g
+            }
+            None => {
+                if !is_differentiable_dtype(b.dtype(y)) {
+                    continue;
+                }
+                let shape = b.shape(y)?;
+                let one = b.scalar(b.dtype(y), 1.0)?;
+                let name = format!("grad_ys_{k}");
+                let dims = shape;
+                let node = b.node("Fill", &[dims, one], vec![])?;
+                let _ = name;
+                Output::new(node, 0)
+            }
+        };
+        pending.entry(y).or_default().push(Grad::Dense(g));
+    }
+    // Visit ops from last to first.
+    let order: Vec<NodeId> = (0..n).rev().filter(|&id| between[id]).collect();
+    for id in order {
+        let node = b.graph.node(id).clone();
+        // Sum what each output received.
+        let mut out_grads: Vec<Option<Grad>> = Vec::with_capacity(node.outputs.len());
+        for i in 0..node.outputs.len() {
+            let o = Output::new(id, i);
+            let g = match pending.remove(&o) {
+                Some(list) if !list.is_empty() => Some(aggregate(&mut b, list)?),
+                _ => None,
+            };
+            // An x may also be an intermediate: keep its total for the result.
+            if let Some(g) = &g {
+                if xs_set.contains(&o) {
+                    pending.insert(o, vec![g.clone()]);
+                }
+            }
+            out_grads.push(g);
+        }
+        if out_grads.iter().all(Option::is_none) {
+            continue;
+        }
+        if node.op == "StopGradient"
+            || node
+                .outputs
+                .iter()
+                .enumerate()
+                .any(|(i, _)| stop.contains(&Output::new(id, i)))
+        {
+            continue;
+        }
+        // Inputs that need no gradient: not between xs and ys, or not float.
+        let wanted: Vec<bool> = node
+            .inputs
+            .iter()
+            .map(|i| reached[i.node] && is_differentiable_dtype(b.graph.output(*i).dtype))
+            .collect();
+        if !wanted.iter().any(|&w| w) {
+            continue;
+        }
+        let in_grads: Vec<Option<Grad>> = if matches!(node.op.as_str(), "Identity" | "Snapshot") {
+            vec![out_grads[0].clone()]
+        } else {
+            let entry = lookup(&node.op).ok_or_else(|| {
+                Error::Value(format!(
+                    "No gradient defined for operation '{}' (op type: {})",
+                    node.name, node.op
+                ))
+            })?;
+            let GradEntry::Func(f) = entry else { continue };
+            let mut dense = Vec::with_capacity(out_grads.len());
+            for g in out_grads {
+                dense.push(match g {
+                    Some(g) => Some(to_dense(&mut b, g)?),
+                    None => None,
+                });
+            }
+            let scope_name = format!("{}_grad", node.name);
+            b.with_scope(&scope_name, |b| f(b, &node, &dense))
+                .map_err(|e| annotate(e, &node.name))?
+        };
+        if in_grads.len() != node.inputs.len() {
+            return Err(Error::internal(format!(
+                "gradient of {} returned {} gradients for {} inputs",
+                node.op,
+                in_grads.len(),
+                node.inputs.len()
+            )));
+        }
+        for ((input, g), want) in node.inputs.iter().zip(in_grads).zip(wanted) {
+            if let (Some(g), true) = (g, want) {
+                pending.entry(*input).or_default().push(g);
+            }
+        }
+    }
+    let mut result = Vec::with_capacity(xs.len());
+    for &x in xs {
+        let g = match pending.remove(&x) {
+            Some(list) if !list.is_empty() => Some(aggregate(&mut b, list)?),
+            _ => None,
+        };
+        let g = match (g, opts.unconnected) {
+            (Some(g), _) => Some(g),
+            (None, Unconnected::Zero) => Some(Grad::Dense(b.zeros_like(x)?)),
+            (None, Unconnected::None) => None,
+        };
+        if let Some(g) = &g {
+            pending.insert(x, vec![g.clone()]);
+        }
+        result.push(g);
+    }
+    Ok(result)
+}
+
+fn annotate(e: Error, node: &str) -> Error {
+    match e {
+        Error::Value(m) => Error::Value(format!("{m} (while differentiating '{node}')")),
+        Error::Type(m) => Error::Type(format!("{m} (while differentiating '{node}')")),
+        other => other,
+    }
+}
+
+/// Sums gradient contributions: dense ones with `AddN`, sparse ones by
+/// concatenating their slices (no densifying), mixed ones densified.
+fn aggregate(b: &mut Builder<'_>, list: Vec<Grad>) -> Result<Grad> {
+    if list.len() == 1 {
+        return Ok(list.into_iter().next().expect("one"));
+    }
+    if list.iter().all(|g| matches!(g, Grad::Sparse { .. })) {
+        let mut values = Vec::new();
+        let mut indices = Vec::new();
+        let mut dense_shape = None;
+        for g in &list {
+            if let Grad::Sparse {
+                values: v,
+                indices: i,
+                dense_shape: d,
+            } = g
+            {
+                values.push(*v);
+                indices.push(*i);
+                dense_shape.get_or_insert(*d);
+            }
+        }
+        let axis = b.scalar_i32(0)?;
+        let indices = same_index_type(b, indices)?;
+        let v = b.concat(&values, axis)?;
+        let i = b.concat(&indices, axis)?;
+        return Ok(Grad::Sparse {
+            values: v,
+            indices: i,
+            dense_shape: dense_shape.expect("non-empty"),
+        });
+    }
+    let mut dense = Vec::with_capacity(list.len());
+    for g in list {
+        dense.push(to_dense(b, g)?);
+    }
+    let id = b.node(
+        "AddN",
+        &dense,
+        vec![("N", AttrValue::Int(dense.len() as i64))],
+    )?;
+    Ok(Grad::Dense(Output::new(id, 0)))
+}
+
+fn same_index_type(b: &mut Builder<'_>, indices: Vec<Output>) -> Result<Vec<Output>> {
+    if indices.iter().all(|&i| b.dtype(i) == b.dtype(indices[0])) {
+        return Ok(indices);
+    }
+    indices
+        .into_iter()
+        .map(|i| b.cast(i, DType::Int64))
+        .collect()
+}
+
+/// A dense tensor for a gradient (`tf.convert_to_tensor(IndexedSlices)`).
+pub fn to_dense(b: &mut Builder<'_>, g: Grad) -> Result<Output> {
+    match g {
+        Grad::Dense(o) => Ok(o),
+        Grad::Sparse {
+            values,
+            indices,
+            dense_shape,
+        } => {
+            let rows = b.element(dense_shape, 0)?;
+            let rows = b.cast(rows, b.dtype(indices))?;
+            let summed = b.op("UnsortedSegmentSum", &[values, indices, rows], vec![])?;
+            let shape = b.cast(dense_shape, DType::Int32)?;
+            b.reshape(summed, shape)
+        }
+    }
+}

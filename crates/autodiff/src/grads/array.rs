@@ -1,0 +1,333 @@
+//! Gradients of shape and data-movement ops.
+
+use super::d;
+use crate::builder::Builder;
+use crate::registry::GradEntry;
+use crate::Grad;
+use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
+use ferroflow_tensor::{DType, Result};
+
+type R = Result<Vec<Option<Grad>>>;
+
+fn g0(grads: &[Option<Output>]) -> Output {
+    grads[0].expect("called with an output gradient")
+}
+
+/// Reshape back to input 0's shape; other inputs get none.
+fn reshape_like_input(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let s = b.shape(n.inputs[0])?;
+    let r = b.reshape(g0(g), s)?;
+    let mut out = vec![d(r)];
+    out.extend(std::iter::repeat_n(None, n.inputs.len() - 1));
+    Ok(out)
+}
+
+/// Input 0 receives the gradient unchanged; others none.
+fn pass_through(_: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let mut out = vec![d(g0(g))];
+    out.extend(std::iter::repeat_n(None, n.inputs.len() - 1));
+    Ok(out)
+}
+
+fn transpose(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let inv = b.op("InvertPermutation", &[n.inputs[1]], vec![])?;
+    let r = b.transpose(g0(g), inv)?;
+    Ok(vec![d(r), None])
+}
+
+/// Splits the gradient into the pieces each input contributed along `axis`.
+fn concat(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let k = n.inputs.len() - 1;
+    let axis = n.inputs[k];
+    let values = &n.inputs[..k];
+    let g = g0(g);
+    let rank = b.rank(g)?;
+    // Non-negative axis: (axis % rank).
+    let ax = b.binary("FloorMod", axis, rank)?;
+    let mut sizes = Vec::with_capacity(k);
+    for &v in values {
+        let s = b.shape(v)?;
+        let zero = b.scalar_i32(0)?;
+        sizes.push(b.op("GatherV2", &[s, ax, zero], vec![])?);
+    }
+    let sizes = b.pack(&sizes, 0)?;
+    let id = b.node(
+        "SplitV",
+        &[g, sizes, ax],
+        vec![("num_split", AttrValue::Int(k as i64))],
+    )?;
+    let mut out: Vec<Option<Grad>> = (0..k).map(|i| d(Output::new(id, i))).collect();
+    out.push(None);
+    Ok(out)
+}
+
+fn pack(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let axis = n.attrs.int_or("axis", 0)?;
+    let num = n.inputs.len() as i64;
+    let id = b.node(
+        "Unpack",
+        &[g0(g)],
+        vec![("num", AttrValue::Int(num)), ("axis", AttrValue::Int(axis))],
+    )?;
+    Ok((0..n.inputs.len()).map(|i| d(Output::new(id, i))).collect())
+}
+
+/// Gradients of a multi-output op, with zeros for outputs that got none.
+fn filled(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> Result<Vec<Output>> {
+    (0..n.outputs.len())
+        .map(|i| match g[i] {
+            Some(o) => Ok(o),
+            None => b.zeros_like(Output::new(n.id, i)),
+        })
+        .collect()
+}
+
+fn unpack(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let axis = n.attrs.int_or("axis", 0)?;
+    let parts = filled(b, n, g)?;
+    Ok(vec![d(b.pack(&parts, axis)?)])
+}
+
+fn split(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let parts = filled(b, n, g)?;
+    let r = b.concat(&parts, n.inputs[0])?;
+    Ok(vec![None, d(r)])
+}
+
+fn split_v(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let parts = filled(b, n, g)?;
+    let r = b.concat(&parts, n.inputs[2])?;
+    Ok(vec![d(r), None, None])
+}
+
+fn slice(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let (x, begin) = (n.inputs[0], n.inputs[1]);
+    let g = g0(g);
+    let xs = b.shape(x)?;
+    let gs = b.shape(g)?;
+    let begin = b.cast(begin, DType::Int32)?;
+    let after = b.sub(xs, gs)?;
+    let after = b.sub(after, begin)?;
+    let pads = b.pack(&[begin, after], 1)?;
+    let r = b.op("Pad", &[g, pads], vec![])?;
+    Ok(vec![d(r), None, None])
+}
+
+fn strided_slice(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let xs = b.shape(n.inputs[0])?;
+    let mut attrs = Vec::new();
+    for k in [
+        "begin_mask",
+        "end_mask",
+        "ellipsis_mask",
+        "new_axis_mask",
+        "shrink_axis_mask",
+    ] {
+        attrs.push((k, AttrValue::Int(n.attrs.int_or(k, 0)?)));
+    }
+    let (bg, en, st) = (n.inputs[1], n.inputs[2], n.inputs[3]);
+    let xs = b.cast(xs, b.dtype(bg))?;
+    let r = b.op("StridedSliceGrad", &[xs, bg, en, st, g0(g)], attrs)?;
+    Ok(vec![d(r), None, None, None])
+}
+
+fn gather(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let (params, indices, axis) = (n.inputs[0], n.inputs[1], n.inputs[2]);
+    let g = g0(g);
+    let batch = n.attrs.int_or("batch_dims", 0)?;
+    let axis_v = b.graph.const_value(axis).and_then(|t| t.scalar_i64().ok());
+    let pshape = b.shape(params)?;
+    if batch == 0 && axis_v == Some(0) {
+        // Sparse: one gradient row per looked-up index (duplicates kept).
+        let isize = b.size(indices)?;
+        let isize = b.pack(&[isize], 0)?;
+        let axis0 = b.scalar_i32(0)?;
+        let (s, e, st) = (one_vec(b)?, zero_vec(b)?, one_vec(b)?);
+        let inner = b.op(
+            "StridedSlice",
+            &[pshape, s, e, st],
+            vec![("end_mask", AttrValue::Int(1))],
+        )?;
+        let vshape = b.concat(&[isize, inner], axis0)?;
+        let values = b.reshape(g, vshape)?;
+        let flat = b.const_i32(vec![-1])?;
+        let idx = b.reshape(indices, flat)?;
+        return Ok(vec![
+            Some(Grad::Sparse {
+                values,
+                indices: idx,
+                dense_shape: pshape,
+            }),
+            None,
+            None,
+        ]);
+    }
+    if batch != 0 {
+        return Err(ferroflow_tensor::Error::value(
+            "the gradient of gather with batch_dims != 0 is not supported yet",
+        ));
+    }
+    // General axis: move the axis to the front, segment-sum, move it back.
+    let rank = b.graph.output(params).shape.rank().ok_or_else(|| {
+        ferroflow_tensor::Error::value(
+            "the gradient of gather along axis != 0 needs params of known rank",
+        )
+    })?;
+    let ax = axis_v.ok_or_else(|| {
+        ferroflow_tensor::Error::value("the gradient of gather needs a constant axis")
+    })?;
+    let ax = if ax < 0 { ax + rank as i64 } else { ax } as usize;
+    let irank = b.graph.output(indices).shape.rank().ok_or_else(|| {
+        ferroflow_tensor::Error::value(
+            "the gradient of gather along axis != 0 needs indices of known rank",
+        )
+    })?;
+    // g has shape params[:ax] + indices + params[ax+1:]; flatten indices dims.
+    let grank = ax + irank + (rank - ax - 1);
+    let perm: Vec<i32> = (ax..ax + irank)
+        .chain(0..ax)
+        .chain(ax + irank..grank)
+        .map(|i| i as i32)
+        .collect();
+    let perm_t = b.const_i32(perm)?;
+    let gt = b.transpose(g, perm_t)?;
+    let flat = b.const_i32(vec![-1])?;
+    let idx = b.reshape(indices, flat)?;
+    let gts = b.shape(gt)?;
+    let rest = {
+        let s = b.const_i32(vec![irank as i32])?;
+        let e = b.const_i32(vec![0])?;
+        let st = b.const_i32(vec![1])?;
+        b.op(
+            "StridedSlice",
+            &[gts, s, e, st],
+            vec![("end_mask", AttrValue::Int(1))],
+        )?
+    };
+    let axis0 = b.scalar_i32(0)?;
+    let vshape = b.concat(&[flat, rest], axis0)?;
+    let values = b.reshape(gt, vshape)?;
+    let zero = b.scalar_i32(0)?;
+    let axt = b.scalar_i32(ax as i32)?;
+    let rows = b.op("GatherV2", &[pshape, axt, zero], vec![])?;
+    let rows = b.cast(rows, b.dtype(idx))?;
+    let summed = b.op("UnsortedSegmentSum", &[values, idx, rows], vec![])?;
+    // summed: [params[ax], params[:ax]..., params[ax+1:]...] -> back to params order.
+    let inv: Vec<i32> = (1..=ax)
+        .chain(std::iter::once(0))
+        .chain(ax + 1..rank)
+        .map(|i| i as i32)
+        .collect();
+    let inv_t = b.const_i32(inv)?;
+    let r = b.transpose(summed, inv_t)?;
+    Ok(vec![d(r), None, None])
+}
+
+fn one_vec(b: &mut Builder<'_>) -> Result<Output> {
+    b.const_i32(vec![1])
+}
+
+fn zero_vec(b: &mut Builder<'_>) -> Result<Output> {
+    b.const_i32(vec![0])
+}
+
+fn gather_nd(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let (params, indices) = (n.inputs[0], n.inputs[1]);
+    let ps = b.shape(params)?;
+    let ps = b.cast(ps, b.dtype(indices))?;
+    let r = b.op("ScatterNd", &[indices, g0(g), ps], vec![])?;
+    Ok(vec![d(r), None])
+}
+
+fn tile(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    // Reshape the gradient to [m0, d0, m1, d1, ...] and sum over the m axes.
+    let (x, multiples) = (n.inputs[0], n.inputs[1]);
+    let xs = b.shape(x)?;
+    let m = b.cast(multiples, DType::Int32)?;
+    let split = b.pack(&[m, xs], 1)?;
+    let flat = b.const_i32(vec![-1])?;
+    let split = b.reshape(split, flat)?;
+    let rank = b.size(xs)?;
+    let zero = b.scalar_i32(0)?;
+    let two = b.scalar_i32(2)?;
+    let r2 = b.mul(rank, two)?;
+    let axes = b.op(
+        "Range",
+        &[zero, r2, two],
+        vec![("Tidx", AttrValue::Type(DType::Int32))],
+    )?;
+    let gr = b.reshape(g0(g), split)?;
+    let r = b.sum(gr, axes, false)?;
+    Ok(vec![d(r), None])
+}
+
+fn pad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let (x, paddings) = (n.inputs[0], n.inputs[1]);
+    let zero = b.const_i32(vec![0, 0])?;
+    let size = b.const_i32(vec![-1, 1])?;
+    let p = b.cast(paddings, DType::Int32)?;
+    let before = b.op("Slice", &[p, zero, size], vec![])?;
+    let flat = b.const_i32(vec![-1])?;
+    let before = b.reshape(before, flat)?;
+    let xs = b.shape(x)?;
+    let r = b.op("Slice", &[g0(g), before, xs], vec![])?;
+    let mut out = vec![d(r), None];
+    if n.inputs.len() == 3 {
+        out.push(None);
+    }
+    Ok(out)
+}
+
+fn reverse(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let r = b.op("ReverseV2", &[g0(g), n.inputs[1]], vec![])?;
+    Ok(vec![d(r), None])
+}
+
+fn broadcast_to(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let x = n.inputs[0];
+    let xs = b.shape(x)?;
+    let out_shape = b.cast(n.inputs[1], DType::Int32)?;
+    let args = b.node("BroadcastGradientArgs", &[xs, out_shape], vec![])?;
+    let r = b.sum_to_shape(g0(g), Output::new(args, 0), xs)?;
+    Ok(vec![d(r), None])
+}
+
+fn fill(b: &mut Builder<'_>, _: &Node, g: &[Option<Output>]) -> R {
+    let g = g0(g);
+    let rank = b.rank(g)?;
+    let zero = b.scalar_i32(0)?;
+    let one = b.scalar_i32(1)?;
+    let axes = b.op(
+        "Range",
+        &[zero, rank, one],
+        vec![("Tidx", AttrValue::Type(DType::Int32))],
+    )?;
+    let r = b.sum(g, axes, false)?;
+    Ok(vec![None, d(r)])
+}
+
+pub(super) fn register(reg: &mut dyn FnMut(&'static str, GradEntry)) {
+    for op in ["Reshape", "ExpandDims", "Squeeze"] {
+        reg(op, GradEntry::Func(reshape_like_input));
+    }
+    for op in ["PlaceholderWithDefault", "Print", "PreventGradient"] {
+        reg(op, GradEntry::Func(pass_through));
+    }
+    reg("Transpose", GradEntry::Func(transpose));
+    reg("ConcatV2", GradEntry::Func(concat));
+    reg("Pack", GradEntry::Func(pack));
+    reg("Unpack", GradEntry::Func(unpack));
+    reg("Split", GradEntry::Func(split));
+    reg("SplitV", GradEntry::Func(split_v));
+    reg("Slice", GradEntry::Func(slice));
+    reg("StridedSlice", GradEntry::Func(strided_slice));
+    reg("GatherV2", GradEntry::Func(gather));
+    reg("GatherNd", GradEntry::Func(gather_nd));
+    reg("Tile", GradEntry::Func(tile));
+    for op in ["Pad", "PadV2"] {
+        reg(op, GradEntry::Func(pad));
+    }
+    reg("ReverseV2", GradEntry::Func(reverse));
+    reg("BroadcastTo", GradEntry::Func(broadcast_to));
+    reg("Fill", GradEntry::Func(fill));
+}

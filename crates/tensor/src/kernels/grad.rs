@@ -1,0 +1,469 @@
+//! Kernels that only gradient graphs use: fused activation gradients,
+//! broadcast-reduction axes, segment sums and scatters.
+
+use super::array::{strided_slice_plan, SliceMasks};
+use super::elementwise::cast;
+use super::parallel;
+use super::scalar::{Float, Scalar};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::shape::Shape;
+use crate::tensor::{Element, Tensor};
+use std::sync::Arc;
+
+/// Fused gradients of activations: one pass over both inputs.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum ActivationGrad {
+    /// `(gradients, features)`: `g * (x > 0)`.
+    Relu,
+    /// `(gradients, features)`: `g * (0 < x < 6)`.
+    Relu6,
+    /// `(gradients, outputs)`: `y < 0 ? g * (y + 1) : g`.
+    Elu,
+    /// `(gradients, outputs)`: `y < 0 ? g * (y + scale * alpha) : g * scale`.
+    Selu,
+    /// `(gradients, features)`: `g / (1 + exp(-x))`.
+    Softplus,
+    /// `(gradients, features)`: `g / (1 + |x|)^2`.
+    Softsign,
+    /// `(gradients, features)`: `x > 0 ? g : alpha * g`.
+    LeakyRelu(f64),
+    /// `(y, dy)`: `dy * (1 - y^2)`.
+    Tanh,
+    /// `(y, dy)`: `dy * y * (1 - y)`.
+    Sigmoid,
+    /// `(y, dy)`: `dy * 0.5 / y`.
+    Sqrt,
+    /// `(y, dy)`: `dy * -0.5 * y^3`.
+    Rsqrt,
+    /// `(y, dy)`: `-dy * y^2`.
+    Reciprocal,
+}
+
+fn fused<T: Float>(op: ActivationGrad, a: Tensor, b: Tensor) -> Result<Tensor> {
+    use ActivationGrad::*;
+    let one = T::one();
+    let zero = T::zero();
+    let half = T::lit(0.5);
+    // Each arm is its own monomorphised loop, so the closure inlines.
+    match op {
+        Relu => apply(a, b, move |g: T, x: T| if x > zero { g } else { zero }),
+        Relu6 => {
+            let six = T::lit(6.0);
+            apply(
+                a,
+                b,
+                move |g: T, x: T| if x > zero && x < six { g } else { zero },
+            )
+        }
+        Elu => apply(
+            a,
+            b,
+            move |g: T, y: T| if y < zero { g * (y + one) } else { g },
+        ),
+        Selu => {
+            let scale = T::lit(1.050_700_987_355_480_5);
+            let sa = T::lit(1.050_700_987_355_480_5 * 1.673_263_242_354_377_3);
+            apply(
+                a,
+                b,
+                move |g: T, y: T| if y < zero { g * (y + sa) } else { g * scale },
+            )
+        }
+        Softplus => apply(a, b, move |g: T, x: T| g / (one + (-x).exp())),
+        Softsign => apply(a, b, move |g: T, x: T| {
+            let d = one + Scalar::abs(x);
+            g / (d * d)
+        }),
+        LeakyRelu(alpha) => {
+            let al = T::lit(alpha);
+            apply(a, b, move |g: T, x: T| if x > zero { g } else { al * g })
+        }
+        Tanh => apply(a, b, move |y: T, dy: T| dy * (one - y * y)),
+        Sigmoid => apply(a, b, move |y: T, dy: T| dy * y * (one - y)),
+        Sqrt => apply(a, b, move |y: T, dy: T| dy * half / y),
+        Rsqrt => apply(a, b, move |y: T, dy: T| dy * -half * y * y * y),
+        Reciprocal => apply(a, b, move |y: T, dy: T| -dy * y * y),
+    }
+}
+
+/// `f(a[i], b[i])` for same-shaped inputs, writing into whichever input
+/// buffer is not shared.
+fn apply<T: Float, F: Fn(T, T) -> T + Sync>(a: Tensor, b: Tensor, f: F) -> Result<Tensor> {
+    let (shape, mut ad) = a.into_parts();
+    let (_, mut bd) = b.into_parts();
+    let bv = T::buffer(&bd)
+        .ok_or_else(|| Error::internal("dtype"))?
+        .clone();
+    if let Some(av) = T::buffer_mut(&mut ad).and_then(Arc::get_mut) {
+        parallel::fill_indexed(av, |start, chunk| {
+            for (o, &y) in chunk.iter_mut().zip(&bv[start..]) {
+                *o = f(*o, y);
+            }
+        });
+        return Tensor::new(shape, ad);
+    }
+    let av = T::buffer(&ad)
+        .ok_or_else(|| Error::internal("dtype"))?
+        .clone();
+    if let Some(bm) = T::buffer_mut(&mut bd).and_then(Arc::get_mut) {
+        parallel::fill_indexed(bm, |start, chunk| {
+            for (o, &x) in chunk.iter_mut().zip(&av[start..]) {
+                *o = f(x, *o);
+            }
+        });
+        return Tensor::new(shape, bd);
+    }
+    let mut out = parallel::zeroed::<T>(av.len());
+    parallel::fill_indexed(&mut out, |start, chunk| {
+        for ((o, &x), &y) in chunk.iter_mut().zip(&av[start..]).zip(&bv[start..]) {
+            *o = f(x, y);
+        }
+    });
+    Tensor::from_vec(shape, out)
+}
+
+/// Applies a fused activation gradient to two same-shaped tensors.
+pub fn activation_grad(op: ActivationGrad, a: Tensor, b: Tensor) -> Result<Tensor> {
+    if a.shape() != b.shape() || a.dtype() != b.dtype() {
+        return Err(Error::invalid_argument(format!(
+            "{op:?}Grad: inputs must have one shape and dtype, got {} {} and {} {}",
+            a.dtype(),
+            a.shape(),
+            b.dtype(),
+            b.shape()
+        )));
+    }
+    match a.dtype() {
+        DType::Float32 => fused::<f32>(op, a, b),
+        DType::Float64 => fused::<f64>(op, a, b),
+        d @ (DType::Float16 | DType::BFloat16) => {
+            let r = fused::<f32>(op, cast(&a, DType::Float32)?, cast(&b, DType::Float32)?)?;
+            cast(&r, d)
+        }
+        d => Err(Error::invalid_argument(format!(
+            "{op:?}Grad is not supported for {d}"
+        ))),
+    }
+}
+
+/// The axes each of two broadcast operands must be summed over to receive
+/// its gradient (TensorFlow's `BroadcastGradientArgs`).
+pub fn broadcast_gradient_args(s0: &[i64], s1: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
+    let rank = s0.len().max(s1.len());
+    let pad = |s: &[i64], i: usize| -> Option<i64> {
+        (i + s.len() >= rank).then(|| s[i + s.len() - rank])
+    };
+    let (mut r0, mut r1) = (Vec::new(), Vec::new());
+    for i in 0..rank {
+        let (a, b) = (pad(s0, i), pad(s1, i));
+        let out = match (a.unwrap_or(1), b.unwrap_or(1)) {
+            (x, y) if x == y => x,
+            (1, y) => y,
+            (x, 1) => x,
+            (x, y) => {
+                return Err(Error::invalid_argument(format!(
+                    "Incompatible shapes: {s0:?} vs. {s1:?} (dimension {i}: {x} vs {y})"
+                )))
+            }
+        };
+        if a.is_none() || (a == Some(1) && out != 1) {
+            r0.push(i as i64);
+        }
+        if b.is_none() || (b == Some(1) && out != 1) {
+            r1.push(i as i64);
+        }
+    }
+    Ok((r0, r1))
+}
+
+/// `shape` with the `axes` set to 1 (the keep_dims shape of a reduction).
+pub fn reduced_shape(shape: &[i64], axes: &[i64]) -> Result<Vec<i64>> {
+    let rank = shape.len() as i64;
+    let mut out = shape.to_vec();
+    for &a in axes {
+        if a < -rank || a >= rank {
+            return Err(Error::invalid_argument(format!(
+                "axis {a} out of range for rank {rank}"
+            )));
+        }
+        out[(if a < 0 { a + rank } else { a }) as usize] = 1;
+    }
+    Ok(out)
+}
+
+/// The inverse of a permutation.
+pub fn invert_permutation(p: &[i64]) -> Result<Vec<i64>> {
+    let mut inv = vec![-1i64; p.len()];
+    for (i, &v) in p.iter().enumerate() {
+        if v < 0 || v as usize >= p.len() || inv[v as usize] != -1 {
+            return Err(Error::invalid_argument(format!(
+                "{p:?} is not a permutation"
+            )));
+        }
+        inv[v as usize] = i as i64;
+    }
+    Ok(inv)
+}
+
+fn scalar_dispatch<R>(
+    d: DType,
+    what: &str,
+    f32f: impl FnOnce() -> Result<R>,
+    f64f: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    match d {
+        DType::Float32 => f32f(),
+        DType::Float64 => f64f(),
+        other => Err(Error::invalid_argument(format!(
+            "{what} is not supported for {other}"
+        ))),
+    }
+}
+
+/// `out[ids[i]] += data[i]` for `num` output rows (`UnsortedSegmentSum`).
+pub fn unsorted_segment_sum(data: &Tensor, ids: &Tensor, num: usize) -> Result<Tensor> {
+    let idx = ids.to_i64_vec()?;
+    let id_rank = ids.rank();
+    if data.dims().len() < id_rank || data.dims()[..id_rank] != *ids.dims() {
+        return Err(Error::invalid_argument(format!(
+            "segment_ids shape {} must be a prefix of data shape {}",
+            ids.shape(),
+            data.shape()
+        )));
+    }
+    let inner: usize = data.dims()[id_rank..].iter().product();
+    let mut out_shape = Shape::new(&[num]);
+    for &dd in &data.dims()[id_rank..] {
+        out_shape.push(dd);
+    }
+    fn go<T: Scalar>(
+        d: &Tensor,
+        idx: &[i64],
+        num: usize,
+        inner: usize,
+        shape: Shape,
+    ) -> Result<Tensor> {
+        let v = d.as_slice::<T>()?;
+        let mut out = parallel::zeroed::<T>(num * inner);
+        for (k, &i) in idx.iter().enumerate() {
+            if i < 0 {
+                continue;
+            }
+            if i as usize >= num {
+                return Err(Error::invalid_argument(format!(
+                    "segment_ids[{k}] = {i} is out of range [0, {num})"
+                )));
+            }
+            let row = &mut out[i as usize * inner..(i as usize + 1) * inner];
+            for (o, &x) in row.iter_mut().zip(&v[k * inner..(k + 1) * inner]) {
+                *o = o.add(x);
+            }
+        }
+        Tensor::from_vec(shape, out)
+    }
+    let dt = data.dtype();
+    if matches!(dt, DType::Float16 | DType::BFloat16) {
+        let r = unsorted_segment_sum(&cast(data, DType::Float32)?, ids, num)?;
+        return cast(&r, dt);
+    }
+    match dt {
+        DType::Int32 => go::<i32>(data, &idx, num, inner, out_shape),
+        DType::Int64 => go::<i64>(data, &idx, num, inner, out_shape),
+        _ => scalar_dispatch(
+            dt,
+            "UnsortedSegmentSum",
+            || go::<f32>(data, &idx, num, inner, out_shape.clone()),
+            || go::<f64>(data, &idx, num, inner, out_shape.clone()),
+        ),
+    }
+}
+
+/// The gradient of a strided slice: `dy` written into zeros of `shape`.
+pub fn strided_slice_grad(
+    shape: &[i64],
+    begin: &[i64],
+    end: &[i64],
+    strides: &[i64],
+    masks: SliceMasks,
+    dy: &Tensor,
+) -> Result<Tensor> {
+    let dims: Vec<Option<usize>> = shape.iter().map(|&d| Some(d.max(0) as usize)).collect();
+    let plan = strided_slice_plan(&dims, begin, end, strides, masks)?;
+    let full = Shape::from_i64(shape)?;
+    let windows: Vec<(i64, i64, usize)> = plan
+        .windows
+        .iter()
+        .map(|w| w.expect("known dims"))
+        .collect();
+    let count: usize = windows.iter().map(|w| w.2).product();
+    if count != dy.num_elements() {
+        return Err(Error::invalid_argument(format!(
+            "StridedSliceGrad: dy has {} elements but the slice selects {count}",
+            dy.num_elements()
+        )));
+    }
+    fn go<T: Scalar>(full: &Shape, windows: &[(i64, i64, usize)], dy: &Tensor) -> Result<Tensor> {
+        let src = dy.as_slice::<T>()?;
+        let mut out = vec![T::zero(); full.num_elements()];
+        let strides = full.strides();
+        let rank = windows.len();
+        let mut idx = vec![0usize; rank];
+        for &v in src {
+            let mut off = 0i64;
+            for d in 0..rank {
+                off += (windows[d].0 + idx[d] as i64 * windows[d].1) * strides[d] as i64;
+            }
+            out[off as usize] = v;
+            for d in (0..rank).rev() {
+                idx[d] += 1;
+                if idx[d] < windows[d].2 {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Tensor::from_vec(full.clone(), out)
+    }
+    let dt = dy.dtype();
+    if matches!(dt, DType::Float16 | DType::BFloat16) {
+        let r = strided_slice_grad(
+            shape,
+            begin,
+            end,
+            strides,
+            masks,
+            &cast(dy, DType::Float32)?,
+        )?;
+        return cast(&r, dt);
+    }
+    scalar_dispatch(
+        dt,
+        "StridedSliceGrad",
+        || go::<f32>(&full, &windows, dy),
+        || go::<f64>(&full, &windows, dy),
+    )
+}
+
+/// `ScatterNd`: a zero tensor of `shape` with `updates` added at `indices`.
+pub fn scatter_nd(indices: &Tensor, updates: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let full = Shape::from_i64(shape)?;
+    let id = indices.dims();
+    let depth = *id
+        .last()
+        .ok_or_else(|| Error::invalid_argument("ScatterNd: indices must be at least a vector"))?;
+    let n: usize = id[..id.len() - 1].iter().product();
+    let inner: usize = full.dims()[depth.min(full.rank())..].iter().product();
+    if updates.num_elements() != n * inner {
+        return Err(Error::invalid_argument(format!(
+            "ScatterNd: updates {} do not match indices {} and shape {full}",
+            updates.shape(),
+            indices.shape()
+        )));
+    }
+    let idx = indices.to_i64_vec()?;
+    let strides = full.strides();
+    fn go<T: Scalar + Element>(
+        full: &Shape,
+        idx: &[i64],
+        depth: usize,
+        n: usize,
+        inner: usize,
+        strides: &[usize],
+        upd: &Tensor,
+    ) -> Result<Tensor> {
+        let u = upd.as_slice::<T>()?;
+        let mut out = vec![T::zero(); full.num_elements()];
+        for k in 0..n {
+            let mut off = 0usize;
+            for dd in 0..depth {
+                let v = idx[k * depth + dd];
+                if v < 0 || v as usize >= full.dim(dd) {
+                    return Err(Error::invalid_argument(format!(
+                        "ScatterNd: index {v} out of bounds for dimension {dd}"
+                    )));
+                }
+                off += v as usize * strides[dd];
+            }
+            for j in 0..inner {
+                out[off + j] = out[off + j].add(u[k * inner + j]);
+            }
+        }
+        Tensor::from_vec(full.clone(), out)
+    }
+    let dt = updates.dtype();
+    if matches!(dt, DType::Float16 | DType::BFloat16) {
+        let r = scatter_nd(indices, &cast(updates, DType::Float32)?, shape)?;
+        return cast(&r, dt);
+    }
+    match dt {
+        DType::Int32 => go::<i32>(&full, &idx, depth, n, inner, &strides, updates),
+        DType::Int64 => go::<i64>(&full, &idx, depth, n, inner, &strides, updates),
+        _ => scalar_dispatch(
+            dt,
+            "ScatterNd",
+            || go::<f32>(&full, &idx, depth, n, inner, &strides, updates),
+            || go::<f64>(&full, &idx, depth, n, inner, &strides, updates),
+        ),
+    }
+}
+
+/// Sum of `g` over every axis but the channel axis (`BiasAddGrad`).
+pub fn bias_add_grad(g: &Tensor, nchw: bool) -> Result<Tensor> {
+    let rank = g.rank();
+    if rank < 2 {
+        return Err(Error::invalid_argument(format!(
+            "BiasAddGrad: input must be at least 2-D, got {}",
+            g.shape()
+        )));
+    }
+    let channel = if nchw { 1 } else { rank - 1 };
+    let axes: Vec<i64> = (0..rank as i64).filter(|&a| a != channel as i64).collect();
+    super::reduce::reduce(super::reduce::ReduceOp::Sum, g, Some(&axes), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broadcast_args_match_tensorflow() {
+        assert_eq!(
+            broadcast_gradient_args(&[2, 3, 5], &[1]).unwrap(),
+            (vec![], vec![0, 1, 2])
+        );
+        assert_eq!(
+            broadcast_gradient_args(&[3, 1], &[1, 4]).unwrap(),
+            (vec![1], vec![0])
+        );
+        assert_eq!(
+            broadcast_gradient_args(&[2, 3], &[2, 3]).unwrap(),
+            (vec![], vec![])
+        );
+        assert!(broadcast_gradient_args(&[2], &[3]).is_err());
+    }
+
+    #[test]
+    fn segment_sum_and_scatter() {
+        let d = Tensor::from_vec([3, 2], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let s = unsorted_segment_sum(&d, &Tensor::vector(vec![1i32, 1, 0]), 3).unwrap();
+        assert_eq!(
+            s.as_slice::<f32>().unwrap(),
+            &[5.0, 6.0, 4.0, 6.0, 0.0, 0.0]
+        );
+        let i = Tensor::from_vec([2, 1], vec![2i64, 0]).unwrap();
+        let u = Tensor::from_vec([2, 2], vec![1.0f64, 2.0, 3.0, 4.0]).unwrap();
+        let r = scatter_nd(&i, &u, &[3, 2]).unwrap();
+        assert_eq!(
+            r.as_slice::<f64>().unwrap(),
+            &[3.0, 4.0, 0.0, 0.0, 1.0, 2.0]
+        );
+    }
+
+    #[test]
+    fn strided_slice_grad_scatters() {
+        let dy = Tensor::from_vec([2], vec![1.0f32, 2.0]).unwrap();
+        let g = strided_slice_grad(&[5], &[4], &[0], &[-3], SliceMasks::default(), &dy).unwrap();
+        assert_eq!(g.as_slice::<f32>().unwrap(), &[0.0, 2.0, 0.0, 0.0, 1.0]);
+    }
+}

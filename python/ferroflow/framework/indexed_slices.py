@@ -1,0 +1,94 @@
+"""``tf.IndexedSlices``: a sparse gradient (rows of a tensor)."""
+
+from __future__ import annotations
+
+from ferroflow.framework import ops
+
+
+class IndexedSlices:
+    """Rows ``values[i]`` of a tensor of shape ``dense_shape`` at ``indices[i]`` (repeats add up)."""
+
+    def __init__(self, values, indices, dense_shape=None):
+        self._values = values
+        self._indices = indices
+        self._dense_shape = dense_shape
+
+    @property
+    def values(self):
+        return self._values
+
+    @property
+    def indices(self):
+        return self._indices
+
+    @property
+    def dense_shape(self):
+        return self._dense_shape
+
+    @property
+    def name(self):
+        return self._values.name
+
+    @property
+    def dtype(self):
+        return self._values.dtype
+
+    @property
+    def op(self):
+        return self._values.op
+
+    @property
+    def graph(self):
+        return self._values.graph
+
+    @property
+    def device(self):
+        return self._values.device
+
+    @property
+    def shape(self):
+        from ferroflow.framework import tensor_util
+        from ferroflow.framework.tensor_shape import TensorShape, unknown_shape
+
+        if self._dense_shape is None:
+            return unknown_shape()
+        v = tensor_util.constant_value(self._dense_shape)
+        return tensor_util.constant_value_as_shape(self._dense_shape) if v is None else TensorShape([int(d) for d in v])
+
+    def get_shape(self):
+        return self.shape
+
+    def _as_tensor(self, dtype=None, name=None):
+        """Dense form: the rows summed into zeros of ``dense_shape``."""
+        from ferroflow.ops import array_ops, math_ops
+
+        if self._dense_shape is None:
+            raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {self!r}")
+        with ops.name_scope(name, "IndexedSlicesToTensor", [self._values, self._indices]):
+            rows = array_ops.cast(self._dense_shape[0], self._indices.dtype)
+            summed = math_ops.unsorted_segment_sum(self._values, self._indices, rows)
+            return array_ops.reshape(summed, array_ops.cast(self._dense_shape, "int32"))
+
+    def __neg__(self):
+        from ferroflow.ops import math_ops
+
+        return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
+
+    def __repr__(self):
+        shape = f", dense_shape={self._dense_shape}" if self._dense_shape is not None else ""
+        return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"
+
+
+class IndexedSlicesValue:
+    """A fetched IndexedSlices: NumPy ``values``, ``indices`` and ``dense_shape``."""
+
+    def __init__(self, values, indices, dense_shape):
+        self.values = values
+        self.indices = indices
+        self.dense_shape = dense_shape
+
+    def __iter__(self):
+        return iter((self.values, self.indices, self.dense_shape))
+
+    def __repr__(self):
+        return f"IndexedSlicesValue(values={self.values!r}, indices={self.indices!r}, dense_shape={self.dense_shape!r})"

@@ -1,0 +1,117 @@
+"""``tf.gradients``: symbolic differentiation, done by the Rust core."""
+
+from __future__ import annotations
+
+import enum
+
+from ferroflow.framework import ops
+from ferroflow.framework.indexed_slices import IndexedSlices
+
+
+class AggregationMethod:
+    """How gradient contributions are summed (ferroflow always uses AddN, which is exact)."""
+
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradients`` returns for an ``x`` that ``ys`` do not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _as_x(x):
+    # Variables are differentiated at their reference (the VariableV2
+    # output), which every read of them passes through.
+    if hasattr(x, "_ref") and not isinstance(x, ops.Tensor):
+        return x._ref()
+    if isinstance(x, IndexedSlices):
+        raise TypeError("Cannot differentiate with respect to an IndexedSlices")
+    return ops.convert_to_tensor(x, name="x")
+
+
+def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
+              aggregation_method=None, stop_gradients=None,
+              unconnected_gradients=UnconnectedGradients.NONE):
+    """Symbolic derivatives of ``sum(ys)`` with respect to each of ``xs``.
+
+    Returns one entry per ``x``: a Tensor, an ``IndexedSlices`` (for rows
+    gathered from ``x``), or None when ``ys`` do not depend on ``x``.
+    """
+    ys = [ops.convert_to_tensor(y, name="y") for y in _as_list(ys)]
+    xs = [_as_x(x) for x in _as_list(xs)]
+    if grad_ys is None:
+        grad_ys = [None] * len(ys)
+    else:
+        grad_ys = _as_list(grad_ys)
+        if len(grad_ys) != len(ys):
+            raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
+        grad_ys = [None if g is None else ops.convert_to_tensor(g, dtype=y.dtype, name="grad_y")
+                   for g, y in zip(grad_ys, ys)]
+    stop = [ops.convert_to_tensor(s) for s in _as_list(stop_gradients or [])]
+    unconnected = UnconnectedGradients(unconnected_gradients)
+    graph = ops._get_graph_from_inputs(ys + xs)
+    for t in ys + xs + [g for g in grad_ys if g is not None] + stop:
+        if t.graph is not graph:
+            raise ValueError(f"Tensor {t} is not from the graph of the others passed to gradients")
+    with graph.as_default(), ops.name_scope(name, "gradients", None) as scope:
+        controls = [op._id for op in graph._control_dependencies_for_inputs([])]
+        result = graph._native.gradients(
+            [y._tid for y in ys],
+            [x._tid for x in xs],
+            [None if g is None else g._tid for g in grad_ys],
+            scope.rstrip("/"),
+            [s._tid for s in stop],
+            unconnected is UnconnectedGradients.ZERO,
+            controls,
+        )
+        graph._sync_native()
+    out = []
+    for r in result:
+        if r is None:
+            out.append(None)
+        elif isinstance(r, tuple):
+            v, i, d = (graph._tensor_from_tid(t) for t in r)
+            out.append(IndexedSlices(v, i, d))
+        else:
+            out.append(graph._tensor_from_tid(r))
+    return out
+
+
+def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,
+             aggregation_method=None):
+    """Second derivatives of ``sum(ys)``: for each ``x``, a tensor of shape ``x.shape + x.shape``.
+
+    Built by differentiating each element of the gradient again (unrolled:
+    ``x`` needs a fully known static shape).
+    """
+    from ferroflow.ops import array_ops
+
+    xs = _as_list(xs)
+    with ops.name_scope(name, "hessians"):
+        out = []
+        for x in xs:
+            xt = _as_x(x)
+            shape = xt.shape
+            if not shape.is_fully_defined():
+                raise ValueError(f"hessians needs a fully defined shape for {xt.name}, got {shape}")
+            n = shape.num_elements()
+            (g,) = gradients(ys, [x])
+            if g is None:
+                out.append(None)
+                continue
+            flat = array_ops.reshape(ops.convert_to_tensor(g), [-1])
+            rows = []
+            for j in range(n):
+                (h,) = gradients(flat[j], [x], unconnected_gradients=UnconnectedGradients.ZERO)
+                rows.append(array_ops.reshape(ops.convert_to_tensor(h), [-1]))
+            out.append(array_ops.reshape(array_ops.stack(rows), shape.concatenate(shape).as_list()))
+        return out
