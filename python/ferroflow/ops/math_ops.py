@@ -427,3 +427,11 @@ def _override_operators(cls):
 
 _override_operators(ops.Tensor)
 
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """``out[segment_ids[i]] += data[i]`` into ``num_segments`` rows."""
+    with ops.name_scope(name, "UnsortedSegmentSum", [data, segment_ids, num_segments]) as scope:
+        d = ops.convert_to_tensor(data, name="data")
+        ids = ops.convert_to_tensor(segment_ids, name="segment_ids")
+        n = ops.convert_to_tensor(num_segments, dtype=ids.dtype, name="num_segments")
+        return make("UnsortedSegmentSum", [d, ids, n], {}, scope)
