@@ -26,8 +26,10 @@ ACTIVATIONS = {
     "elu": (tf.nn.elu, lambda x: np.where(x > 0, x, np.expm1(x))),
     "selu": (tf.nn.selu, lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x))),
     "softplus": (tf.nn.softplus, _softplus),
-    "leaky_relu": (tf.nn.leaky_relu, lambda x: np.where(x > 0, x, 0.2 * x)),
-    "leaky_relu_0.01": (lambda x: tf.nn.leaky_relu(x, alpha=0.01), lambda x: np.where(x > 0, x, 0.01 * x)),
+    # alpha is a float32 attr in TensorFlow, also for float64 inputs.
+    "leaky_relu": (tf.nn.leaky_relu, lambda x: np.where(x > 0, x, float(np.float32(0.2)) * x)),
+    "leaky_relu_0.01": (lambda x: tf.nn.leaky_relu(x, alpha=0.01),
+                        lambda x: np.where(x > 0, x, float(np.float32(0.01)) * x)),
     "sigmoid": (tf.nn.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
     "tanh": (tf.nn.tanh, np.tanh),
 }
@@ -59,6 +61,11 @@ def test_relu_on_integers(fn):
     x = np.array([-7, 0, 3, 9], np.int32)
     got = run(lambda: fn(tf.constant(x)))
     np.testing.assert_array_equal(got, np.clip(x, 0, 6 if fn is tf.nn.relu6 else None))
+
+
+def test_leaky_relu_alpha_is_a_float32_attr():
+    got = run(lambda: tf.nn.leaky_relu(tf.constant([-1.0, 1.0], tf.float64), alpha=0.3))
+    np.testing.assert_array_equal(got, [-float(np.float32(0.3)), 1.0])
 
 
 def test_softplus_extremes_and_leaky_relu_of_ints():
@@ -425,7 +432,8 @@ def test_zero_fraction(data):
         assert out.dtype == tf.float32 and out.shape.as_list() == []
         with tf.Session() as s:
             got = s.run(out)
-    np.testing.assert_allclose(got, np.mean(x == 0), rtol=1e-6)
+    # TensorFlow divides float32(number of zeros) by float32(size).
+    np.testing.assert_array_equal(got, np.float32(np.sum(x == 0)) / np.float32(max(x.size, 1)))
 
 
 def _np_in_top_k(pred, targets, k):

@@ -333,8 +333,12 @@ def zero_fraction(value, name=None):
     with ops.name_scope(name, "zero_fraction", [value]) as scope:
         v = ops.convert_to_tensor(value, name="value")
         zero = array_ops.zeros([], dtype=v.dtype)
-        nonzero = math_ops.reduce_mean(array_ops.cast(math_ops.not_equal(v, zero), dtypes.float32))
-        return math_ops.subtract(1.0, nonzero, name=scope)
+        # TensorFlow's arithmetic: float32(count of zeros) / float32(size).
+        num_zero = math_ops.reduce_sum(array_ops.cast(math_ops.equal(v, zero), dtypes.int64))
+        size = array_ops.size(v, out_type=dtypes.int64)
+        return math_ops.truediv(
+            array_ops.cast(num_zero, dtypes.float32), array_ops.cast(size, dtypes.float32), name=scope
+        )
 
 
 def in_top_k(predictions, targets, k, name=None):

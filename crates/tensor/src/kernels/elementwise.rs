@@ -297,7 +297,11 @@ pub fn leaky_relu(x: Tensor, alpha: f64) -> Result<Tensor> {
             let a = alpha as f32;
             map_same::<f32, _>(x, move |v| if v > 0.0 { v } else { a * v })
         }
-        DType::Float64 => map_same::<f64, _>(x, move |v| if v > 0.0 { v } else { alpha * v }),
+        DType::Float64 => {
+            // The `alpha` attr is a float32 in TensorFlow's op definition.
+            let a = alpha as f32 as f64;
+            map_same::<f64, _>(x, move |v| if v > 0.0 { v } else { a * v })
+        }
         DType::Float16 | DType::BFloat16 => {
             cast(&leaky_relu(cast(&x, DType::Float32)?, alpha)?, dtype)
         }
