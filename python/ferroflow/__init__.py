@@ -105,6 +105,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
     zeros_like,
 )
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
+from ferroflow.ops.clip_ops import *  # noqa: F401,F403
 from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
@@ -254,12 +255,16 @@ from ferroflow import (  # noqa: E402,F401
     math,
     nn,
     random,
+    train,
 )
 
 __version__ = "0.1.0"
 VERSION = "1.15.0-ferroflow"
 GRAPH_DEF_VERSION = 1994
-_SUBMODULES = ("app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math", "nn", "random")
+_SUBMODULES = (
+    "app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math",
+    "nn", "random", "train",
+)
 
 
 def executing_eagerly():

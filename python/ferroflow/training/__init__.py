@@ -1,0 +1,1 @@
+"""Implementation of ``tf.train``: optimizers, schedules, moving averages, global step."""
