@@ -837,3 +837,25 @@ def test_large_gather_slice_pad_tile_concat():
                 np.stack([x, -x], 1), np.eye(400, dtype=np.float32)[idx]]
     for i, (g, e) in enumerate(zip(got, expected)):
         np.testing.assert_array_equal(g, e, err_msg=str(i))
+
+
+def test_shape_inference_from_partly_known_arguments():
+    with tf.Graph().as_default():
+        n = tf.placeholder(tf.int32, [])
+        x = tf.placeholder(tf.float32, [4, 3])
+        assert tf.reshape(x, tf.stack([n, 3])).shape.as_list() == [4, 3]
+        assert tf.reshape(x, tf.shape(tf.placeholder(tf.float32, [None, 12]))).shape.as_list() == [1, 12]
+        assert tf.gather(tf.placeholder(tf.float32, [5, 3]), tf.placeholder(tf.int32, [2]),
+                         axis=tf.placeholder(tf.int32, [])).shape.as_list() == [None, None]
+        assert tf.tile(tf.placeholder(tf.float32), [2, 3]).shape.as_list() == [None, None]
+        m = tf.boolean_mask(tf.placeholder(tf.float32, [None, 3]), tf.placeholder(tf.bool, [None]))
+        assert m.shape.as_list() == [None, 3]
+        with pytest.raises(ValueError):
+            tf.reshape(x, tf.stack([n, 5]))
+    with tf.Graph().as_default():
+        t = tf.placeholder(tf.float32, [None, 3])
+        msk = tf.placeholder(tf.bool, [None])
+        out = tf.boolean_mask(t, msk)
+        with tf.Session() as s:
+            got = s.run(out, {t: np.arange(6.0).reshape(2, 3), msk: [False, True]})
+    np.testing.assert_array_equal(got, [[3.0, 4.0, 5.0]])

@@ -502,7 +502,10 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         flat_shape = concat([leading[:axis], [-1], leading[axis + k:]], 0)
         flat = reshape(t, flat_shape)
         idx = squeeze(where(reshape(m, [-1])), axis=[1])
-        return gather(flat, idx, axis=axis)
+        out = gather(flat, idx, axis=axis)
+        if t.shape.ndims is not None:
+            out.set_shape(t.shape[:axis].concatenate([None]).concatenate(t.shape[axis + k:]))
+        return out
 
 
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):

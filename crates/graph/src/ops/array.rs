@@ -130,7 +130,9 @@ fn reshape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                 "Cannot reshape a tensor with {n} elements to shape {target} ({known} elements)"
             )));
         }
-        if unknown == 1 && ctx.const_value(1).is_some() {
+        // Like TensorFlow, a single unknown dim is solved also when the shape
+        // tensor is only partly known (e.g. `tf.stack([batch, 3])`).
+        if unknown == 1 && !(known == 0 && n == 0) {
             if known == 0 || n % known != 0 {
                 return Err(ctx.shape_error(format!(
                     "Cannot reshape a tensor with {n} elements to shape {target}"
@@ -526,6 +528,9 @@ fn gather(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                 .collect();
             PartialShape::from_dims(out)
         }
+        (Some(pd), Some(id), None) if pd.len() + id.len() > batch.max(0) as usize => {
+            PartialShape::unknown_dims(pd.len() + id.len() - 1 - batch.max(0) as usize)
+        }
         _ => PartialShape::unknown(),
     };
     single(ctx.dtype(0), shape)
@@ -566,6 +571,7 @@ fn tile(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             )
         }
         (Some(d), None) => PartialShape::unknown_dims(d.len()),
+        (None, Some(m)) => PartialShape::unknown_dims(m.len()),
         _ => PartialShape::unknown(),
     };
     single(ctx.dtype(0), shape)
