@@ -8,6 +8,7 @@ import numbers
 import numpy as np
 
 from ferroflow.framework import dtypes, ops
+from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.ops import array_ops
 from ferroflow.ops._op_util import make, to_int_tensor
 
@@ -340,7 +341,13 @@ def log_sigmoid(x, name=None):
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """Clamps ``t`` to [min, max] (built as Minimum then Maximum, like TensorFlow)."""
+    """Clamps ``t`` to [min, max] (built as Minimum then Maximum, like TensorFlow).
+
+    For an IndexedSlices only the values are clipped; the result keeps the indices.
+    """
+    if isinstance(t, IndexedSlices):
+        values = clip_by_value(t.values, clip_value_min, clip_value_max, name=name)
+        return IndexedSlices(values, t.indices, t.dense_shape)
     with ops.name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
         x = ops.convert_to_tensor(t, name="t")
         lo = ops.convert_to_tensor(clip_value_min, dtype=x.dtype, name="clip_value_min")
