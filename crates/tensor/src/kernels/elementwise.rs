@@ -212,12 +212,13 @@ fn float_unary<T: Float>(op: UnaryOp, x: Tensor) -> Result<Tensor> {
                 v
             })
         }
-        Elu => m!(move |v: T| if v < zero { v.exp_m1() } else { v }),
+        // TensorFlow computes `exp(x) - 1` here (not expm1); so do we, for its results.
+        Elu => m!(move |v: T| if v < zero { v.exp() - one } else { v }),
         Selu => {
             let scale = T::lit(1.050_700_987_355_480_5);
             let alpha = T::lit(1.673_263_242_354_377_3);
             m!(move |v: T| if v < zero {
-                scale * alpha * v.exp_m1()
+                scale * alpha * (v.exp() - one)
             } else {
                 scale * v
             })
