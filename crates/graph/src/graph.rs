@@ -236,17 +236,15 @@ impl Graph {
         }
         let def = ops::lookup(&spec.op)
             .ok_or_else(|| Error::value(format!("Op type not registered '{}'", spec.op)))?;
-        for &r in def.ref_inputs {
-            if let Some(o) = spec.inputs.get(r) {
-                if !self.output(*o).is_ref {
-                    return Err(Error::type_error(format!(
-                        "'{}' ({}) needs a variable for input {r} ('{}'), got the value {}",
-                        spec.name,
-                        spec.op,
-                        def.inputs.get(r).unwrap_or(&"ref"),
-                        self.output_name(*o)
-                    )));
-                }
+        for (r, o) in spec.inputs.iter().enumerate() {
+            if def.takes_ref(r, &spec.attrs) && !self.output(*o).is_ref {
+                return Err(Error::type_error(format!(
+                    "'{}' ({}) needs a variable for input {r} ('{}'), got the value {}",
+                    spec.name,
+                    spec.op,
+                    def.inputs.get(r).unwrap_or(&"ref"),
+                    self.output_name(*o)
+                )));
             }
         }
         let outputs = {

@@ -418,6 +418,7 @@ fn _raise_status(py: Python<'_>, code: i32, message: &str) -> PyResult<()> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    ferroflow_train::register();
     m.add_class::<Graph>()?;
     m.add_class::<Session>()?;
     m.add_class::<Runner>()?;

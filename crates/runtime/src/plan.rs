@@ -122,14 +122,14 @@ impl Plan {
                 slot_of.entry(Output::new(id, i)).or_insert(out_base + i);
             }
             let def = ferroflow_graph::lookup(&node.op);
-            let ref_inputs = def.map(|d| d.ref_inputs).unwrap_or(&[]);
             let inputs = node
                 .inputs
                 .iter()
                 .enumerate()
                 .map(|(i, o)| InputSlot {
                     slot: slot_of[o],
-                    deref: graph.output(*o).is_ref && !ref_inputs.contains(&i),
+                    deref: graph.output(*o).is_ref
+                        && !def.is_some_and(|d| d.takes_ref(i, &node.attrs)),
                 })
                 .collect();
             let factory = kernel_factory(&node.op).ok_or_else(|| {

@@ -36,6 +36,9 @@ pub struct OpDef {
     pub stateful: bool,
     /// Inputs that must be variable references (updated in place).
     pub ref_inputs: &'static [usize],
+    /// For ops with a variable number of references: how many leading
+    /// inputs are references, given the node's attributes.
+    pub ref_prefix: Option<fn(&Attrs) -> usize>,
 }
 
 impl OpDef {
@@ -46,6 +49,7 @@ impl OpDef {
             infer,
             stateful: false,
             ref_inputs: &[],
+            ref_prefix: None,
         }
     }
 
@@ -58,6 +62,18 @@ impl OpDef {
         self.ref_inputs = r;
         self.stateful = true;
         self
+    }
+
+    /// The first `f(attrs)` inputs are variable references.
+    pub const fn ref_prefix(mut self, f: fn(&Attrs) -> usize) -> OpDef {
+        self.ref_prefix = Some(f);
+        self.stateful = true;
+        self
+    }
+
+    /// True if input `i` of a node with `attrs` takes a variable reference.
+    pub fn takes_ref(&self, i: usize, attrs: &Attrs) -> bool {
+        self.ref_inputs.contains(&i) || self.ref_prefix.is_some_and(|f| i < f(attrs))
     }
 }
 

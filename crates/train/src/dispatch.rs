@@ -1,0 +1,116 @@
+//! Runtime SIMD dispatch and the chunk pool that spreads a step's dense
+//! updates over every core.
+//!
+//! The rules are plain loops that the compiler vectorises; this module
+//! compiles them three times (baseline x86-64, AVX2, AVX-512) and picks
+//! the widest the CPU supports at run time, so one wheel runs everywhere.
+//! No version uses fused multiply-add, so all three give identical results.
+
+use crate::real::Real;
+use crate::rules::Rule;
+use rayon::prelude::*;
+
+/// Elements per pooled chunk (a multiple of every vector width).
+pub const CHUNK: usize = 1 << 13;
+
+/// Below this many elements in a whole step, run on the calling thread.
+const PARALLEL_MIN: usize = 1 << 15;
+
+/// One chunk of one variable: the var, its slots and its gradient.
+pub struct Task<'a, T> {
+    pub var: &'a mut [T],
+    pub slots: Vec<&'a mut [T]>,
+    pub grad: &'a [T],
+}
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Level {
+    Baseline,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+fn level() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return Level::Avx512;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return Level::Avx2;
+        }
+    }
+    Level::Baseline
+}
+
+/// The widest instruction set in use (for benchmark reports).
+pub fn simd_level() -> &'static str {
+    match level() {
+        Level::Baseline => "baseline",
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => "avx2",
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => "avx512",
+    }
+}
+
+#[inline(always)]
+fn run_one<T: Real>(rule: &Rule<T>, t: &mut Task<'_, T>) {
+    rule.dense(t.var, &mut t.slots, t.grad);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<T: Real>(rule: &Rule<T>, t: &mut Task<'_, T>) {
+    run_one(rule, t)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn run_avx512<T: Real>(rule: &Rule<T>, t: &mut Task<'_, T>) {
+    run_one(rule, t)
+}
+
+fn run_task<T: Real>(rule: &Rule<T>, level: Level, t: &mut Task<'_, T>) {
+    match level {
+        Level::Baseline => run_one(rule, t),
+        // SAFETY: the level was chosen by runtime feature detection.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => unsafe { run_avx2(rule, t) },
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { run_avx512(rule, t) },
+    }
+}
+
+/// Splits every variable (with its slots and gradient) into chunks and runs
+/// the dense rule over all of them, in parallel when the step is large.
+/// Chunks are independent, so results do not depend on the thread count.
+pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<(&mut [T], Vec<&mut [T]>, &[T])>) {
+    let total: usize = vars.iter().map(|v| v.0.len()).sum();
+    let mut tasks: Vec<Task<'_, T>> = Vec::with_capacity(total / CHUNK + vars.len());
+    for (var, slots, grad) in vars {
+        let mut slot_chunks: Vec<std::slice::ChunksMut<'_, T>> =
+            slots.into_iter().map(|s| s.chunks_mut(CHUNK)).collect();
+        for (vc, gc) in var.chunks_mut(CHUNK).zip(grad.chunks(CHUNK)) {
+            let sc = slot_chunks
+                .iter_mut()
+                .map(|it| it.next().expect("slot shaped like var"))
+                .collect();
+            tasks.push(Task {
+                var: vc,
+                slots: sc,
+                grad: gc,
+            });
+        }
+    }
+    let lv = level();
+    if total < PARALLEL_MIN {
+        for t in &mut tasks {
+            run_task(rule, lv, t);
+        }
+    } else {
+        tasks.par_iter_mut().for_each(|t| run_task(rule, lv, t));
+    }
+}

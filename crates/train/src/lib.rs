@@ -1,0 +1,29 @@
+//! ferroflow's optimizer updates.
+//!
+//! Every TensorFlow 1 optimizer's update is one fused pass over memory
+//! (read variable, slots and gradient once; write each once), written once
+//! generically ([`rules`]) and compiled for baseline x86-64, AVX2 and
+//! AVX-512 with the widest chosen at run time ([`dispatch`]). A step's dense
+//! updates for all variables run as one op whose work is cut into chunks
+//! pooled across variables, so many small variables still use every core.
+//! Results are identical for any thread count and instruction set.
+
+pub mod dispatch;
+mod ops;
+pub mod real;
+pub mod rules;
+
+use std::sync::Once;
+
+/// Registers the update ops and their kernels (idempotent).
+pub fn register() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        for def in ops::op_defs() {
+            ferroflow_graph::register_op(def);
+        }
+        for (name, f) in ops::kernels() {
+            ferroflow_runtime::register_kernel(name, f);
+        }
+    });
+}

@@ -1,0 +1,498 @@
+//! The update ops: `ApplyFused` (the dense updates of a whole step, for
+//! every variable of one dtype at once) and `SparseApplyFused` (one
+//! variable, an `IndexedSlices` gradient).
+
+use crate::dispatch::run_dense;
+use crate::real::{Real, B16, H16};
+use crate::rules::{Rule, RuleKind, RuleOptions};
+use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo};
+use ferroflow_runtime::{factory, KernelFactory, OpContext, Variable};
+use ferroflow_tensor::{bf16, f16, DType, Element, Error, Result, Tensor};
+use parking_lot::RwLockWriteGuard;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+fn options(a: &Attrs) -> Result<RuleOptions> {
+    Ok(RuleOptions {
+        nesterov: a.bool_or("use_nesterov", false)?,
+        centered: a.bool_or("centered", false)?,
+        shrinkage: a.bool_or("shrinkage", false)?,
+    })
+}
+
+fn kind(a: &Attrs) -> Result<RuleKind> {
+    let name = a.str_or("rule", "")?;
+    RuleKind::from_name(&name).ok_or_else(|| Error::value(format!("unknown update rule '{name}'")))
+}
+
+fn dense_refs(a: &Attrs) -> usize {
+    let n = a.int_or("N", 0).unwrap_or(0).max(0) as usize;
+    let k = kind(a)
+        .map(|k| k.slots(a.bool_or("centered", false).unwrap_or(false)))
+        .unwrap_or(0);
+    n * (1 + k)
+}
+
+fn sparse_refs(a: &Attrs) -> usize {
+    1 + kind(a)
+        .map(|k| k.slots(a.bool_or("centered", false).unwrap_or(false)))
+        .unwrap_or(0)
+}
+
+fn check_hypers(ctx: &InferContext, first: usize, kind: RuleKind, dtype: DType) -> Result<()> {
+    for (i, name) in kind.hyper_names().iter().enumerate() {
+        let at = first + i;
+        let want = if *name == "global_step" {
+            DType::Int64
+        } else {
+            dtype
+        };
+        if ctx.dtype(at) != want {
+            return Err(Error::type_error(format!(
+                "hyper-parameter '{name}' of '{}' must be {want}, got {}",
+                ctx.name,
+                ctx.dtype(at)
+            )));
+        }
+        if !matches!(ctx.shape(at).rank(), None | Some(0)) {
+            return Err(ctx.shape_error(format!("hyper-parameter '{name}' must be a scalar")));
+        }
+    }
+    Ok(())
+}
+
+fn infer_dense(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    let kind = kind(a)?;
+    let n = a.int("N")? as usize;
+    let s = kind.slots(a.bool_or("centered", false)?);
+    let want = n * (1 + s) + n + kind.hyper_names().len();
+    if ctx.num_inputs() != want {
+        return Err(Error::value(format!(
+            "'{}' expects {want} inputs for {n} variables, got {}",
+            ctx.name,
+            ctx.num_inputs()
+        )));
+    }
+    let dtype = ctx.dtype(0);
+    for i in 0..n {
+        let var = ctx.shape(i);
+        let grad = ctx.shape(n * (1 + s) + i);
+        if !var.is_compatible_with(grad) {
+            return Err(ctx.shape_error(format!(
+                "var and grad do not have the same shape {var} {grad}"
+            )));
+        }
+        for j in 0..n * (1 + s) + n {
+            if ctx.dtype(j) != dtype {
+                return Err(Error::type_error(format!(
+                    "'{}': every variable, slot and gradient must be {dtype}, input {j} is {}",
+                    ctx.name,
+                    ctx.dtype(j)
+                )));
+            }
+        }
+    }
+    check_hypers(ctx, n * (2 + s), kind, dtype)?;
+    Ok(Vec::new())
+}
+
+fn infer_sparse(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    let kind = kind(a)?;
+    let s = kind.slots(a.bool_or("centered", false)?);
+    let want = 1 + s + 2 + kind.hyper_names().len();
+    if ctx.num_inputs() != want {
+        return Err(Error::value(format!(
+            "'{}' expects {want} inputs, got {}",
+            ctx.name,
+            ctx.num_inputs()
+        )));
+    }
+    let dtype = ctx.dtype(0);
+    ctx.expect_dtype(s + 2, &[DType::Int32, DType::Int64])?;
+    if ctx.dtype(s + 1) != dtype {
+        return Err(Error::type_error(format!(
+            "'{}': gradient values must be {dtype}",
+            ctx.name
+        )));
+    }
+    check_hypers(ctx, s + 3, kind, dtype)?;
+    Ok(Vec::new())
+}
+
+/// The graph-level definitions of the update ops.
+pub fn op_defs() -> Vec<OpDef> {
+    vec![
+        OpDef::new("ApplyFused", &["vars*"], infer_dense).ref_prefix(dense_refs),
+        OpDef::new("SparseApplyFused", &["var", "slots*"], infer_sparse).ref_prefix(sparse_refs),
+    ]
+}
+
+/// A float type that lives in tensors as `Stored`.
+trait Lanes: Real {
+    type Stored: Element + Copy;
+}
+
+impl Lanes for f32 {
+    type Stored = f32;
+}
+impl Lanes for f64 {
+    type Stored = f64;
+}
+impl Lanes for H16 {
+    type Stored = f16;
+}
+impl Lanes for B16 {
+    type Stored = bf16;
+}
+
+fn view<T: Lanes>(t: &Tensor) -> Result<&[T]> {
+    let s = t.as_slice::<T::Stored>()?;
+    // SAFETY: `T` is `T::Stored` itself or a `repr(transparent)` wrapper of it.
+    Ok(unsafe { std::slice::from_raw_parts(s.as_ptr() as *const T, s.len()) })
+}
+
+fn view_mut<T: Lanes>(t: &mut Tensor) -> Result<&mut [T]> {
+    let s = t.make_mut::<T::Stored>()?;
+    // SAFETY: as in `view`.
+    Ok(unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr() as *mut T, s.len()) })
+}
+
+/// Write locks on a set of variables, taken in address order so two steps
+/// locking overlapping sets cannot deadlock.
+struct Locks<'a> {
+    guards: Vec<RwLockWriteGuard<'a, Option<Tensor>>>,
+}
+
+impl<'a> Locks<'a> {
+    fn take(vars: &'a [Arc<Variable>]) -> Result<Locks<'a>> {
+        let mut order: Vec<usize> = (0..vars.len()).collect();
+        order.sort_by_key(|&i| Arc::as_ptr(&vars[i]) as usize);
+        for w in order.windows(2) {
+            if Arc::ptr_eq(&vars[w[0]], &vars[w[1]]) {
+                return Err(Error::invalid_argument(format!(
+                    "variable {} appears twice in one update",
+                    vars[w[0]].name()
+                )));
+            }
+        }
+        let mut slots: Vec<Option<RwLockWriteGuard<'a, Option<Tensor>>>> =
+            (0..vars.len()).map(|_| None).collect();
+        for i in order {
+            let g = vars[i].lock();
+            if g.is_none() {
+                return Err(vars[i].uninitialized());
+            }
+            slots[i] = Some(g);
+        }
+        Ok(Locks {
+            guards: slots.into_iter().map(|g| g.expect("locked")).collect(),
+        })
+    }
+
+    /// Mutable element views of every locked variable, in input order.
+    fn views<T: Lanes>(&mut self) -> Result<Vec<&mut [T]>> {
+        self.guards
+            .iter_mut()
+            .map(|g| view_mut::<T>(g.as_mut().expect("checked initialized")))
+            .collect()
+    }
+}
+
+fn hypers(ctx: &OpContext<'_>, first: usize, kind: RuleKind) -> Result<([f64; 6], i64)> {
+    let mut h = [0.0; 6];
+    let mut t = 0;
+    for (i, name) in kind.hyper_names().iter().enumerate() {
+        let v = ctx.input(first + i)?;
+        if *name == "global_step" {
+            t = v.scalar_i64()? + 1;
+        } else {
+            h[i] = v.scalar_f64()?;
+        }
+    }
+    Ok((h, t))
+}
+
+fn rule<T: Real>(kind: RuleKind, opts: RuleOptions, h: [f64; 6], t: i64) -> Rule<T> {
+    Rule {
+        kind,
+        opts,
+        h: h.map(T::from_f64),
+        t,
+    }
+}
+
+/// The run-time argument checks some TensorFlow kernels make.
+fn check_args(kind: RuleKind, h: &[f64; 6], sparse: bool, shrinkage: bool) -> Result<()> {
+    let bad = |what: &str| Err(Error::invalid_argument(what.to_string()));
+    match kind {
+        RuleKind::ProximalAdagrad => {
+            if !(h[0] > 0.0) {
+                return bad("lr is not a positive scalar");
+            }
+            if !(h[1] >= 0.0) {
+                return bad("l1 regularization strength is not a non-negative scalar");
+            }
+            if !(h[2] >= 0.0) {
+                return bad("l2 regularization strength is not a non-negative scalar");
+            }
+        }
+        RuleKind::Ftrl if sparse => {
+            if !(h[0] > 0.0) {
+                return bad("lr is not a positive scalar");
+            }
+            if !(h[1] >= 0.0) {
+                return bad("l1 regularization strength is not a non-negative scalar");
+            }
+            if !(h[2] >= 0.0) {
+                return bad("l2 regularization strength is not a non-negative scalar");
+            }
+            if shrinkage && !(h[3] >= 0.0) {
+                return bad("l2 shrinkage regularization strength is not a non-negative scalar");
+            }
+            if !(h[4] <= 0.0) {
+                return bad("lr_power is not a non-positive scalar");
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn dense_kernel<T: Lanes>(
+    ctx: &mut OpContext<'_>,
+    kind: RuleKind,
+    opts: RuleOptions,
+    n: usize,
+    s: usize,
+) -> Result<()> {
+    let refs: Vec<Arc<Variable>> = (0..n * (1 + s))
+        .map(|i| ctx.input_ref(i).cloned())
+        .collect::<Result<_>>()?;
+    let grads: Vec<Tensor> = (0..n)
+        .map(|i| ctx.input(n * (1 + s) + i).cloned())
+        .collect::<Result<_>>()?;
+    let (h, t) = hypers(ctx, n * (2 + s), kind)?;
+    check_args(kind, &h, false, opts.shrinkage)?;
+    let mut locks = Locks::take(&refs)?;
+    for i in 0..n {
+        let vshape = locks.guards[i]
+            .as_ref()
+            .expect("initialized")
+            .shape()
+            .clone();
+        if vshape.dims() != grads[i].dims() {
+            return Err(Error::invalid_argument(format!(
+                "var and grad do not have the same shape{} {}",
+                vshape,
+                grads[i].shape()
+            )));
+        }
+        for j in 0..s {
+            let slot = locks.guards[n + i * s + j].as_ref().expect("initialized");
+            if slot.dims() != vshape.dims() {
+                return Err(Error::invalid_argument(format!(
+                    "var and {} do not have the same shape{} {}",
+                    refs[n + i * s + j].name(),
+                    vshape,
+                    slot.shape()
+                )));
+            }
+        }
+    }
+    let mut views = locks.views::<T>()?.into_iter();
+    let var_views: Vec<&mut [T]> = views.by_ref().take(n).collect();
+    let mut slot_views: Vec<&mut [T]> = views.collect();
+    let mut work = Vec::with_capacity(n);
+    let grad_views: Vec<&[T]> = grads.iter().map(view::<T>).collect::<Result<_>>()?;
+    for (i, var) in var_views.into_iter().enumerate() {
+        let slots: Vec<&mut [T]> = slot_views.drain(..s).collect();
+        work.push((var, slots, grad_views[i]));
+    }
+    run_dense(&rule::<T>(kind, opts, h, t), work);
+    Ok(())
+}
+
+/// Unique indices (first-occurrence order) with their rows summed, starting
+/// from zero and adding in index order, as TensorFlow's deduplication does.
+fn dedup<T: Real>(indices: &[i64], values: &[T], inner: usize) -> (Vec<i64>, Vec<T>) {
+    let mut pos: HashMap<i64, usize> = HashMap::new();
+    let mut uniq = Vec::new();
+    let mut sums: Vec<T> = Vec::new();
+    for (k, &i) in indices.iter().enumerate() {
+        let p = *pos.entry(i).or_insert_with(|| {
+            uniq.push(i);
+            sums.extend(std::iter::repeat_n(T::zero(), inner));
+            uniq.len() - 1
+        });
+        for j in 0..inner {
+            sums[p * inner + j] = sums[p * inner + j].add(values[k * inner + j]);
+        }
+    }
+    (uniq, sums)
+}
+
+fn sparse_kernel<T: Lanes>(
+    ctx: &mut OpContext<'_>,
+    kind: RuleKind,
+    opts: RuleOptions,
+    s: usize,
+) -> Result<()> {
+    let refs: Vec<Arc<Variable>> = (0..1 + s)
+        .map(|i| ctx.input_ref(i).cloned())
+        .collect::<Result<_>>()?;
+    let values = ctx.input(1 + s)?.clone();
+    let indices = ctx.input(2 + s)?.to_i64_vec()?;
+    let (h, t) = hypers(ctx, 3 + s, kind)?;
+    check_args(kind, &h, true, opts.shrinkage)?;
+    let mut locks = Locks::take(&refs)?;
+    let vshape = locks.guards[0]
+        .as_ref()
+        .expect("initialized")
+        .shape()
+        .clone();
+    let rows = vshape.dims().first().copied().ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "{}: a sparse update needs a variable of rank >= 1",
+            refs[0].name()
+        ))
+    })?;
+    let inner: usize = vshape.num_elements() / std::cmp::max(rows, 1);
+    if values.num_elements() != indices.len() * inner {
+        return Err(Error::invalid_argument(format!(
+            "{}: gradient values of shape {} do not match {} indices of rows of {inner} elements",
+            refs[0].name(),
+            values.shape(),
+            indices.len()
+        )));
+    }
+    for (k, &i) in indices.iter().enumerate() {
+        if i < 0 || i as usize >= rows {
+            return Err(Error::invalid_argument(format!(
+                "Index {i} at offset {k} in indices is out of range"
+            )));
+        }
+    }
+    let r = rule::<T>(kind, opts, h, t);
+    let g = view::<T>(&values)?;
+    let mut views = locks.views::<T>()?;
+    let (var, slots) = views.split_first_mut().expect("var");
+    match kind {
+        RuleKind::Sgd => {
+            // No deduplication: duplicates apply one at a time, in order.
+            for (k, &i) in indices.iter().enumerate() {
+                let row = &mut var[i as usize * inner..(i as usize + 1) * inner];
+                r.dense(row, &mut [], &g[k * inner..(k + 1) * inner]);
+            }
+        }
+        RuleKind::Adam => sparse_adam(&r, var, slots, &indices, g, inner),
+        _ => {
+            let (uniq, sums) = dedup(&indices, g, inner);
+            for (p, &i) in uniq.iter().enumerate() {
+                let range = i as usize * inner..(i as usize + 1) * inner;
+                let grow = &sums[p * inner..(p + 1) * inner];
+                if inner == 1 && r.has_scalar_path() {
+                    let mut srefs: Vec<&mut T> =
+                        slots.iter_mut().map(|sl| &mut sl[range.start]).collect();
+                    r.scalar(&mut var[range.start], &mut srefs, grow[0]);
+                } else {
+                    let mut srows: Vec<&mut [T]> =
+                        slots.iter_mut().map(|sl| &mut sl[range.clone()]).collect();
+                    r.row(&mut var[range.clone()], &mut srows, grow);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// TensorFlow 1's sparse Adam (not lazy): every row of `m` and `v` decays
+/// and every row of the variable moves; touched rows add their gradient.
+fn sparse_adam<T: Real>(
+    r: &Rule<T>,
+    var: &mut [T],
+    slots: &mut [&mut [T]],
+    indices: &[i64],
+    g: &[T],
+    inner: usize,
+) {
+    let (alpha, b1c, b2c, eps) = r.adam_scalars();
+    let (b1, b2) = (r.h[3], r.h[4]);
+    let (uniq, sums) = dedup(indices, g, inner);
+    let [m, v] = slots else {
+        unreachable!("adam has two slots")
+    };
+    for x in m.iter_mut() {
+        *x = x.mul(b1);
+    }
+    for (p, &i) in uniq.iter().enumerate() {
+        for j in 0..inner {
+            let at = i as usize * inner + j;
+            m[at] = m[at].add(sums[p * inner + j].mul(b1c));
+        }
+    }
+    for x in v.iter_mut() {
+        *x = x.mul(b2);
+    }
+    for (p, &i) in uniq.iter().enumerate() {
+        for j in 0..inner {
+            let at = i as usize * inner + j;
+            let gj = sums[p * inner + j];
+            v[at] = v[at].add(gj.mul(gj.mul(b2c)));
+        }
+    }
+    for ((x, &mm), &vv) in var.iter_mut().zip(m.iter()).zip(v.iter()) {
+        *x = x.sub(alpha.mul(mm).div(vv.sqrt().add(eps)));
+    }
+}
+
+macro_rules! by_dtype {
+    ($dtype:expr, $f:ident, $($arg:expr),*) => {
+        match $dtype {
+            DType::Float32 => $f::<f32>($($arg),*),
+            DType::Float64 => $f::<f64>($($arg),*),
+            DType::Float16 => $f::<H16>($($arg),*),
+            DType::BFloat16 => $f::<B16>($($arg),*),
+            d => Err(Error::invalid_argument(format!("optimizer updates need a float variable, got {d}"))),
+        }
+    };
+}
+
+/// The kernels of the update ops.
+pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
+    vec![
+        (
+            "ApplyFused",
+            factory(|init| {
+                let a = &init.node.attrs;
+                let kind = kind(a)?;
+                let opts = options(a)?;
+                let n = a.int("N")? as usize;
+                let s = kind.slots(opts.centered);
+                let dtype = init
+                    .node
+                    .inputs
+                    .first()
+                    .map(|o| init.graph.output(*o).dtype)
+                    .unwrap_or(DType::Float32);
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    by_dtype!(dtype, dense_kernel, ctx, kind, opts, n, s)
+                }))
+            }),
+        ),
+        (
+            "SparseApplyFused",
+            factory(|init| {
+                let a = &init.node.attrs;
+                let kind = kind(a)?;
+                let opts = options(a)?;
+                let s = kind.slots(opts.centered);
+                let dtype = init.graph.output(init.node.inputs[0]).dtype;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    by_dtype!(dtype, sparse_kernel, ctx, kind, opts, s)
+                }))
+            }),
+        ),
+    ]
+}
