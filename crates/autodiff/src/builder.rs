@@ -224,16 +224,26 @@ impl<'g> Builder<'g> {
         )
     }
 
-    /// Element `i` of a 1-D tensor, as a scalar.
+    /// Element `i` of a 1-D tensor, as a scalar (`-1`: the last).
     pub fn element(&mut self, v: Output, i: i32) -> Result<Output> {
         let b = self.const_i32(vec![i])?;
         let e = self.const_i32(vec![i + 1])?;
         let s = self.const_i32(vec![1])?;
+        // [-1, 0) is empty: the last element needs an open end.
+        let end_mask = i64::from(i == -1);
         self.op(
             "StridedSlice",
             &[v, b, e, s],
-            vec![("shrink_axis_mask", AttrValue::Int(1))],
+            vec![
+                ("shrink_axis_mask", AttrValue::Int(1)),
+                ("end_mask", AttrValue::Int(end_mask)),
+            ],
         )
+    }
+
+    /// `select(cond, x, y)` with broadcasting.
+    pub fn select(&mut self, cond: Output, x: Output, y: Output) -> Result<Output> {
+        self.op("SelectV2", &[cond, x, y], vec![])
     }
 
     /// The sum of `x` over the axes that broadcasting added or stretched,

@@ -135,9 +135,9 @@ pub fn gradients(
                 _ => None,
             };
             // An x may also be an intermediate: keep its total for the result.
-            if let Some(g) = &g {
+            if let Some(g) = g {
                 if xs_set.contains(&o) {
-                    pending.insert(o, vec![g.clone()]);
+                    pending.insert(o, vec![g]);
                 }
             }
             out_grads.push(g);
@@ -164,7 +164,7 @@ pub fn gradients(
             continue;
         }
         let in_grads: Vec<Option<Grad>> = if matches!(node.op.as_str(), "Identity" | "Snapshot") {
-            vec![out_grads[0].clone()]
+            vec![out_grads[0]]
         } else {
             let entry = lookup(&node.op).ok_or_else(|| {
                 Error::Value(format!(
@@ -194,6 +194,9 @@ pub fn gradients(
         }
         for ((input, g), want) in node.inputs.iter().zip(in_grads).zip(wanted) {
             if let (Some(g), true) = (g, want) {
+                if let Grad::Dense(o) = g {
+                    narrow_shape(&mut b, o, *input, n, &node)?;
+                }
                 pending.entry(*input).or_default().push(g);
             }
         }
@@ -209,12 +212,38 @@ pub fn gradients(
             (None, Unconnected::Zero) => Some(Grad::Dense(b.zeros_like(x)?)),
             (None, Unconnected::None) => None,
         };
-        if let Some(g) = &g {
-            pending.insert(x, vec![g.clone()]);
+        if let Some(g) = g {
+            pending.insert(x, vec![g]);
         }
         result.push(g);
     }
     Ok(result)
+}
+
+/// A dense gradient has its input's shape: give a gradient node created by
+/// this call the input's static shape where its own inference lost it
+/// (dynamic `Reshape`/`Slice` targets), as TF's `set_shape` calls do.
+/// Tensors that existed before (the caller's `grad_ys`) are left alone.
+fn narrow_shape(
+    b: &mut Builder<'_>,
+    g: Output,
+    input: Output,
+    first_new: NodeId,
+    node: &ferroflow_graph::Node,
+) -> Result<()> {
+    if g.node < first_new || b.graph.output(g).shape.is_fully_defined() {
+        return Ok(());
+    }
+    let want = b.graph.output(input).shape.clone();
+    b.graph.set_output_shape(g, &want).map_err(|_| {
+        Error::internal(format!(
+            "the gradient of {} ({}) for input {} has shape {}, expected {want}",
+            node.name,
+            node.op,
+            b.graph.output_name(input),
+            b.graph.output(g).shape
+        ))
+    })
 }
 
 fn annotate(e: Error, node: &str) -> Error {

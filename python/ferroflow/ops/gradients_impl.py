@@ -38,6 +38,18 @@ def _as_x(x):
     return ops.convert_to_tensor(x, name="x")
 
 
+# The start of the core's message for an op type with no registered gradient.
+_NO_GRADIENT = "No gradient defined for operation"
+
+
+def _as_grad_y(g, y):
+    """``grad_ys`` entry for ``y``: converted to ``y``'s dtype; a tensor of another dtype is a TypeError."""
+    if isinstance(g, ops.Tensor) and g.dtype.base_dtype != y.dtype.base_dtype:
+        raise TypeError(f"Gradient type {g.dtype.name} of grad_ys {g.name} does not match the type "
+                        f"{y.dtype.name} of y {y.name}")
+    return ops.convert_to_tensor(g, dtype=y.dtype, name="grad_y")
+
+
 def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_ops=False, gate_gradients=False,
               aggregation_method=None, stop_gradients=None,
               unconnected_gradients=UnconnectedGradients.NONE):
@@ -54,9 +66,8 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         grad_ys = _as_list(grad_ys)
         if len(grad_ys) != len(ys):
             raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
-        grad_ys = [None if g is None else ops.convert_to_tensor(g, dtype=y.dtype, name="grad_y")
-                   for g, y in zip(grad_ys, ys)]
-    stop = [ops.convert_to_tensor(s) for s in _as_list(stop_gradients or [])]
+        grad_ys = [None if g is None else _as_grad_y(g, y) for g, y in zip(grad_ys, ys)]
+    stop = [] if stop_gradients is None else [ops.convert_to_tensor(s) for s in _as_list(stop_gradients)]
     unconnected = UnconnectedGradients(unconnected_gradients)
     graph = ops._get_graph_from_inputs(ys + xs)
     for t in ys + xs + [g for g in grad_ys if g is not None] + stop:
@@ -64,16 +75,25 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
             raise ValueError(f"Tensor {t} is not from the graph of the others passed to gradients")
     with graph.as_default(), ops.name_scope(name, "gradients", None) as scope:
         controls = [op._id for op in graph._control_dependencies_for_inputs([])]
-        result = graph._native.gradients(
-            [y._tid for y in ys],
-            [x._tid for x in xs],
-            [None if g is None else g._tid for g in grad_ys],
-            scope.rstrip("/"),
-            [s._tid for s in stop],
-            unconnected is UnconnectedGradients.ZERO,
-            controls,
-        )
-        graph._sync_native()
+        try:
+            result = graph._native.gradients(
+                [y._tid for y in ys],
+                [x._tid for x in xs],
+                [None if g is None else g._tid for g in grad_ys],
+                scope.rstrip("/"),
+                [s._tid for s in stop],
+                unconnected is UnconnectedGradients.ZERO,
+                controls,
+            )
+        except ValueError as e:
+            # TensorFlow raises LookupError for an op type without a registered gradient.
+            if str(e).startswith(_NO_GRADIENT):
+                raise LookupError(f"{e}. Every op between ys and xs needs a gradient; to treat this op as a "
+                                  "constant, wrap its output (or input) in tf.stop_gradient.") from None
+            raise
+        finally:
+            # Nodes added before a failure are in the core graph too: mirror them either way.
+            graph._sync_native()
     out = []
     for r in result:
         if r is None:

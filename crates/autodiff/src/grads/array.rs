@@ -306,11 +306,100 @@ fn fill(b: &mut Builder<'_>, _: &Node, g: &[Option<Output>]) -> R {
     Ok(vec![None, d(r)])
 }
 
+/// CheckNumerics passes the gradient through, checked too (as TensorFlow).
+fn check_numerics(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let msg = n.attrs.str_or("message", "")?;
+    let msg = format!("Not a number (NaN) or infinity (Inf) values detected in gradient. {msg}");
+    let r = b.op(
+        "CheckNumerics",
+        &[g0(g)],
+        vec![("message", AttrValue::Str(msg.into_bytes()))],
+    )?;
+    Ok(vec![d(r)])
+}
+
+/// UnsortedSegmentSum: each data row receives its segment's gradient; rows
+/// with a negative id (dropped by the op) receive zeros.
+fn unsorted_segment_sum(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let grad = g0(g);
+    let ids = n.inputs[1];
+    let zero = b.scalar(b.dtype(ids), 0.0)?;
+    let clipped = b.binary("Maximum", ids, zero)?;
+    let axis0 = b.scalar_i32(0)?;
+    let gathered = b.op("GatherV2", &[grad, clipped, axis0], vec![])?;
+    let keep = b.binary("GreaterEqual", ids, zero)?;
+    // ids.shape + [1] * (rank(gathered) - rank(ids)), so `keep` broadcasts.
+    let ids_shape = b.shape(ids)?;
+    let gr = b.rank(gathered)?;
+    let ir = b.rank(ids)?;
+    let extra = b.sub(gr, ir)?;
+    let extra = b.pack(&[extra], 0)?;
+    let one = b.scalar_i32(1)?;
+    let ones = b.fill(extra, one)?;
+    let axis0 = b.scalar_i32(0)?;
+    let s = b.concat(&[ids_shape, ones], axis0)?;
+    let keep = b.reshape(keep, s)?;
+    let zeros = b.zeros_like(gathered)?;
+    let r = b.select(keep, gathered, zeros)?;
+    Ok(vec![d(r), None, None])
+}
+
+/// StridedSliceGrad is linear in `dy`: its gradient slices the incoming
+/// gradient the same way.
+fn strided_slice_grad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let mut attrs = Vec::new();
+    for k in [
+        "begin_mask",
+        "end_mask",
+        "ellipsis_mask",
+        "new_axis_mask",
+        "shrink_axis_mask",
+    ] {
+        attrs.push((k, AttrValue::Int(n.attrs.int_or(k, 0)?)));
+    }
+    let (bg, en, st) = (n.inputs[1], n.inputs[2], n.inputs[3]);
+    let r = b.op("StridedSlice", &[g0(g), bg, en, st], attrs)?;
+    Ok(vec![None, None, None, None, d(r)])
+}
+
+/// ScatterNd: each update receives the gradient at its index.
+fn scatter_nd(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let r = b.op("GatherNd", &[g0(g), n.inputs[0]], vec![])?;
+    Ok(vec![None, d(r), None])
+}
+
+fn mirror_pad_mode(n: &Node) -> Result<Vec<(&'static str, AttrValue)>> {
+    let mode = n.attrs.str_or("mode", "REFLECT")?;
+    Ok(vec![("mode", AttrValue::Str(mode.into_bytes()))])
+}
+
+/// MirrorPad: padded positions add their gradient to the elements they copy.
+fn mirror_pad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let attrs = mirror_pad_mode(n)?;
+    let r = b.op("MirrorPadGrad", &[g0(g), n.inputs[1]], attrs)?;
+    Ok(vec![d(r), None])
+}
+
+/// MirrorPadGrad is linear: its gradient mirror-pads the incoming gradient.
+fn mirror_pad_grad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let attrs = mirror_pad_mode(n)?;
+    let r = b.op("MirrorPad", &[g0(g), n.inputs[1]], attrs)?;
+    Ok(vec![d(r), None])
+}
+
 pub(super) fn register(reg: &mut dyn FnMut(&'static str, GradEntry)) {
+    reg("CheckNumerics", GradEntry::Func(check_numerics));
+    reg("UnsortedSegmentSum", GradEntry::Func(unsorted_segment_sum));
+    reg("StridedSliceGrad", GradEntry::Func(strided_slice_grad));
+    reg("ScatterNd", GradEntry::Func(scatter_nd));
+    reg("MirrorPad", GradEntry::Func(mirror_pad));
+    reg("MirrorPadGrad", GradEntry::Func(mirror_pad_grad));
     for op in ["Reshape", "ExpandDims", "Squeeze"] {
         reg(op, GradEntry::Func(reshape_like_input));
     }
-    for op in ["PlaceholderWithDefault", "Print", "PreventGradient"] {
+    // (No PreventGradient here: TF's gradient of it raises LookupError, and
+    // the graph has no such op yet.)
+    for op in ["PlaceholderWithDefault", "Print"] {
         reg(op, GradEntry::Func(pass_through));
     }
     reg("Transpose", GradEntry::Func(transpose));

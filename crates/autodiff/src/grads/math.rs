@@ -5,7 +5,7 @@ use crate::builder::Builder;
 use crate::registry::GradEntry;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
-use ferroflow_tensor::{DType, Result};
+use ferroflow_tensor::Result;
 
 type R = Result<Vec<Option<Grad>>>;
 
@@ -216,6 +216,78 @@ fn unary(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
         other => unreachable!("no unary gradient for {other}"),
     };
     Ok(vec![d(r)])
+}
+
+/// Gradients of the fused activation-gradient ops themselves (second
+/// derivatives, `tf.hessians`), in TensorFlow's formulas. Inputs are
+/// `(y, dy)`: the forward output and the incoming gradient.
+fn activation_grad_grad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let grad = g0(g);
+    let (yv, dy) = (x(n, 0), x(n, 1));
+    let dt = b.dtype(yv);
+    let (gy, gdy) = match n.op.as_str() {
+        "TanhGrad" => {
+            // dy * (1 - y^2): d/dy = -2 dy y.
+            let m2 = b.scalar(dt, -2.0)?;
+            let t = b.mul(grad, m2)?;
+            let t = b.mul(t, dy)?;
+            (b.mul(t, yv)?, b.binary("TanhGrad", yv, grad)?)
+        }
+        "SigmoidGrad" => {
+            // dy * y * (1 - y): d/dy = dy (1 - 2y).
+            let gb = b.mul(grad, dy)?;
+            let two = b.scalar(dt, 2.0)?;
+            let t = b.mul(two, gb)?;
+            let t = b.mul(t, yv)?;
+            (b.sub(gb, t)?, b.binary("SigmoidGrad", yv, grad)?)
+        }
+        "SqrtGrad" => {
+            // 0.5 dy / y: d/dy = -(grad / y) * out, d/ddy = 0.5 grad / y.
+            let ga = b.div(grad, yv)?;
+            let t = b.mul(ga, y(n))?;
+            let half = b.scalar(dt, 0.5)?;
+            (b.neg(t)?, b.mul(half, ga)?)
+        }
+        "RsqrtGrad" => {
+            // -0.5 dy y^3: d/dy = -1.5 dy y^2.
+            let m = b.scalar(dt, -1.5)?;
+            let t = b.mul(m, grad)?;
+            let t = b.mul(t, dy)?;
+            let y2 = b.unary("Square", yv)?;
+            (b.mul(t, y2)?, b.binary("RsqrtGrad", yv, grad)?)
+        }
+        "ReciprocalGrad" => {
+            // -dy y^2: d/dy = -2 dy y.
+            let m2 = b.scalar(dt, -2.0)?;
+            let t = b.mul(grad, m2)?;
+            let t = b.mul(t, dy)?;
+            (b.mul(t, yv)?, b.binary("ReciprocalGrad", yv, grad)?)
+        }
+        other => unreachable!("no activation grad-grad for {other}"),
+    };
+    Ok(vec![d(gy), d(gdy)])
+}
+
+/// Sign: zero almost everywhere (TensorFlow returns zeros, not None).
+fn sign(b: &mut Builder<'_>, n: &Node, _: &[Option<Output>]) -> R {
+    Ok(vec![d(b.zeros_like(x(n, 0))?)])
+}
+
+/// Cumprod, as TensorFlow: `cumsum(cumprod(x) * g, reversed) / x` with
+/// `div_no_nan` (so a zero in `x` gets a zero gradient, like TF).
+fn cumprod(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let exclusive = n.attrs.bool_or("exclusive", false)?;
+    let reverse = n.attrs.bool_or("reverse", false)?;
+    let t = b.mul(y(n), g0(g))?;
+    let out = b.op(
+        "Cumsum",
+        &[t, x(n, 1)],
+        vec![
+            ("exclusive", AttrValue::Bool(exclusive)),
+            ("reverse", AttrValue::Bool(!reverse)),
+        ],
+    )?;
+    Ok(vec![d(b.binary("DivNoNan", out, x(n, 0))?), None])
 }
 
 fn cast(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
@@ -522,8 +594,18 @@ pub(super) fn register(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     reg("MatMul", GradEntry::Func(matmul));
     reg("BatchMatMulV2", GradEntry::Func(batch_matmul));
     reg("Cumsum", GradEntry::Func(cumsum));
+    reg("Cumprod", GradEntry::Func(cumprod));
+    reg("Sign", GradEntry::Func(sign));
+    for op in [
+        "TanhGrad",
+        "SigmoidGrad",
+        "SqrtGrad",
+        "RsqrtGrad",
+        "ReciprocalGrad",
+    ] {
+        reg(op, GradEntry::Func(activation_grad_grad));
+    }
     reg("Select", GradEntry::Func(select));
     reg("SelectV2", GradEntry::Func(select));
     reg("L2Loss", GradEntry::Func(l2_loss));
-    let _ = DType::Float32;
 }

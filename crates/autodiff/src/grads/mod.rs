@@ -8,7 +8,9 @@ use crate::registry::GradEntry;
 use crate::Grad;
 use ferroflow_graph::Output;
 
-/// Ops whose inputs never receive gradient.
+/// Ops whose inputs never receive gradient. (`TruncateMod` is deliberately
+/// absent: TensorFlow registers nothing for it, so `tf.gradients` through it
+/// raises `LookupError`, as there.)
 const NOT_DIFFERENTIABLE: &[&str] = &[
     "Shape",
     "Size",
@@ -49,18 +51,18 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "Where",
     "OneHot",
     "FloorDiv",
-    "TruncateMod",
     "Floor",
     "Ceil",
     "Round",
-    "Sign",
     "InTopKV2",
     "Assert",
     "NoOp",
     "BroadcastGradientArgs",
+    "ReducedShape",
     "InvertPermutation",
+    "Any",
+    "All",
     "PrintV2",
-    "CheckNumerics",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
@@ -75,4 +77,40 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
 /// One dense gradient.
 pub(crate) fn d(o: Output) -> Option<Grad> {
     Some(Grad::Dense(o))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::lookup;
+
+    /// Ops `gradients` handles itself, without a registry entry.
+    const BUILT_IN: &[&str] = &["Identity", "Snapshot", "StopGradient"];
+
+    /// Ops that have no gradient, as in TensorFlow (`tf.gradients` through a
+    /// float one raises LookupError), or only take/produce non-float tensors.
+    const NO_ENTRY: &[&str] = &["TruncateMod"];
+
+    #[test]
+    fn every_registered_gradient_names_a_known_op() {
+        let known = ferroflow_graph::ops::registered_ops();
+        let mut missing = Vec::new();
+        super::register_all(&mut |op, _| {
+            if !known.contains(&op) {
+                missing.push(op);
+            }
+        });
+        assert!(missing.is_empty(), "gradients of unknown ops: {missing:?}");
+    }
+
+    #[test]
+    fn every_op_has_a_gradient_entry() {
+        let missing: Vec<_> = ferroflow_graph::ops::registered_ops()
+            .into_iter()
+            .filter(|op| lookup(op).is_none() && !BUILT_IN.contains(op) && !NO_ENTRY.contains(op))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "ops with neither a gradient nor a NotDifferentiable entry: {missing:?}"
+        );
+    }
 }

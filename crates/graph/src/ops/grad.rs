@@ -81,6 +81,41 @@ fn bias_add_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(d, PartialShape::from_dims(vec![c]))
 }
 
+/// The unpadded shape: each dimension less its `paddings` row.
+fn mirror_pad_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let d = ctx.expect_dtype(0, FLOATS)?;
+    ctx.expect_dtype(1, INDEX)?;
+    let shape = match (ctx.shape(0).dims(), ctx.const_ints(1)) {
+        (Some(dims), Some(p)) => {
+            if p.len() != 2 * dims.len() {
+                return Err(
+                    ctx.shape_error(format!("paddings must be a [{}, 2] matrix", dims.len()))
+                );
+            }
+            let mut out = Vec::with_capacity(dims.len());
+            for (i, x) in dims.iter().enumerate() {
+                out.push(match x {
+                    Some(v) => {
+                        let r = *v as i64 - p[2 * i] - p[2 * i + 1];
+                        if r < 0 {
+                            return Err(ctx.shape_error(format!(
+                                "paddings {:?} exceed dimension {i} of size {v}",
+                                &p[2 * i..2 * i + 2]
+                            )));
+                        }
+                        Some(r as usize)
+                    }
+                    None => None,
+                });
+            }
+            PartialShape::from_dims(out)
+        }
+        (Some(dims), None) => PartialShape::unknown_dims(dims.len()),
+        _ => PartialShape::unknown(),
+    };
+    single(d, shape)
+}
+
 pub fn ops() -> Vec<OpDef> {
     let mut v: Vec<OpDef> = [
         "ReluGrad",
@@ -119,6 +154,7 @@ pub fn ops() -> Vec<OpDef> {
         ),
         OpDef::new("ScatterNd", &["indices", "updates", "shape"], scatter_nd),
         OpDef::new("BiasAddGrad", &["out_backprop"], bias_add_grad),
+        OpDef::new("MirrorPadGrad", &["input", "paddings"], mirror_pad_grad),
     ]);
     let _ = DType::Int32;
     v

@@ -139,6 +139,35 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
+        "MirrorPadGrad",
+        factory(|init| {
+            let symmetric = match init
+                .node
+                .attrs
+                .str_or("mode", "REFLECT")?
+                .to_uppercase()
+                .as_str()
+            {
+                "REFLECT" => false,
+                "SYMMETRIC" => true,
+                other => return Err(Error::value(format!("MirrorPadGrad: unknown mode {other}"))),
+            };
+            boxed(move |ctx| {
+                let p = ctx.input(1)?.to_i64_vec()?;
+                if p.len() % 2 != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "MirrorPadGrad: paddings must be a [rank, 2] matrix, got {}",
+                        ctx.input(1)?.shape()
+                    )));
+                }
+                let pairs: Vec<(i64, i64)> = p.chunks(2).map(|c| (c[0], c[1])).collect();
+                let y = g::mirror_pad_grad(ctx.input(0)?, &pairs, symmetric)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    reg(
         "BiasAddGrad",
         factory(|init| {
             let nchw = init.node.attrs.str_or("data_format", "NHWC")? == "NCHW";

@@ -76,7 +76,9 @@ fn fused<T: Float>(op: ActivationGrad, a: Tensor, b: Tensor) -> Result<Tensor> {
             g / (d * d)
         }),
         LeakyRelu(alpha) => {
-            let al = T::lit(alpha);
+            // The `alpha` attr is a float32 in TensorFlow's op definition (as in
+            // the forward kernel): 0.3 is 0.30000001192092896 for float64 too.
+            let al = T::lit(alpha as f32 as f64);
             apply(a, b, move |g: T, x: T| if x > zero { g } else { al * g })
         }
         Tanh => apply(a, b, move |y: T, dy: T| dy * (one - y * y)),
@@ -408,6 +410,89 @@ pub fn scatter_nd(indices: &Tensor, updates: &Tensor, shape: &[i64]) -> Result<T
     }
 }
 
+/// The gradient of `MirrorPad`: each position of the padded gradient `g` is
+/// added to the input element it was copied from (REFLECT excludes the edge,
+/// SYMMETRIC repeats it).
+pub fn mirror_pad_grad(g: &Tensor, paddings: &[(i64, i64)], symmetric: bool) -> Result<Tensor> {
+    let dims = g.dims();
+    let rank = dims.len();
+    if paddings.len() != rank {
+        return Err(Error::invalid_argument(format!(
+            "MirrorPadGrad: paddings must have {rank} rows for a gradient of shape {}, got {}",
+            g.shape(),
+            paddings.len()
+        )));
+    }
+    let mut in_dims = Vec::with_capacity(rank);
+    for (d, (&n, &(b, a))) in dims.iter().zip(paddings).enumerate() {
+        let m = n as i64 - b - a;
+        let limit = if symmetric { m } else { m - 1 };
+        if b < 0 || a < 0 || m < 1 || b > limit || a > limit {
+            return Err(Error::invalid_argument(format!(
+                "MirrorPadGrad: paddings ({b}, {a}) are invalid for dimension {d} of size {n} in {} mode",
+                if symmetric { "SYMMETRIC" } else { "REFLECT" }
+            )));
+        }
+        in_dims.push(m as usize);
+    }
+    // For each dim, the input index each padded position copies.
+    let maps: Vec<Vec<usize>> = (0..rank)
+        .map(|d| {
+            let m = in_dims[d] as i64;
+            (0..dims[d] as i64)
+                .map(|o| {
+                    let i = o - paddings[d].0;
+                    let src = if (0..m).contains(&i) {
+                        i
+                    } else if symmetric {
+                        if i < 0 {
+                            -i - 1
+                        } else {
+                            2 * m - 1 - i
+                        }
+                    } else if i < 0 {
+                        -i
+                    } else {
+                        2 * (m - 1) - i
+                    };
+                    src as usize
+                })
+                .collect()
+        })
+        .collect();
+    let out_shape = Shape::new(&in_dims);
+    fn go<T: Scalar>(g: &Tensor, maps: &[Vec<usize>], out_shape: Shape) -> Result<Tensor> {
+        let src = g.as_slice::<T>()?;
+        let mut out = vec![T::zero(); out_shape.num_elements()];
+        let strides = out_shape.strides();
+        let rank = maps.len();
+        let mut idx = vec![0usize; rank];
+        for &v in src {
+            let off: usize = (0..rank).map(|d| maps[d][idx[d]] * strides[d]).sum();
+            out[off] = out[off].add(v);
+            for d in (0..rank).rev() {
+                idx[d] += 1;
+                if idx[d] < maps[d].len() {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Tensor::from_vec(out_shape, out)
+    }
+    let dt = g.dtype();
+    if matches!(dt, DType::Float16 | DType::BFloat16) {
+        let r = mirror_pad_grad(&cast(g, DType::Float32)?, paddings, symmetric)?;
+        return cast(&r, dt);
+    }
+    scalar_dispatch(
+        dt,
+        "MirrorPadGrad",
+        || go::<f32>(g, &maps, out_shape.clone()),
+        || go::<f64>(g, &maps, out_shape.clone()),
+    )
+}
+
 /// Sum of `g` over every axis but the channel axis (`BiasAddGrad`).
 pub fn bias_add_grad(g: &Tensor, nchw: bool) -> Result<Tensor> {
     let rank = g.rank();
@@ -458,6 +543,29 @@ mod tests {
             r.as_slice::<f64>().unwrap(),
             &[3.0, 4.0, 0.0, 0.0, 1.0, 2.0]
         );
+    }
+
+    #[test]
+    fn leaky_relu_grad_uses_a_float32_alpha() {
+        let g = Tensor::from_vec([2], vec![1.0f64, 1.0]).unwrap();
+        let x = Tensor::from_vec([2], vec![-1.0f64, 1.0]).unwrap();
+        let r = activation_grad(ActivationGrad::LeakyRelu(0.3), g, x).unwrap();
+        assert_eq!(r.as_slice::<f64>().unwrap(), &[0.3f32 as f64, 1.0]);
+    }
+
+    #[test]
+    fn mirror_pad_grad_adds_the_copies() {
+        // REFLECT [a b c] by (2, 1) -> [c b a b c b]: a gets 1, b gets 3, c gets 2.
+        let g = Tensor::from_vec([6], vec![1.0f64; 6]).unwrap();
+        let r = mirror_pad_grad(&g, &[(2, 1)], false).unwrap();
+        assert_eq!(r.as_slice::<f64>().unwrap(), &[1.0, 3.0, 2.0]);
+        // SYMMETRIC [a b c] by (1, 2) -> [a a b c c b].
+        let g = Tensor::from_vec([6], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let r = mirror_pad_grad(&g, &[(1, 2)], true).unwrap();
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[3.0, 9.0, 9.0]);
+        // Empty dimension: an error, not a panic.
+        let g = Tensor::from_vec([2], vec![1.0f32, 2.0]).unwrap();
+        assert!(mirror_pad_grad(&g, &[(1, 1)], false).is_err());
     }
 
     #[test]
