@@ -669,7 +669,8 @@ def test_fill_zeros_ones_and_likes(data):
         src = tf.placeholder(tf.float32, [None] * len(shape))
         outs += [tf.zeros_like(src, dtype=dtype), tf.ones_like(src, dtype=dtype)]
         outs += [tf.zeros_like(tf.ones(shape, dtype)), tf.ones_like(tf.zeros(shape, dtype))]
-        outs += [tf.fill(shape, np.array(3, npd) if dtype != "bool" else True)]
+        fill_value = tf.constant(3, tf.bfloat16) if dtype == "bfloat16" else (np.array(3, npd) if dtype != "bool" else True)
+        outs += [tf.fill(shape, fill_value)]
         assert all(o.dtype == tf.as_dtype(dtype) for o in outs)
         assert [o.shape.as_list() for o in outs[:4]] == [shape, shape, big, big]
         assert outs[8].shape.as_list() == shape

@@ -518,16 +518,13 @@ def test_bfloat16_and_float16_storage_round_trip():
     np.testing.assert_array_equal(got[1], round_bf16(v))
 
 
-BF16_SCALAR_BUG = "0-d bfloat16 values fail in framework/tensor_util._bf16_bits (item assignment on a numpy scalar)"
 
 
-@pytest.mark.xfail(reason=BF16_SCALAR_BUG, raises=TypeError)
 def test_bfloat16_scalar_feed():
     got = run(lambda p: p["x"] + p["x"], {"x": (tf.bfloat16, [], np.float32(1.5))})
     assert float(got) == 3.0
 
 
-@pytest.mark.xfail(reason=BF16_SCALAR_BUG, raises=TypeError)
 def test_bfloat16_tensor_times_python_scalar():
     got = run(lambda p: p["x"] * 2.0, {"x": (tf.bfloat16, [2], np.float32([1.5, 2.0]))})
     np.testing.assert_array_equal(got, [3.0, 4.0])

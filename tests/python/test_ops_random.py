@@ -115,8 +115,6 @@ def test_distributions_are_sane():
 
 @pytest.mark.parametrize("dtype", [tf.float16, tf.bfloat16, tf.float32, tf.float64])
 def test_float_dtypes(dtype):
-    if dtype == tf.bfloat16 and not BF16_SCALAR_FEED_OK:
-        pytest.xfail("scalar bfloat16 constants (mean/stddev) fail in framework/tensor_util._bf16_bits")
     with tf.Graph().as_default():
         outs = [tf.random_normal([1000], dtype=dtype, seed=1), tf.random_uniform([1000], dtype=dtype, seed=1),
                 tf.truncated_normal([1000], dtype=dtype, seed=1)]

@@ -101,9 +101,7 @@ def _bf16_bits(arr):
     f = np.array(arr, dtype=np.float32, order="C")
     bits = f.view(np.uint32).astype(np.uint64)
     rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
-    nan = np.isnan(f)
-    rounded[nan] = 0x7FC0
-    return rounded
+    return np.where(np.isnan(f), np.uint16(0x7FC0), rounded).astype(np.uint16)
 
 
 def to_native(arr, dtype):

@@ -185,6 +185,20 @@ pub fn sample(
         (Distribution::UniformInt { .. }, d) => Err(Error::invalid_argument(format!(
             "RandomUniformInt needs int32 or int64, got {d}"
         ))),
+        (Distribution::Uniform, DType::Float16 | DType::BFloat16) => {
+            // Uniform bits straight into the narrow type's mantissa, so values
+            // stay below 1 (rounding an f32 sample could give exactly 1).
+            let bits = if dtype == DType::Float16 { 10 } else { 7 };
+            let mut v = vec![0f32; n];
+            parallel::fill_indexed(&mut v, |start, chunk| {
+                for (k, x) in chunk.iter_mut().enumerate() {
+                    let i = start + k;
+                    let b = gen.block(base + (i / 4) as u64)[i % 4];
+                    *x = (b >> (32 - bits)) as f32 / (1u32 << bits) as f32;
+                }
+            });
+            super::elementwise::cast(&Tensor::from_vec(shape.clone(), v)?, dtype)
+        }
         (_, DType::Float32 | DType::Float16 | DType::BFloat16) => {
             let mut v = vec![0f32; n];
             parallel::fill_indexed(&mut v, |start, chunk| {
