@@ -387,6 +387,21 @@ def test_reduce_prod_with_zeros():
     check(lambda t: tf.reduce_prod(t, axis=1), x)
 
 
+@pytest.mark.parametrize("axis", [[1], [0, 2], [-1, 0]], ids=str)
+def test_reduce_prod_dynamic_axes_and_unknown_rank(axis):
+    x0 = rand(2, 3, 2, lo=0.5, hi=1.5)
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, None)
+        ax = tf.placeholder(tf.int64, [len(axis)])
+        (g,) = tf.gradients(tf.reduce_prod(x, axis=ax), x)
+        (g_all,) = tf.gradients(tf.reduce_prod(x), x)
+        with tf.Session() as sess:
+            got, got_all = sess.run([g, g_all], {x: x0, ax: axis})
+    expected = np.prod(x0, axis=tuple(axis), keepdims=True) / x0
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    np.testing.assert_allclose(got_all, np.prod(x0) / x0, rtol=1e-12)
+
+
 def test_reduce_mean_of_a_dynamic_shape():
     x = rand(3, 4)
     (g,) = grad_values(lambda t: tf.reduce_mean(tf.reshape(t, tf.shape(t)), axis=0), x)
@@ -489,6 +504,10 @@ def test_concat(axis):
           rand(2, 2, seed=3))
 
 
+def test_concat_int64_axis():
+    check(lambda a, b: tf.concat([a, b], tf.constant(-1, tf.int64)), rand(2, 1, seed=1), rand(2, 3, seed=2))
+
+
 def test_concat_different_sizes():
     check(lambda a, b: tf.concat([a, b], 1), rand(2, 1, seed=1), rand(2, 3, seed=2))
 
@@ -526,6 +545,19 @@ def test_gather_axis0_is_indexed_slices(ids):
     dense = np.zeros((6, 2))
     np.add.at(dense, flat, 1.0)
     np.testing.assert_allclose(v[3], dense)
+
+
+@pytest.mark.parametrize(("batch_dims", "axis", "pshape", "ids"), [
+    (1, 1, (2, 4), [[0, 3, 3], [1, 1, 2]]),
+    (1, 1, (2, 4, 2), [[3], [0]]),
+    (1, 2, (2, 3, 4), [[0, 3, 3], [2, 1, 0]]),
+    (-1, 1, (3, 4), [[1, 1], [0, 2], [3, 3]]),
+    (1, 1, (2, 3), [1, 2]),
+    (2, 2, (2, 2, 3, 2), [[[0, 2], [1, 1]], [[2, 2], [0, 1]]]),
+], ids=str)
+def test_gather_batch_dims(batch_dims, axis, pshape, ids):
+    check(lambda p: tf.gather(p, ids, axis=axis, batch_dims=batch_dims) * 2.0, rand(*pshape))
+    check(lambda p: tf.gather(p, tf.constant(ids, tf.int64), axis=axis, batch_dims=batch_dims), rand(*pshape))
 
 
 def test_gather_int64_indices():
@@ -682,6 +714,65 @@ def test_unconnected_gradients():
             assert not sess.run(g, {x: np.ones((2, 3))}).any()
         with pytest.raises(ValueError):
             tf.gradients(z, x, unconnected_gradients="bogus")
+
+
+def test_unconnected_zeros_of_a_known_shape_need_no_feed():
+    # As TF's zeros_like in graph mode: a constant-shaped fill, not ZerosLike(x).
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [2])
+        z = tf.placeholder(tf.float64, [3, 1])
+        w = tf.placeholder(tf.float64, [None])
+        gz, gw = tf.gradients(x * x, [z, w], unconnected_gradients="zero")
+        assert gz.shape.as_list() == [3, 1] and gw.shape.as_list() == [None]
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(gz), np.zeros((3, 1)))
+            np.testing.assert_array_equal(sess.run(gw, {w: np.ones(4)}), np.zeros(4))
+
+
+def test_duplicate_xs_and_ys():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [2])
+        g = tf.gradients([x * x, x * x], [x, x])
+        with tf.Session() as sess:
+            r = sess.run(g, {x: [1.0, 2.0]})
+    np.testing.assert_allclose(r, [[4.0, 8.0], [4.0, 8.0]])
+
+
+@pytest.mark.parametrize("name", ["broadcast", "matmul", "softmax_xent", "gather", "concat", "strided_slice", "tile",
+                                  "mean", "max", "bias_add", "top_k", "pad", "reshape", "cumprod"])
+def test_dynamic_shapes(name):
+    # Placeholders of unknown dimensions: every gradient is computed from run-time shapes.
+    fns = {
+        "broadcast": lambda x: x * tf.reduce_sum(x, axis=0) + x[:, :1],
+        "matmul": lambda x: tf.matmul(x, x, transpose_b=True),
+        "softmax_xent": lambda x: tf.nn.softmax_cross_entropy_with_logits_v2(labels=tf.nn.softmax(x * 2.0), logits=x),
+        "gather": lambda x: tf.gather(x, [1, 1, 0]) + tf.gather(x, [2, 0], axis=1)[:1, :1],
+        "concat": lambda x: tf.concat([x, x * 2.0], 1),
+        "strided_slice": lambda x: x[::-1, 1:],
+        "tile": lambda x: tf.tile(x, [2, 1]),
+        "mean": lambda x: tf.reduce_mean(x, axis=1),
+        "max": lambda x: tf.reduce_max(x * x, axis=0),
+        "bias_add": lambda x: tf.nn.bias_add(x, x[0]),
+        "top_k": lambda x: tf.nn.top_k(x, 2).values,
+        "pad": lambda x: tf.pad(x, [[1, 0], [0, 2]], mode="SYMMETRIC"),
+        "reshape": lambda x: tf.reshape(x, [-1]),
+        "cumprod": lambda x: tf.cumprod(x, axis=1, reverse=True),
+    }
+    x0 = np.array([[0.3, -1.2, 0.8], [1.1, 0.4, -0.6]])
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [None, None])
+        y = fns[name](x)
+        (g,) = tf.gradients(y, x)
+        assert g.shape.as_list() == [None, None] or isinstance(g, tf.IndexedSlices)
+        with tf.Session() as sess:
+            got = sess.run(tf.convert_to_tensor(g), {x: x0})
+    with tf.Graph().as_default():
+        xs = tf.placeholder(tf.float64, [2, 3])
+        (gs,) = tf.gradients(fns[name](xs), xs)
+        with tf.Session() as sess:
+            expected = sess.run(tf.convert_to_tensor(gs), {xs: x0})
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    check(fns[name], x0)
 
 
 def test_gradient_of_y_with_respect_to_itself_is_grad_ys():

@@ -209,7 +209,7 @@ pub fn gradients(
         };
         let g = match (g, opts.unconnected) {
             (Some(g), _) => Some(g),
-            (None, Unconnected::Zero) => Some(Grad::Dense(b.zeros_like(x)?)),
+            (None, Unconnected::Zero) => Some(Grad::Dense(unconnected_zeros(&mut b, x)?)),
             (None, Unconnected::None) => None,
         };
         if let Some(g) = g {
@@ -218,6 +218,26 @@ pub fn gradients(
         result.push(g);
     }
     Ok(result)
+}
+
+/// Zeros for an unconnected `x`: a `Fill` of its static shape when that is
+/// fully known (TF's `zeros_like` does the same in graph mode, so fetching
+/// the result needs no feed of `x`), else `ZerosLike(x)`.
+fn unconnected_zeros(b: &mut Builder<'_>, x: Output) -> Result<Output> {
+    let info = b.graph.output(x);
+    let dtype = info.dtype;
+    let known: Option<Vec<i32>> = info
+        .shape
+        .dims()
+        .and_then(|d| d.iter().map(|x| x.map(|v| v as i32)).collect());
+    match known {
+        Some(dims) => {
+            let dims = b.const_i32(dims)?;
+            let zero = b.scalar(dtype, 0.0)?;
+            b.fill(dims, zero)
+        }
+        None => b.zeros_like(x),
+    }
 }
 
 /// A dense gradient has its input's shape: give a gradient node created by

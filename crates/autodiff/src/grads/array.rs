@@ -42,7 +42,8 @@ fn concat(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let values = &n.inputs[..k];
     let g = g0(g);
     let rank = b.rank(g)?;
-    // Non-negative axis: (axis % rank).
+    // Non-negative axis: (axis % rank); the axis may be int64.
+    let axis = b.cast(axis, DType::Int32)?;
     let ax = b.binary("FloorMod", axis, rank)?;
     let mut sizes = Vec::with_capacity(k);
     for &v in values {
@@ -142,12 +143,7 @@ fn gather(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
         let isize = b.size(indices)?;
         let isize = b.pack(&[isize], 0)?;
         let axis0 = b.scalar_i32(0)?;
-        let (s, e, st) = (one_vec(b)?, zero_vec(b)?, one_vec(b)?);
-        let inner = b.op(
-            "StridedSlice",
-            &[pshape, s, e, st],
-            vec![("end_mask", AttrValue::Int(1))],
-        )?;
+        let inner = slice_1d(b, pshape, 1, None)?;
         let vshape = b.concat(&[isize, inner], axis0)?;
         let values = b.reshape(g, vshape)?;
         let flat = b.const_i32(vec![-1])?;
@@ -162,73 +158,112 @@ fn gather(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
             None,
         ]);
     }
-    if batch != 0 {
-        return Err(ferroflow_tensor::Error::value(
-            "the gradient of gather with batch_dims != 0 is not supported yet",
-        ));
-    }
-    // General axis: move the axis to the front, segment-sum, move it back.
-    let rank = b.graph.output(params).shape.rank().ok_or_else(|| {
-        ferroflow_tensor::Error::value(
-            "the gradient of gather along axis != 0 needs params of known rank",
-        )
-    })?;
+    // Dense: segment-sum the gradient's rows into params' `axis` dimension,
+    // separately for each batch position (batch_dims leading dimensions that
+    // params and indices share).
+    let known_rank = |b: &Builder<'_>, o: Output, what: &str| {
+        b.graph.output(o).shape.rank().ok_or_else(|| {
+            ferroflow_tensor::Error::value(format!(
+                "the gradient of gather along axis != 0 needs {what} of known rank"
+            ))
+        })
+    };
+    let rank = known_rank(b, params, "params")?;
+    let irank = known_rank(b, indices, "indices")?;
     let ax = axis_v.ok_or_else(|| {
         ferroflow_tensor::Error::value("the gradient of gather needs a constant axis")
     })?;
     let ax = if ax < 0 { ax + rank as i64 } else { ax } as usize;
-    let irank = b.graph.output(indices).shape.rank().ok_or_else(|| {
-        ferroflow_tensor::Error::value(
-            "the gradient of gather along axis != 0 needs indices of known rank",
-        )
-    })?;
-    // g has shape params[:ax] + indices + params[ax+1:]; flatten indices dims.
-    let grank = ax + irank + (rank - ax - 1);
-    let perm: Vec<i32> = (ax..ax + irank)
-        .chain(0..ax)
-        .chain(ax + irank..grank)
+    let nb = if batch < 0 {
+        batch + irank as i64
+    } else {
+        batch
+    } as usize;
+    if nb > ax || nb > irank || ax >= rank {
+        return Err(ferroflow_tensor::Error::value(format!(
+            "gather gradient: batch_dims {batch} and axis {ax} do not fit params of rank {rank} and indices of rank {irank}"
+        )));
+    }
+    let k = irank - nb;
+    // g: [B (nb), A (params[nb:ax]), K (indices[nb:]), I (params[ax+1:])].
+    // Move K right after B, then flatten B and K into one row dimension.
+    let grank = k + rank - 1;
+    let perm: Vec<i32> = (0..nb)
+        .chain(ax..ax + k)
+        .chain(nb..ax)
+        .chain(ax + k..grank)
         .map(|i| i as i32)
         .collect();
     let perm_t = b.const_i32(perm)?;
     let gt = b.transpose(g, perm_t)?;
-    let flat = b.const_i32(vec![-1])?;
-    let idx = b.reshape(indices, flat)?;
     let gts = b.shape(gt)?;
-    let rest = {
-        let s = b.const_i32(vec![irank as i32])?;
-        let e = b.const_i32(vec![0])?;
-        let st = b.const_i32(vec![1])?;
-        b.op(
-            "StridedSlice",
-            &[gts, s, e, st],
-            vec![("end_mask", AttrValue::Int(1))],
-        )?
-    };
+    let rest = slice_1d(b, gts, (nb + k) as i32, None)?;
+    let flat = b.const_i32(vec![-1])?;
     let axis0 = b.scalar_i32(0)?;
     let vshape = b.concat(&[flat, rest], axis0)?;
     let values = b.reshape(gt, vshape)?;
+    // Row ids: indices offset by (batch position * params[axis]).
+    let idt = b.dtype(indices);
     let zero = b.scalar_i32(0)?;
     let axt = b.scalar_i32(ax as i32)?;
-    let rows = b.op("GatherV2", &[pshape, axt, zero], vec![])?;
-    let rows = b.cast(rows, b.dtype(idx))?;
-    let summed = b.op("UnsortedSegmentSum", &[values, idx, rows], vec![])?;
-    // summed: [params[ax], params[:ax]..., params[ax+1:]...] -> back to params order.
-    let inv: Vec<i32> = (1..=ax)
-        .chain(std::iter::once(0))
+    let n_rows = b.op("GatherV2", &[pshape, axt, zero], vec![])?;
+    let n_rows = b.cast(n_rows, idt)?;
+    let (ids, num) = if nb == 0 {
+        (indices, n_rows)
+    } else {
+        let ishape = b.shape(indices)?;
+        let bshape = slice_1d(b, ishape, 0, Some(nb as i32))?;
+        let zr = b.const_i32(vec![0])?;
+        let batches = b.op(
+            "Prod",
+            &[bshape, zr],
+            vec![("keep_dims", AttrValue::Bool(false))],
+        )?;
+        let batches = b.cast(batches, idt)?;
+        let num = b.mul(batches, n_rows)?;
+        let start = b.scalar(idt, 0.0)?;
+        let offsets = b.op(
+            "Range",
+            &[start, num, n_rows],
+            vec![("Tidx", AttrValue::Type(idt))],
+        )?;
+        let ones = b.const_i32(vec![1; k])?;
+        let oshape = b.concat(&[bshape, ones], axis0)?;
+        let offsets = b.reshape(offsets, oshape)?;
+        (b.add(indices, offsets)?, num)
+    };
+    let ids = b.reshape(ids, flat)?;
+    let summed = b.op("UnsortedSegmentSum", &[values, ids, num], vec![])?;
+    // summed: [B * params[axis], A, I] -> [B, params[axis], A, I] -> params order.
+    let order: Vec<i32> = (0..nb)
+        .chain(std::iter::once(ax))
+        .chain(nb..ax)
         .chain(ax + 1..rank)
         .map(|i| i as i32)
         .collect();
+    let order_t = b.const_i32(order.clone())?;
+    let sshape = b.op("GatherV2", &[pshape, order_t, zero], vec![])?;
+    let summed = b.reshape(summed, sshape)?;
+    let mut inv = vec![0i32; rank];
+    for (i, &p) in order.iter().enumerate() {
+        inv[p as usize] = i as i32;
+    }
     let inv_t = b.const_i32(inv)?;
     let r = b.transpose(summed, inv_t)?;
     Ok(vec![d(r), None, None])
 }
 
-fn one_vec(b: &mut Builder<'_>) -> Result<Output> {
-    b.const_i32(vec![1])
-}
-
-fn zero_vec(b: &mut Builder<'_>) -> Result<Output> {
-    b.const_i32(vec![0])
+/// `v[begin:end]` of a 1-D tensor (`end` None: to the end).
+fn slice_1d(b: &mut Builder<'_>, v: Output, begin: i32, end: Option<i32>) -> Result<Output> {
+    let bg = b.const_i32(vec![begin])?;
+    let en = b.const_i32(vec![end.unwrap_or(0)])?;
+    let st = b.const_i32(vec![1])?;
+    let end_mask = i64::from(end.is_none());
+    b.op(
+        "StridedSlice",
+        &[v, bg, en, st],
+        vec![("end_mask", AttrValue::Int(end_mask))],
+    )
 }
 
 fn gather_nd(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {

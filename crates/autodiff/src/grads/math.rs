@@ -5,7 +5,7 @@ use crate::builder::Builder;
 use crate::registry::GradEntry;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
-use ferroflow_tensor::Result;
+use ferroflow_tensor::{DType, Result};
 
 type R = Result<Vec<Option<Grad>>>;
 
@@ -352,60 +352,53 @@ fn max_reduce(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
 }
 
 /// Prod: each element's gradient is the product of all the others, computed
-/// with exclusive cumulative products from both sides (no division).
+/// with exclusive cumulative products from both sides (no division), as in
+/// TensorFlow: the reduced axes are moved to the front and flattened into one.
+/// Everything is computed at run time, so dynamic axes and unknown ranks work.
 fn prod(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let input = x(n, 0);
-    let rank = b.graph.output(input).shape.rank().ok_or_else(|| {
-        ferroflow_tensor::Error::value("the gradient of reduce_prod needs an input of known rank")
-    })?;
-    let axes = b
-        .graph
-        .const_value(x(n, 1))
-        .and_then(|t| t.to_i64_vec().ok())
-        .ok_or_else(|| {
-            ferroflow_tensor::Error::value("the gradient of reduce_prod needs constant axes")
-        })?;
-    let mut reduced: Vec<usize> = axes
-        .iter()
-        .map(|&a| {
-            if a < 0 {
-                (a + rank as i64) as usize
-            } else {
-                a as usize
-            }
-        })
-        .collect();
-    reduced.sort_unstable();
-    reduced.dedup();
-    let kept: Vec<usize> = (0..rank).filter(|i| !reduced.contains(i)).collect();
-    let perm: Vec<i32> = reduced.iter().chain(&kept).map(|&i| i as i32).collect();
     let gb = broadcast_to_input(b, n, g0(g))?;
-    let perm_t = b.const_i32(perm.clone())?;
-    let permuted = b.transpose(input, perm_t)?;
-    let pshape = b.shape(permuted)?;
-    // [reduced elements, kept elements]
-    let flat_shape = {
-        let r_idx = b.const_i32((0..reduced.len() as i32).collect())?;
-        let k_idx = b.const_i32((reduced.len() as i32..rank as i32).collect())?;
-        let zero = b.scalar_i32(0)?;
-        let r_dims = b.op("GatherV2", &[pshape, r_idx, zero], vec![])?;
-        let k_dims = b.op("GatherV2", &[pshape, k_idx, zero], vec![])?;
-        let zr = b.const_i32(vec![0])?;
-        let r_n = b.op(
-            "Prod",
-            &[r_dims, zr],
-            vec![("keep_dims", AttrValue::Bool(true))],
-        )?;
-        let k_n = b.op(
-            "Prod",
-            &[k_dims, zr],
-            vec![("keep_dims", AttrValue::Bool(true))],
-        )?;
-        let axis = b.scalar_i32(0)?;
-        b.concat(&[r_n, k_n], axis)?
-    };
-    let reshaped = b.reshape(permuted, flat_shape)?;
+    let in_shape = b.shape(input)?;
+    let rank = b.rank(input)?;
+    let flat = b.const_i32(vec![-1])?;
+    let axes = b.cast(x(n, 1), DType::Int32)?;
+    let axes = b.reshape(axes, flat)?;
+    // Non-negative reduced axes, and the others in order.
+    let t = b.add(axes, rank)?;
+    let reduced = b.binary("FloorMod", t, rank)?;
+    let zero = b.scalar_i32(0)?;
+    let one = b.scalar_i32(1)?;
+    let idx = b.op(
+        "Range",
+        &[zero, rank, one],
+        vec![("Tidx", AttrValue::Type(DType::Int32))],
+    )?;
+    let last = b.scalar_i32(-1)?;
+    let col = b.op("ExpandDims", &[idx, last], vec![])?;
+    let row = b.op("ExpandDims", &[reduced, zero], vec![])?;
+    let eq = b.binary("Equal", col, row)?;
+    let is_reduced = b.op(
+        "Any",
+        &[eq, one],
+        vec![("keep_dims", AttrValue::Bool(false))],
+    )?;
+    let keep = b.unary("LogicalNot", is_reduced)?;
+    let other = b.unary("Where", keep)?;
+    let other = b.cast(other, DType::Int32)?;
+    let other = b.reshape(other, flat)?;
     let axis0 = b.scalar_i32(0)?;
+    let perm = b.concat(&[reduced, other], axis0)?;
+    // [reduced elements, other elements]
+    let zr = b.const_i32(vec![0])?;
+    let r_dims = b.op("GatherV2", &[in_shape, reduced, axis0], vec![])?;
+    let k_dims = b.op("GatherV2", &[in_shape, other, axis0], vec![])?;
+    let keep_dims = || vec![("keep_dims", AttrValue::Bool(true))];
+    let r_n = b.op("Prod", &[r_dims, zr], keep_dims())?;
+    let k_n = b.op("Prod", &[k_dims, zr], keep_dims())?;
+    let flat_shape = b.concat(&[r_n, k_n], axis0)?;
+    let permuted = b.transpose(input, perm)?;
+    let pshape = b.shape(permuted)?;
+    let reshaped = b.reshape(permuted, flat_shape)?;
     let left = b.op(
         "Cumprod",
         &[reshaped, axis0],
@@ -421,15 +414,8 @@ fn prod(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     )?;
     let others = b.mul(left, right)?;
     let others = b.reshape(others, pshape)?;
-    let inv: Vec<i32> = {
-        let mut inv = vec![0i32; rank];
-        for (i, &p) in perm.iter().enumerate() {
-            inv[p as usize] = i as i32;
-        }
-        inv
-    };
-    let inv_t = b.const_i32(inv)?;
-    let others = b.transpose(others, inv_t)?;
+    let inv = b.op("InvertPermutation", &[perm], vec![])?;
+    let others = b.transpose(others, inv)?;
     let r = b.mul(gb, others)?;
     Ok(vec![d(r), None])
 }
