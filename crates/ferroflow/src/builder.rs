@@ -8,7 +8,7 @@ use std::sync::Arc;
 /// Builds nodes into a shared graph, prefixing names with the current
 /// name scope and making them unique the way TensorFlow does.
 pub struct GraphBuilder {
-    graph: Arc<RwLock<Graph>>,
+    pub(crate) graph: Arc<RwLock<Graph>>,
     scope: Vec<String>,
 }
 
@@ -36,6 +36,8 @@ impl GraphBuilder {
 
     /// Builds into an existing graph.
     pub fn on(graph: Arc<RwLock<Graph>>) -> GraphBuilder {
+        // The optimizer update ops live in their own crate; make them known.
+        ferroflow_train::register();
         GraphBuilder {
             graph,
             scope: Vec::new(),
@@ -148,6 +150,70 @@ impl GraphBuilder {
         })();
         self.scope = saved;
         result
+    }
+
+    /// Like [`GraphBuilder::add`], with control inputs.
+    pub fn add_with_control(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: &[Output],
+        control: &[NodeId],
+    ) -> Result<NodeId> {
+        let mut g = self.graph.write();
+        let unique = g.unique_name(&self.scoped(name), true);
+        let mut spec = NodeSpec::new(op, &unique).inputs(inputs.iter().copied());
+        spec.control_inputs = control.to_vec();
+        g.add_node(spec)
+    }
+
+    /// A one-input op (`Relu`, `Exp`, `Floor`, ...).
+    pub fn unary(&mut self, op: &str, x: Output) -> Result<Output> {
+        self.add1(op, &[x], vec![])
+    }
+
+    /// A two-input op with broadcasting (`Pow`, `Maximum`, ...).
+    pub fn binary(&mut self, op: &str, a: Output, b: Output) -> Result<Output> {
+        self.add1(op, &[a, b], vec![])
+    }
+
+    /// Converts to `dtype` (no op when it already is).
+    pub fn cast(&mut self, x: Output, dtype: DType) -> Result<Output> {
+        let from = self.dtype(x);
+        if from == dtype {
+            return Ok(x);
+        }
+        self.add1(
+            "Cast",
+            &[x],
+            vec![
+                ("DstT", AttrValue::Type(dtype)),
+                ("SrcT", AttrValue::Type(from)),
+            ],
+        )
+    }
+
+    /// Mean over all elements.
+    pub fn reduce_mean(&mut self, x: Output) -> Result<Output> {
+        let rank = self.graph.read().output(x).shape.rank().unwrap_or(0);
+        let axes: Vec<i32> = (0..rank as i32).collect();
+        let a = self.constant(Tensor::vector(axes), "reduction_indices")?;
+        self.add1("Mean", &[x, a], vec![("keep_dims", AttrValue::Bool(false))])
+    }
+
+    /// `sparse_softmax_cross_entropy_with_logits` per example.
+    pub fn sparse_softmax_cross_entropy(
+        &mut self,
+        logits: Output,
+        labels: Output,
+    ) -> Result<Output> {
+        let id = self.add(
+            "SparseSoftmaxCrossEntropyWithLogits",
+            "xent",
+            &[logits, labels],
+            vec![],
+        )?;
+        Ok(Output::new(id, 0))
     }
 
     pub fn add_v2(&mut self, a: Output, b: Output) -> Result<Output> {

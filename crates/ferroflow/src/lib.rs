@@ -15,6 +15,7 @@
 //! ```
 
 mod builder;
+pub mod train;
 
 pub use builder::{GraphBuilder, VariableHandle};
 pub use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
@@ -29,6 +30,7 @@ pub struct Session(ferroflow_runtime::Session);
 
 impl Session {
     pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
+        ferroflow_train::register();
         Session(ferroflow_runtime::Session::new(graph))
     }
 

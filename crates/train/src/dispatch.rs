@@ -84,10 +84,13 @@ fn run_task<T: Real>(rule: &Rule<T>, level: Level, t: &mut Task<'_, T>) {
     }
 }
 
+/// One variable's update: its elements, its slots' elements, its gradient.
+pub type VarWork<'a, T> = (&'a mut [T], Vec<&'a mut [T]>, &'a [T]);
+
 /// Splits every variable (with its slots and gradient) into chunks and runs
 /// the dense rule over all of them, in parallel when the step is large.
 /// Chunks are independent, so results do not depend on the thread count.
-pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<(&mut [T], Vec<&mut [T]>, &[T])>) {
+pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>) {
     let total: usize = vars.iter().map(|v| v.0.len()).sum();
     let mut tasks: Vec<Task<'_, T>> = Vec::with_capacity(total / CHUNK + vars.len());
     for (var, slots, grad) in vars {

@@ -223,7 +223,9 @@ fn rule<T: Real>(kind: RuleKind, opts: RuleOptions, h: [f64; 6], t: i64) -> Rule
     }
 }
 
-/// The run-time argument checks some TensorFlow kernels make.
+/// The run-time argument checks some TensorFlow kernels make. (Negated
+/// comparisons on purpose: a NaN hyper-parameter must fail them.)
+#[allow(clippy::neg_cmp_op_on_partial_ord)]
 fn check_args(kind: RuleKind, h: &[f64; 6], sparse: bool, shrinkage: bool) -> Result<()> {
     let bad = |what: &str| Err(Error::invalid_argument(what.to_string()));
     match kind {
