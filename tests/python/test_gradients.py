@@ -729,6 +729,21 @@ def test_unconnected_zeros_of_a_known_shape_need_no_feed():
             np.testing.assert_array_equal(sess.run(gw, {w: np.ones(4)}), np.zeros(4))
 
 
+def test_gradients_have_their_inputs_static_shape():
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float64, [2, 3])
+        n = tf.placeholder(tf.int32, [])
+        ys = [tf.pad(tf.tile(x, [2, 1]), [[1, 1], [0, 2]]), tf.slice(x, [0, 1], [-1, 2]), x[:, ::-2],
+              tf.reshape(x, tf.stack([n, -1])), tf.nn.top_k(x, 2).values, tf.reduce_prod(x, axis=1)]
+        for y in ys:
+            (g,) = tf.gradients(y, x)
+            assert g.shape.as_list() == [2, 3], (y.op.type, g.shape)
+        # A gradient passed through unchanged is not narrowed: grad_ys keeps its own shape.
+        gy = tf.placeholder(tf.float64, None)
+        (g,) = tf.gradients(tf.identity(x), x, grad_ys=gy)
+        assert g is gy or g.shape.ndims is None
+
+
 def test_duplicate_xs_and_ys():
     with tf.Graph().as_default():
         x = tf.placeholder(tf.float64, [2])
@@ -871,6 +886,25 @@ def test_indexed_slices_aggregation_keeps_duplicate_rows():
     assert sorted(i.tolist()) == [0, 1, 1, 3, 3]
     np.testing.assert_array_equal(s, [5, 2])
     np.testing.assert_allclose(d, [[1, 1], [4, 4], [0, 0], [3, 3], [0, 0]])
+
+
+def test_indexed_slices_rows_are_in_tensorflows_order():
+    # TF visits ops breadth-first from ys; contributions are concatenated in visit order.
+    # (Both expectations recorded with TF 2.21.)
+    cases = ((tf.identity, [4, 1, 3, 1, 3, 0], [3, 2, 2, 2, 1, 1]),
+             (lambda t: t, [3, 0, 4, 1, 3, 1], [1, 1, 3, 2, 2, 2]))
+    for wrap, indices, values in cases:
+        with tf.Graph().as_default():
+            p = tf.placeholder(tf.float64, [5, 2])
+            a = tf.gather(p, [1, 3, 1])
+            b = wrap(tf.gather(p, [3, 0]))
+            c = tf.gather(p, [4])
+            y = tf.reduce_sum(a * 2.0) + tf.reduce_sum(b) + tf.reduce_sum(c * 3.0)
+            (g,) = tf.gradients(y, p)
+            with tf.Session() as sess:
+                i, v = sess.run([g.indices, g.values], {p: np.ones((5, 2))})
+        assert i.tolist() == indices
+        assert v[:, 0].tolist() == values
 
 
 def test_indexed_slices_with_different_index_dtypes_aggregate():

@@ -49,7 +49,18 @@ impl<'g> Builder<'g> {
         inputs: &[Output],
         attrs: Vec<(&str, AttrValue)>,
     ) -> Result<NodeId> {
-        let name = self.graph.unique_name(&self.join(op), true);
+        self.node_named(op, op, inputs, attrs)
+    }
+
+    /// Adds a node named `<scope>/<name>` (made unique); returns its id.
+    pub fn node_named(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: &[Output],
+        attrs: Vec<(&str, AttrValue)>,
+    ) -> Result<NodeId> {
+        let name = self.graph.unique_name(&self.join(name), true);
         let mut spec = NodeSpec::new(op, &name).inputs(inputs.iter().copied());
         for (k, v) in attrs {
             spec = spec.attr(k, v);

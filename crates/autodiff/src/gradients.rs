@@ -1,9 +1,10 @@
 //! Reverse-mode differentiation over the graph (`tf.gradients`).
 //!
 //! Like TensorFlow's: find the ops on paths from `xs` to `ys`, seed the
-//! `ys` with `grad_ys` (ones by default), then visit those ops from the last
-//! created to the first — node-id order is topological — summing the
-//! gradients each output received and calling the op's gradient function.
+//! `ys` with `grad_ys` (ones by default), then visit those ops in TF's order
+//! (breadth-first from the ys, an op once all the ops it feeds are done),
+//! summing the gradients each output received and calling the op's gradient
+//! function.
 //! Sparse gradients (`IndexedSlices`) pass through identities untouched and
 //! are summed by concatenation; anything else that needs a dense gradient
 //! gets one (an `UnsortedSegmentSum`).
@@ -13,7 +14,7 @@ use crate::registry::{lookup, GradEntry};
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Graph, NodeId, Output};
 use ferroflow_tensor::{DType, Error, Result};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 /// What to return for an `x` that `ys` do not depend on.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -55,11 +56,14 @@ pub fn gradients(
         )));
     }
     let n = graph.len();
-    // Consumers of every node (data edges only).
+    // Consumers of every node through its float outputs (TF follows only
+    // trainable tensors forward from xs).
     let mut consumers: Vec<Vec<NodeId>> = vec![Vec::new(); n];
     for node in graph.nodes() {
         for i in &node.inputs {
-            consumers[i.node].push(node.id);
+            if is_differentiable_dtype(graph.output(*i).dtype) {
+                consumers[i.node].push(node.id);
+            }
         }
     }
     // Ops reachable forward from xs.
@@ -71,20 +75,24 @@ pub fn gradients(
         }
         stack.extend(consumers[id].iter().copied());
     }
-    // Ops between: reached from xs and reaching ys.
+    // Ops between: reached from xs and reaching ys (breadth-first from ys).
     let mut between = vec![false; n];
-    let mut stack: Vec<NodeId> = ys
-        .iter()
-        .map(|y| y.node)
-        .filter(|&id| reached[id])
-        .collect();
-    while let Some(id) = stack.pop() {
-        if std::mem::replace(&mut between[id], true) {
-            continue;
+    let mut between_list = Vec::new();
+    let mut queue: VecDeque<NodeId> = ys.iter().map(|y| y.node).collect();
+    while let Some(id) = queue.pop_front() {
+        if reached[id] && !between[id] {
+            between[id] = true;
+            between_list.push(id);
+            queue.extend(graph.node(id).inputs.iter().map(|i| i.node));
         }
+    }
+    // How many input edges of between ops each op feeds: an op is visited
+    // once all of them have been (TF's pending counts).
+    let mut pending_count = vec![0usize; n];
+    for &id in &between_list {
         for i in &graph.node(id).inputs {
-            if reached[i.node] {
-                stack.push(i.node);
+            if between[i.node] {
+                pending_count[i.node] += 1;
             }
         }
     }
@@ -92,7 +100,7 @@ pub fn gradients(
     let xs_set: HashSet<Output> = xs.iter().copied().collect();
     let mut b = Builder::new(graph, &opts.scope);
     b.control = opts.control_inputs.clone();
-    // Gradient contributions per tensor.
+    // Gradient contributions per tensor, in the order they were made.
     let mut pending: HashMap<Output, Vec<Grad>> = HashMap::new();
     for (k, &y) in ys.iter().enumerate() {
         let g = match grad_ys.get(k).copied().flatten() {
@@ -111,93 +119,33 @@ pub fn gradients(
                 if !is_differentiable_dtype(b.dtype(y)) {
                     continue;
                 }
+                // ones(shape(y)), named like TF's.
                 let shape = b.shape(y)?;
                 let one = b.scalar(b.dtype(y), 1.0)?;
-                let name = format!("grad_ys_{k}");
-                let dims = shape;
-                let node = b.node("Fill", &[dims, one], vec![])?;
-                let _ = name;
-                Output::new(node, 0)
+                let id = b.node_named("Fill", &format!("grad_ys_{k}"), &[shape, one], vec![])?;
+                Output::new(id, 0)
             }
         };
         pending.entry(y).or_default().push(Grad::Dense(g));
     }
-    // Visit ops from last to first.
-    let order: Vec<NodeId> = (0..n).rev().filter(|&id| between[id]).collect();
-    for id in order {
+    // Visit ops in TF's order: a FIFO queue seeded with the ys' ops, an op
+    // joining it once every between op it feeds has been visited. The order
+    // decides how contributions are summed (AddN inputs, IndexedSlices rows).
+    let mut queue = VecDeque::new();
+    for y in ys {
+        if between[y.node] && pending_count[y.node] == 0 && !queue.contains(&y.node) {
+            queue.push_back(y.node);
+        }
+    }
+    while let Some(id) = queue.pop_front() {
         let node = b.graph.node(id).clone();
-        // Sum what each output received.
-        let mut out_grads: Vec<Option<Grad>> = Vec::with_capacity(node.outputs.len());
-        for i in 0..node.outputs.len() {
-            let o = Output::new(id, i);
-            let g = match pending.remove(&o) {
-                Some(list) if !list.is_empty() => Some(aggregate(&mut b, list)?),
-                _ => None,
-            };
-            // An x may also be an intermediate: keep its total for the result.
-            if let Some(g) = g {
-                if xs_set.contains(&o) {
-                    pending.insert(o, vec![g]);
+        visit(&mut b, &node, &mut pending, &reached, &stop, &xs_set)?;
+        for i in &node.inputs {
+            if between[i.node] {
+                pending_count[i.node] -= 1;
+                if pending_count[i.node] == 0 {
+                    queue.push_back(i.node);
                 }
-            }
-            out_grads.push(g);
-        }
-        if out_grads.iter().all(Option::is_none) {
-            continue;
-        }
-        if node.op == "StopGradient"
-            || node
-                .outputs
-                .iter()
-                .enumerate()
-                .any(|(i, _)| stop.contains(&Output::new(id, i)))
-        {
-            continue;
-        }
-        // Inputs that need no gradient: not between xs and ys, or not float.
-        let wanted: Vec<bool> = node
-            .inputs
-            .iter()
-            .map(|i| reached[i.node] && is_differentiable_dtype(b.graph.output(*i).dtype))
-            .collect();
-        if !wanted.iter().any(|&w| w) {
-            continue;
-        }
-        let in_grads: Vec<Option<Grad>> = if matches!(node.op.as_str(), "Identity" | "Snapshot") {
-            vec![out_grads[0]]
-        } else {
-            let entry = lookup(&node.op).ok_or_else(|| {
-                Error::Value(format!(
-                    "No gradient defined for operation '{}' (op type: {})",
-                    node.name, node.op
-                ))
-            })?;
-            let GradEntry::Func(f) = entry else { continue };
-            let mut dense = Vec::with_capacity(out_grads.len());
-            for g in out_grads {
-                dense.push(match g {
-                    Some(g) => Some(to_dense(&mut b, g)?),
-                    None => None,
-                });
-            }
-            let scope_name = format!("{}_grad", node.name);
-            b.with_scope(&scope_name, |b| f(b, &node, &dense))
-                .map_err(|e| annotate(e, &node.name))?
-        };
-        if in_grads.len() != node.inputs.len() {
-            return Err(Error::internal(format!(
-                "gradient of {} returned {} gradients for {} inputs",
-                node.op,
-                in_grads.len(),
-                node.inputs.len()
-            )));
-        }
-        for ((input, g), want) in node.inputs.iter().zip(in_grads).zip(wanted) {
-            if let (Some(g), true) = (g, want) {
-                if let Grad::Dense(o) = g {
-                    narrow_shape(&mut b, o, *input, n, &node)?;
-                }
-                pending.entry(*input).or_default().push(g);
             }
         }
     }
@@ -220,6 +168,93 @@ pub fn gradients(
     Ok(result)
 }
 
+/// Differentiates one op: sums what each of its outputs received and adds
+/// its gradient function's results to its inputs' contributions.
+fn visit(
+    b: &mut Builder<'_>,
+    node: &ferroflow_graph::Node,
+    pending: &mut HashMap<Output, Vec<Grad>>,
+    reached: &[bool],
+    stop: &HashSet<Output>,
+    xs_set: &HashSet<Output>,
+) -> Result<()> {
+    let id = node.id;
+    let mut out_grads: Vec<Option<Grad>> = Vec::with_capacity(node.outputs.len());
+    for i in 0..node.outputs.len() {
+        let o = Output::new(id, i);
+        let g = match pending.remove(&o) {
+            Some(list) if !list.is_empty() => Some(aggregate(b, list)?),
+            _ => None,
+        };
+        // An x may also be an intermediate: keep its total for the result.
+        if let Some(g) = g {
+            if xs_set.contains(&o) {
+                pending.insert(o, vec![g]);
+            }
+        }
+        out_grads.push(g);
+    }
+    if out_grads.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    if node.op == "StopGradient"
+        || (0..node.outputs.len()).any(|i| stop.contains(&Output::new(id, i)))
+    {
+        return Ok(());
+    }
+    // Inputs that need no gradient: not between xs and ys, or not float.
+    let wanted: Vec<bool> = node
+        .inputs
+        .iter()
+        .map(|i| reached[i.node] && is_differentiable_dtype(b.graph.output(*i).dtype))
+        .collect();
+    if !wanted.iter().any(|&w| w) {
+        return Ok(());
+    }
+    // Nodes from here on are this op's gradient nodes.
+    let first_new = b.graph.len();
+    let in_grads: Vec<Option<Grad>> = if matches!(node.op.as_str(), "Identity" | "Snapshot") {
+        vec![out_grads[0]]
+    } else {
+        let entry = lookup(&node.op).ok_or_else(|| {
+            Error::Value(format!(
+                "No gradient defined for operation '{}' (op type: {})",
+                node.name, node.op
+            ))
+        })?;
+        let GradEntry::Func(f) = entry else {
+            return Ok(());
+        };
+        let mut dense = Vec::with_capacity(out_grads.len());
+        for g in out_grads {
+            dense.push(match g {
+                Some(g) => Some(to_dense(b, g)?),
+                None => None,
+            });
+        }
+        let scope_name = format!("{}_grad", node.name);
+        b.with_scope(&scope_name, |b| f(b, node, &dense))
+            .map_err(|e| annotate(e, &node.name))?
+    };
+    if in_grads.len() != node.inputs.len() {
+        return Err(Error::internal(format!(
+            "gradient of {} returned {} gradients for {} inputs",
+            node.op,
+            in_grads.len(),
+            node.inputs.len()
+        )));
+    }
+    for ((input, g), want) in node.inputs.iter().zip(in_grads).zip(wanted) {
+        if let (Some(g), true) = (g, want) {
+            if let Grad::Dense(o) = g {
+                narrow_shape(b, o, *input, first_new, node)?;
+            }
+            pending.entry(*input).or_default().push(g);
+        }
+    }
+    Ok(())
+}
+
 /// Zeros for an unconnected `x`: a `Fill` of its static shape when that is
 /// fully known (TF's `zeros_like` does the same in graph mode, so fetching
 /// the result needs no feed of `x`), else `ZerosLike(x)`.
@@ -240,10 +275,11 @@ fn unconnected_zeros(b: &mut Builder<'_>, x: Output) -> Result<Output> {
     }
 }
 
-/// A dense gradient has its input's shape: give a gradient node created by
-/// this call the input's static shape where its own inference lost it
-/// (dynamic `Reshape`/`Slice` targets), as TF's `set_shape` calls do.
-/// Tensors that existed before (the caller's `grad_ys`) are left alone.
+/// A dense gradient has its input's shape: give a node the op's gradient
+/// function created (id >= `first_new`) the input's static shape where its
+/// own inference lost it (dynamic `Reshape`/`Slice` targets), as TF's
+/// `set_shape` calls do. A gradient passed through unchanged (an output's
+/// gradient, the caller's `grad_ys`) is shared, and left alone.
 fn narrow_shape(
     b: &mut Builder<'_>,
     g: Output,
@@ -256,8 +292,10 @@ fn narrow_shape(
     }
     let want = b.graph.output(input).shape.clone();
     b.graph.set_output_shape(g, &want).map_err(|_| {
-        Error::internal(format!(
-            "the gradient of {} ({}) for input {} has shape {}, expected {want}",
+        Error::value(format!(
+            "Incompatible shapes between op input and calculated input gradient. \
+             Forward operation: {} ({}). Input: {}. Original input shape: {want}. \
+             Calculated input gradient shape: {}",
             node.name,
             node.op,
             b.graph.output_name(input),
