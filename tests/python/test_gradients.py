@@ -1007,6 +1007,11 @@ SECOND_ORDER = {
         labels=tf.constant([[0.2, 0.3, 0.5]], tf.float64), logits=tf.reshape(x, [1, 3])),
     "sparse_xent": lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[1], logits=tf.reshape(x, [1, 3])),
     "tile_pad": lambda x: tf.pad(tf.tile(x, [2]), [[1, 1]]) ** 3,
+    "mirror_pad": lambda x: tf.pad(x * x, [[2, 1]], mode="REFLECT") ** 2,
+    "mirror_pad_symmetric": lambda x: tf.pad(x * x, [[1, 3]], mode="SYMMETRIC") ** 2,
+    "bias_add_nchw": lambda x: tf.nn.bias_add(tf.reshape(x * x, [1, 3, 1, 1]), x, data_format="NCHW") ** 2,
+    "top_k": lambda x: tf.nn.top_k(x * x, 2).values ** 2,
+    "unsorted_segment_sum": lambda x: math_ops.unsorted_segment_sum(x * x, [1, -1, 1], 2) ** 2,
 }
 
 
