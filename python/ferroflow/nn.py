@@ -33,3 +33,5 @@ from ferroflow.ops.nn_ops import (  # noqa: F401
     xw_plus_b,
     zero_fraction,
 )
+from ferroflow.ops.nn_conv import *  # noqa: F401,F403
+from ferroflow.ops.nn_sampled import *  # noqa: F401,F403,E402

@@ -3,6 +3,7 @@
 mod array;
 mod math;
 mod nn;
+mod nn_conv;
 
 use crate::registry::GradEntry;
 use crate::Grad;
@@ -57,6 +58,8 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "InTopKV2",
     "Assert",
     "NoOp",
+    "LogUniformCandidateSampler",
+    "UniformCandidateSampler",
     "BroadcastGradientArgs",
     "ReducedShape",
     "InvertPermutation",
@@ -72,6 +75,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     math::register(reg);
     array::register(reg);
     nn::register(reg);
+    nn_conv::register(reg);
 }
 
 /// One dense gradient.

@@ -6,6 +6,8 @@
 //! summaries) register their own ops with [`register_op`].
 
 mod array;
+mod candidate;
+mod conv;
 mod grad;
 mod logging;
 mod math;
@@ -81,6 +83,8 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     let mut m = HashMap::new();
     for list in [
         array::ops(),
+        candidate::ops(),
+        conv::ops(),
         grad::ops(),
         logging::ops(),
         math::ops(),

@@ -1,6 +1,8 @@
 //! Built-in kernels, one module per op family.
 
 mod array;
+mod candidate;
+mod conv;
 mod grad;
 mod logging;
 mod math;
@@ -14,6 +16,8 @@ use ferroflow_tensor::{DType, Result};
 /// Registers every built-in kernel through `reg`.
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
+    candidate::register(reg);
+    conv::register(reg);
     grad::register(reg);
     logging::register(reg);
     math::register(reg);
