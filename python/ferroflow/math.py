@@ -1,5 +1,6 @@
 """``tf.math``: elementwise math, reductions and comparisons."""
 
+from ferroflow.ops.check_ops import is_non_decreasing, is_strictly_increasing  # noqa: F401
 from ferroflow.ops.math_ops import (  # noqa: F401
     abs,
     accumulate_n,
@@ -65,7 +66,6 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     tanh,
     truediv,
 )
-from ferroflow.ops.check_ops import is_non_decreasing, is_strictly_increasing  # noqa: F401
 from ferroflow.ops.nn_ops import (  # noqa: F401
     in_top_k,
     l2_normalize,

@@ -1,30 +1,19 @@
-"""``tf.random``: seeded random tensors."""
+"""``tf.random``: seeded random tensors and candidate samplers."""
 
-from ferroflow.framework.random_seed import get_seed, set_random_seed  # noqa: F401
-from ferroflow.ops.nn_sampled import log_uniform_candidate_sampler, uniform_candidate_sampler  # noqa: F401
-from ferroflow.ops.random_ops import (  # noqa: F401
-    random_normal as normal,
-)
-from ferroflow.ops.nn_sampled import log_uniform_candidate_sampler, uniform_candidate_sampler  # noqa: F401
-from ferroflow.ops.random_ops import (
-    random_shuffle as shuffle,
-)
-from ferroflow.ops.nn_sampled import log_uniform_candidate_sampler, uniform_candidate_sampler  # noqa: F401
-from ferroflow.ops.random_ops import (
-    random_uniform as uniform,
-)
-from ferroflow.ops.nn_sampled import log_uniform_candidate_sampler, uniform_candidate_sampler  # noqa: F401
-from ferroflow.ops.random_ops import (
-    truncated_normal,
-)
+from ferroflow.framework.random_seed import get_seed, set_random_seed
+from ferroflow.ops.nn_sampled import log_uniform_candidate_sampler, uniform_candidate_sampler
+from ferroflow.ops.random_ops import random_normal as normal
+from ferroflow.ops.random_ops import random_shuffle as shuffle
+from ferroflow.ops.random_ops import random_uniform as uniform
+from ferroflow.ops.random_ops import truncated_normal
 
 __all__ = [
-    "log_uniform_candidate_sampler",
-    "uniform_candidate_sampler",
     "get_seed",
-    "set_random_seed",
+    "log_uniform_candidate_sampler",
     "normal",
+    "set_random_seed",
     "shuffle",
     "truncated_normal",
     "uniform",
+    "uniform_candidate_sampler",
 ]

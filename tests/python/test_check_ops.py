@@ -4,12 +4,13 @@ Expected messages were checked against TensorFlow (tf.compat.v1 in graph mode) w
 these tests; the tests themselves only need numpy.
 """
 
-import ferroflow as tf
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+import ferroflow as tf
 
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
