@@ -4,8 +4,9 @@ import subprocess
 import sys
 import textwrap
 
-import ferroflow as tf
 import pytest
+
+import ferroflow as tf
 from ferroflow.platform import flags
 
 # --------------------------------------------------------------------------------------------------

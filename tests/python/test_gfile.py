@@ -3,8 +3,9 @@
 import inspect
 import os
 
-import ferroflow as tf
 import pytest
+
+import ferroflow as tf
 from ferroflow.platform import gfile
 
 g = tf.io.gfile

@@ -6,12 +6,13 @@ TensorFlow (tf.compat.v1.losses) while writing these tests.
 
 import inspect
 
-import ferroflow as tf
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+
+import ferroflow as tf
 
 L = tf.losses
 R = L.Reduction

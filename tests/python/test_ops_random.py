@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ferroflow as tf
-from _optest import BF16_SCALAR_FEED_OK, run
+from _optest import run
 
 N = 20000  # samples for the distribution checks: mean/std within ~4 standard errors
 
