@@ -1,0 +1,176 @@
+"""Optimizer API behaviour: errors, slots, global step, schedules, sparse updates."""
+
+import numpy as np
+import pytest
+
+import ferroflow as tf
+
+
+def _quadratic():
+    w = tf.Variable([1.0, -2.0], name="w")
+    b = tf.Variable(0.5, name="b")
+    loss = tf.reduce_sum(tf.square(w)) + tf.square(b)
+    return w, b, loss
+
+
+def test_errors_match_tensorflow():
+    w, b, loss = _quadratic()
+    with pytest.raises(ValueError, match="Must specify the optimizer name"):
+        tf.train.GradientDescentOptimizer(0.1, name="")
+    opt = tf.train.GradientDescentOptimizer(0.1)
+    with pytest.raises(ValueError, match="No variables provided"):
+        opt.apply_gradients([])
+    with pytest.raises(ValueError, match="No gradients provided for any variable:"):
+        opt.apply_gradients([(None, w), (None, b)])
+    unrelated = tf.Variable(3.0, name="unrelated")
+    with pytest.raises(ValueError, match="No gradients provided for any variable, check your graph"):
+        opt.minimize(loss, var_list=[unrelated])
+    with pytest.raises(TypeError, match="not a tf.Variable"):
+        opt.minimize(loss, var_list=[w.value()])
+    with pytest.raises(ValueError, match="Invalid type tf.int32"):
+        opt.minimize(tf.constant(1), var_list=[w])
+    with pytest.raises(ValueError, match="gate_gradients must be one of"):
+        opt.minimize(loss, gate_gradients=7)
+    with pytest.raises(ValueError, match="shape"):
+        opt.apply_gradients([(tf.constant([1.0, 2.0, 3.0]), w)])
+    with pytest.raises(ValueError, match="initial_accumulator_value must be positive"):
+        tf.train.AdagradOptimizer(0.1, initial_accumulator_value=0.0)
+    with pytest.raises(ValueError, match="learning_rate_power -?0?.?[0-9]+ needs to be negative or zero"):
+        tf.train.FtrlOptimizer(0.1, learning_rate_power=0.5)
+    with pytest.raises(ValueError, match="No variables to optimize"):
+        with tf.Graph().as_default():
+            tf.train.AdamOptimizer().minimize(tf.constant(1.0))
+
+
+def test_minimize_increments_global_step_and_records_train_op():
+    w, b, loss = _quadratic()
+    gs = tf.train.get_or_create_global_step()
+    opt = tf.train.AdamOptimizer(0.1)
+    train = opt.minimize(loss, global_step=gs)
+    assert train.op.name == "Adam"
+    assert train in tf.get_collection(tf.GraphKeys.TRAIN_OP)
+    assert opt.get_name() == "Adam"
+    assert opt.get_slot_names() == ["m", "v"]
+    assert opt.get_slot(w, "m").op.name == "w/Adam" and opt.get_slot(b, "v").op.name == "b/Adam_1"
+    assert opt.get_slot(w, "nope") is None
+    names = [v.op.name for v in opt.variables()]
+    assert names == sorted(["beta1_power", "beta2_power", "w/Adam", "w/Adam_1", "b/Adam", "b/Adam_1"])
+    assert all(not v.trainable for v in opt.variables())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss)
+        for step in range(1, 4):
+            assert sess.run(train) == step
+        assert sess.run(gs) == 3
+        assert sess.run(loss) < first
+
+
+def test_var_list_defaults_to_trainable_and_none_gradients_are_skipped():
+    w, b, loss = _quadratic()
+    frozen = tf.Variable(5.0, trainable=False)
+    opt = tf.train.MomentumOptimizer(0.1, 0.9)
+    gv = opt.compute_gradients(loss + frozen)
+    assert [v for _, v in gv] == [w, b]
+    extra = tf.Variable(1.0, name="extra")
+    gv = opt.compute_gradients(loss, var_list=[w, extra])
+    assert gv[1][0] is None
+    train = opt.apply_gradients(gv)
+    assert opt.get_slot(extra, "momentum") is None and opt.get_slot(w, "momentum") is not None
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        assert sess.run(extra) == 1.0
+
+
+def test_schedule_tensor_as_learning_rate_and_callables():
+    x = tf.Variable(10.0)
+    gs = tf.train.get_or_create_global_step()
+    lr = tf.train.exponential_decay(0.5, gs, decay_steps=1, decay_rate=0.5, staircase=True)
+    train = tf.train.GradientDescentOptimizer(lr).minimize(tf.square(x) / 2.0, global_step=gs)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        expected = 10.0
+        for k in range(4):
+            sess.run(train)
+            expected -= 0.5 * 0.5**k * expected
+            assert abs(sess.run(x) - expected) < 1e-5
+    y = tf.Variable(1.0)
+    step = tf.train.AdamOptimizer(lambda: 0.1).minimize(tf.square(y))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(step)
+        assert sess.run(y) < 1.0
+
+
+def test_sparse_updates_touch_only_named_rows():
+    table = tf.Variable(np.ones((5, 3), np.float32))
+    ids = tf.constant([0, 3, 3])
+    loss = tf.reduce_sum(tf.nn.embedding_lookup(table, ids))
+    for make in (lambda: tf.train.AdagradOptimizer(0.1), lambda: tf.train.MomentumOptimizer(0.1, 0.5),
+                 lambda: tf.train.GradientDescentOptimizer(0.1), lambda: tf.train.FtrlOptimizer(0.1)):
+        with tf.Graph().as_default():
+            table = tf.Variable(np.ones((5, 3), np.float32))
+            loss = tf.reduce_sum(tf.nn.embedding_lookup(table, tf.constant([0, 3, 3])))
+            train = make().minimize(loss)
+            with tf.Session() as sess:
+                sess.run(tf.global_variables_initializer())
+                sess.run(train)
+                after = sess.run(table)
+        np.testing.assert_array_equal(after[[1, 2, 4]], 1.0)
+        assert np.all(after[[0, 3]] < 1.0)
+    with tf.Graph().as_default():
+        table = tf.Variable(np.ones((5, 3), np.float32))
+        loss = tf.reduce_sum(tf.nn.embedding_lookup(table, tf.constant([9])))
+        train = tf.train.AdagradOptimizer(0.1).minimize(loss)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(train)
+
+
+def test_uninitialized_slots_fail_with_the_variables_name():
+    w, b, loss = _quadratic()
+    train = tf.train.AdamOptimizer(0.1).minimize(loss)
+    with tf.Session() as sess:
+        sess.run([w.initializer, b.initializer])
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value"):
+            sess.run(train)
+
+
+def test_float64_and_mixed_dtype_variables():
+    w32 = tf.Variable([1.0, 2.0], dtype=tf.float32)
+    w64 = tf.Variable([1.0, 2.0], dtype=tf.float64)
+    loss = tf.reduce_sum(tf.square(w32)) + tf.cast(tf.reduce_sum(tf.square(w64)), tf.float32)
+    train = tf.train.RMSPropOptimizer(0.01, centered=True, momentum=0.3).minimize(loss)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        a, b = sess.run([w32, w64])
+    assert b.dtype == np.float64
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+    assert np.all(a < [1.0, 2.0])
+
+
+def test_custom_optimizer_subclass_uses_apply_dense():
+    class HalfStep(tf.train.Optimizer):
+        def __init__(self):
+            super().__init__(False, "HalfStep")
+
+        def _apply_dense(self, grad, var):
+            return tf.assign_sub(var, grad * 0.5).op
+
+    w = tf.Variable([4.0])
+    train = HalfStep().minimize(tf.reduce_sum(w * 2.0))
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        sess.run(train)
+        assert sess.run(w)[0] == 3.0
+
+
+def test_constraint_is_reapplied_after_dense_updates():
+    w = tf.Variable([2.0, -3.0], constraint=lambda v: tf.clip_by_value(v, -1.0, 1.0))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(w))
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        sess.run(train)
+        np.testing.assert_allclose(sess.run(w), [1.0, -1.0])
