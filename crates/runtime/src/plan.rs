@@ -43,6 +43,42 @@ pub struct Plan {
     feeds: Vec<FeedSpec>,
     fetch_slots: Vec<usize>,
     use_counts: Vec<u32>,
+    /// Per-step nanoseconds and run count, when `FERROFLOW_PROFILE` is set;
+    /// printed (slowest first) when the plan is dropped.
+    profile: Option<Profile>,
+}
+
+struct Profile {
+    nanos: Vec<std::sync::atomic::AtomicU64>,
+    runs: std::sync::atomic::AtomicU64,
+}
+
+impl Drop for Plan {
+    fn drop(&mut self) {
+        let Some(p) = &self.profile else { return };
+        use std::sync::atomic::Ordering::Relaxed;
+        let runs = p.runs.load(Relaxed).max(1);
+        let mut rows: Vec<(u64, &str)> = p
+            .nanos
+            .iter()
+            .zip(&self.steps)
+            .map(|(n, s)| (n.load(Relaxed), s.name.as_str()))
+            .collect();
+        let total: u64 = rows.iter().map(|r| r.0).sum();
+        rows.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        eprintln!(
+            "ferroflow profile: {} steps, {runs} runs, {:.1} us/run in kernels",
+            self.steps.len(),
+            total as f64 / runs as f64 / 1e3
+        );
+        for (n, name) in rows.iter().take(25) {
+            eprintln!(
+                "  {:9.2} us  {:5.1}%  {name}",
+                *n as f64 / runs as f64 / 1e3,
+                100.0 * *n as f64 / total.max(1) as f64
+            );
+        }
+    }
 }
 
 /// Python-style shape text, as TensorFlow prints feed errors: `(2, 3)`.
@@ -162,12 +198,19 @@ impl Plan {
         for &s in &fetch_slots {
             use_counts[s] += 1;
         }
+        let profile = std::env::var_os("FERROFLOW_PROFILE").map(|_| Profile {
+            nanos: (0..steps.len())
+                .map(|_| std::sync::atomic::AtomicU64::new(0))
+                .collect(),
+            runs: std::sync::atomic::AtomicU64::new(0),
+        });
         Ok(Plan {
             steps,
             num_slots: next,
             feeds: feed_specs,
             fetch_slots,
             use_counts,
+            profile,
         })
     }
 
@@ -224,7 +267,10 @@ impl Plan {
             };
             v.ok_or_else(|| Error::internal(format!("slot {slot} read before it was written")))
         }
-        for step in &self.steps {
+        if let Some(p) = &self.profile {
+            p.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        for (step_index, step) in self.steps.iter().enumerate() {
             let mut inputs: SmallVec<[Value; 4]> = SmallVec::with_capacity(step.inputs.len());
             for inp in &step.inputs {
                 let v = take(inp.slot, &mut slots, &mut remaining)?;
@@ -240,9 +286,16 @@ impl Plan {
                 node: &step.name,
                 session,
             };
+            let started = self.profile.as_ref().map(|_| std::time::Instant::now());
             step.kernel
                 .compute(&mut ctx)
                 .map_err(|e| e.into_runtime().at_node(&step.name))?;
+            if let (Some(p), Some(t)) = (&self.profile, started) {
+                p.nanos[step_index].fetch_add(
+                    t.elapsed().as_nanos() as u64,
+                    std::sync::atomic::Ordering::Relaxed,
+                );
+            }
             let outs = ctx.take_outputs();
             if outs.len() != step.num_outputs {
                 return Err(Error::internal(format!(
