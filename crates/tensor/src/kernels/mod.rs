@@ -2,6 +2,7 @@
 
 pub mod array;
 pub mod broadcast;
+pub mod conv;
 pub mod elementwise;
 pub mod grad;
 pub mod matmul;
