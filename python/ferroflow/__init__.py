@@ -56,6 +56,7 @@ from ferroflow.framework.ops import (  # noqa: F401
     register_tensor_conversion_function,
     reset_default_graph,
 )
+from ferroflow.framework.protos import *  # noqa: F401,F403  (tf.GraphDef, tf.ConfigProto, ... messages)
 from ferroflow.framework.random_seed import get_seed, set_random_seed  # noqa: F401
 from ferroflow.framework.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value  # noqa: F401
 from ferroflow.framework.tensor_util import make_ndarray  # noqa: F401

@@ -1,0 +1,1 @@
+"""Generated message modules (see ferroflow.core)."""
