@@ -118,15 +118,46 @@ impl Distribution {
     }
 }
 
-fn sample_f64(gen: &Philox, dist: Distribution, base: u64, i: usize) -> f64 {
+/// The last Philox block (and its Box-Muller pair) a worker computed, so
+/// consecutive samples that share a block do not recompute it.
+struct BlockMemo {
+    index: u64,
+    block: [u32; 4],
+    normals: Option<(f64, f64)>,
+}
+
+impl BlockMemo {
+    fn new() -> BlockMemo {
+        BlockMemo {
+            index: u64::MAX,
+            block: [0; 4],
+            normals: None,
+        }
+    }
+
+    fn block(&mut self, gen: &Philox, index: u64) -> [u32; 4] {
+        if self.index != index {
+            self.index = index;
+            self.block = gen.block(index);
+            self.normals = None;
+        }
+        self.block
+    }
+
+    fn normals(&mut self, gen: &Philox, index: u64) -> (f64, f64) {
+        let b = self.block(gen, index);
+        *self.normals.get_or_insert_with(|| box_muller(b[0], b[1]))
+    }
+}
+
+fn sample_f64(gen: &Philox, dist: Distribution, base: u64, i: usize, memo: &mut BlockMemo) -> f64 {
     match dist {
         Distribution::Uniform => {
-            let b = gen.block(base + (i / 4) as u64);
+            let b = memo.block(gen, base + (i / 4) as u64);
             unit_f32(b[i % 4]) as f64
         }
         Distribution::Normal => {
-            let b = gen.block(base + (i / 2) as u64);
-            let (z0, z1) = box_muller(b[0], b[1]);
+            let (z0, z1) = memo.normals(gen, base + (i / 2) as u64);
             if i % 2 == 0 {
                 z0
             } else {
@@ -191,9 +222,10 @@ pub fn sample(
             let bits = if dtype == DType::Float16 { 10 } else { 7 };
             let mut v = vec![0f32; n];
             parallel::fill_indexed(&mut v, |start, chunk| {
+                let mut memo = BlockMemo::new();
                 for (k, x) in chunk.iter_mut().enumerate() {
                     let i = start + k;
-                    let b = gen.block(base + (i / 4) as u64)[i % 4];
+                    let b = memo.block(gen, base + (i / 4) as u64)[i % 4];
                     *x = (b >> (32 - bits)) as f32 / (1u32 << bits) as f32;
                 }
             });
@@ -202,8 +234,9 @@ pub fn sample(
         (_, DType::Float32 | DType::Float16 | DType::BFloat16) => {
             let mut v = vec![0f32; n];
             parallel::fill_indexed(&mut v, |start, chunk| {
+                let mut memo = BlockMemo::new();
                 for (k, x) in chunk.iter_mut().enumerate() {
-                    *x = sample_f64(gen, dist, base, start + k) as f32;
+                    *x = sample_f64(gen, dist, base, start + k, &mut memo) as f32;
                 }
             });
             super::elementwise::cast(&Tensor::from_vec(shape.clone(), v)?, dtype)
@@ -211,14 +244,15 @@ pub fn sample(
         (_, DType::Float64) => {
             let mut v = vec![0f64; n];
             parallel::fill_indexed(&mut v, |start, chunk| {
+                let mut memo = BlockMemo::new();
                 for (k, x) in chunk.iter_mut().enumerate() {
                     *x = match dist {
                         Distribution::Uniform => {
                             let i = start + k;
-                            let b = gen.block(base + (i / 2) as u64);
+                            let b = memo.block(gen, base + (i / 2) as u64);
                             unit_f64(b[2 * (i % 2)], b[2 * (i % 2) + 1])
                         }
-                        _ => sample_f64(gen, dist, base, start + k),
+                        _ => sample_f64(gen, dist, base, start + k, &mut memo),
                     };
                 }
             });
