@@ -1,0 +1,347 @@
+//! How tensors are laid out in data files: TensorFlow's dtype numbers,
+//! fixed-size elements as little-endian bytes, and the string encoding
+//! (varint lengths, a masked CRC of the lengths, then the bytes).
+
+use crate::crc::{crc32c_extend, crc32c_par, mask, unmask};
+use crate::table::{get_varint, put_varint};
+use ferroflow_tensor::{bf16, f16, DType, Data, Error, Result, Shape, Tensor};
+use std::borrow::Cow;
+use std::io::Write;
+
+#[cfg(target_endian = "big")]
+compile_error!(
+    "ferroflow-checkpoint reads and writes little-endian bundles on little-endian hosts only"
+);
+
+pub const DT_STRING: i32 = 7;
+
+/// `(enum, DataType_Name, DataTypeString, element bytes)` for every dtype a
+/// bundle can hold (`None`: variable size).
+const DTYPES: &[(i32, &str, &str, Option<usize>)] = &[
+    (1, "DT_FLOAT", "float", Some(4)),
+    (2, "DT_DOUBLE", "double", Some(8)),
+    (3, "DT_INT32", "int32", Some(4)),
+    (4, "DT_UINT8", "uint8", Some(1)),
+    (5, "DT_INT16", "int16", Some(2)),
+    (6, "DT_INT8", "int8", Some(1)),
+    (7, "DT_STRING", "string", None),
+    (8, "DT_COMPLEX64", "complex64", Some(8)),
+    (9, "DT_INT64", "int64", Some(8)),
+    (10, "DT_BOOL", "bool", Some(1)),
+    (11, "DT_QINT8", "qint8", Some(1)),
+    (12, "DT_QUINT8", "quint8", Some(1)),
+    (13, "DT_QINT32", "qint32", Some(4)),
+    (14, "DT_BFLOAT16", "bfloat16", Some(2)),
+    (15, "DT_QINT16", "qint16", Some(2)),
+    (16, "DT_QUINT16", "quint16", Some(2)),
+    (17, "DT_UINT16", "uint16", Some(2)),
+    (18, "DT_COMPLEX128", "complex128", Some(16)),
+    (19, "DT_HALF", "half", Some(2)),
+    (20, "DT_RESOURCE", "resource", None),
+    (21, "DT_VARIANT", "variant", None),
+    (22, "DT_UINT32", "uint32", Some(4)),
+    (23, "DT_UINT64", "uint64", Some(8)),
+];
+
+fn lookup(dtype: i32) -> Option<&'static (i32, &'static str, &'static str, Option<usize>)> {
+    DTYPES.iter().find(|d| d.0 == dtype)
+}
+
+/// TensorFlow's `DataType_Name` (`DT_FLOAT`), as `debug_string` prints it.
+pub fn dtype_enum_name(dtype: i32) -> Cow<'static, str> {
+    match lookup(dtype) {
+        Some(d) => Cow::Borrowed(d.1),
+        None => Cow::Owned(format!("DT_UNKNOWN_{dtype}")),
+    }
+}
+
+/// TensorFlow's `DataTypeString` (`float`, `double`, `half`), as its error
+/// messages print dtypes.
+pub fn dtype_string(dtype: i32) -> Cow<'static, str> {
+    match lookup(dtype) {
+        Some(d) => Cow::Borrowed(d.2),
+        None => Cow::Owned(format!("unknown dtype {dtype}")),
+    }
+}
+
+/// True for dtypes that can be stored in a bundle (not resources or variants).
+pub fn is_storable(dtype: i32) -> bool {
+    dtype == DT_STRING || element_size(dtype).is_some()
+}
+
+/// Bytes per element of a fixed-size dtype.
+pub fn element_size(dtype: i32) -> Option<usize> {
+    lookup(dtype).and_then(|d| d.3)
+}
+
+/// A tensor's stored elements, whatever its dtype.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RawData {
+    /// Little-endian, row-major elements of a fixed-size dtype.
+    Bytes(Vec<u8>),
+    /// The elements of a string tensor.
+    Strings(Vec<Vec<u8>>),
+}
+
+/// A tensor as stored, for any dtype TensorFlow writes (ferroflow's
+/// [`Tensor`] has no complex or uint32/64 types; these come back this way).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawTensor {
+    /// TensorFlow's `DataType` enum value.
+    pub dtype: i32,
+    pub shape: Vec<i64>,
+    pub data: RawData,
+}
+
+impl RawTensor {
+    /// The stored form of a ferroflow tensor.
+    pub fn from_tensor(t: &Tensor) -> RawTensor {
+        RawTensor {
+            dtype: t.dtype().as_enum(),
+            shape: t.shape().to_i64(),
+            data: match t.data() {
+                Data::Str(v) => RawData::Strings(v.to_vec()),
+                _ => RawData::Bytes(tensor_bytes(t).expect("fixed-size dtype").to_vec()),
+            },
+        }
+    }
+
+    /// As a ferroflow tensor (`UnimplementedError` for dtypes ferroflow
+    /// tensors do not have, such as complex64).
+    pub fn into_tensor(self, name: &str) -> Result<Tensor> {
+        to_tensor(name, "", self)
+    }
+}
+
+/// Reinterprets a buffer of plain numbers as bytes.
+fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
+    // SAFETY: T is one of the primitive element types (integers, floats,
+    // f16/bf16, bool), which have no padding; u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
+}
+
+/// The stored bytes of a fixed-size tensor (no copy), or `None` for strings.
+pub fn tensor_bytes(t: &Tensor) -> Option<&[u8]> {
+    Some(match t.data() {
+        Data::F32(v) => as_bytes(v),
+        Data::F64(v) => as_bytes(v),
+        Data::F16(v) => as_bytes(v),
+        Data::BF16(v) => as_bytes(v),
+        Data::I8(v) => as_bytes(v),
+        Data::I16(v) => as_bytes(v),
+        Data::I32(v) => as_bytes(v),
+        Data::I64(v) => as_bytes(v),
+        Data::U8(v) => as_bytes(v),
+        Data::U16(v) => as_bytes(v),
+        Data::Bool(v) => as_bytes(v),
+        Data::Str(_) => return None,
+    })
+}
+
+/// Copies little-endian bytes into a vector of `T` (any bit pattern valid).
+fn from_bytes<T: Copy + Default>(bytes: &[u8]) -> Vec<T> {
+    let n = bytes.len() / std::mem::size_of::<T>();
+    let mut v = vec![T::default(); n];
+    // SAFETY: `v` holds exactly `n * size_of::<T>()` bytes, every bit
+    // pattern is a valid T for the types used here, and the buffers do not
+    // overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            bytes.as_ptr(),
+            v.as_mut_ptr() as *mut u8,
+            n * std::mem::size_of::<T>(),
+        );
+    }
+    v
+}
+
+/// Builds a ferroflow tensor from stored data, or explains why it cannot.
+pub fn to_tensor(name: &str, prefix: &str, raw: RawTensor) -> Result<Tensor> {
+    let dtype = DType::from_enum(raw.dtype)
+        .filter(|_| raw.dtype < 100)
+        .ok_or_else(|| {
+            let place = if prefix.is_empty() {
+                String::new()
+            } else {
+                format!(" in checkpoint {prefix}")
+            };
+            Error::unimplemented(format!(
+                "tensor '{name}'{place} has dtype {}, which ferroflow tensors cannot hold \
+                 (BundleReader::read_raw returns its bytes)",
+                dtype_string(raw.dtype)
+            ))
+        })?;
+    let shape = Shape::from_i64(&raw.shape)?;
+    let data = match (dtype, raw.data) {
+        (DType::String, RawData::Strings(v)) => Data::Str(v.into()),
+        (DType::String, RawData::Bytes(_)) | (_, RawData::Strings(_)) => {
+            return Err(Error::internal(format!(
+                "tensor '{name}': stored data does not match dtype {dtype}"
+            )))
+        }
+        (d, RawData::Bytes(b)) => match d {
+            DType::Float32 => Data::F32(from_bytes::<f32>(&b).into()),
+            DType::Float64 => Data::F64(from_bytes::<f64>(&b).into()),
+            DType::Float16 => Data::F16(from_bytes::<f16>(&b).into()),
+            DType::BFloat16 => Data::BF16(from_bytes::<bf16>(&b).into()),
+            DType::Int8 => Data::I8(from_bytes::<i8>(&b).into()),
+            DType::Int16 => Data::I16(from_bytes::<i16>(&b).into()),
+            DType::Int32 => Data::I32(from_bytes::<i32>(&b).into()),
+            DType::Int64 => Data::I64(from_bytes::<i64>(&b).into()),
+            DType::UInt8 => Data::U8(b.into()),
+            DType::UInt16 => Data::U16(from_bytes::<u16>(&b).into()),
+            // Any non-zero byte is true (a bool byte other than 0/1 is not
+            // something TensorFlow writes).
+            DType::Bool => Data::Bool(b.iter().map(|&x| x != 0).collect::<Vec<_>>().into()),
+            DType::String => unreachable!("handled above"),
+        },
+    };
+    Tensor::new(shape, data)
+}
+
+/// Writes a string tensor in TensorFlow's layout; returns `(size, masked crc)`.
+pub fn write_strings(out: &mut impl Write, items: &[Vec<u8>]) -> std::io::Result<(u64, u32)> {
+    let mut header = Vec::with_capacity(items.len() + 4);
+    let mut len_crc = 0u32;
+    for s in items {
+        put_varint(&mut header, s.len() as u64);
+        len_crc = match u32::try_from(s.len()) {
+            Ok(n) => crc32c_extend(len_crc, &n.to_le_bytes()),
+            Err(_) => crc32c_extend(len_crc, &(s.len() as u64).to_le_bytes()),
+        };
+    }
+    let stored = mask(len_crc).to_le_bytes();
+    header.extend_from_slice(&stored);
+    let mut crc = crc32c_extend(len_crc, &stored);
+    out.write_all(&header)?;
+    let mut size = header.len() as u64;
+    for s in items {
+        crc = crc32c_extend(crc, s);
+        out.write_all(s)?;
+        size += s.len() as u64;
+    }
+    Ok((size, mask(crc)))
+}
+
+/// Decodes and verifies a stored string tensor of `n` elements.
+/// `what` names the tensor and file in errors.
+pub fn read_strings(bytes: &[u8], n: usize, masked_crc: u32, what: &str) -> Result<Vec<Vec<u8>>> {
+    if n > bytes.len() {
+        return Err(Error::data_loss(format!(
+            "{what}: {} bytes cannot hold {n} string lengths",
+            bytes.len()
+        )));
+    }
+    let mut pos = 0;
+    let mut lens = Vec::with_capacity(n);
+    let mut len_crc = 0u32;
+    let mut total = 0usize;
+    for _ in 0..n {
+        let len = get_varint(bytes, &mut pos, 10)
+            .and_then(|l| usize::try_from(l).ok())
+            .filter(|&l| l <= bytes.len())
+            .ok_or_else(|| Error::data_loss(format!("{what}: bad string length")))?;
+        len_crc = match u32::try_from(len) {
+            Ok(l) => crc32c_extend(len_crc, &l.to_le_bytes()),
+            Err(_) => crc32c_extend(len_crc, &(len as u64).to_le_bytes()),
+        };
+        total = total.saturating_add(len);
+        lens.push(len);
+    }
+    let Some(stored) = bytes.get(pos..pos + 4) else {
+        return Err(Error::data_loss(format!("{what}: truncated string tensor")));
+    };
+    let stored_crc = u32::from_le_bytes(stored.try_into().expect("4 bytes"));
+    if unmask(stored_crc) != len_crc {
+        return Err(Error::data_loss(format!(
+            "{what}: the checksum of the string lengths does not match"
+        )));
+    }
+    pos += 4;
+    if bytes.len() - pos != total {
+        return Err(Error::data_loss(format!(
+            "{what}: string tensor holds {} bytes of text, its lengths add up to {total}",
+            bytes.len() - pos
+        )));
+    }
+    let crc = crc32c_extend(crc32c_extend(len_crc, stored), &bytes[pos..]);
+    if crc != unmask(masked_crc) {
+        return Err(Error::data_loss(format!(
+            "{what}: checksum mismatch (stored {:#010x}, computed {:#010x})",
+            unmask(masked_crc),
+            crc
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    for len in lens {
+        out.push(bytes[pos..pos + len].to_vec());
+        pos += len;
+    }
+    Ok(out)
+}
+
+/// Verifies a fixed-size tensor's bytes against its masked CRC.
+pub fn check_fixed(bytes: &[u8], masked_crc: u32, what: &str) -> Result<()> {
+    let crc = crc32c_par(bytes);
+    if crc != unmask(masked_crc) {
+        return Err(Error::data_loss(format!(
+            "{what}: checksum mismatch (stored {:#010x}, computed {crc:#010x})",
+            unmask(masked_crc)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_layout_matches_the_spec() {
+        let items = vec![b"hi".to_vec(), Vec::new(), vec![b'x'; 200]];
+        let mut out = Vec::new();
+        let (size, crc) = write_strings(&mut out, &items).unwrap();
+        assert_eq!(size, 210);
+        assert_eq!(&out[..3], &[0x02, 0x00, 0xc8]);
+        assert_eq!(&out[4..8], &[0x5b, 0x78, 0x89, 0x72]);
+        assert_eq!(read_strings(&out, 3, crc, "t").unwrap(), items);
+
+        let mut out = Vec::new();
+        write_strings(&mut out, &[b"hello".to_vec()]).unwrap();
+        assert_eq!(&out[..5], &[0x05, 0xd9, 0xc6, 0x9c, 0x43]);
+
+        let mut out = Vec::new();
+        let (size, crc) = write_strings(&mut out, &[]).unwrap();
+        assert_eq!((size, &out[..]), (4, &[0xd8, 0xea, 0x82, 0xa2][..]));
+        assert_eq!(
+            read_strings(&out, 0, crc, "t").unwrap(),
+            Vec::<Vec<u8>>::new()
+        );
+    }
+
+    #[test]
+    fn corrupt_strings_are_data_loss() {
+        let items = vec![b"abc".to_vec(), b"de".to_vec()];
+        let mut out = Vec::new();
+        let (_, crc) = write_strings(&mut out, &items).unwrap();
+        for i in 0..out.len() {
+            for bit in 0..8 {
+                let mut bad = out.clone();
+                bad[i] ^= 1 << bit;
+                let e = read_strings(&bad, 2, crc, "t").unwrap_err();
+                assert_eq!(e.code(), Some(ferroflow_tensor::Code::DataLoss));
+            }
+        }
+        assert!(read_strings(&out[..out.len() - 1], 2, crc, "t").is_err());
+        assert!(read_strings(&out, 2, crc ^ 1, "t").is_err());
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(dtype_enum_name(19), "DT_HALF");
+        assert_eq!(dtype_string(1), "float");
+        assert_eq!(element_size(8), Some(8));
+        assert_eq!(element_size(7), None);
+        assert!(!is_storable(20));
+    }
+}
