@@ -1018,31 +1018,58 @@ impl PoolGeom {
         }
     }
 
-    /// For each channel of output pixel `(oy, ox)` of image `xb`: the input
-    /// index (pixel * c + channel) of the first maximum of its window, as
-    /// TensorFlow's MaxPoolGrad picks it (the first element, then any
-    /// strictly greater one, so NaNs only win when first).
+    /// Finds, for each channel of output pixel `(oy, ox)` of image `xb`, the
+    /// first maximum of its window as TensorFlow's MaxPoolGrad picks it (the
+    /// first element, then any strictly greater one, so NaNs only win when
+    /// first): `s.arg[ch]` is its window position, whose pixel offset is
+    /// `s.offs[pos]`. False for a window with no element inside the input.
     fn argmax<T: Copy + PartialOrd>(
         &self,
         xb: &[T],
         oy: usize,
         ox: usize,
-        best: &mut [T],
-        arg: &mut [usize],
-    ) {
+        s: &mut ArgMax<T>,
+    ) -> bool {
         let c = self.c;
-        arg.fill(usize::MAX);
         let (ys, xs) = self.window(oy, ox);
+        s.offs.clear();
         for y in ys {
-            for x in xs.clone() {
-                let base = (y * self.w + x) * c;
-                for (ch, &v) in xb[base..base + c].iter().enumerate() {
-                    if arg[ch] == usize::MAX || v > best[ch] {
-                        best[ch] = v;
-                        arg[ch] = base + ch;
-                    }
-                }
+            s.offs.extend(xs.clone().map(|x| (y * self.w + x) * c));
+        }
+        let Some(&first) = s.offs.first() else {
+            return false;
+        };
+        s.best.clear();
+        s.best.extend_from_slice(&xb[first..first + c]);
+        s.arg.clear();
+        s.arg.resize(c, 0);
+        for (k, &base) in s.offs.iter().enumerate().skip(1) {
+            let k = k as u32;
+            let lanes = s.best.iter_mut().zip(s.arg.iter_mut());
+            for ((b, a), &v) in lanes.zip(&xb[base..base + c]) {
+                // Selects, not branches, with 32-bit positions: vectorises.
+                let gt = v > *b;
+                *b = if gt { v } else { *b };
+                *a = if gt { k } else { *a };
             }
+        }
+        true
+    }
+}
+
+/// Scratch space of [`PoolGeom::argmax`].
+struct ArgMax<T> {
+    best: Vec<T>,
+    arg: Vec<u32>,
+    offs: Vec<usize>,
+}
+
+impl<T> ArgMax<T> {
+    fn new() -> ArgMax<T> {
+        ArgMax {
+            best: Vec::new(),
+            arg: Vec::new(),
+            offs: Vec::new(),
         }
     }
 }
@@ -1070,9 +1097,8 @@ fn max_pool_typed<T: Lowest>(x: &[T], g: &PoolGeom) -> Vec<T> {
             for xx in xs.clone() {
                 let src = &xb[(y * g.w + xx) * g.c..][..g.c];
                 for (m, &v) in o.iter_mut().zip(src) {
-                    if v > *m {
-                        *m = v;
-                    }
+                    // A select, not a branch: vectorises (NaN never wins).
+                    *m = if v > *m { v } else { *m };
                 }
             }
         }
@@ -1085,15 +1111,16 @@ fn max_pool_grad_typed<T: Scalar + Sync + Send>(x: &[T], dy: &[T], g: &PoolGeom)
     let (img, oimg) = (g.h * g.w * g.c, g.oh * g.ow * g.c);
     g.for_images(&mut dx, |b, dxb| {
         let xb = &x[b * img..][..img];
-        let (mut best, mut arg) = (vec![T::zero(); g.c], vec![0usize; g.c]);
+        let mut s = ArgMax::new();
         for oy in 0..g.oh {
             for ox in 0..g.ow {
-                g.argmax(xb, oy, ox, &mut best, &mut arg);
+                if !g.argmax(xb, oy, ox, &mut s) {
+                    continue;
+                }
                 let gy = &dy[b * oimg + (oy * g.ow + ox) * g.c..][..g.c];
-                for (&a, &v) in arg.iter().zip(gy) {
-                    if a != usize::MAX {
-                        dxb[a] = dxb[a].add(v);
-                    }
+                for (ch, (&a, &v)) in s.arg.iter().zip(gy).enumerate() {
+                    let i = s.offs[a as usize] + ch;
+                    dxb[i] = dxb[i].add(v);
                 }
             }
         }
@@ -1108,14 +1135,17 @@ fn max_pool_grad_grad_typed<T: Scalar + Sync + Send>(x: &[T], gg: &[T], g: &Pool
     }
     let (img, c) = (g.h * g.w * g.c, g.c);
     for_rows(&mut out, g.ow * c, |row0, chunk| {
-        let (mut best, mut arg) = (vec![T::zero(); c], vec![0usize; c]);
+        let mut s = ArgMax::new();
         for (r, orow) in chunk.chunks_mut(g.ow * c).enumerate() {
             let (b, oy) = ((row0 + r) / g.oh, (row0 + r) % g.oh);
             let (xb, gb) = (&x[b * img..][..img], &gg[b * img..][..img]);
             for (ox, o) in orow.chunks_mut(c).enumerate() {
-                g.argmax(xb, oy, ox, &mut best, &mut arg);
-                for (v, &a) in o.iter_mut().zip(&arg) {
-                    *v = if a == usize::MAX { T::zero() } else { gb[a] };
+                if !g.argmax(xb, oy, ox, &mut s) {
+                    o.fill(T::zero());
+                    continue;
+                }
+                for (ch, (v, &a)) in o.iter_mut().zip(&s.arg).enumerate() {
+                    *v = gb[s.offs[a as usize] + ch];
                 }
             }
         }
@@ -1551,7 +1581,15 @@ mod tests {
 
     #[test]
     fn results_do_not_depend_on_thread_count() {
-        let (xd, wd, p) = ([4, 20, 20, 8], [3, 3, 8, 16], params(1, 1, Padding::Same));
+        // Large enough for the parallel paths (PARALLEL_MACS, PARALLEL_THRESHOLD).
+        let (xd, wd, p) = ([4, 24, 24, 8], [3, 3, 8, 16], params(1, 1, Padding::Same));
+        let pd = [4, 64, 64, 8];
+        let px = Tensor::from_vec(pd, values(pd.iter().product(), 9)).unwrap();
+        let q = Pool2dParams {
+            ksize: [1, 3, 3, 1],
+            strides: [1, 2, 2, 1],
+            padding: Padding::Same,
+        };
         let x = Tensor::from_vec(
             xd,
             values(xd.iter().product(), 7)
@@ -1572,11 +1610,13 @@ mod tests {
             let y = conv2d(&x, &w, &p).unwrap();
             let dw = conv2d_backprop_filter(&x, &wd, &y, &p).unwrap();
             let dx = conv2d_backprop_input(&xd, &w, &y, &p).unwrap();
-            (
-                y.as_slice::<f32>().unwrap().to_vec(),
-                dw.as_slice::<f32>().unwrap().to_vec(),
-                dx.as_slice::<f32>().unwrap().to_vec(),
-            )
+            let m = max_pool(&px, &q).unwrap();
+            let a = avg_pool(&px, &q).unwrap();
+            let gm = max_pool_grad(&px, &m, &a, &q).unwrap();
+            let ga = avg_pool_grad(&pd, &m, &q).unwrap();
+            let f = |t: &Tensor| t.as_slice::<f32>().unwrap().to_vec();
+            let d = |t: &Tensor| t.as_slice::<f64>().unwrap().to_vec();
+            ((f(&y), f(&dw), f(&dx)), (d(&m), d(&a), d(&gm), d(&ga)))
         };
         let one = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
