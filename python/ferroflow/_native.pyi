@@ -1,6 +1,7 @@
 """Type stubs for the native extension module (crates/python)."""
 
-from typing import Any, Optional, Sequence
+import os
+from typing import Any, Optional, Sequence, Union
 
 TID_SHIFT: int
 
@@ -62,3 +63,41 @@ def registered_ops() -> list[str]: ...
 def _set_error_classes(classes: dict[int, type]) -> None: ...
 def _raise_status(code: int, message: str) -> None: ...
 
+class CheckpointReader:
+    """Reads a TensorFlow V2 checkpoint (tensor bundle) at ``prefix``.
+
+    Raises NotFoundError if ``prefix.index`` does not exist and DataLossError
+    if it is corrupt; every tensor's CRC-32C is checked when it is read.
+    """
+
+    def __init__(self, prefix: Union[str, os.PathLike[str]]) -> None: ...
+    def get_tensor(self, name: str) -> Any:
+        """The value as NumPy (0-d tensors as NumPy scalars, strings as bytes,
+        bfloat16 as its uint16 bit pattern, complex64 as complex64);
+        partitioned tensors are assembled from their slices."""
+        ...
+    def has_tensor(self, name: str) -> bool: ...
+    def variable_to_shape_map(self) -> dict[str, list[int]]: ...
+    def variable_to_dtype_map(self) -> dict[str, int]:
+        """Name -> TensorFlow DataType enum value."""
+        ...
+    def debug_string(self) -> bytes:
+        """TensorFlow's format: one ``name (DT_...) [dims]`` line per stored entry."""
+        ...
+    def verify(self) -> None:
+        """Checks every stored tensor's checksum (DataLossError on the first bad one)."""
+        ...
+    @property
+    def prefix(self) -> str: ...
+
+def checkpoint_write(
+    prefix: Union[str, os.PathLike[str]],
+    names: Sequence[str],
+    tensors: Sequence[Any],
+    dtypes: Optional[Sequence[Optional[int]]] = None,
+    shape_and_slices: Optional[Sequence[str]] = None,
+) -> None:
+    """Writes a one-shard checkpoint (arrays, or ``("strings", shape, [bytes])``);
+    ``dtypes`` (DataType enums or None) mark uint16 arrays as bfloat16, and a
+    non-empty ``shape_and_slices`` entry stores that tensor as a slice, as SaveV2 does."""
+    ...

@@ -3,6 +3,7 @@
 //! layer only converts values and calls the Rust core, releasing the GIL
 //! while a step runs.
 
+mod checkpoint;
 mod convert;
 mod errors;
 
@@ -419,6 +420,8 @@ fn _raise_status(py: Python<'_>, code: i32, message: &str) -> PyResult<()> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ferroflow_train::register();
+    ferroflow_checkpoint::register();
+    checkpoint::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<Session>()?;
     m.add_class::<Runner>()?;
