@@ -241,6 +241,14 @@ from ferroflow.ops.variables import (  # noqa: F401
     trainable_variables,
     variables_initializer,
 )
+from ferroflow.summary.summary_ops import (  # noqa: F401
+    audio_summary,
+    histogram_summary,
+    image_summary,
+    merge_all_summaries,
+    merge_summary,
+    scalar_summary,
+)
 
 # isort: split
 from ferroflow import (  # noqa: E402,F401
@@ -255,7 +263,9 @@ from ferroflow import (  # noqa: E402,F401
     losses,
     math,
     nn,
+    python_io,
     random,
+    summary,
     train,
 )
 
@@ -264,7 +274,7 @@ VERSION = "1.15.0-ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math",
-    "nn", "random", "train",
+    "nn", "python_io", "random", "summary", "train",
 )
 
 

@@ -6,6 +6,7 @@
 mod checkpoint;
 mod convert;
 mod errors;
+mod records;
 
 use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
 use errors::{guard, IntoPyResult};
@@ -422,6 +423,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ferroflow_train::register();
     ferroflow_checkpoint::register();
     checkpoint::register(m)?;
+    ferroflow_records::register();
+    records::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<Session>()?;
     m.add_class::<Runner>()?;

@@ -288,8 +288,14 @@ impl EventFileWriter {
     /// Queues `event` for writing; blocks while `max_queue` events wait.
     /// Returns the background thread's write error, if one happened.
     pub fn add_event(&self, event: &Event) -> Result<()> {
+        self.add_serialized(event.encode_to_vec())
+    }
+
+    /// Queues an already serialized `Event` (written as given); blocks
+    /// while `max_queue` events wait.
+    pub fn add_serialized(&self, event: Vec<u8>) -> Result<()> {
         let (sender, error) = self.sender()?;
-        if sender.send(Msg::Event(event.encode_to_vec())).is_err() {
+        if sender.send(Msg::Event(event)).is_err() {
             // Closed by another thread while this one waited for room.
             if self.is_closed() {
                 return Err(self.closed_error());

@@ -11,6 +11,10 @@
 //!   deterministic serialization (fields in number order, map keys sorted).
 //! * [`events`]: the event-file writer (`events.out.tfevents.<time>.<host>`),
 //!   which queues events and writes them from a background thread.
+//! * [`graph_def`]: a ferroflow graph as TensorFlow's `GraphDef`.
+//! * [`ops`]: the TF1 summary ops (`ScalarSummary`, `HistogramSummary`,
+//!   `ImageSummary`, `AudioSummaryV2`, `TensorSummaryV2`, `MergeSummary`) as
+//!   graph ops with runtime kernels; [`register`] installs them.
 //! * [`summary`]: summary kernels (scalars, TF1 histograms with TensorFlow's
 //!   bucket boundaries, TF2 histogram tensors, PNG images, WAV audio, text and
 //!   tensor summaries with TensorBoard plugin metadata).
@@ -20,6 +24,8 @@
 
 pub mod crc;
 pub mod events;
+pub mod graph_def;
+pub mod ops;
 pub mod proto;
 pub mod record;
 pub mod summary;
@@ -28,6 +34,7 @@ pub mod summary;
 pub mod fuzzing;
 
 pub use events::EventFileWriter;
+pub use ops::register;
 pub use record::{Compression, ReadOptions, Record, RecordReader, RecordWriter};
 
 pub use ferroflow_tensor::{Code, Error, Result};

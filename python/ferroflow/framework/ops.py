@@ -743,6 +743,12 @@ class Graph:
     def graph_def_versions(self):
         return _Versions()
 
+    def as_graph_def(self, from_version=None, add_shapes=False):
+        """The graph as a ``tf.GraphDef`` (nodes added since version ``from_version`` only, if given)."""
+        from ferroflow.framework.graph_def_util import as_graph_def
+
+        return as_graph_def(self, from_version, add_shapes)
+
     def is_feedable(self, tensor):
         return tensor not in self._unfeedable
 

@@ -157,8 +157,42 @@ def constant_value_as_shape(tensor):
     return unknown_shape() if dims is None else TensorShape(dims)
 
 
+_PROTO_FIELDS = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5: "int_val", 6: "int_val",
+                 9: "int64_val", 10: "bool_val", 14: "half_val", 17: "int_val", 19: "half_val", 22: "uint32_val",
+                 23: "uint64_val"}
+
+
+def _proto_to_ndarray(proto):
+    """A ``TensorProto``'s value, as TensorFlow's ``make_ndarray`` decodes it."""
+    shape = [d.size for d in proto.tensor_shape.dim]
+    num_elements = int(np.prod(shape, dtype=np.int64))
+    if proto.dtype == 7:
+        values = list(proto.string_val)
+        if num_elements > len(values):
+            values.extend([values[-1] if values else b""] * (num_elements - len(values)))
+        return np.array(values, dtype=object).reshape(shape)
+    field = _PROTO_FIELDS.get(proto.dtype)
+    if field is None:
+        raise TypeError(f"Unsupported tensor type: {proto.dtype}")
+    np_dtype = {22: np.uint32, 23: np.uint64}.get(proto.dtype) or np.dtype(dtypes.as_dtype(proto.dtype).as_numpy_dtype)
+    if proto.tensor_content:
+        return np.frombuffer(proto.tensor_content, dtype=np_dtype).copy().reshape(shape)
+    raw = getattr(proto, field)
+    if field == "half_val":
+        values = np.fromiter(raw, dtype=np.uint16).view(np_dtype)
+    else:
+        values = np.fromiter(raw, dtype=np_dtype)
+    if values.size == 0:
+        return np.zeros(shape, np_dtype)
+    if values.size != num_elements:
+        values = np.pad(values, (0, num_elements - values.size), "edge")
+    return values.reshape(shape)
+
+
 def make_ndarray(tensor):
-    """NumPy value of a constant tensor or of a NumPy-convertible value."""
+    """NumPy value of a ``TensorProto``, of a constant tensor or of a NumPy-convertible value."""
+    if hasattr(tensor, "tensor_shape") and hasattr(tensor, "string_val"):
+        return _proto_to_ndarray(tensor)
     v = constant_value(tensor)
     if v is None:
         raise TypeError(f"{tensor} is not a constant")

@@ -1,3 +1,9 @@
-"""``tf.io``: file access (records come with the TFRecord work)."""
+"""``tf.io``: file access and TFRecord files."""
 
 from ferroflow.io import gfile  # noqa: F401
+from ferroflow.io.tf_record import (  # noqa: F401
+    TFRecordCompressionType,
+    TFRecordOptions,
+    TFRecordWriter,
+    tf_record_iterator,
+)

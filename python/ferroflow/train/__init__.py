@@ -1,6 +1,9 @@
-"""``tf.train``: optimizers, learning-rate schedules, moving averages, the global step."""
+"""``tf.train``: optimizers, learning-rate schedules, moving averages, the global step, summary writers."""
 
 from ferroflow.ops.gradients_impl import AggregationMethod  # noqa: F401
+from ferroflow.summary.writer import FileWriter as SummaryWriter  # noqa: F401
+from ferroflow.summary.writer import FileWriterCache as SummaryWriterCache  # noqa: F401
+from ferroflow.summary.writer import summary_iterator  # noqa: F401
 from ferroflow.training.learning_rate_decay import *  # noqa: F401,F403
 from ferroflow.training.moving_averages import *  # noqa: F401,F403
 from ferroflow.training.optimizers import *  # noqa: F401,F403
