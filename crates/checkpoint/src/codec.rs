@@ -171,15 +171,22 @@ pub fn to_tensor(name: &str, prefix: &str, raw: RawTensor) -> Result<Tensor> {
                 dtype_string(raw.dtype)
             ))
         })?;
-    let shape = Shape::from_i64(&raw.shape)?;
-    let data = match (dtype, raw.data) {
-        (DType::String, RawData::Strings(v)) => Data::Str(v.into()),
-        (DType::String, RawData::Bytes(_)) | (_, RawData::Strings(_)) => {
-            return Err(Error::internal(format!(
-                "tensor '{name}': stored data does not match dtype {dtype}"
-            )))
+    match (dtype, raw.data) {
+        (DType::String, RawData::Strings(v)) => {
+            Tensor::new(Shape::from_i64(&raw.shape)?, Data::Str(v.into()))
         }
-        (d, RawData::Bytes(b)) => match d {
+        (DType::String, RawData::Bytes(_)) | (_, RawData::Strings(_)) => Err(Error::internal(
+            format!("tensor '{name}': stored data does not match dtype {dtype}"),
+        )),
+        (_, RawData::Bytes(b)) => fixed_to_tensor(raw.dtype, &raw.shape, &b),
+    }
+}
+
+/// A tensor of a fixed-size ferroflow dtype from its stored bytes.
+pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
+    let shape = Shape::from_i64(shape)?;
+    let data = match DType::from_enum(dtype) {
+        Some(d) => match d {
             DType::Float32 => Data::F32(from_bytes::<f32>(&b).into()),
             DType::Float64 => Data::F64(from_bytes::<f64>(&b).into()),
             DType::Float16 => Data::F16(from_bytes::<f16>(&b).into()),
@@ -188,13 +195,19 @@ pub fn to_tensor(name: &str, prefix: &str, raw: RawTensor) -> Result<Tensor> {
             DType::Int16 => Data::I16(from_bytes::<i16>(&b).into()),
             DType::Int32 => Data::I32(from_bytes::<i32>(&b).into()),
             DType::Int64 => Data::I64(from_bytes::<i64>(&b).into()),
-            DType::UInt8 => Data::U8(b.into()),
+            DType::UInt8 => Data::U8(b.to_vec().into()),
             DType::UInt16 => Data::U16(from_bytes::<u16>(&b).into()),
             // Any non-zero byte is true (a bool byte other than 0/1 is not
             // something TensorFlow writes).
             DType::Bool => Data::Bool(b.iter().map(|&x| x != 0).collect::<Vec<_>>().into()),
-            DType::String => unreachable!("handled above"),
+            DType::String => return Err(Error::internal("string tensors are not fixed-size")),
         },
+        None => {
+            return Err(Error::unimplemented(format!(
+                "ferroflow tensors cannot hold dtype {}",
+                dtype_string(dtype)
+            )))
+        }
     };
     Tensor::new(shape, data)
 }

@@ -3,19 +3,19 @@
 //! tensor's bytes are checked against its CRC-32C when read.
 
 use crate::codec::{
-    check_fixed, dtype_enum_name, element_size, is_storable, read_strings, to_tensor, RawData,
-    RawTensor, DT_STRING,
+    check_fixed, dtype_enum_name, element_size, fixed_to_tensor, is_storable, read_strings,
+    to_tensor, RawData, RawTensor, DT_STRING,
 };
 use crate::proto::{BundleEntryProto, BundleHeaderProto, Message};
 use crate::slice::{copy_region, decode_slice_key, encode_slice_key, intersect, TensorSlice};
 use crate::table::read_table;
 use crate::{data_path, index_path};
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{DType, Error, Result, Tensor};
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 /// The bundle format version this reader understands (`kTensorBundleVersion`).
 const BUNDLE_VERSION: i32 = 1;
@@ -183,7 +183,7 @@ fn check_entry(e: &BundleEntryProto, num_shards: i32) -> std::result::Result<(),
 pub struct BundleReader {
     prefix: PathBuf,
     index: Index,
-    shards: Vec<OnceLock<Result<Arc<Region>>>>,
+    shards: Vec<OnceLock<Result<Region>>>,
 }
 
 impl BundleReader {
@@ -288,6 +288,12 @@ impl BundleReader {
     /// saved partitioned), verifying every checksum.
     pub fn read(&self, name: impl AsRef<[u8]>) -> Result<Tensor> {
         let name = name.as_ref();
+        let e = self.entry(name)?;
+        if e.slices.is_empty() && e.dtype != DT_STRING && DType::from_enum(e.dtype).is_some() {
+            // Straight from the mapped file into the tensor: one copy.
+            let bytes = self.fixed_entry(name, e)?;
+            return fixed_to_tensor(e.dtype, &entry_shape(e), bytes);
+        }
         let raw = self.read_raw(name)?;
         to_tensor(&key_str(name), &self.prefix.display().to_string(), raw)
     }
@@ -349,7 +355,7 @@ impl BundleReader {
         )
     }
 
-    fn shard(&self, id: i32) -> Result<Arc<Region>> {
+    fn shard(&self, id: i32) -> Result<&Region> {
         let slot = &self.shards[id as usize];
         slot.get_or_init(|| {
             let path = data_path(&self.prefix, id, self.shards.len() as i32);
@@ -365,46 +371,58 @@ impl BundleReader {
                 .map_err(|e| io_error(&path, "cannot stat the data file", e))?
                 .len();
             if len == 0 {
-                return Ok(Arc::new(Region::Empty));
+                return Ok(Region::Empty);
             }
             // SAFETY: bundle files are immutable once renamed into place
             // (every writer here writes a temporary file and renames it), so
             // the mapping is not modified underneath us.
             let map = unsafe { Mmap::map(&file) }
                 .map_err(|e| io_error(&path, "cannot map the data file", e))?;
-            Ok(Arc::new(Region::Map(map)))
+            Ok(Region::Map(map))
         })
-        .clone()
+        .as_ref()
+        .map_err(Clone::clone)
+    }
+
+    /// The stored bytes of one entry (bounds-checked, not yet verified).
+    fn stored(&self, key: &[u8], e: &BundleEntryProto) -> Result<&[u8]> {
+        let bytes = self.shard(e.shard_id)?.bytes();
+        let (start, end) = (e.offset as u64, (e.offset + e.size) as u64);
+        if end > bytes.len() as u64 {
+            return Err(Error::data_loss(format!(
+                "{}: bytes [{start}, {end}) lie past the end of the file ({} bytes); \
+                 the data file is truncated",
+                self.what(key, e.shard_id),
+                bytes.len()
+            )));
+        }
+        Ok(&bytes[start as usize..end as usize])
+    }
+
+    /// The verified stored bytes of a fixed-size entry without slices.
+    fn fixed_entry(&self, key: &[u8], e: &BundleEntryProto) -> Result<&[u8]> {
+        let stored = self.stored(key, e)?;
+        let n = num_elements(&entry_shape(e)).expect("checked when opened");
+        let elem = element_size(e.dtype).expect("fixed-size dtype");
+        if n.checked_mul(elem) != Some(stored.len()) {
+            return Err(Error::data_loss(format!(
+                "{}: {} stored bytes for {n} elements of {elem} bytes",
+                self.what(key, e.shard_id),
+                stored.len()
+            )));
+        }
+        check_fixed(stored, e.crc32c, &self.what(key, e.shard_id))?;
+        Ok(stored)
     }
 
     /// The verified stored data of one entry without slices.
     fn load_entry(&self, key: &[u8], e: &BundleEntryProto) -> Result<RawData> {
-        let what = self.what(key, e.shard_id);
-        let shard = self.shard(e.shard_id)?;
-        let bytes = shard.bytes();
-        let (start, size) = (e.offset as u64, e.size as u64);
-        let end = start + size;
-        if end > bytes.len() as u64 {
-            return Err(Error::data_loss(format!(
-                "{what}: bytes [{start}, {end}) lie past the end of the file ({} bytes); \
-                 the data file is truncated",
-                bytes.len()
-            )));
-        }
-        let stored = &bytes[start as usize..end as usize];
-        let n = num_elements(&entry_shape(e)).expect("checked when opened");
         if e.dtype == DT_STRING {
-            return read_strings(stored, n, e.crc32c, &what).map(RawData::Strings);
+            let n = num_elements(&entry_shape(e)).expect("checked when opened");
+            let what = self.what(key, e.shard_id);
+            return read_strings(self.stored(key, e)?, n, e.crc32c, &what).map(RawData::Strings);
         }
-        let elem = element_size(e.dtype).expect("checked when opened");
-        if n.checked_mul(elem) != Some(stored.len()) {
-            return Err(Error::data_loss(format!(
-                "{what}: {} stored bytes for {n} elements of {elem} bytes",
-                stored.len()
-            )));
-        }
-        check_fixed(stored, e.crc32c, &what)?;
-        Ok(RawData::Bytes(stored.to_vec()))
+        Ok(RawData::Bytes(self.fixed_entry(key, e)?.to_vec()))
     }
 
     fn read_raw_slice(&self, key: &[u8], want: Option<&TensorSlice>) -> Result<RawTensor> {

@@ -41,7 +41,11 @@ fn advise_huge_pages<T>(v: &[T]) {
         // SAFETY: the range lies inside `v`'s allocation; madvise only
         // changes how the kernel backs those pages, not their contents.
         unsafe {
-            libc::madvise(aligned as *mut libc::c_void, end - aligned, libc::MADV_HUGEPAGE);
+            libc::madvise(
+                aligned as *mut libc::c_void,
+                end - aligned,
+                libc::MADV_HUGEPAGE,
+            );
         }
     }
 }
