@@ -7,6 +7,10 @@ TID_SHIFT: int
 
 Shape = Optional[list[Optional[int]]]
 OutputSpec = tuple[int, Shape, bool]
+# (node_name, timeline_label, all_start_nanos, op_start_rel_nanos, op_end_rel_nanos, all_end_rel_nanos, thread_id)
+NodeTiming = tuple[str, str, int, int, int, int, int]
+# (device, node timings in execution order, [(thread_id, thread_name)])
+StepTrace = tuple[str, list[NodeTiming], list[tuple[int, str]]]
 
 class Graph:
     """A graph under construction, shared with the sessions that run it."""
@@ -38,12 +42,13 @@ class Graph:
 class Runner:
     """A compiled run signature (``Session.make_callable``)."""
 
-    def __call__(self, feed_values: Sequence[Any]) -> list[Any]: ...
+    def __call__(self, feed_values: Sequence[Any], trace: bool = False) -> Any:
+        """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set."""
 
 class Session:
     """A session over a Graph; ``run`` releases the GIL while the step runs."""
 
-    def __init__(self, graph: Graph) -> None: ...
+    def __init__(self, graph: Graph, intra_op_threads: int = 0) -> None: ...
     def run(
         self,
         feed_ids: Sequence[int],
@@ -51,7 +56,11 @@ class Session:
         feed_dtypes: Sequence[int],
         fetch_ids: Sequence[int],
         target_ids: Sequence[int],
-    ) -> list[Any]: ...
+        trace: bool = False,
+    ) -> Any:
+        """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set."""
+    @property
+    def intra_op_threads(self) -> int: ...
     def make_callable(
         self, feed_ids: Sequence[int], feed_dtypes: Sequence[int], fetch_ids: Sequence[int], target_ids: Sequence[int]
     ) -> Runner: ...

@@ -11,7 +11,7 @@ mod records;
 use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
 use errors::{guard, IntoPyResult};
 use ferroflow_graph::{Attrs, NodeSpec, Output, PartialShape};
-use ferroflow_runtime::{Plan, Session as CoreSession};
+use ferroflow_runtime::{Plan, Session as CoreSession, SessionOptions, StepTrace};
 use ferroflow_tensor::{DType, Error, Tensor};
 use parking_lot::RwLock;
 use pyo3::exceptions::PyValueError;
@@ -309,12 +309,45 @@ fn results_to_py(py: Python<'_>, out: Vec<Tensor>) -> PyResult<Py<PyAny>> {
     Ok(PyList::new(py, items)?.into_any().unbind())
 }
 
+/// `(device, [(name, label, all_start_ns, op_start_rel_ns, op_end_rel_ns,
+/// all_end_rel_ns, thread_id)], [(thread_id, thread_name)])`.
+fn trace_to_py(py: Python<'_>, trace: StepTrace) -> PyResult<Py<PyAny>> {
+    let nodes = trace
+        .nodes
+        .into_iter()
+        .map(|n| {
+            (
+                n.node_name,
+                n.timeline_label,
+                n.all_start_nanos,
+                n.op_start_rel_nanos,
+                n.op_end_rel_nanos,
+                n.all_end_rel_nanos,
+                n.thread_id,
+            )
+        })
+        .collect::<Vec<_>>();
+    Ok((trace.device, nodes, trace.thread_names)
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
+}
+
+/// Runs a plan; with `trace`, returns `(results, trace)` instead of `results`.
 fn run_plan(
     py: Python<'_>,
     session: &CoreSession,
     plan: &Plan,
     feeds: Vec<Tensor>,
+    trace: bool,
 ) -> PyResult<Py<PyAny>> {
+    if trace {
+        let (out, tr) = py
+            .detach(|| guard(|| session.run_plan_traced(plan, feeds)))
+            .py(py)?;
+        let pair = (results_to_py(py, out)?, trace_to_py(py, tr)?);
+        return Ok(pair.into_pyobject(py)?.into_any().unbind());
+    }
     let out = py
         .detach(|| guard(|| session.run_plan(plan, feeds)))
         .py(py)?;
@@ -323,15 +356,23 @@ fn run_plan(
 
 #[pymethods]
 impl Session {
+    /// A session over `graph`; `intra_op_threads > 0` gives its kernels a
+    /// thread pool of that size (0: the process-wide pool).
     #[new]
-    fn new(graph: &Graph) -> Session {
-        Session {
-            inner: Arc::new(CoreSession::new(graph.inner.clone())),
-        }
+    #[pyo3(signature = (graph, intra_op_threads = 0))]
+    fn new(py: Python<'_>, graph: &Graph, intra_op_threads: usize) -> PyResult<Session> {
+        let options = SessionOptions { intra_op_threads };
+        let inner = guard(|| CoreSession::with_options(graph.inner.clone(), options)).py(py)?;
+        Ok(Session {
+            inner: Arc::new(inner),
+        })
     }
 
     /// Runs one step: feeds (tensor ids, arrays, dtype enums), fetches
-    /// (tensor ids) and targets (op ids). Returns the fetched values.
+    /// (tensor ids) and targets (op ids). Returns the fetched values, or
+    /// `(values, trace)` when `trace` is set (see `trace_to_py`).
+    #[pyo3(signature = (feed_ids, feed_values, feed_dtypes, fetch_ids, target_ids, trace = false))]
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
         py: Python<'_>,
@@ -340,12 +381,19 @@ impl Session {
         feed_dtypes: Vec<i32>,
         fetch_ids: Vec<u64>,
         target_ids: Vec<usize>,
+        trace: bool,
     ) -> PyResult<Py<PyAny>> {
         let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
         let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
         let tensors = feeds_to_tensors(&feed_values, &feed_dtypes)?;
         let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
-        run_plan(py, &self.inner, &plan, tensors)
+        run_plan(py, &self.inner, &plan, tensors, trace)
+    }
+
+    /// Threads a kernel of this session may use.
+    #[getter]
+    fn intra_op_threads(&self) -> usize {
+        self.inner.intra_op_threads()
     }
 
     /// Compiles a signature once and returns a callable taking the feed values.
@@ -387,9 +435,16 @@ struct Runner {
 
 #[pymethods]
 impl Runner {
-    fn __call__(&self, py: Python<'_>, feed_values: Vec<Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    /// Runs the plan; with `trace`, returns `(values, trace)` like `Session.run`.
+    #[pyo3(signature = (feed_values, trace = false))]
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        feed_values: Vec<Bound<'_, PyAny>>,
+        trace: bool,
+    ) -> PyResult<Py<PyAny>> {
         let tensors = feeds_to_tensors(&feed_values, &self.feed_dtypes)?;
-        run_plan(py, &self.session, &self.plan, tensors)
+        run_plan(py, &self.session, &self.plan, tensors, trace)
     }
 }
 

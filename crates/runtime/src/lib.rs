@@ -12,8 +12,10 @@ mod kernels;
 mod plan;
 mod resources;
 mod session;
+mod trace;
 
 pub use kernel::{factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, Value};
 pub use plan::Plan;
 pub use resources::{SessionState, Variable};
-pub use session::Session;
+pub use session::{Session, SessionOptions};
+pub use trace::{thread_id, NodeTiming, StepTrace, CPU_DEVICE};

@@ -9,6 +9,7 @@
 
 use crate::kernel::{kernel_factory, Kernel, KernelInit, OpContext, Value};
 use crate::resources::SessionState;
+use crate::trace::{rel_nanos, thread_id, NodeTiming, StepTrace, TraceClock};
 use ferroflow_graph::{Graph, NodeId, Output, PartialShape};
 use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
 use smallvec::SmallVec;
@@ -22,6 +23,8 @@ struct InputSlot {
 
 struct Step {
     name: String,
+    /// `name = Op(inputs)`, reported when a run is traced.
+    label: String,
     kernel: Box<dyn Kernel>,
     inputs: SmallVec<[InputSlot; 4]>,
     out_base: usize,
@@ -65,7 +68,7 @@ impl Drop for Plan {
             .map(|(n, s)| (n.load(Relaxed), s.name.as_str()))
             .collect();
         let total: u64 = rows.iter().map(|r| r.0).sum();
-        rows.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        rows.sort_unstable_by_key(|r| std::cmp::Reverse(r.0));
         eprintln!(
             "ferroflow profile: {} steps, {runs} runs, {:.1} us/run in kernels",
             self.steps.len(),
@@ -79,6 +82,28 @@ impl Drop for Plan {
             );
         }
     }
+}
+
+/// TensorFlow's timeline label of a node: `name = Op(x, y:1, ^ctrl)`.
+fn timeline_label(graph: &Graph, node: &ferroflow_graph::Node) -> String {
+    let mut inputs: Vec<String> = node
+        .inputs
+        .iter()
+        .map(|o| {
+            let name = &graph.node(o.node).name;
+            if o.index == 0 {
+                name.clone()
+            } else {
+                format!("{name}:{}", o.index)
+            }
+        })
+        .collect();
+    inputs.extend(
+        node.control_inputs
+            .iter()
+            .map(|&c| format!("^{}", graph.node(c).name)),
+    );
+    format!("{} = {}({})", node.name, node.op, inputs.join(", "))
 }
 
 /// Python-style shape text, as TensorFlow prints feed errors: `(2, 3)`.
@@ -182,6 +207,7 @@ impl Plan {
             .map_err(|e| e.at_node(&node.name))?;
             steps.push(Step {
                 name: node.name.clone(),
+                label: timeline_label(graph, node),
                 kernel,
                 inputs,
                 out_base,
@@ -251,7 +277,28 @@ impl Plan {
 
     /// Runs the plan once.
     pub fn run(&self, session: &SessionState, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        self.execute(session, feeds, None)
+    }
+
+    /// Runs the plan once, recording when each node started and ended.
+    pub fn run_traced(
+        &self,
+        session: &SessionState,
+        feeds: Vec<Tensor>,
+    ) -> Result<(Vec<Tensor>, StepTrace)> {
+        let mut trace = StepTrace::new();
+        let out = self.execute(session, feeds, Some(&mut trace))?;
+        Ok((out, trace))
+    }
+
+    fn execute(
+        &self,
+        session: &SessionState,
+        feeds: Vec<Tensor>,
+        mut trace: Option<&mut StepTrace>,
+    ) -> Result<Vec<Tensor>> {
         self.check_feeds(&feeds)?;
+        let clock = trace.as_ref().map(|_| TraceClock::start());
         let mut slots: Vec<Option<Value>> = (0..self.num_slots).map(|_| None).collect();
         let mut remaining = self.use_counts.clone();
         for (spec, t) in self.feeds.iter().zip(feeds) {
@@ -271,6 +318,7 @@ impl Plan {
             p.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         for (step_index, step) in self.steps.iter().enumerate() {
+            let all_start = clock.as_ref().map(|_| std::time::Instant::now());
             let mut inputs: SmallVec<[Value; 4]> = SmallVec::with_capacity(step.inputs.len());
             for inp in &step.inputs {
                 let v = take(inp.slot, &mut slots, &mut remaining)?;
@@ -286,10 +334,12 @@ impl Plan {
                 node: &step.name,
                 session,
             };
-            let started = self.profile.as_ref().map(|_| std::time::Instant::now());
+            let started =
+                (self.profile.is_some() || all_start.is_some()).then(std::time::Instant::now);
             step.kernel
                 .compute(&mut ctx)
                 .map_err(|e| e.into_runtime().at_node(&step.name))?;
+            let op_end = all_start.map(|_| std::time::Instant::now());
             if let (Some(p), Some(t)) = (&self.profile, started) {
                 p.nanos[step_index].fetch_add(
                     t.elapsed().as_nanos() as u64,
@@ -310,6 +360,21 @@ impl Plan {
                 if remaining[s] > 0 {
                     slots[s] = Some(v);
                 }
+            }
+            if let (Some(tr), Some(clock), Some(a), Some(o), Some(e)) =
+                (trace.as_deref_mut(), &clock, all_start, started, op_end)
+            {
+                let tid = thread_id();
+                tr.note_thread(tid);
+                tr.nodes.push(NodeTiming {
+                    node_name: step.name.clone(),
+                    timeline_label: step.label.clone(),
+                    all_start_nanos: clock.epoch_nanos(a),
+                    op_start_rel_nanos: rel_nanos(a, o),
+                    op_end_rel_nanos: rel_nanos(a, e),
+                    all_end_rel_nanos: rel_nanos(a, std::time::Instant::now()),
+                    thread_id: tid,
+                });
             }
         }
         self.fetch_slots

@@ -2,6 +2,7 @@
 
 use crate::plan::Plan;
 use crate::resources::SessionState;
+use crate::trace::StepTrace;
 use ferroflow_graph::{Graph, NodeId, Output};
 use ferroflow_tensor::{Error, Result, Tensor};
 use parking_lot::{Mutex, RwLock};
@@ -16,6 +17,14 @@ struct PlanKey {
     targets: Vec<NodeId>,
 }
 
+/// How a session runs (the parts of TensorFlow's `ConfigProto` that apply).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SessionOptions {
+    /// Threads a single kernel may use (`intra_op_parallelism_threads`).
+    /// 0 shares the process-wide pool, sized to the machine's cores.
+    pub intra_op_threads: usize,
+}
+
 /// Runs parts of a graph. Safe to share between threads: concurrent runs
 /// share compiled plans and variables (each variable has its own lock).
 pub struct Session {
@@ -23,15 +32,54 @@ pub struct Session {
     state: SessionState,
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     closed: AtomicBool,
+    /// The session's own kernel thread pool, when its size was set.
+    pool: Option<rayon::ThreadPool>,
 }
 
 impl Session {
+    /// A session using the process-wide thread pool.
     pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
         Session {
             graph,
             state: SessionState::default(),
             plans: Mutex::new(HashMap::new()),
             closed: AtomicBool::new(false),
+            pool: None,
+        }
+    }
+
+    /// A session configured by `options`: with `intra_op_threads > 0` its
+    /// kernels run on a pool of exactly that many threads.
+    pub fn with_options(graph: Arc<RwLock<Graph>>, options: SessionOptions) -> Result<Session> {
+        let mut s = Session::new(graph);
+        if options.intra_op_threads > 0 {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(options.intra_op_threads)
+                .thread_name(|i| format!("ferroflow intra-op {i}"))
+                .build()
+                .map_err(|e| {
+                    Error::resource_exhausted(format!(
+                        "cannot start {} intra-op threads: {e}",
+                        options.intra_op_threads
+                    ))
+                })?;
+            s.pool = Some(pool);
+        }
+        Ok(s)
+    }
+
+    /// Threads a kernel of this session may use.
+    pub fn intra_op_threads(&self) -> usize {
+        self.pool
+            .as_ref()
+            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+    }
+
+    /// Runs `f` on the session's thread pool (or the caller's thread).
+    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(p) => p.install(f),
+            None => f(),
         }
     }
 
@@ -77,7 +125,17 @@ impl Session {
     /// Runs a prepared plan with values for its feeds (in plan order).
     pub fn run_plan(&self, plan: &Plan, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
         self.check_open()?;
-        plan.run(&self.state, feeds)
+        self.on_pool(|| plan.run(&self.state, feeds))
+    }
+
+    /// Like [`Session::run_plan`], also returning per-node timings.
+    pub fn run_plan_traced(
+        &self,
+        plan: &Plan,
+        feeds: Vec<Tensor>,
+    ) -> Result<(Vec<Tensor>, StepTrace)> {
+        self.check_open()?;
+        self.on_pool(|| plan.run_traced(&self.state, feeds))
     }
 
     /// Feeds `feeds`, runs `targets` and whatever `fetches` need, and returns

@@ -4,6 +4,25 @@
 TensorFlow does (``np.asarray(value, dtype=tensor's dtype)``), and calls the
 native session, which compiles each distinct signature once and runs the
 whole step with the GIL released.
+
+``config`` (a ``tf.ConfigProto``): ``intra_op_parallelism_threads`` sizes the
+session's own kernel thread pool (0: the process-wide pool, one thread per
+core). Matrix products (``MatMul``/``BatchMatMul``) run on the GEMM library's
+own pool, sized once per process by the ``MATMUL_NUM_THREADS`` environment
+variable, whatever the config says. Results are identical for any thread
+count. ``inter_op_parallelism_threads`` is honoured trivially: the executor
+runs one op at a time on the calling thread, which satisfies any limit.
+Every other field (``device_count``, ``gpu_options``, ``allow_soft_placement``,
+``log_device_placement``, ``graph_options``, ``operation_timeout_in_ms``,
+``session_inter_op_thread_pool``, ``use_per_session_threads``, ...) is
+accepted and ignored.
+
+``run(..., options=RunOptions(trace_level=...), run_metadata=RunMetadata())``:
+any trace level above ``NO_TRACE`` makes the executor time every node and
+fills ``run_metadata.step_stats`` (one ``DeviceStepStats`` for the CPU with a
+``NodeExecStats`` per executed node); untraced runs take no timestamps.
+Other ``RunOptions`` fields (``timeout_in_ms``, ``output_partition_graphs``,
+...) are ignored.
 """
 
 from __future__ import annotations
@@ -14,6 +33,7 @@ import threading
 import numpy as np
 
 from ferroflow import _native
+from ferroflow.core.protobuf import config_pb2
 from ferroflow.framework import dtypes, errors, ops, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 
@@ -149,6 +169,40 @@ def _resolve_feed_key(graph, key):
         raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
 
 
+def _wants_trace(options, run_metadata):
+    """Whether a run must record step stats; checks the argument types as TensorFlow does."""
+    if options is not None and not isinstance(options, config_pb2.RunOptions):
+        raise TypeError(f"options must be a tf.RunOptions, but got {type(options)}")
+    if run_metadata is not None and not isinstance(run_metadata, config_pb2.RunMetadata):
+        raise TypeError(f"run_metadata must be a tf.RunMetadata, but got {type(run_metadata)}")
+    return run_metadata is not None and options is not None and options.trace_level != config_pb2.RunOptions.NO_TRACE
+
+
+def _fill_run_metadata(run_metadata, step_trace):
+    """Replaces ``run_metadata`` by the step stats of a traced run (see ``_native.StepTrace``)."""
+    device, nodes, threads = step_trace
+    run_metadata.Clear()
+    dev = run_metadata.step_stats.dev_stats.add()
+    dev.device = device
+    for name, label, start, op_start, op_end, all_end, tid in nodes:
+        ns = dev.node_stats.add()
+        ns.node_name = name
+        ns.timeline_label = label
+        ns.all_start_nanos = start
+        ns.all_start_micros = start // 1000
+        ns.scheduled_nanos = start
+        ns.scheduled_micros = start // 1000
+        ns.op_start_rel_nanos = op_start
+        ns.op_start_rel_micros = op_start // 1000
+        ns.op_end_rel_nanos = op_end
+        ns.op_end_rel_micros = op_end // 1000
+        ns.all_end_rel_nanos = all_end
+        ns.all_end_rel_micros = all_end // 1000
+        ns.thread_id = tid
+    for tid, tname in threads:
+        dev.thread_names[tid] = tname
+
+
 class BaseSession:
     """Shared implementation of ``Session`` and ``InteractiveSession``."""
 
@@ -157,8 +211,11 @@ class BaseSession:
         if not isinstance(self._graph, ops.Graph):
             raise TypeError(f"graph must be a tf.Graph, but got {type(self._graph)}")
         self._target = target
+        if config is not None and not isinstance(config, config_pb2.ConfigProto):
+            raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
         self._config = config
-        self._native = _native.Session(self._graph._native)
+        intra = max(0, config.intra_op_parallelism_threads) if config is not None else 0
+        self._native = _native.Session(self._graph._native, intra)
         self._closed = False
         self._default_session_ctx = None
         self._default_graph_ctx = None
@@ -192,8 +249,9 @@ class BaseSession:
         namedtuples), feeding ``feed_dict``. Returns values in the same structure."""
         self._check_open()
         graph = self._graph
-        # Fast path: one tensor, no feeds.
-        if isinstance(fetches, ops.Tensor) and not feed_dict:
+        trace = _wants_trace(options, run_metadata)
+        # Fast path: one tensor, no feeds, no tracing.
+        if isinstance(fetches, ops.Tensor) and not feed_dict and options is None and run_metadata is None:
             if fetches.graph is not graph:
                 raise ValueError(
                     f"Fetch argument {fetches!r} cannot be interpreted as a Tensor. (Tensor {fetches} is not an "
@@ -204,7 +262,12 @@ class BaseSession:
             return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
         plan = _FetchPlan(graph, fetches)
         feed_ids, feed_vals, feed_types = self._prepare_feeds(feed_dict)
-        out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets)
+        out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets, trace)
+        if trace:
+            out, step_trace = out
+            _fill_run_metadata(run_metadata, step_trace)
+        elif run_metadata is not None:
+            run_metadata.Clear()
         return plan.rebuild(out)
 
     def _prepare_feeds(self, feed_dict):
@@ -227,8 +290,10 @@ class BaseSession:
             feed_types.append(t.dtype.base_dtype.as_datatype_enum)
         return feed_ids, feed_vals, feed_types
 
-    def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids):
+    def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids, trace=False):
         try:
+            if trace:
+                return self._native.run(feed_ids, feed_vals, feed_types, fetch_ids, target_ids, True)
             return self._native.run(feed_ids, feed_vals, feed_types, fetch_ids, target_ids)
         except errors.OpError as e:
             raise self._attach_op(e) from None
@@ -255,14 +320,26 @@ class BaseSession:
         session = self
 
         def call(*args, **kwargs):
+            options = run_metadata = None
+            if accept_options:
+                options = kwargs.pop("options", None)
+                run_metadata = kwargs.pop("run_metadata", None)
+            if kwargs:
+                raise TypeError(f"callable got unexpected keyword arguments: {sorted(kwargs)}")
             if len(args) != len(feeds):
                 raise TypeError(f"Expected {len(feeds)} feed values, got {len(args)}")
             session._check_open()
+            trace = _wants_trace(options, run_metadata)
             vals = [_feed_value(t, v) for t, v in zip(feeds, args)]
             try:
-                out = runner(vals)
+                out = runner(vals, True) if trace else runner(vals)
             except errors.OpError as e:
                 raise session._attach_op(e) from None
+            if trace:
+                out, step_trace = out
+                _fill_run_metadata(run_metadata, step_trace)
+            elif run_metadata is not None:
+                run_metadata.Clear()
             return plan.rebuild(out)
 
         return call
