@@ -117,14 +117,19 @@ impl SeenTags {
 /// The first write error of a background thread, shared with the caller.
 type ErrorSlot = Arc<Mutex<Option<Error>>>;
 
+/// Serialized events waiting to be handed to the background thread.
+type Pending = Arc<Mutex<Vec<Vec<u8>>>>;
+
 enum Msg {
-    Event(Vec<u8>),
+    /// A batch of serialized events, in order.
+    Events(Vec<Vec<u8>>),
     Flush(mpsc::Sender<Result<()>>),
     Close(mpsc::Sender<Result<()>>),
 }
 
 struct Worker {
     sender: SyncSender<Msg>,
+    pending: Pending,
     handle: Option<JoinHandle<()>>,
     /// The first write error of the background thread.
     error: ErrorSlot,
@@ -134,10 +139,13 @@ struct Worker {
 /// Writes events to a new event file in `logdir` from a background thread
 /// (`tf.compat.v1.summary.FileWriter`'s `EventFileWriter`).
 ///
-/// [`add_event`](Self::add_event) serializes the event and queues it; when
-/// `max_queue` events are waiting it blocks until the thread catches up. The
-/// thread writes each event as it arrives and flushes the file to the
-/// operating system at least every `flush_secs`. [`flush`](Self::flush)
+/// [`add_event`](Self::add_event) serializes the event and queues it. Queued
+/// events go to the thread in batches of `max_queue` (one hand-over per
+/// batch rather than per event, which is what makes small events cheap);
+/// when two batches are already waiting, adding blocks until the thread
+/// catches up. The thread writes each batch as it arrives and, at least
+/// every `flush_secs`, also writes what is queued and flushes the file to
+/// the operating system. [`flush`](Self::flush)
 /// waits until everything queued is written and synced; [`close`](Self::close)
 /// (or dropping the writer) does the same and closes the file;
 /// [`reopen`](Self::reopen) starts a new file after a close. All methods take
@@ -245,19 +253,22 @@ impl EventFileWriter {
         records.flush()?;
 
         let path = records.path().to_path_buf();
-        let (sender, receiver) = mpsc::sync_channel(self.max_queue);
+        let (sender, receiver) = mpsc::sync_channel(2);
         let error = Arc::new(Mutex::new(None));
         let thread_error = Arc::clone(&error);
+        let pending: Pending = Arc::new(Mutex::new(Vec::with_capacity(self.max_queue)));
+        let thread_pending = Arc::clone(&pending);
         let flush_every = self.flush_every;
         let handle = std::thread::Builder::new()
             .name("ferroflow-event-writer".to_string())
-            .spawn(move || write_loop(records, receiver, flush_every, thread_error))
+            .spawn(move || write_loop(records, receiver, thread_pending, flush_every, thread_error))
             .map_err(|e| {
                 Error::resource_exhausted(format!("cannot start event writer thread: {e}"))
             })?;
         *lock(&self.last_path) = path.clone();
         *state = Some(Worker {
             sender,
+            pending,
             handle: Some(handle),
             error,
             path,
@@ -265,14 +276,18 @@ impl EventFileWriter {
         Ok(())
     }
 
-    fn sender(&self) -> Result<(SyncSender<Msg>, ErrorSlot)> {
+    fn sender(&self) -> Result<(SyncSender<Msg>, Pending, ErrorSlot)> {
         let state = lock(&self.state);
         match state.as_ref() {
             Some(w) => {
                 if let Some(e) = lock(&w.error).clone() {
                     return Err(e);
                 }
-                Ok((w.sender.clone(), Arc::clone(&w.error)))
+                Ok((
+                    w.sender.clone(),
+                    Arc::clone(&w.pending),
+                    Arc::clone(&w.error),
+                ))
             }
             None => Err(self.closed_error()),
         }
@@ -294,8 +309,16 @@ impl EventFileWriter {
     /// Queues an already serialized `Event` (written as given); blocks
     /// while `max_queue` events wait.
     pub fn add_serialized(&self, event: Vec<u8>) -> Result<()> {
-        let (sender, error) = self.sender()?;
-        if sender.send(Msg::Event(event)).is_err() {
+        let (sender, pending, error) = self.sender()?;
+        let mut queued = lock(&pending);
+        queued.push(event);
+        if queued.len() < self.max_queue {
+            return Ok(());
+        }
+        // Sent while holding the queue, so batches keep the order in which
+        // events were added; the thread never waits for this lock.
+        let batch = std::mem::replace(&mut *queued, Vec::with_capacity(self.max_queue));
+        if sender.send(Msg::Events(batch)).is_err() {
             // Closed by another thread while this one waited for room.
             if self.is_closed() {
                 return Err(self.closed_error());
@@ -312,10 +335,16 @@ impl EventFileWriter {
 
     /// Waits until every queued event is written, then flushes and syncs.
     pub fn flush(&self) -> Result<()> {
-        let (sender, error) = self.sender()?;
+        let (sender, pending, error) = self.sender()?;
         let (reply, done) = mpsc::channel();
-        if sender.send(Msg::Flush(reply)).is_err() {
-            return Err(thread_gone(&error));
+        {
+            let mut queued = lock(&pending);
+            let batch = std::mem::take(&mut *queued);
+            if (!batch.is_empty() && sender.send(Msg::Events(batch)).is_err())
+                || sender.send(Msg::Flush(reply)).is_err()
+            {
+                return Err(thread_gone(&error));
+            }
         }
         done.recv().unwrap_or_else(|_| Err(thread_gone(&error)))
     }
@@ -327,7 +356,9 @@ impl EventFileWriter {
             return Ok(());
         };
         let (reply, done) = mpsc::channel();
-        let result = if worker.sender.send(Msg::Close(reply)).is_ok() {
+        let batch = std::mem::take(&mut *lock(&worker.pending));
+        let sent = batch.is_empty() || worker.sender.send(Msg::Events(batch)).is_ok();
+        let result = if sent && worker.sender.send(Msg::Close(reply)).is_ok() {
             done.recv()
                 .unwrap_or_else(|_| Err(thread_gone(&worker.error)))
         } else {
@@ -362,54 +393,95 @@ fn thread_gone(error: &ErrorSlot) -> Error {
         .unwrap_or_else(|| Error::internal("the event writer thread stopped unexpectedly"))
 }
 
+/// Writes `batch`, keeping the first error for the caller.
+fn write_batch(records: &mut RecordWriter, batch: &[Vec<u8>], error: &ErrorSlot) {
+    for bytes in batch {
+        if let Err(e) = records.write(bytes) {
+            keep_first_error(error, e);
+            break;
+        }
+    }
+}
+
+fn keep_first_error(error: &ErrorSlot, e: Error) {
+    let mut slot = lock(error);
+    if slot.is_none() {
+        *slot = Some(e);
+    }
+}
+
+/// Handles one message; `false` once the writer is closed.
+fn handle(msg: Msg, records: &mut RecordWriter, dirty: &mut bool, error: &ErrorSlot) -> bool {
+    match msg {
+        Msg::Events(batch) => {
+            write_batch(records, &batch, error);
+            *dirty = true;
+            true
+        }
+        Msg::Flush(reply) => {
+            let r = records.sync();
+            if let Err(e) = &r {
+                keep_first_error(error, e.clone());
+            }
+            *dirty = false;
+            let _ = reply.send(r);
+            true
+        }
+        Msg::Close(reply) => {
+            let r = records.sync().and_then(|_| records.close());
+            let _ = reply.send(r);
+            false
+        }
+    }
+}
+
 fn write_loop(
     mut records: RecordWriter,
     receiver: Receiver<Msg>,
+    pending: Pending,
     flush_every: Duration,
     error: ErrorSlot,
 ) {
-    let record_error = |e: Error| {
-        let mut slot = lock(&error);
-        if slot.is_none() {
-            *slot = Some(e);
-        }
-    };
     let mut next_flush = Instant::now() + flush_every;
     let mut dirty = false;
     loop {
         let timeout = next_flush.saturating_duration_since(Instant::now());
         match receiver.recv_timeout(timeout) {
-            Ok(Msg::Event(bytes)) => {
-                if let Err(e) = records.write(&bytes) {
-                    record_error(e);
+            Ok(msg) => {
+                if !handle(msg, &mut records, &mut dirty, &error) {
+                    return;
                 }
-                dirty = true;
-            }
-            Ok(Msg::Flush(reply)) => {
-                let r = records.sync();
-                if let Err(e) = &r {
-                    record_error(e.clone());
-                }
-                dirty = false;
-                let _ = reply.send(r);
-            }
-            Ok(Msg::Close(reply)) => {
-                let r = records.sync().and_then(|_| records.close());
-                let _ = reply.send(r);
-                return;
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => {
                 if let Err(e) = records.close() {
-                    record_error(e);
+                    keep_first_error(&error, e);
                 }
                 return;
             }
         }
         if Instant::now() >= next_flush {
+            // Events still queued by adders go out with the periodic flush;
+            // if an adder holds the queue right now, they go next time.
+            if let Ok(mut queued) = pending.try_lock() {
+                // Adders hand batches over while holding the queue, so every
+                // batch already in the channel precedes what is still queued:
+                // write those first to keep the order of events.
+                while let Ok(msg) = receiver.try_recv() {
+                    if !handle(msg, &mut records, &mut dirty, &error) {
+                        return;
+                    }
+                }
+                let batch = std::mem::take(&mut *queued);
+                drop(queued);
+                if !batch.is_empty() {
+                    write_batch(&mut records, &batch, &error);
+                    dirty = true;
+                }
+            }
             if dirty {
                 if let Err(e) = records.flush() {
-                    record_error(e);
+                    keep_first_error(&error, e);
                 }
                 dirty = false;
             }

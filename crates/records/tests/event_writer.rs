@@ -100,6 +100,22 @@ fn flush_secs_flushes_without_being_asked() {
 }
 
 #[test]
+fn the_periodic_flush_keeps_the_order_of_events() {
+    // A 1 ms timer makes the writer thread take queued events while adders
+    // are handing over full batches: the file must still be in add order.
+    let tmp = TempDir::new("timer_order");
+    let writer = EventFileWriter::new(tmp.path(), "", 7, 0.001).unwrap();
+    for step in 0..5000 {
+        writer.add_event(&loss(step)).unwrap();
+        if step % 97 == 0 {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    writer.close().unwrap();
+    assert_eq!(steps(&read(&writer.path())), (0..5000).collect::<Vec<_>>());
+}
+
+#[test]
 fn a_small_queue_shared_by_threads_loses_nothing() {
     let tmp = TempDir::new("threads");
     let writer = Arc::new(EventFileWriter::new(tmp.path(), "", 1, 3600.0).unwrap());
