@@ -401,6 +401,10 @@ impl ConvGeom {
         for ky in 0..self.kh {
             for kx in 0..self.kw {
                 let xs = self.x_range(kx);
+                if xs.is_empty() {
+                    // This filter column only ever sees padding: its rows stay zero.
+                    continue;
+                }
                 for c in 0..self.ic {
                     let row = &mut buf[((ky * self.kw + kx) * self.ic + c) * m..][..m];
                     let src_plane = &xt[c * plane..][..plane];
