@@ -1,6 +1,7 @@
 """``tf.nn``: activations, softmax and losses, normalisation, embeddings."""
 
 from ferroflow.ops.array_ops import stop_gradient  # noqa: F401
+from ferroflow.ops.nn_conv import *  # noqa: F401,F403
 from ferroflow.ops.nn_ops import (  # noqa: F401
     bias_add,
     dropout,
@@ -33,5 +34,4 @@ from ferroflow.ops.nn_ops import (  # noqa: F401
     xw_plus_b,
     zero_fraction,
 )
-from ferroflow.ops.nn_conv import *  # noqa: F401,F403
 from ferroflow.ops.nn_sampled import *  # noqa: F401,F403,E402

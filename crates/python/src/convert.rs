@@ -29,14 +29,14 @@ pub fn encode_tid(o: ferroflow_graph::Output) -> u64 {
     ((o.node as u64) << TID_SHIFT) | o.index as u64
 }
 
-fn read_array<T: Element + numpy::Element + Clone>(
+fn read_array<T: Element + numpy::Element + Copy + Default + Send + Sync>(
     arr: &Bound<'_, PyArrayDyn<T>>,
 ) -> PyResult<Tensor> {
     let ro = arr.readonly();
     let shape = Shape::from(arr.shape().to_vec());
     let data: Vec<T> = match ro.as_slice() {
-        Ok(s) => s.to_vec(),
-        Err(_) => ro.as_array().iter().cloned().collect(),
+        Ok(s) => ferroflow_tensor::kernels::parallel::copied(s),
+        Err(_) => ro.as_array().iter().copied().collect(),
     };
     Tensor::from_vec(shape, data).map_err(|e| PyValueError::new_err(e.to_string()))
 }

@@ -316,7 +316,7 @@ def _sharded_lookup(params, ids, strategy, name, max_norm):
             raise ValueError(f"Unrecognized partition strategy: {strategy}. Must be one of either `mod` or `div`.")
         # Gather from each shard, then pick per id.
         pieces = []
-        for k, p in enumerate(params):
+        for p in params:
             pt = ops.convert_to_tensor(p)
             safe = math_ops.minimum(local, array_ops.shape(pt, out_type=local.dtype)[0] - 1)
             pieces.append(array_ops.gather(pt, safe))

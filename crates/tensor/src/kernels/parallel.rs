@@ -27,6 +27,20 @@ pub fn zeroed<T: Copy + Default>(n: usize) -> Vec<T> {
     v
 }
 
+/// A copy of `src` in a fresh buffer; large copies land in huge pages (see
+/// [`zeroed`]) and are made in parallel.
+pub fn copied<T: Copy + Default + Send + Sync>(src: &[T]) -> Vec<T> {
+    if std::mem::size_of_val(src) < HUGE_PAGE_MIN_BYTES {
+        return src.to_vec();
+    }
+    let mut v = zeroed(src.len());
+    const BLOCK: usize = 1 << 16;
+    v.par_chunks_mut(BLOCK)
+        .zip(src.par_chunks(BLOCK))
+        .for_each(|(d, s)| d.copy_from_slice(s));
+    v
+}
+
 #[cfg(target_os = "linux")]
 fn advise_huge_pages<T>(v: &[T]) {
     let bytes = std::mem::size_of_val(v);
