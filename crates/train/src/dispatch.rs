@@ -126,21 +126,46 @@ mod tests {
     fn adam() -> Rule<f32> {
         let mut h = [0.0f32; 6];
         h[..6].copy_from_slice(&[0.9f32.powi(3), 0.999f32.powi(3), 1e-3, 0.9, 0.999, 1e-8]);
-        Rule { kind: RuleKind::Adam, opts: RuleOptions::default(), h, t: 0 }
+        Rule {
+            kind: RuleKind::Adam,
+            opts: RuleOptions::default(),
+            h,
+            t: 0,
+        }
     }
 
     fn data(n: usize, seed: u32) -> Vec<f32> {
-        (0..n).map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8) as f32 / (1u32 << 24) as f32 - 0.5).collect()
+        (0..n)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8) as f32
+                    / (1u32 << 24) as f32
+                    - 0.5
+            })
+            .collect()
     }
 
     fn run_with(level_override: Option<Level>, threads: usize) -> Vec<Vec<f32>> {
         let sizes = [3usize, CHUNK + 5, 2 * CHUNK, 100_000];
-        let mut vars: Vec<Vec<f32>> = sizes.iter().enumerate().map(|(k, &n)| data(n, k as u32)).collect();
+        let mut vars: Vec<Vec<f32>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| data(n, k as u32))
+            .collect();
         let mut ms: Vec<Vec<f32>> = sizes.iter().map(|&n| data(n, 99)).collect();
-        let mut vs: Vec<Vec<f32>> = sizes.iter().map(|&n| data(n, 7).iter().map(|x| x.abs()).collect()).collect();
-        let gs: Vec<Vec<f32>> = sizes.iter().enumerate().map(|(k, &n)| data(n, 1000 + k as u32)).collect();
+        let mut vs: Vec<Vec<f32>> = sizes
+            .iter()
+            .map(|&n| data(n, 7).iter().map(|x| x.abs()).collect())
+            .collect();
+        let gs: Vec<Vec<f32>> = sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &n)| data(n, 1000 + k as u32))
+            .collect();
         let rule = adam();
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         pool.install(|| match level_override {
             None => {
                 let work: Vec<VarWork<'_, f32>> = vars
@@ -148,13 +173,28 @@ mod tests {
                     .zip(ms.iter_mut())
                     .zip(vs.iter_mut())
                     .zip(&gs)
-                    .map(|(((v, m), s), g)| (v.as_mut_slice(), vec![m.as_mut_slice(), s.as_mut_slice()], g.as_slice()))
+                    .map(|(((v, m), s), g)| {
+                        (
+                            v.as_mut_slice(),
+                            vec![m.as_mut_slice(), s.as_mut_slice()],
+                            g.as_slice(),
+                        )
+                    })
                     .collect();
                 run_dense(&rule, work);
             }
             Some(lv) => {
-                for (((v, m), s), g) in vars.iter_mut().zip(ms.iter_mut()).zip(vs.iter_mut()).zip(&gs) {
-                    let mut t = Task { var: v, slots: vec![m, s], grad: g };
+                for (((v, m), s), g) in vars
+                    .iter_mut()
+                    .zip(ms.iter_mut())
+                    .zip(vs.iter_mut())
+                    .zip(&gs)
+                {
+                    let mut t = Task {
+                        var: v,
+                        slots: vec![m, s],
+                        grad: g,
+                    };
                     run_task(&rule, lv, &mut t);
                 }
             }
