@@ -279,7 +279,9 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
 
 
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):
-    """Rows of ``params`` (a tensor, variable, or list of shards) for ``ids``."""
+    """Rows of ``params`` (a tensor, variable, list of shards or PartitionedVariable) for ``ids``."""
+    if hasattr(params, "_get_variable_list"):  # a PartitionedVariable: look up in its parts
+        params = params._get_variable_list()
     if isinstance(params, (list, tuple)):
         if len(params) != 1:
             return _sharded_lookup(list(params), ids, partition_strategy, name, max_norm)

@@ -201,6 +201,7 @@ class _VariableStore:
 
     def __init__(self):
         self._vars = {}
+        self._partitioned_vars = {}
 
     def get_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None, reuse=None,
                      trainable=None, collections=None, caching_device=None, partitioner=None, validate_shape=True,
@@ -214,8 +215,13 @@ class _VariableStore:
                         validate_shape=True, use_resource=None, constraint=None,
                         synchronization=variables.VariableSynchronization.AUTO,
                         aggregation=variables.VariableAggregation.NONE, **kwargs):
-            if partitioner is not None:
-                raise NotImplementedError(f"partitioned variables ({name}) are not supported yet")
+            is_scalar = shape is not None and isinstance(shape, (list, tuple)) and not shape
+            if partitioner is not None and not is_scalar:
+                return self._get_partitioned_variable(
+                    name, partitioner, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
+                    reuse=reuse, trainable=trainable, collections=collections, caching_device=caching_device,
+                    validate_shape=validate_shape, constraint=constraint, synchronization=synchronization,
+                )
             return self._get_single_variable(
                 name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer, reuse=reuse,
                 trainable=trainable, collections=collections, caching_device=caching_device,
@@ -231,6 +237,78 @@ class _VariableStore:
                 raise ValueError(f"Passed a custom_getter which is not callable: {custom_getter}")
             return custom_getter(true_getter, name, **kwargs)
         return true_getter(name, **kwargs)
+
+    def _get_partitioned_variable(self, name, partitioner, shape=None, dtype=dtypes.float32, initializer=None,
+                                  regularizer=None, reuse=None, trainable=None, collections=None,
+                                  caching_device=None, validate_shape=True, constraint=None,
+                                  synchronization=variables.VariableSynchronization.AUTO):
+        """Gets or creates the ``PartitionedVariable`` ``name`` (parts ``name/part_<i>``)."""
+        from ferroflow.ops import partitioned_variables as pv
+
+        if initializer is not None and not callable(initializer):
+            raise ValueError(
+                f"The initializer for partitioned variable {name} must be an initializer (callable), not a value; "
+                "each part is initialized on its own."
+            )
+        dtype = dtypes.as_dtype(dtype)
+        shape = as_shape(shape) if shape is not None else unknown_shape()
+        if not shape.is_fully_defined():
+            raise ValueError(
+                f"Shape of a new partitioned variable ({name}) must be fully defined, but instead was {shape}."
+            )
+        if shape.ndims < 1:
+            raise ValueError(f"A partitioned Variable must have rank at least 1, shape: {shape}")
+        partitions = pv._check_partitions(name, shape, partitioner(shape=shape, dtype=dtype.base_dtype))
+        if name in self._partitioned_vars:
+            if reuse is False or reuse is None:
+                raise ValueError(
+                    f"Partitioned variable with name {name} already exists. Did you mean to set reuse=True or "
+                    "reuse=tf.AUTO_REUSE in VarScope?"
+                )
+            found = self._partitioned_vars[name]
+            if not shape.is_compatible_with(found.get_shape()):
+                raise ValueError(
+                    f"Trying to reuse partitioned variable {name}, but specified shape {shape} and found shape "
+                    f"{found.get_shape()}."
+                )
+            if not dtype.is_compatible_with(found.dtype):
+                raise ValueError(
+                    f"Trying to reuse partitioned variable {name}, but specified dtype {dtype.name} and found dtype "
+                    f"{found.dtype.name}."
+                )
+            if partitions != found._get_partitions():
+                raise ValueError(
+                    f"Trying to reuse partitioned variable {name}, but specified partitions {partitions} and found "
+                    f"partitions {found._get_partitions()}."
+                )
+            return found
+        if reuse is True:
+            raise ValueError(
+                f"PartitionedVariable {name} does not exist, or was not created with tf.get_variable(). Did you mean "
+                "to set reuse=False or reuse=tf.AUTO_REUSE in VarScope?"
+            )
+        if name in self._vars:
+            raise ValueError(
+                f"A partitioner was provided, but an unpartitioned version of the variable was found: {name}. "
+                "Perhaps a variable of the same name was already created without partitioning?"
+            )
+        if f"{name}/part_0" in self._vars:
+            raise ValueError(
+                f"A partitioner was provided, but some existing slices of {name} were found ({name}/part_0); "
+                "they were not created as one partitioned variable."
+            )
+
+        def make_part(part_name, part_shape, info):
+            return self._get_single_variable(
+                part_name, shape=part_shape, dtype=dtype, initializer=initializer, regularizer=regularizer,
+                partition_info=info, reuse=False, trainable=trainable, collections=collections,
+                caching_device=caching_device, validate_shape=validate_shape, constraint=constraint,
+                synchronization=synchronization,
+            )
+
+        result = pv._create_partitioned(name, shape, dtype.base_dtype, partitions, make_part)
+        self._partitioned_vars[name] = result
+        return result
 
     def _get_single_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None,
                              partition_info=None, reuse=None, trainable=None, collections=None, caching_device=None,
