@@ -50,9 +50,13 @@ def _get_or_create_global_step_read(graph=None):
     step = training_util.get_global_step(graph)
     if step is None:
         return None
+    # The variable's snapshot (its `read` op, created with the variable, so before any train op): nodes run
+    # in creation order, so a read built from it sees the step before this run's update, the "stale" value
+    # the hooks expect. A fresh read of the variable created now would run after the update instead.
+    value = step.value() if hasattr(step, "value") else step
     with graph.as_default(), ops.control_dependencies(None), ops.name_scope(None):
         with ops.name_scope(step.op.name + "/"):
-            read = step + 0
+            read = value + 0
     graph.add_to_collection(_GLOBAL_STEP_READ_KEY, read)
     return read
 
