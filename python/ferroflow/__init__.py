@@ -203,6 +203,12 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truediv,
     truncatemod,
 )
+from ferroflow.ops.partitioned_variables import (  # noqa: F401
+    create_partitioned_variables,
+    fixed_size_partitioner,
+    min_max_variable_partitioner,
+    variable_axis_size_partitioner,
+)
 from ferroflow.ops.random_ops import (  # noqa: F401
     random_crop,
     random_normal,

@@ -239,7 +239,8 @@ def init_from_checkpoint(ckpt_dir_or_file, assignment_map):
 
 def _init_scope_from_checkpoint(ckpt_dir_or_file, ckpt_file, ckpt_shapes, store, tensor_name, scope_name):
     """The ``'ckpt_scope/': 'scope/'`` form: every store variable under ``scope_name``."""
-    scope = scope_name[: scope_name.rindex("/")] if "/" in scope_name else ""
+    # 'scope/', 'scope' and '/' (the root) all name a scope; TensorFlow's docs use both spellings.
+    scope = scope_name.rstrip("/")
     if not tensor_name.endswith("/"):
         raise ValueError(
             f"Assignment map with scope only name {scope_name!r} should map to scope only {tensor_name!r}. "
@@ -258,9 +259,7 @@ def _init_scope_from_checkpoint(ckpt_dir_or_file, ckpt_file, ckpt_shapes, store,
             "tf.get_variable in the current graph."
         )
     for name in sorted(names):
-        relative = name[len(scope):]
-        if scope_name != "/" and relative.startswith("/"):
-            relative = relative[1:]
+        relative = name[len(scope) + 1:] if scope else name
         full = relative if tensor_name == "/" else tensor_name + relative
         full = full.rstrip("/")
         if full not in ckpt_shapes:
