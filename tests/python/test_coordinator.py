@@ -245,3 +245,77 @@ def test_add_queue_runner_and_start():
         assert len(threads) == 1 and created == [(sess, None, True, True)]
         threads = tf.train.start_queue_runners(sess, daemon=False, start=False, collection="mine")
         assert len(threads) == 1 and not threads[0].is_alive()
+
+
+class _NamedQueue:
+    """What a QueueRunner needs of a queue when close_op and cancel_op are given: a name."""
+
+    name = "fake_queue"
+
+
+def _counting_enqueue(limit):
+    """An "enqueue" op that counts up to ``limit`` and then fails like a closed queue would."""
+    counter = tf.get_variable("counter", [], tf.int32, initializer=tf.zeros_initializer())
+    with tf.control_dependencies([tf.debugging.assert_less(counter, limit)]):
+        enqueue = tf.assign_add(counter, 1)
+    return counter, enqueue
+
+
+def test_queue_runner_threads_run_until_closed_then_close_once():
+    counter, enqueue = _counting_enqueue(20)
+    closed = tf.get_variable("closed", [], tf.int32, initializer=tf.zeros_initializer())
+    close_op = tf.assign_add(closed, 1)
+    qr = tf.train.QueueRunner(_NamedQueue(), [enqueue, enqueue], close_op=close_op, cancel_op=tf.no_op(),
+                              queue_closed_exception_types=(tf.errors.InvalidArgumentError,))
+    assert qr.name == "fake_queue" and qr.enqueue_ops == [enqueue, enqueue] and qr.close_op is close_op
+    tf.train.add_queue_runner(qr)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = tf.train.start_queue_runners(sess, coord=coord)
+        # Two enqueue threads and the one that cancels on a stop.
+        assert len(threads) == 3 and all(t.daemon for t in threads)
+        for t in threads[:2]:
+            t.join(10)
+        # Each thread ran until its op "closed"; the last one ran close_op, once.
+        assert 20 <= sess.run(counter) <= 21
+        assert sess.run(closed) == 1
+        assert not coord.should_stop() and qr.exceptions_raised == []
+        coord.request_stop()
+        coord.join(stop_grace_period_secs=5)
+
+
+# Without a coordinator the enqueue thread re-raises its error after recording it, as in TensorFlow.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")
+def test_queue_runner_reports_errors_and_stops_on_request():
+    counter, enqueue = _counting_enqueue(10**9)
+    cancelled = tf.get_variable("cancelled", [], tf.int32, initializer=tf.zeros_initializer())
+    cancel_op = tf.assign_add(cancelled, 1)
+    qr = tf.train.QueueRunner(_NamedQueue(), [enqueue], close_op=tf.no_op(), cancel_op=cancel_op)
+    bad = tf.train.QueueRunner(_NamedQueue(), [tf.debugging.assert_less(counter, -1)], close_op=tf.no_op(),
+                               cancel_op=tf.no_op())
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        coord = tf.train.Coordinator()
+        threads = qr.create_threads(sess, coord=coord, start=True)
+        # While they run, a second call for the same session creates nothing.
+        assert qr.create_threads(sess, coord=coord) == []
+        time.sleep(0.05)
+        coord.request_stop()
+        coord.join(threads, stop_grace_period_secs=5)
+        assert sess.run(counter) > 0 and sess.run(cancelled) == 1
+        # An unexpected error goes to the coordinator, which re-raises it from join().
+        coord = tf.train.Coordinator()
+        bad_threads = bad.create_threads(sess, coord=coord, start=True)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            coord.join(bad_threads, stop_grace_period_secs=5)
+        # Without a coordinator it is kept in exceptions_raised.
+        (t,) = bad.create_threads(sess, start=True)
+        t.join(5)
+        assert len(bad.exceptions_raised) == 1
+        assert isinstance(bad.exceptions_raised[0], tf.errors.InvalidArgumentError)
+    with pytest.raises(ValueError, match="Must provide queue and enqueue_ops"):
+        tf.train.QueueRunner(_NamedQueue(), [])
+    with pytest.raises(TypeError, match="must be a tuple of tf.errors.OpError subclasses"):
+        tf.train.QueueRunner(_NamedQueue(), [enqueue], close_op=tf.no_op(), cancel_op=tf.no_op(),
+                             queue_closed_exception_types=(ValueError,))
