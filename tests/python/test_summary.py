@@ -290,3 +290,34 @@ def test_tensorboard_reads_our_log_directory(tmp_path):
     for i in images:
         np.testing.assert_array_equal(np.asarray(pil.open(io.BytesIO(i.encoded_image_string))), fed[i.step][im][0])
     assert [n.name for n in acc.Graph().node][:3] == [op.name for op in tf.get_default_graph().get_operations()][:3]
+
+
+def test_add_summary_argument_forms_and_metadata_stripping(tmp_path):
+    w = tf.summary.FileWriter(str(tmp_path))
+    meta = tf.SummaryMetadata(plugin_data=tf.SummaryMetadata.PluginData(plugin_name="text"))
+
+    def value(tag, x, with_meta):
+        v = tf.Summary.Value(tag=tag, simple_value=x)
+        if with_meta:
+            v.metadata.CopyFrom(meta)
+        return v
+
+    first = tf.Summary(value=[value("a", 1.0, True), value("a", 2.0, True), value("b", 3.0, False)])
+    w.add_summary(first, np.int64(7))  # numpy step
+    w.add_summary(first.SerializeToString(), None)  # bytes, no step
+    w.add_summary(bytearray(tf.Summary(value=[value("c", 4.0, True)]).SerializeToString()), 2**40)
+    w.add_summary(memoryview(tf.Summary(value=[value("c", 5.0, True)]).SerializeToString()), -3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="not a serialized Summary"):
+        w.add_summary(b"\x0a\x05\x0a", 1)
+    with pytest.raises(TypeError, match="expects a Summary"):
+        w.add_summary(3.5, 1)
+    w.close()
+    (events,) = _events(tmp_path)
+    got = [(e.step, [(v.tag, v.simple_value, v.HasField("metadata")) for v in e.summary.value]) for e in events[1:]]
+    # TF keeps a tag's metadata on its first value only, also within one summary.
+    assert got == [(7, [("a", 1.0, True), ("a", 2.0, False), ("b", 3.0, False)]),
+                   (0, [("a", 1.0, False), ("a", 2.0, False), ("b", 3.0, False)]),
+                   (2**40, [("c", 4.0, True)]),
+                   (-3, [("c", 5.0, False)])]
+    assert events[1].summary.value[0].metadata == meta
+    assert all(e.wall_time > 1e9 for e in events)

@@ -229,3 +229,25 @@ def test_random_garbage_never_crashes(tmp_path):
             list(tf.io.tf_record_iterator(str(path)))
         except tf.errors.DataLossError as e:
             assert "g.tfrecord" in str(e), i
+
+
+def test_records_around_the_read_buffer_size(tmp_path):
+    # The reader hands out records that lie whole in its 256 KiB buffer in
+    # place and copies the ones that straddle its end: both must read back.
+    rng = np.random.default_rng(1)
+    sizes = [1000, 255 * 1024, 256 * 1024, 300 * 1024, 5, 1 << 20, 0, 70000, 4096]
+    blobs = [rng.bytes(n) for n in sizes]
+    path = str(tmp_path / "big.tfrecord")
+    with tf.io.TFRecordWriter(path) as w:
+        for b in blobs:
+            w.write(b)
+    assert list(tf.io.tf_record_iterator(path)) == blobs
+    # A flipped payload byte in a straddling record is still caught.
+    data = bytearray(open(path, "rb").read())
+    offset = sum(len(b) + 16 for b in blobs[:3])
+    data[offset + 12 + 200_000] ^= 0x01
+    open(path, "wb").write(bytes(data))
+    it = tf.io.tf_record_iterator(path)
+    assert [next(it) for _ in range(3)] == blobs[:3]
+    with pytest.raises(tf.errors.DataLossError, match=f"at {offset + 12} in .*big.tfrecord"):
+        next(it)

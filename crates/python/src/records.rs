@@ -7,8 +7,8 @@
 //! `NotFoundError`, a write after `close` a `FailedPreconditionError`.
 
 use crate::errors::{guard, IntoPyResult};
-use ferroflow_records::events::{summary_event, SeenTags};
-use ferroflow_records::proto::{Message, Summary};
+use ferroflow_records::events::{encode_summary_event, wall_time_now, SeenTags};
+use ferroflow_records::proto::Message;
 use ferroflow_records::{
     Compression, EventFileWriter as CoreEventWriter, ReadOptions, RecordReader as CoreReader,
     RecordWriter as CoreWriter,
@@ -125,10 +125,9 @@ impl RecordReader {
         let Some(reader) = guard_.as_mut() else {
             return Ok(None);
         };
-        match guard(|| reader.read_record()).py(py)? {
-            Some(record) => Ok(Some(PyBytes::new(py, &record.data).unbind())),
-            None => Ok(None),
-        }
+        // The payload goes from the read buffer straight into the bytes object.
+        let record = guard(|| reader.read_record_with(|data| PyBytes::new(py, data).unbind()));
+        Ok(record.py(py)?.map(|(_, bytes)| bytes))
     }
 
     /// Offset of the next record in the (decompressed) stream.
@@ -185,15 +184,19 @@ impl EventFileWriter {
     /// as TensorFlow's `FileWriter.add_summary` does.
     #[pyo3(signature = (summary, step = None))]
     fn add_summary(&self, py: Python<'_>, summary: &[u8], step: Option<i64>) -> PyResult<()> {
-        let mut summary = Summary::decode(summary).map_err(|e| {
-            crate::errors::to_py(
-                py,
-                Error::invalid_argument(format!("add_summary: not a serialized Summary: {e}")),
-            )
-        })?;
-        self.seen.lock().strip(&mut summary);
-        let event = summary_event(summary, step.unwrap_or(0));
-        py.detach(|| guard(|| self.inner.add_serialized(event.encode_to_vec())))
+        let wall_time = wall_time_now();
+        // Usually the summary goes into the event as it is, undecoded.
+        let stripped = self.seen.lock().strip_serialized(summary);
+        let event = match stripped {
+            Ok(summary) => encode_summary_event(&summary, wall_time, step.unwrap_or(0)),
+            Err(e) => {
+                return Err(crate::errors::to_py(
+                    py,
+                    Error::invalid_argument(format!("add_summary: not a serialized Summary: {e}")),
+                ))
+            }
+        };
+        py.detach(|| guard(|| self.inner.add_serialized(event)))
             .py(py)
     }
 

@@ -76,6 +76,108 @@ pub fn summary_event(summary: Summary, step: i64) -> Event {
     Event::new(wall_time_now(), step, event::What::Summary(summary))
 }
 
+/// The serialized `Event { wall_time, step, summary }` around an already
+/// serialized `Summary`, without decoding it: the bytes
+/// `Event::new(wall_time, step, Summary(decoded)).encode_to_vec()` gives for
+/// a canonically encoded `summary` (zero `wall_time` and `step` are left
+/// out, as proto3 does).
+pub fn encode_summary_event(summary: &[u8], wall_time: f64, step: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(summary.len() + 24);
+    if wall_time != 0.0 {
+        out.push(0x09); // field 1, 64-bit
+        out.extend_from_slice(&wall_time.to_le_bytes());
+    }
+    if step != 0 {
+        out.push(0x10); // field 2, varint
+        prost::encoding::encode_varint(step as u64, &mut out);
+    }
+    out.push(0x2a); // field 5, length-delimited
+    prost::encoding::encode_varint(summary.len() as u64, &mut out);
+    out.extend_from_slice(summary);
+    out
+}
+
+/// Splits a varint off the front of `buf`.
+fn take_varint(buf: &[u8]) -> Option<(u64, &[u8])> {
+    let mut value = 0u64;
+    for (i, &b) in buf.iter().enumerate().take(10) {
+        value |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return Some((value, &buf[i + 1..]));
+        }
+    }
+    None
+}
+
+/// Splits one field (key and payload) off the front of `buf`: its field
+/// number, wire type, the length-delimited payload (empty for other wire
+/// types) and the rest. Groups and malformed data give `None`.
+fn take_field(buf: &[u8]) -> Option<(u64, u64, &[u8], &[u8])> {
+    let (key, rest) = take_varint(buf)?;
+    let (field, wire) = (key >> 3, key & 7);
+    if field == 0 {
+        return None;
+    }
+    match wire {
+        0 => take_varint(rest).map(|(_, rest)| (field, wire, &[][..], rest)),
+        1 => rest.get(8..).map(|rest| (field, wire, &[][..], rest)),
+        5 => rest.get(4..).map(|rest| (field, wire, &[][..], rest)),
+        2 => {
+            let (len, rest) = take_varint(rest)?;
+            let len = usize::try_from(len).ok()?;
+            (len <= rest.len()).then(|| (field, wire, &rest[..len], &rest[len..]))
+        }
+        _ => None,
+    }
+}
+
+/// The tags of the values of a serialized `Summary` that carry metadata, in
+/// order, read from the wire format without decoding the values' contents.
+/// `None` when the bytes are not plainly well formed at the `Summary` and
+/// `Value` levels (wrong wire types, bad UTF-8 in a tag, groups): the
+/// caller then decodes the message properly.
+fn tags_with_metadata(summary: &[u8]) -> Option<Vec<&str>> {
+    let mut tags = Vec::new();
+    let mut rest = summary;
+    while !rest.is_empty() {
+        let (field, wire, payload, next) = take_field(rest)?;
+        rest = next;
+        match (field, wire) {
+            (1, 2) => {
+                if let Some(tag) = value_tag_with_metadata(payload)? {
+                    tags.push(tag);
+                }
+            }
+            (1, _) => return None,
+            _ => {}
+        }
+    }
+    Some(tags)
+}
+
+/// For one serialized `Summary.Value`: `Some(Some(tag))` if it carries
+/// metadata, `Some(None)` if not, `None` if it is not plainly well formed.
+fn value_tag_with_metadata(value: &[u8]) -> Option<Option<&str>> {
+    let mut tag = "";
+    let mut metadata = false;
+    let mut rest = value;
+    while !rest.is_empty() {
+        let (field, wire, payload, next) = take_field(rest)?;
+        rest = next;
+        match (field, wire) {
+            (1, 2) => tag = std::str::from_utf8(payload).ok()?,
+            (7, 2) => {
+                std::str::from_utf8(payload).ok()?;
+            }
+            (9, 2) => metadata = true,
+            (2, 5) | (3..=6 | 8, 2) => {}
+            (1..=9, _) => return None,
+            _ => {}
+        }
+    }
+    Some(metadata.then_some(tag))
+}
+
 /// A `SessionLog` event at `step`, stamped now.
 pub fn session_log_event(status: SessionStatus, checkpoint_path: &str, step: i64) -> Event {
     Event::new(
@@ -98,6 +200,30 @@ pub struct SeenTags {
 }
 
 impl SeenTags {
+    /// [`strip`](Self::strip) on a serialized `Summary`. When nothing needs
+    /// stripping (the common case: no metadata, or only tags not seen
+    /// before) the bytes are returned as they are after a scan of the
+    /// `Summary` and `Value` framing; otherwise the message is decoded,
+    /// stripped and encoded again. Malformed bytes are a decode error.
+    pub fn strip_serialized<'a>(
+        &mut self,
+        summary: &'a [u8],
+    ) -> std::result::Result<std::borrow::Cow<'a, [u8]>, prost::DecodeError> {
+        if let Some(tags) = tags_with_metadata(summary) {
+            let fresh = tags
+                .iter()
+                .enumerate()
+                .all(|(i, tag)| !self.tags.contains(*tag) && !tags[..i].contains(tag));
+            if fresh {
+                self.tags.extend(tags.into_iter().map(str::to_string));
+                return Ok(std::borrow::Cow::Borrowed(summary));
+            }
+        }
+        let mut decoded = Summary::decode(summary)?;
+        self.strip(&mut decoded);
+        Ok(std::borrow::Cow::Owned(decoded.encode_to_vec()))
+    }
+
     /// Removes metadata from values whose tag already went out with
     /// metadata, and remembers the tags of values that carry it now.
     pub fn strip(&mut self, summary: &mut Summary) {
@@ -511,6 +637,93 @@ mod tests {
         assert_eq!(bytes[9], 0x1a);
         assert_eq!(bytes[10] as usize, FILE_VERSION.len());
         assert_eq!(bytes[11 + FILE_VERSION.len()], 0x52);
+    }
+
+    #[test]
+    fn summary_event_bytes_match_the_encoded_event() {
+        use crate::summary::{histogram_summary, scalar, text};
+        let summaries = [
+            Summary::from_values(vec![]),
+            Summary::from_values(vec![scalar("loss", 0.25)]),
+            Summary::from_values(vec![
+                scalar("a", -1.0),
+                text("t", &[2], vec![b"x".to_vec(), b"yz".to_vec()]),
+                histogram_summary("h", &[1.0, 2.0, 2.5, -3.0]).unwrap(),
+            ]),
+        ];
+        for summary in summaries {
+            let bytes = summary.encode_to_vec();
+            for (wall_time, step) in [
+                (0.0, 0),
+                (1.7e9 + 0.125, 0),
+                (1.7e9, 1),
+                (3.5, -7),
+                (1.0, i64::MAX),
+                (1.0, i64::MIN),
+            ] {
+                let expected = Event::new(wall_time, step, event::What::Summary(summary.clone()))
+                    .encode_to_vec();
+                assert_eq!(
+                    encode_summary_event(&bytes, wall_time, step),
+                    expected,
+                    "{wall_time} {step}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn stripping_serialized_summaries_matches_stripping_messages() {
+        use crate::summary::{scalar, text};
+        let t = |tag: &str| text(tag, &[], vec![b"x".to_vec()]);
+        // Metadata on new tags, on seen tags, twice in one summary, mixed
+        // with plain scalars.
+        let sequence = vec![
+            Summary::from_values(vec![scalar("s", 1.0)]),
+            Summary::from_values(vec![t("a"), scalar("s", 2.0)]),
+            Summary::from_values(vec![t("a")]),
+            Summary::from_values(vec![t("b"), t("b"), t("c")]),
+            Summary::from_values(vec![t("d"), t("a")]),
+            Summary::from_values(vec![t("e")]),
+            Summary::from_values(vec![t("e"), scalar("e", 3.0)]),
+        ];
+        let mut by_message = SeenTags::default();
+        let mut by_bytes = SeenTags::default();
+        for (i, summary) in sequence.into_iter().enumerate() {
+            let bytes = summary.encode_to_vec();
+            let mut stripped = summary;
+            by_message.strip(&mut stripped);
+            let got = by_bytes.strip_serialized(&bytes).unwrap();
+            assert_eq!(got.as_ref(), stripped.encode_to_vec(), "summary {i}");
+            // Nothing to strip: the bytes are passed through untouched.
+            let kept = stripped.encode_to_vec() == bytes;
+            assert_eq!(
+                matches!(got, std::borrow::Cow::Borrowed(_)),
+                kept,
+                "summary {i}"
+            );
+        }
+        assert_eq!(by_message.tags, by_bytes.tags);
+    }
+
+    #[test]
+    fn malformed_serialized_summaries_are_decode_errors() {
+        let mut seen = SeenTags::default();
+        let good = Summary::from_values(vec![crate::summary::scalar("x", 1.0)]).encode_to_vec();
+        for bad in [
+            &good[..good.len() - 1],             // truncated value
+            &[0x0a, 0x05, 0x0a][..],             // length beyond the end
+            &[0x08, 0x01][..],                   // field 1 as a varint
+            &[0x0a, 0x03, 0x0a, 0x01, 0xff][..], // tag not UTF-8
+            &[0x0a, 0x02, 0x15, 0x00][..],       // simple_value cut short
+        ] {
+            assert!(seen.strip_serialized(bad).is_err(), "{bad:?}");
+        }
+        // Unknown fields at either level are kept, like protobuf does.
+        let mut with_unknown = good.clone();
+        with_unknown.extend_from_slice(&[0x78, 0x05]);
+        let got = seen.strip_serialized(&with_unknown).unwrap();
+        assert_eq!(got.as_ref(), &with_unknown[..]);
     }
 
     #[test]

@@ -330,11 +330,16 @@ pub struct Record {
 trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
+trait BufReadSeek: BufRead + Seek + Send {}
+impl<T: BufRead + Seek + Send> BufReadSeek for T {}
+
 enum Source {
     /// Uncompressed: stream offsets are positions in the underlying reader
     /// (relative to `base`), so the reader can rewind after a partial tail.
+    /// Buffered, so a record that lies whole in the buffer is checked and
+    /// handed out in place.
     Plain {
-        reader: Box<dyn ReadSeek>,
+        reader: Box<dyn BufReadSeek>,
         base: u64,
     },
     /// Compressed, not yet started: an empty input is an empty stream (no
@@ -374,6 +379,17 @@ impl Source {
         };
         Ok(())
     }
+}
+
+/// The payload length of the record at the start of `buf` if all of it
+/// (header, payload, footer) is in `buf`. The length is not checked against
+/// its CRC here; a bogus length only sends the read down the copying path,
+/// which checks it.
+fn whole_record_len(buf: &[u8]) -> Option<usize> {
+    let len_bytes: [u8; 8] = buf.get(..8)?.try_into().ok()?;
+    let len = usize::try_from(u64::from_le_bytes(len_bytes)).ok()?;
+    let total = len.checked_add(HEADER_LEN + FOOTER_LEN)?;
+    (total <= buf.len()).then_some(len)
 }
 
 /// What stopped a record read short.
@@ -421,7 +437,7 @@ impl RecordReader {
         let path = path.as_ref();
         let file = File::open(path).map_err(|e| io_error(e, "cannot open", path))?;
         let reader = BufReader::with_capacity(256 * 1024, file);
-        Ok(Self::from_reader(
+        Ok(Self::from_buf_reader(
             path.display().to_string(),
             reader,
             compression,
@@ -436,12 +452,23 @@ impl RecordReader {
         compression: Compression,
         options: ReadOptions,
     ) -> RecordReader {
-        Self::from_reader(name, Cursor::new(bytes), compression, options)
+        Self::from_buf_reader(name, Cursor::new(bytes), compression, options)
     }
 
     /// Reads records from any seekable reader, starting at its current
     /// position; `name` is used in error messages.
     pub fn from_reader<R: Read + Seek + Send + 'static>(
+        name: impl Into<String>,
+        reader: R,
+        compression: Compression,
+        options: ReadOptions,
+    ) -> RecordReader {
+        Self::from_buf_reader(name, BufReader::new(reader), compression, options)
+    }
+
+    /// [`from_reader`](Self::from_reader) for a reader that is already
+    /// buffered (a `BufReader`, a `Cursor`), which is used as it is.
+    pub fn from_buf_reader<R: BufRead + Seek + Send + 'static>(
         name: impl Into<String>,
         mut reader: R,
         compression: Compression,
@@ -540,7 +567,7 @@ impl RecordReader {
         Ok(())
     }
 
-    fn short(&mut self, short: Short) -> Result<Option<Record>> {
+    fn short<T>(&mut self, short: Short) -> Result<Option<T>> {
         let offset = self.offset;
         let tolerated = self.options.tolerate_truncated_tail
             || (matches!(short, Short::Header(_)) && self.options.partial_header_is_eof);
@@ -559,10 +586,76 @@ impl RecordReader {
 
     /// Reads the next record: `Ok(None)` at the end of the data.
     pub fn read_record(&mut self) -> Result<Option<Record>> {
+        Ok(self
+            .read_record_with(|data| data.to_vec())?
+            .map(|(offset, data)| Record { offset, data }))
+    }
+
+    /// Reads the next record and passes its checked payload to `f`,
+    /// returning the record's offset and what `f` made of it (`Ok(None)` at
+    /// the end of the data). On an uncompressed source a record that lies
+    /// whole in the read buffer is handed to `f` in place, without an
+    /// intermediate copy; `f` is called only for a record whose checksums
+    /// match.
+    pub fn read_record_with<T>(&mut self, f: impl FnOnce(&[u8]) -> T) -> Result<Option<(u64, T)>> {
         if self.failed {
             return Ok(None);
         }
         let offset = self.offset;
+        if let Source::Plain { reader, .. } = &mut self.source {
+            match reader.fill_buf() {
+                Ok(buf) => {
+                    if let Some(len) = whole_record_len(buf) {
+                        return self.buffered_record(offset, len, f).map(Some);
+                    }
+                }
+                Err(e) => return self.stream_error(e, offset),
+            }
+        }
+        let mut f = Some(f);
+        let record = self.copied_record(offset)?;
+        Ok(record.map(|data| {
+            let f = f.take().expect("called once");
+            (offset, f(&data))
+        }))
+    }
+
+    /// The record at the start of the plain source's buffer, which holds
+    /// all `HEADER_LEN + len + FOOTER_LEN` of its bytes.
+    fn buffered_record<T>(
+        &mut self,
+        offset: u64,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> T,
+    ) -> Result<(u64, T)> {
+        let Source::Plain { reader, .. } = &mut self.source else {
+            unreachable!("only called on a plain source");
+        };
+        // Already filled: this returns the buffered bytes without reading.
+        let buf = match reader.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) => return Err(self.read_error(e, offset)),
+        };
+        let header = &buf[..HEADER_LEN];
+        let stored = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+        if masked_crc32c(&header[..8]) != stored {
+            return Err(self.data_loss("corrupted record", offset, "length checksum mismatch"));
+        }
+        let data = &buf[HEADER_LEN..HEADER_LEN + len];
+        let footer = &buf[HEADER_LEN + len..HEADER_LEN + len + FOOTER_LEN];
+        if masked_crc32c(data) != u32::from_le_bytes([footer[0], footer[1], footer[2], footer[3]]) {
+            let data_offset = offset + HEADER_LEN as u64;
+            return Err(self.data_loss("corrupted record", data_offset, "data checksum mismatch"));
+        }
+        let out = f(data);
+        reader.consume(HEADER_LEN + len + FOOTER_LEN);
+        self.offset = offset + (HEADER_LEN + FOOTER_LEN + len) as u64;
+        Ok((offset, out))
+    }
+
+    /// Reads the record at `offset` into a vector of its own (compressed
+    /// sources, and records that straddle the read buffer's end).
+    fn copied_record(&mut self, offset: u64) -> Result<Option<Vec<u8>>> {
         if let Err(e) = self.source.start(self.compression) {
             return self.stream_error(e, offset);
         }
@@ -609,12 +702,12 @@ impl RecordReader {
             return Err(self.data_loss("corrupted record", data_offset, "data checksum mismatch"));
         }
         self.offset = offset + (HEADER_LEN + FOOTER_LEN) as u64 + len;
-        Ok(Some(Record { offset, data }))
+        Ok(Some(data))
     }
 
     /// A read failure; a decompressor running out of input is a truncated
     /// stream, which a tailing reader tolerates.
-    fn stream_error(&mut self, err: io::Error, offset: u64) -> Result<Option<Record>> {
+    fn stream_error<T>(&mut self, err: io::Error, offset: u64) -> Result<Option<T>> {
         if err.kind() == io::ErrorKind::UnexpectedEof && self.options.tolerate_truncated_tail {
             self.failed = true;
             return Ok(None);

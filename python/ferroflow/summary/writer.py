@@ -76,7 +76,15 @@ class FileWriter:
 
         A tag's plugin metadata is written with its first value only, as TensorFlow does.
         """
-        if self._warn_if_closed():
+        if self._closed:
+            self._warn_if_closed()
+            return
+        # The common cases first: one native call for a Summary or its bytes.
+        if type(summary) is summary_pb2.Summary or type(summary) is bytes:
+            if type(summary) is not bytes:
+                summary = summary.SerializeToString()
+            self.event_writer.add_summary(summary, global_step if type(global_step) is int or global_step is None
+                                          else int(global_step))
             return
         if isinstance(summary, summary_pb2.Summary):
             summary = summary.SerializeToString()
