@@ -16,5 +16,6 @@ from ferroflow.training.py_checkpoint_reader import NewCheckpointReader  # noqa:
 from ferroflow.training.queue_runner_impl import *  # noqa: F401,F403
 from ferroflow.training.session_manager import *  # noqa: F401,F403
 from ferroflow.training.session_run_hook import *  # noqa: F401,F403
+from ferroflow.training.supervisor import *  # noqa: F401,F403
 from ferroflow.training.training_util import *  # noqa: F401,F403
 from ferroflow.training.warm_starting_util import *  # noqa: F401,F403
