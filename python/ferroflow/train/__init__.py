@@ -17,5 +17,6 @@ from ferroflow.training.queue_runner_impl import *  # noqa: F401,F403
 from ferroflow.training.session_manager import *  # noqa: F401,F403
 from ferroflow.training.session_run_hook import *  # noqa: F401,F403
 from ferroflow.training.supervisor import *  # noqa: F401,F403
+from ferroflow.training.tracking import Checkpoint  # noqa: F401
 from ferroflow.training.training_util import *  # noqa: F401,F403
 from ferroflow.training.warm_starting_util import *  # noqa: F401,F403

@@ -1,0 +1,541 @@
+"""``tf.train.Checkpoint``: object-based checkpoints, in graph mode.
+
+Objects form a graph: a ``Checkpoint`` depends on its keyword arguments, a
+plain Python object on the attributes that hold trackable values (Variables,
+optimizers, other objects, lists and dicts of them), an optimizer on its
+non-slot variables (``beta1_power``, ...). Every variable is saved under
+``<path>/.ATTRIBUTES/VARIABLE_VALUE`` where the path is the chain of
+attribute names from the root, and every optimizer slot under
+``<variable path>/.OPTIMIZER_SLOT/<optimizer path>/<slot name>/.ATTRIBUTES/VARIABLE_VALUE``.
+The graph itself is stored as a serialized ``TrackableObjectGraph`` under
+``_CHECKPOINTABLE_OBJECT_GRAPH``; restoring walks it from the root and
+matches children by name, so a checkpoint written by TensorFlow's
+``tf.train.Checkpoint`` loads into the same Python structure here, and back.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import types
+
+import numpy as np
+
+from ferroflow.framework import dtypes, errors, ops
+from ferroflow.framework.tensor_shape import as_shape
+
+__all__ = ["Checkpoint"]
+
+OBJECT_GRAPH_PROTO_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+_ATTRIBUTES = ".ATTRIBUTES"
+_VARIABLE_VALUE = "VARIABLE_VALUE"
+_OPTIMIZER_SLOT = ".OPTIMIZER_SLOT"
+
+
+def _escape_local_name(name):
+    """Object-path escaping: '.' becomes '..' and '/' becomes '.S' (as in TensorFlow's keys)."""
+    return name.replace(".", "..").replace("/", ".S")
+
+
+def _is_variable(obj):
+    from ferroflow.ops import variables
+
+    return isinstance(obj, variables.Variable)
+
+
+def _is_optimizer(obj):
+    from ferroflow.training.optimizers import Optimizer
+
+    return isinstance(obj, Optimizer)
+
+
+class AutoTrackable:
+    """Base for user objects whose trackable attributes (Variables, optimizers, ...) are checkpointed.
+
+    Any plain Python object works the same way; subclassing only makes the
+    intent explicit.
+    """
+
+
+def _user_object(obj):
+    """A plain Python object (not a ferroflow or library internal) whose attributes may be tracked."""
+    if isinstance(obj, AutoTrackable):
+        return True
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType, np.ndarray)):
+        return False
+    if not hasattr(obj, "__dict__"):
+        return False
+    module = type(obj).__module__ or ""
+    return not (module.startswith("ferroflow") or module.startswith("numpy") or module == "builtins")
+
+
+def _is_trackable(obj, seen=None):
+    """Whether ``obj`` is (or holds) something a checkpoint saves."""
+    if _is_variable(obj) or _is_optimizer(obj) or isinstance(obj, Checkpoint):
+        return True
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return False
+    seen.add(id(obj))
+    if isinstance(obj, (list, tuple)):
+        return any(_is_trackable(x, seen) for x in obj)
+    if isinstance(obj, dict):
+        return any(isinstance(k, str) and _is_trackable(v, seen) for k, v in obj.items())
+    if isinstance(obj, AutoTrackable):
+        return True
+    if _user_object(obj):
+        return any(_is_trackable(v, seen) for v in vars(obj).values())
+    return False
+
+
+def _children(obj):
+    """``[(local_name, child), ...]`` dependencies of ``obj``, in a stable order."""
+    if _is_variable(obj):
+        return []
+    if isinstance(obj, Checkpoint):
+        return list(obj._dependencies.items())
+    if _is_optimizer(obj):
+        graph_id = id(ops.get_default_graph())
+        found = [(name, v) for (name, gid), v in obj._non_slot_dict.items() if gid == graph_id]
+        return sorted(found, key=lambda kv: kv[0])
+    if isinstance(obj, (list, tuple)):
+        return [(str(i), x) for i, x in enumerate(obj) if _is_trackable(x)]
+    if isinstance(obj, dict):
+        return [(k, v) for k, v in obj.items() if isinstance(k, str) and _is_trackable(v)]
+    if _user_object(obj):
+        return [(k, v) for k, v in vars(obj).items() if _is_trackable(v)]
+    return []
+
+
+class _ObjectGraph:
+    """The current Python objects reachable from a root, numbered breadth-first, plus slot variables."""
+
+    def __init__(self, root):
+        self.nodes = [root]
+        self.paths = {id(root): ""}
+        self.ids = {id(root): 0}
+        self.children = [[]]
+        self.slots = collections.defaultdict(list)  # optimizer node id -> [(slot, original id, slot id)]
+        queue = collections.deque([root])
+        while queue:
+            obj = queue.popleft()
+            parent = self.ids[id(obj)]
+            for name, child in _children(obj):
+                if id(child) not in self.ids:
+                    self.ids[id(child)] = len(self.nodes)
+                    self.nodes.append(child)
+                    self.children.append([])
+                    base = self.paths[id(obj)]
+                    local = _escape_local_name(name)
+                    self.paths[id(child)] = f"{base}/{local}" if base else local
+                    queue.append(child)
+                self.children[parent].append((name, self.ids[id(child)]))
+        non_slot = list(self.nodes)
+        for opt_id, opt in enumerate(non_slot):
+            if not _is_optimizer(opt):
+                continue
+            for slot_name in opt.get_slot_names():
+                for var_id, var in enumerate(non_slot):
+                    if not _is_variable(var):
+                        continue
+                    slot = opt.get_slot(var, slot_name)
+                    if slot is None:
+                        continue
+                    if id(slot) in self.ids:
+                        raise NotImplementedError(
+                            f"A slot variable was re-used as a dependency of a trackable object: {slot.name}"
+                        )
+                    self.ids[id(slot)] = len(self.nodes)
+                    self.nodes.append(slot)
+                    self.children.append([])
+                    self.paths[id(slot)] = (
+                        f"{self.paths[id(var)]}/{_OPTIMIZER_SLOT}/{self.paths[id(opt)]}/{_escape_local_name(slot_name)}"
+                    )
+                    self.slots[opt_id].append((slot_name, var_id, self.ids[id(slot)]))
+
+    def key(self, obj):
+        return f"{self.paths[id(obj)]}/{_ATTRIBUTES}/{_VARIABLE_VALUE}"
+
+    def variables(self):
+        return [v for v in self.nodes if _is_variable(v)]
+
+    def to_proto(self):
+        from ferroflow.core.protobuf import trackable_object_graph_pb2
+
+        graph = trackable_object_graph_pb2.TrackableObjectGraph()
+        for i, obj in enumerate(self.nodes):
+            node = graph.nodes.add()
+            for name, child_id in self.children[i]:
+                node.children.add(node_id=child_id, local_name=name)
+            if _is_variable(obj):
+                node.attributes.add(name=_VARIABLE_VALUE, full_name=obj.op.name, checkpoint_key=self.key(obj))
+            for slot_name, var_id, slot_id in self.slots.get(i, []):
+                node.slot_variables.add(original_variable_node_id=var_id, slot_name=slot_name,
+                                        slot_variable_node_id=slot_id)
+        # A node has values if it or anything below it (children, slots) does.
+        has_values = [bool(n.attributes) for n in graph.nodes]
+        for i in reversed(range(len(graph.nodes))):
+            n = graph.nodes[i]
+            if any(has_values[c.node_id] for c in n.children) or any(
+                    has_values[s.slot_variable_node_id] for s in n.slot_variables):
+                has_values[i] = True
+        for i, n in enumerate(graph.nodes):
+            n.has_checkpoint_values.value = has_values[i]
+        return graph
+
+
+def _session_for(session):
+    from ferroflow.client.session import get_default_session
+
+    session = session or get_default_session()
+    if session is None:
+        raise ValueError(
+            "No session: pass session= or call inside `with tf.Session() as sess:` (graph-mode checkpoints run ops)."
+        )
+    return session
+
+
+class _CheckpointStatus:
+    """What ``Checkpoint.restore`` matched; runs the restore ops and checks the match."""
+
+    def __init__(self, checkpoint, save_path, proto, matched, restore_op, graph):
+        self._checkpoint = checkpoint
+        self._save_path = save_path
+        self._proto = proto
+        self._matched = matched  # checkpoint node id -> Python object
+        self._restore_op = restore_op
+        self._graph = graph
+
+    def _current(self):
+        with self._graph.as_default():
+            return _ObjectGraph(self._checkpoint._root)
+
+    def assert_consumed(self):
+        """Raises AssertionError unless every checkpoint value and every current variable were matched."""
+        for node_id, node in enumerate(self._proto.nodes):
+            if node.attributes and node_id not in self._matched:
+                raise AssertionError(
+                    f"Unresolved object in checkpoint {self._save_path}: "
+                    f"{node.attributes[0].checkpoint_key} ({node.attributes[0].full_name})"
+                )
+        self.assert_existing_objects_matched()
+        return self
+
+    def assert_existing_objects_matched(self):
+        """Raises AssertionError if a variable reachable from the root now got no value from the checkpoint."""
+        matched = {id(o) for o in self._matched.values()}
+        current = self._current()
+        for v in current.variables():
+            if id(v) not in matched:
+                raise AssertionError(
+                    f"Object not assigned a value from checkpoint {self._save_path}: {v.name} "
+                    f"(would be {current.key(v)})"
+                )
+        return self
+
+    def assert_nontrivial_match(self):
+        """Raises AssertionError if nothing but the root was matched."""
+        if len(self._matched) <= 1:
+            raise AssertionError(f"Nothing except the root object matched a checkpointed value in {self._save_path}")
+        return self
+
+    def expect_partial(self):
+        """Marks a partial restore as intended (ferroflow does not warn about it)."""
+        return self
+
+    def run_restore_ops(self, session=None):
+        """Assigns the checkpoint's values to the matched variables."""
+        if self._restore_op is not None:
+            _session_for(session).run(self._restore_op)
+
+    def initialize_or_restore(self, session=None):
+        """Restores the matched variables and runs the initializers of the other reachable ones."""
+        session = _session_for(session)
+        matched = {id(o) for o in self._matched.values()}
+        with self._graph.as_default():
+            others = [v for v in self._current().variables() if id(v) not in matched]
+        if others:
+            session.run([v.initializer for v in others])
+        self.run_restore_ops(session)
+
+
+class _InitializationOnlyStatus(_CheckpointStatus):
+    """``restore(None)``: nothing to restore; ``initialize_or_restore`` initializes everything."""
+
+    def __init__(self, checkpoint, graph):
+        super().__init__(checkpoint, None, None, {}, None, graph)
+
+    def assert_consumed(self):
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
+
+    def assert_existing_objects_matched(self):
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
+
+    def assert_nontrivial_match(self):
+        raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
+
+
+class _NameBasedStatus(_CheckpointStatus):
+    """A checkpoint without an object graph (written by ``tf.train.Saver``): variables matched by name."""
+
+    def __init__(self, checkpoint, save_path, matched, unused_keys, restore_op, graph):
+        super().__init__(checkpoint, save_path, None, matched, restore_op, graph)
+        self._unused = unused_keys
+
+    def assert_existing_objects_matched(self):
+        """Every reachable variable except the save counter (Saver checkpoints have none) got a value."""
+        matched = {id(o) for o in self._matched.values()}
+        counter = self._checkpoint._save_counter
+        for v in self._current().variables():
+            if id(v) not in matched and v is not counter:
+                raise AssertionError(f"Object not assigned a value from checkpoint {self._save_path}: {v.name}")
+        return self
+
+    def assert_consumed(self):
+        if self._unused:
+            raise AssertionError(
+                f"Name-based checkpoint {self._save_path} has values no variable took: {sorted(self._unused)}"
+            )
+        return self.assert_existing_objects_matched()
+
+
+def _restore_ops(prefix, pairs, reader, save_path):
+    """One RestoreV2 for ``[(variable, key), ...]`` and an Assign per variable; checks dtypes and shapes first."""
+    from ferroflow.ops import control_flow_ops, state_ops
+    from ferroflow.ops._op_util import make_op
+
+    if not pairs:
+        return None
+    shapes = reader.get_variable_to_shape_map()
+    dtype_map = reader.get_variable_to_dtype_map()
+    for var, key in pairs:
+        stored_dtype = dtype_map[key]
+        if stored_dtype != var.dtype.base_dtype:
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"Restoring {var.op.name} from {key} in {save_path}: the variable is {var.dtype.base_dtype.name} "
+                f"but the checkpoint holds {stored_dtype.name}",
+            )
+        if not var.get_shape().is_compatible_with(as_shape(shapes[key])):
+            raise errors.InvalidArgumentError(
+                None, None,
+                f"Restoring {var.op.name} from {key} in {save_path}: shape {var.get_shape()} of the variable does "
+                f"not match shape {shapes[key]} in the checkpoint",
+            )
+    with ops.name_scope("restore"):
+        op = make_op(
+            "RestoreV2",
+            [ops.convert_to_tensor(prefix, dtype=dtypes.string),
+             ops.convert_to_tensor([k for _, k in pairs], dtype=dtypes.string),
+             ops.convert_to_tensor([""] * len(pairs), dtype=dtypes.string)],
+            {"dtypes": ("list_type", [v.dtype.base_dtype.as_datatype_enum for v, _ in pairs])},
+            name="RestoreV2",
+        )
+        assigns = [state_ops.assign(v, t) for (v, _), t in zip(pairs, op.outputs)]
+        return control_flow_ops.group(*assigns)
+
+
+class Checkpoint:
+    """Groups trackable objects (Variables, optimizers, models) for saving and restoring.
+
+    ``tf.train.Checkpoint(model=model, optimizer=opt)``; then
+    ``save(prefix, session)`` writes ``prefix-<n>`` and updates the
+    ``checkpoint`` state file, ``restore(path)`` returns a status whose
+    ``run_restore_ops`` / ``initialize_or_restore`` load the values.
+    """
+
+    def __init__(self, **kwargs):
+        self._dependencies = {}
+        for name, value in sorted(kwargs.items(), key=lambda kv: kv[0]):
+            if not _is_trackable(value):
+                raise ValueError(
+                    f"`Checkpoint` was expecting a trackable object (an object derived from `Trackable`), got "
+                    f"{value!r} for {name!r}. If you believe this object should be trackable (i.e. it is part of "
+                    "the TensorFlow Python API and manages state), please open an issue."
+                )
+            self._dependencies[name] = value
+        self._root = self
+        self._save_counter = None
+        self._save_cache = {}
+        self._counter_assign = {}
+
+    def __setattr__(self, name, value):
+        if not name.startswith("_") and _is_trackable(value):
+            self._dependencies[name] = value
+        super().__setattr__(name, value)
+
+    def __getattr__(self, name):
+        deps = self.__dict__.get("_dependencies", {})
+        if name in deps:
+            return deps[name]
+        raise AttributeError(f"'Checkpoint' object has no attribute {name!r}")
+
+    # -- the save counter ----------------------------------------------------------
+    def _maybe_create_save_counter(self):
+        from ferroflow.ops import init_ops, variable_scope, variables
+
+        graph = ops.get_default_graph()
+        if self._save_counter is None or self._save_counter.graph is not graph:
+            with ops.init_scope(), ops.name_scope(None), ops.device("/cpu:0"):
+                with variable_scope.variable_scope(variable_scope.VariableScope(False)):
+                    self._save_counter = variables.Variable(
+                        init_ops.zeros_initializer()([], dtype=dtypes.int64), name="save_counter", trainable=False,
+                        dtype=dtypes.int64, collections=[],
+                    )
+            self._dependencies["save_counter"] = self._save_counter
+
+    @property
+    def save_counter(self):
+        """An int64 variable counting ``save`` calls (created on first use); numbers the checkpoints."""
+        self._maybe_create_save_counter()
+        return self._save_counter
+
+    # -- writing ------------------------------------------------------------------
+    def _save_ops(self, graph_obj):
+        from ferroflow.ops import array_ops
+        from ferroflow.ops._op_util import make_op
+
+        variables = graph_obj.variables()
+        keys = tuple(graph_obj.key(v) for v in variables)
+        graph = ops.get_default_graph()
+        cache_key = (id(graph), keys, tuple(id(v) for v in variables))
+        cached = self._save_cache.get(cache_key)
+        if cached is None:
+            with ops.init_scope(), ops.name_scope("save"):
+                prefix = array_ops.placeholder(dtypes.string, [], name="file_prefix")
+                object_graph = array_ops.placeholder(dtypes.string, [], name="object_graph")
+                names = list(keys) + [OBJECT_GRAPH_PROTO_KEY]
+                tensors = [v.value() for v in variables] + [object_graph]
+                with ops.device("/cpu:0"):
+                    op = make_op(
+                        "SaveV2",
+                        [prefix, ops.convert_to_tensor(names, dtype=dtypes.string),
+                         ops.convert_to_tensor([""] * len(names), dtype=dtypes.string)] + tensors,
+                        name="SaveV2",
+                    )
+            cached = (prefix, object_graph, op)
+            self._save_cache[cache_key] = cached
+        return cached
+
+    def write(self, file_prefix, session=None):
+        """Writes a checkpoint at ``file_prefix`` (no numbering, no state file); returns the prefix."""
+        session = _session_for(session)
+        file_prefix = os.fspath(file_prefix)
+        with session.graph.as_default():
+            graph_obj = _ObjectGraph(self)
+            prefix_ph, graph_ph, save_op = self._save_ops(graph_obj)
+            serialized = graph_obj.to_proto().SerializeToString()
+        directory = os.path.dirname(file_prefix)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        session.run(save_op, {prefix_ph: file_prefix, graph_ph: serialized})
+        return file_prefix
+
+    def save(self, file_prefix, session=None):
+        """Increments ``save_counter``, writes ``<file_prefix>-<counter>`` and records it in the state file.
+
+        Returns the path written.
+        """
+        session = _session_for(session)
+        file_prefix = os.fspath(file_prefix)
+        with session.graph.as_default():
+            counter = self.save_counter
+            cached = self._counter_assign.get(id(counter))
+            if cached is None:
+                from ferroflow.ops import state_ops
+
+                with ops.init_scope():
+                    cached = (state_ops.is_variable_initialized(counter), counter.assign_add(1))
+                self._counter_assign[id(counter)] = cached
+        is_initialized, assign = cached
+        # A new counter starts at 0 (one restored from a checkpoint keeps its value).
+        if not session.run(is_initialized):
+            session.run(counter.initializer)
+        number = int(session.run(assign))
+        path = self.write(f"{file_prefix}-{number}", session=session)
+        _write_state_file(os.path.dirname(path), path)
+        return path
+
+    # -- reading ------------------------------------------------------------------
+    def restore(self, save_path):
+        """Matches the checkpoint at ``save_path`` to the current objects; returns a status.
+
+        Nothing is assigned until ``status.run_restore_ops()`` or
+        ``status.initialize_or_restore()`` runs in a session. ``save_path=None``
+        gives a status whose ``initialize_or_restore`` only initializes.
+        """
+        self._maybe_create_save_counter()
+        return self.read(save_path)
+
+    def read(self, save_path):
+        """Like ``restore`` but does not create the save counter first."""
+        from ferroflow.core.protobuf import trackable_object_graph_pb2
+        from ferroflow.training.py_checkpoint_reader import NewCheckpointReader
+
+        graph = ops.get_default_graph()
+        if save_path is None:
+            return _InitializationOnlyStatus(self, graph)
+        save_path = os.fspath(save_path)
+        reader = NewCheckpointReader(save_path)
+        current = _ObjectGraph(self)
+        if not reader.has_tensor(OBJECT_GRAPH_PROTO_KEY):
+            return self._name_based(save_path, reader, current, graph)
+        proto = trackable_object_graph_pb2.TrackableObjectGraph()
+        proto.ParseFromString(reader.get_tensor(OBJECT_GRAPH_PROTO_KEY))
+        matched = {0: self}
+        queue = collections.deque([0])
+        while queue:
+            node_id = queue.popleft()
+            obj = matched[node_id]
+            kids = dict(_children(obj))
+            for ref in proto.nodes[node_id].children:
+                child = kids.get(ref.local_name)
+                if child is None or ref.node_id in matched:
+                    continue
+                matched[ref.node_id] = child
+                queue.append(ref.node_id)
+            if _is_optimizer(obj):
+                for ref in proto.nodes[node_id].slot_variables:
+                    original = matched.get(ref.original_variable_node_id)
+                    if original is None or not _is_variable(original):
+                        continue
+                    slot = obj.get_slot(original, ref.slot_name)
+                    if slot is not None and ref.slot_variable_node_id not in matched:
+                        matched[ref.slot_variable_node_id] = slot
+        pairs = []
+        for node_id, obj in sorted(matched.items()):
+            if not _is_variable(obj):
+                continue
+            for attr in proto.nodes[node_id].attributes:
+                if attr.name == _VARIABLE_VALUE:
+                    pairs.append((obj, attr.checkpoint_key))
+        with ops.init_scope():
+            restore_op = _restore_ops(save_path, pairs, reader, save_path)
+        return _CheckpointStatus(self, save_path, proto, matched, restore_op, graph)
+
+    def _name_based(self, save_path, reader, current, graph):
+        keys = set(reader.get_variable_to_shape_map())
+        pairs = [(v, v.op.name) for v in current.variables() if v.op.name in keys]
+        matched = {i + 1: v for i, (v, _) in enumerate(pairs)}
+        matched[0] = self
+        unused = keys - {k for _, k in pairs}
+        with ops.init_scope():
+            restore_op = _restore_ops(save_path, pairs, reader, save_path)
+        return _NameBasedStatus(self, save_path, matched, unused, restore_op, graph)
+
+
+def _write_state_file(directory, path):
+    """Records ``path`` (relative to ``directory``) as the newest checkpoint, replacing the file atomically."""
+    from google.protobuf import text_format
+
+    from ferroflow.core.protobuf import checkpoint_state_pb2
+
+    rel = os.path.relpath(path, directory or ".")
+    state = checkpoint_state_pb2.CheckpointState(model_checkpoint_path=rel, all_model_checkpoint_paths=[rel])
+    target = os.path.join(directory, "checkpoint")
+    tmp = f"{target}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text_format.MessageToString(state))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
