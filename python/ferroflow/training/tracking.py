@@ -438,6 +438,17 @@ class Checkpoint:
         """
         session = _session_for(session)
         file_prefix = os.fspath(file_prefix)
+        number = self._increment_save_counter(session)
+        path = self.write(f"{file_prefix}-{number}", session=session)
+        _write_state_file(os.path.dirname(path), path)
+        return path
+
+    def _increment_save_counter(self, session=None):
+        """Adds one to ``save_counter`` (initializing a new one to 0 first); returns the new value.
+
+        ``CheckpointManager`` calls this to number the checkpoints it writes.
+        """
+        session = _session_for(session)
         with session.graph.as_default():
             counter = self.save_counter
             cached = self._counter_assign.get(id(counter))
@@ -451,10 +462,7 @@ class Checkpoint:
         # A new counter starts at 0 (one restored from a checkpoint keeps its value).
         if not session.run(is_initialized):
             session.run(counter.initializer)
-        number = int(session.run(assign))
-        path = self.write(f"{file_prefix}-{number}", session=session)
-        _write_state_file(os.path.dirname(path), path)
-        return path
+        return int(session.run(assign))
 
     # -- reading ------------------------------------------------------------------
     def restore(self, save_path):
