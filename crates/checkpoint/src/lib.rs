@@ -18,7 +18,8 @@
 //! * [`merge_bundles`]: one index over several bundles' data files (the
 //!   sharded Saver's final step).
 //! * [`register`]: the `SaveV2`, `RestoreV2` and `MergeV2Checkpoints` ops
-//!   and kernels.
+//!   and kernels, plus the string ops a sharded Saver's graph uses
+//!   (`StringJoin`, `ShardedFilename`, `StaticRegexFullMatch`).
 //!
 //! Every dtype ferroflow has is supported; other fixed-size TensorFlow
 //! dtypes (complex64/128, uint32/64, quantized) are read and written as
@@ -30,6 +31,7 @@ mod ops;
 pub mod proto;
 mod reader;
 pub mod slice;
+mod string_ops;
 pub mod table;
 mod writer;
 
@@ -63,10 +65,10 @@ pub fn data_path(prefix: &Path, shard: i32, num_shards: i32) -> PathBuf {
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for def in ops::op_defs() {
+        for def in ops::op_defs().into_iter().chain(string_ops::op_defs()) {
             ferroflow_graph::register_op(def);
         }
-        for (name, f) in ops::kernels() {
+        for (name, f) in ops::kernels().into_iter().chain(string_ops::kernels()) {
             ferroflow_runtime::register_kernel(name, f);
         }
     });

@@ -5,6 +5,7 @@ from ferroflow.summary.writer import FileWriter as SummaryWriter  # noqa: F401
 from ferroflow.summary.writer import FileWriterCache as SummaryWriterCache  # noqa: F401
 from ferroflow.summary.writer import summary_iterator  # noqa: F401
 from ferroflow.training.basic_session_run_hooks import *  # noqa: F401,F403
+from ferroflow.training.checkpoint_management import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_utils import *  # noqa: F401,F403
 from ferroflow.training.coordinator import *  # noqa: F401,F403
 from ferroflow.training.learning_rate_decay import *  # noqa: F401,F403
@@ -14,6 +15,7 @@ from ferroflow.training.optimizers import *  # noqa: F401,F403
 from ferroflow.training.protos import *  # noqa: F401,F403
 from ferroflow.training.py_checkpoint_reader import NewCheckpointReader  # noqa: F401
 from ferroflow.training.queue_runner_impl import *  # noqa: F401,F403
+from ferroflow.training.saver import *  # noqa: F401,F403
 from ferroflow.training.session_manager import *  # noqa: F401,F403
 from ferroflow.training.session_run_hook import *  # noqa: F401,F403
 from ferroflow.training.supervisor import *  # noqa: F401,F403

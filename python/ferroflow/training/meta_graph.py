@@ -1,0 +1,235 @@
+"""``MetaGraphDef`` export and import (``tf.train.export_meta_graph`` / ``import_meta_graph``).
+
+A MetaGraphDef bundles the ``GraphDef``, the Saver's ``SaverDef`` and the
+graph's collections, so a training graph can be rebuilt in a fresh process
+and its checkpoint restored. Collections are stored as TensorFlow stores
+them: variables as serialized ``VariableDef`` protos in a ``bytes_list``,
+ops and tensors by name in a ``node_list``, numbers and strings in the
+matching list kinds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from ferroflow.framework import ops
+
+__all__ = ["export_meta_graph", "import_meta_graph"]
+
+_logger = logging.getLogger("ferroflow")
+
+# Collections whose items are Variables (stored as VariableDef protos).
+_VARIABLE_KEYS = set(ops.GraphKeys._VARIABLE_COLLECTIONS) | {ops.GraphKeys.GLOBAL_STEP}
+
+
+def _strip_scope(name, export_scope):
+    if not export_scope:
+        return name
+    scope = export_scope.rstrip("/") + "/"
+    if name.startswith("^" + scope):
+        return "^" + name[len(scope) + 1:]
+    if name.startswith(scope):
+        return name[len(scope):]
+    return name
+
+
+def _add_scope(name, import_scope):
+    if not import_scope:
+        return name
+    scope = import_scope.rstrip("/") + "/"
+    if name.startswith("^"):
+        return "^" + scope + name[1:]
+    return scope + name
+
+
+def _in_scope(name, export_scope):
+    if not export_scope:
+        return True
+    scope = export_scope.rstrip("/") + "/"
+    return name.lstrip("^").startswith(scope)
+
+
+def variable_to_proto(var, export_scope=None):
+    """A Variable as a ``VariableDef`` (names relative to ``export_scope``; None if outside it)."""
+    from ferroflow.core.framework import variable_pb2
+
+    if hasattr(var, "to_proto") and not hasattr(var, "_variable"):
+        return var.to_proto(export_scope=export_scope)
+    if not _in_scope(var.name, export_scope):
+        return None
+    d = variable_pb2.VariableDef()
+    d.variable_name = _strip_scope(var.name, export_scope)
+    d.initializer_name = _strip_scope(var.initializer.name, export_scope)
+    d.snapshot_name = _strip_scope(var.value().name, export_scope)
+    initial = getattr(var, "_initial_value", None)
+    if initial is not None:
+        d.initial_value_name = _strip_scope(initial.name, export_scope)
+    d.trainable = bool(var.trainable)
+    d.is_resource = False
+    info = var._get_save_slice_info() if hasattr(var, "_get_save_slice_info") else None
+    if info is not None:
+        d.save_slice_info_def.full_name = _strip_scope(info.full_name, export_scope)
+        d.save_slice_info_def.full_shape.extend(int(x) for x in info.full_shape)
+        d.save_slice_info_def.var_offset.extend(int(x) for x in info.var_offset)
+        d.save_slice_info_def.var_shape.extend(int(x) for x in info.var_shape)
+    return d
+
+
+def _is_variable(x):
+    return hasattr(x, "_ref") and hasattr(x, "initializer") and not isinstance(x, ops.Tensor)
+
+
+def _add_collection_def(meta, key, graph, export_scope=None):
+    """Adds collection ``key`` of ``graph`` to ``meta`` in TensorFlow's encoding (skips what cannot be encoded)."""
+    if not isinstance(key, (str, bytes)) or key.startswith("__"):
+        # Private bookkeeping (the variable store, scopes): TensorFlow keys these by tuples and skips them.
+        return
+    values = graph.get_collection(key)
+    if not values:
+        return
+    col = meta.collection_def[key]
+    try:
+        first = values[0]
+        if key in _VARIABLE_KEYS or _is_variable(first):
+            for v in values:
+                if not _is_variable(v):
+                    raise TypeError(f"{v!r} is not a Variable")
+                d = variable_to_proto(v, export_scope)
+                if d is not None:
+                    col.bytes_list.value.append(d.SerializeToString())
+        elif isinstance(first, (ops.Tensor, ops.Operation)):
+            for v in values:
+                if _in_scope(v.name, export_scope):
+                    col.node_list.value.append(_strip_scope(v.name, export_scope))
+        elif isinstance(first, bool):
+            raise TypeError("bool collections have no CollectionDef kind")
+        elif isinstance(first, int):
+            col.int64_list.value.extend(int(v) for v in values)
+        elif isinstance(first, float):
+            col.float_list.value.extend(float(v) for v in values)
+        elif isinstance(first, (str, bytes)):
+            col.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
+        elif hasattr(first, "to_proto"):
+            for v in values:
+                proto = v.to_proto(export_scope=export_scope) if _takes_scope(v.to_proto) else v.to_proto()
+                if proto is not None:
+                    col.bytes_list.value.append(proto.SerializeToString())
+        else:
+            raise TypeError(f"no CollectionDef encoding for {type(first).__name__}")
+    except (TypeError, ValueError, AttributeError) as e:
+        _logger.warning("Issue encountered when serializing: %s.\n%s", key, e)
+        del meta.collection_def[key]
+        return
+    if not col.ListFields():
+        del meta.collection_def[key]
+
+
+def _takes_scope(fn):
+    import inspect
+
+    try:
+        return "export_scope" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _filter_graph_def(graph_def, export_scope, clear_devices):
+    from ferroflow.core.framework import graph_pb2
+
+    out = graph_pb2.GraphDef()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    for node in graph_def.node:
+        if not _in_scope(node.name, export_scope):
+            continue
+        n = out.node.add()
+        n.CopyFrom(node)
+        n.name = _strip_scope(node.name, export_scope)
+        del n.input[:]
+        n.input.extend(_strip_scope(i, export_scope) for i in node.input)
+        if clear_devices:
+            n.device = ""
+    return out
+
+
+def create_meta_graph_def(meta_info_def=None, graph_def=None, saver_def=None, collection_list=None, graph=None,
+                          export_scope=None, clear_devices=False, clear_extraneous_savers=False,
+                          strip_default_attrs=False):
+    """The ``MetaGraphDef`` of ``graph`` (default graph): meta info, graph, saver and collections."""
+    import ferroflow
+    from ferroflow.core.protobuf import meta_graph_pb2
+
+    graph = graph or ops.get_default_graph()
+    meta = meta_graph_pb2.MetaGraphDef()
+    if meta_info_def is not None:
+        meta.meta_info_def.CopyFrom(meta_info_def)
+    if not meta.meta_info_def.tensorflow_version:
+        meta.meta_info_def.tensorflow_version = ferroflow.VERSION
+    if not meta.meta_info_def.tensorflow_git_version:
+        meta.meta_info_def.tensorflow_git_version = "ferroflow-" + ferroflow.__version__
+    if graph_def is None:
+        graph_def = graph.as_graph_def(add_shapes=True)
+    if export_scope or clear_devices:
+        graph_def = _filter_graph_def(graph_def, export_scope, clear_devices)
+    meta.graph_def.CopyFrom(graph_def)
+    if saver_def is not None:
+        meta.saver_def.CopyFrom(saver_def)
+    keys = graph.get_all_collection_keys() if collection_list is None else collection_list
+    for key in sorted(set(keys)):
+        if clear_extraneous_savers and key == ops.GraphKeys.SAVERS:
+            continue
+        _add_collection_def(meta, key, graph, export_scope)
+    return meta
+
+
+def _atomic_write(path, data):
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{time.monotonic_ns()}")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
+                      as_text=False, graph=None, export_scope=None, clear_devices=False,
+                      clear_extraneous_savers=False, strip_default_attrs=False, save_debug_info=False, **kwargs):
+    """Builds the ``MetaGraphDef`` of ``graph`` and, if ``filename`` is given, writes it (binary or text).
+
+    ``export_scope`` keeps only the nodes under that scope (names made
+    relative to it); ``clear_devices`` empties every node's device.
+    Returns the MetaGraphDef.
+    """
+    if kwargs:
+        raise TypeError(f"export_meta_graph got unexpected keyword arguments: {sorted(kwargs)}")
+    meta = create_meta_graph_def(
+        meta_info_def=meta_info_def, graph_def=graph_def, saver_def=saver_def, collection_list=collection_list,
+        graph=graph, export_scope=export_scope, clear_devices=clear_devices,
+        clear_extraneous_savers=clear_extraneous_savers, strip_default_attrs=strip_default_attrs,
+    )
+    if filename:
+        filename = os.fspath(filename)
+        if as_text:
+            from google.protobuf import text_format
+
+            data = text_format.MessageToString(meta).encode()
+        else:
+            data = meta.SerializeToString()
+        _atomic_write(filename, data)
+    return meta
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
+    """Rebuilds a graph from a ``MetaGraphDef`` (or file) into the default graph; returns its Saver or None."""
+    raise NotImplementedError("import_meta_graph is not implemented yet")
