@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import time
+import uuid
 
 from ferroflow.framework import errors
 from ferroflow.protos import CheckpointState, SaverDef
@@ -106,7 +107,7 @@ def generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_c
 def _atomic_write_text(path, text):
     """Writes ``text`` to ``path`` through a temporary file and a rename."""
     directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{time.monotonic_ns()}")
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{uuid.uuid4().hex}")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
@@ -444,6 +445,7 @@ class CheckpointManager:
         if checkpoint_number is None:
             checkpoint_number = self._next_save_number(session)
         prefix = f"{self._checkpoint_prefix}-{int(checkpoint_number)}"
+        os.makedirs(self._directory or ".", exist_ok=True)
         writer = getattr(self._checkpoint, "write", None) or getattr(self._checkpoint, "_write", None)
         if writer is not None:
             save_path = _call_with_session(writer, prefix, session)

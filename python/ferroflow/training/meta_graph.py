@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
+import uuid
 
 from ferroflow.framework import ops
 
@@ -187,7 +187,7 @@ def create_meta_graph_def(meta_info_def=None, graph_def=None, saver_def=None, co
 def _atomic_write(path, data):
     directory = os.path.dirname(path) or "."
     os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{time.monotonic_ns()}")
+    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{uuid.uuid4().hex}")
     try:
         with open(tmp, "wb") as f:
             f.write(data)
