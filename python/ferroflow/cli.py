@@ -55,11 +55,36 @@ def _add_demo_parser(sub):
     return demo
 
 
+def _inspect_checkpoint(args):
+    from ferroflow.tools import inspect_checkpoint
+
+    try:
+        inspect_checkpoint.inspect(args.path, tensor_name=args.tensor, all_tensors=args.all)
+    except inspect_checkpoint.InspectError as e:
+        print(f"ferroflow inspect-checkpoint: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _add_inspect_checkpoint_parser(sub):
+    p = sub.add_parser(
+        "inspect-checkpoint",
+        help="list a checkpoint's tensors (names, dtypes, shapes) or print their values",
+        description="Lists the tensors of a TensorFlow/ferroflow checkpoint as 'name (DT_...) [dims]' lines. "
+        "PATH is a checkpoint prefix (model.ckpt-100) or a directory with a 'checkpoint' state file.",
+    )
+    p.add_argument("path", metavar="PATH", help="checkpoint prefix or directory")
+    p.add_argument("--tensor", metavar="NAME", default=None, help="print the value of this tensor")
+    p.add_argument("--all", action="store_true", help="print the value of every tensor")
+    return p
+
+
 def main(argv=None):
     parser = _Parser(prog="ferroflow", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
     _add_demo_parser(sub)
+    _add_inspect_checkpoint_parser(sub)
     args = parser.parse_args(argv)
     if args.version:
         import ferroflow
@@ -70,6 +95,8 @@ def main(argv=None):
         if args.command is None:
             args = parser.parse_args(["demo"])
         return _demo(args)
+    if args.command == "inspect-checkpoint":
+        return _inspect_checkpoint(args)
     parser.error(f"unknown command {args.command}")
     return 2
 
