@@ -352,3 +352,19 @@ def test_worker_session_creator_waits_for_a_ready_model():
 def test_session_creator_interface():
     with pytest.raises(NotImplementedError, match="create_session is not implemented"):
         tf.train.SessionCreator().create_session()
+
+
+def test_closing_hands_the_graph_back_editable():
+    # MonitoredSession finalizes the graph it was given; closing makes it editable again (as TF does),
+    # so a program can build evaluation ops after training.
+    v = tf.get_variable("v", [], initializer=tf.ones_initializer())
+    with tf.train.MonitoredSession(session_creator=_creator()) as sess:
+        assert tf.get_default_graph().finalized
+        with pytest.raises(RuntimeError, match="finalized"):
+            tf.constant(1.0)
+        assert sess.run(v) == 1.0
+    assert not tf.get_default_graph().finalized
+    doubled = v * 2
+    with tf.Session() as plain:
+        plain.run(tf.global_variables_initializer())
+        assert plain.run(doubled) == 2.0

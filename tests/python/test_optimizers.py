@@ -47,7 +47,8 @@ def test_minimize_increments_global_step_and_records_train_op():
     gs = tf.train.get_or_create_global_step()
     opt = tf.train.AdamOptimizer(0.1)
     train = opt.minimize(loss, global_step=gs)
-    assert train.op.name == "Adam"
+    # Like TF1, the train op is the increment's Operation: running it fetches None.
+    assert isinstance(train, tf.Operation) and train.name == "Adam"
     assert train in tf.get_collection(tf.GraphKeys.TRAIN_OP)
     assert opt.get_name() == "Adam"
     assert opt.get_slot_names() == ["m", "v"]
@@ -60,7 +61,8 @@ def test_minimize_increments_global_step_and_records_train_op():
         sess.run(tf.global_variables_initializer())
         first = sess.run(loss)
         for step in range(1, 4):
-            assert sess.run(train) == step
+            assert sess.run(train) is None
+            assert sess.run(gs) == step
         assert sess.run(gs) == 3
         assert sess.run(loss) < first
 

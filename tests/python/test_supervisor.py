@@ -122,7 +122,8 @@ def test_basic_train_loop_retries_after_aborted():
     calls = []
 
     def step(sess, scale, offset=0):
-        calls.append(int(sess.run(train_op)) * scale + offset)
+        sess.run(train_op)
+        calls.append(int(sess.run(gs)) * scale + offset)
         if len(calls) == 2:
             raise tf.errors.AbortedError(None, None, "server restarted")
         if len(calls) == 5:

@@ -178,6 +178,12 @@ impl Graph {
         self.finalized = true;
     }
 
+    /// Makes a finalized graph editable again (TF's `_unsafe_unfinalize`,
+    /// which `MonitoredSession.close` uses to hand the graph back).
+    pub fn unfinalize(&mut self) {
+        self.finalized = false;
+    }
+
     pub fn is_finalized(&self) -> bool {
         self.finalized
     }

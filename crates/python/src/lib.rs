@@ -273,6 +273,10 @@ impl Graph {
         self.inner.write().finalize();
     }
 
+    fn unfinalize(&self) {
+        self.inner.write().unfinalize();
+    }
+
     #[getter]
     fn finalized(&self) -> bool {
         self.inner.read().is_finalized()

@@ -717,7 +717,8 @@ class Graph:
             raise RuntimeError("Graph is finalized and cannot be modified.")
 
     def _unsafe_unfinalize(self):
-        raise NotImplementedError("ferroflow graphs cannot be unfinalized")
+        """Makes a finalized graph editable again (``MonitoredSession.close`` hands the graph back)."""
+        self._native.unfinalize()
 
     @property
     def seed(self):

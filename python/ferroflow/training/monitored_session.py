@@ -274,15 +274,8 @@ class WorkerSessionCreator(SessionCreator):
 
 
 def _unfinalize(graph):
-    """Makes ``graph`` editable again after the session that finalized it closes, as TensorFlow does.
-
-    ferroflow's native graph cannot be unfinalized yet; it then stays read-only (a new graph is needed to
-    add ops), which only matters to programs that build more ops after closing a monitored session.
-    """
-    try:
-        graph._unsafe_unfinalize()
-    except NotImplementedError:
-        _log.debug("the graph stays finalized after the monitored session closed")
+    """Makes ``graph`` editable again after the session that finalized it closes, as TensorFlow does."""
+    graph._unsafe_unfinalize()
 
 
 def _step_fn_arguments(step_fn):

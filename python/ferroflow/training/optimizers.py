@@ -175,7 +175,11 @@ class Optimizer:
                 with ops.control_dependencies([self._finish(update_ops, "update")]):
                     gs = global_step
                     one = ops.convert_to_tensor(1, dtype=gs.dtype.base_dtype)
+                    # TF1 hands back the increment's Operation, so running the
+                    # train op fetches None rather than the new step.
                     apply_updates = state_ops.assign_add(gs, one, name=scope)
+                    if isinstance(apply_updates, ops.Tensor):
+                        apply_updates = apply_updates.op
             train_ops = ops.get_collection_ref(ops.GraphKeys.TRAIN_OP)
             if apply_updates not in train_ops:
                 train_ops.append(apply_updates)
