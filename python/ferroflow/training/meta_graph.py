@@ -230,6 +230,224 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     return meta
 
 
+def _attr_from_proto(value, node_name, key):
+    """A ``tf.AttrValue`` as the value ferroflow's graph takes for an op attribute."""
+    from ferroflow.framework import dtypes, tensor_util
+
+    kind = value.WhichOneof("value")
+    if kind == "s":
+        return value.s
+    if kind == "i":
+        return int(value.i)
+    if kind == "f":
+        return float(value.f)
+    if kind == "b":
+        return bool(value.b)
+    if kind == "type":
+        return ("type", int(value.type))
+    if kind == "shape":
+        return ("shape", _shape_from_proto(value.shape))
+    if kind == "tensor":
+        dtype = dtypes.as_dtype(value.tensor.dtype)
+        return tensor_util.tensor_attr(tensor_util.make_ndarray(value.tensor), dtype)
+    if kind == "list":
+        lst = value.list
+        if lst.type:
+            return ("list_type", [int(t) for t in lst.type])
+        if lst.shape:
+            return ("list_shape", [_shape_from_proto(x) for x in lst.shape])
+        if lst.s:
+            return list(lst.s)
+        if lst.i:
+            return [int(x) for x in lst.i]
+        if lst.f:
+            return [float(x) for x in lst.f]
+        if lst.b:
+            return [bool(x) for x in lst.b]
+        if lst.tensor or lst.func:
+            raise ValueError(f"node {node_name}: list attribute '{key}' of tensors/functions is not supported")
+        return []
+    raise ValueError(f"node {node_name}: attribute '{key}' of kind {kind} is not supported")
+
+
+def _shape_from_proto(shape):
+    if shape.unknown_rank:
+        return None
+    return [None if d.size < 0 else int(d.size) for d in shape.dim]
+
+
+def _parse_input(name):
+    """``"^a"`` -> ("a", None, True); ``"a:1"`` -> ("a", 1, False); ``"a"`` -> ("a", 0, False)."""
+    if name.startswith("^"):
+        return name[1:], None, True
+    op, sep, idx = name.rpartition(":")
+    if sep and idx.isdigit():
+        return op, int(idx), False
+    return name, 0, False
+
+
+def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devices=False):
+    """Adds every node of ``graph_def`` to ``graph`` (op type, attributes, inputs, control inputs, device).
+
+    Names get ``import_scope/`` in front. Nodes are added in dependency
+    order. Raises ValueError naming the node for an unknown input or an
+    attribute ferroflow cannot represent.
+    """
+    graph = graph or ops.get_default_graph()
+    nodes = {n.name: n for n in graph_def.node}
+    order, state = [], {}
+    for root in graph_def.node:
+        stack = [(root.name, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                state[name] = 2
+                order.append(nodes[name])
+                continue
+            if state.get(name):
+                if state[name] == 1:
+                    raise ValueError(f"the GraphDef has a cycle through node {name}")
+                continue
+            state[name] = 1
+            stack.append((name, True))
+            for inp in nodes[name].input:
+                dep = _parse_input(inp)[0]
+                if dep not in nodes:
+                    raise ValueError(f"node {name} has input '{inp}', which is not a node of the GraphDef")
+                if not state.get(dep):
+                    stack.append((dep, False))
+                elif state[dep] == 1:
+                    raise ValueError(f"the GraphDef has a cycle through node {dep}")
+    created = {}
+    with graph.as_default(), ops.control_dependencies(None):
+        for node in order:
+            inputs, controls = [], []
+            for inp in node.input:
+                dep, idx, is_control = _parse_input(inp)
+                op = created[dep]
+                if is_control:
+                    controls.append(op)
+                else:
+                    if idx >= len(op.outputs):
+                        raise ValueError(f"node {node.name} has input '{inp}' but {dep} has {len(op.outputs)} outputs")
+                    inputs.append(op.outputs[idx])
+            attrs = {k: _attr_from_proto(v, node.name, k) for k, v in node.attr.items()
+                     if k not in ("_output_shapes", "_class")}
+            device = "" if clear_devices else node.device
+            with ops.device(device or None):
+                op = graph._create_op(node.op, inputs, attrs, name=_add_scope(node.name, import_scope) + "/",
+                                      control_inputs=controls)
+            created[node.name] = op
+    return created
+
+
+def _variable_from_proto(variable_def, graph, import_scope=None):
+    """A Variable over the ops a ``VariableDef`` names (built by ``import_graph_def_nodes``)."""
+    from ferroflow.ops.variables import Variable
+
+    v = Variable.__new__(Variable)
+    v._variable = graph.as_graph_element(_add_scope(variable_def.variable_name, import_scope))
+    v._initializer_op = graph.as_graph_element(_add_scope(variable_def.initializer_name, import_scope))
+    v._snapshot = graph.as_graph_element(_add_scope(variable_def.snapshot_name, import_scope))
+    v._initial_value = (graph.as_graph_element(_add_scope(variable_def.initial_value_name, import_scope))
+                        if variable_def.initial_value_name else None)
+    v._trainable = bool(variable_def.trainable)
+    v._constraint = None
+    v._caching_device = None
+    v._graph = graph
+    v._save_slice_info = None
+    if variable_def.HasField("save_slice_info_def"):
+        info = variable_def.save_slice_info_def
+        v._save_slice_info = Variable.SaveSliceInfo(
+            _add_scope(info.full_name, import_scope), list(info.full_shape), list(info.var_offset),
+            list(info.var_shape),
+        )
+    return v
+
+
+def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None, import_scope=None):
+    """Adds a MetaGraphDef's graph and collections to ``graph``; returns ``{name: Variable}`` of what it built."""
+    from ferroflow.core.framework import variable_pb2
+    from ferroflow.core.protobuf import meta_graph_pb2
+
+    if isinstance(meta_graph_or_file, meta_graph_pb2.MetaGraphDef):
+        meta = meta_graph_or_file
+    else:
+        meta = read_meta_graph_file(meta_graph_or_file)
+    graph = graph or ops.get_default_graph()
+    import_graph_def_nodes(meta.graph_def, graph, import_scope, clear_devices)
+    variables = {}
+    for key in sorted(meta.collection_def):
+        col = meta.collection_def[key]
+        kind = col.WhichOneof("kind")
+        if kind == "node_list":
+            for name in col.node_list.value:
+                graph.add_to_collection(key, graph.as_graph_element(_add_scope(name, import_scope)))
+        elif kind == "bytes_list":
+            if key in _VARIABLE_KEYS:
+                for data in col.bytes_list.value:
+                    d = variable_pb2.VariableDef.FromString(data)
+                    if d.variable_name not in variables:
+                        variables[d.variable_name] = _variable_from_proto(d, graph, import_scope)
+                    graph.add_to_collection(key, variables[d.variable_name])
+            elif key == ops.GraphKeys.SAVERS:
+                continue
+            else:
+                for data in col.bytes_list.value:
+                    graph.add_to_collection(key, data)
+        elif kind == "int64_list":
+            for x in col.int64_list.value:
+                graph.add_to_collection(key, int(x))
+        elif kind == "float_list":
+            for x in col.float_list.value:
+                graph.add_to_collection(key, float(x))
+    return meta, variables
+
+
+def read_meta_graph_file(filename):
+    """The ``MetaGraphDef`` in ``filename`` (binary, or text format as a fallback)."""
+    from google.protobuf import message, text_format
+
+    from ferroflow.core.protobuf import meta_graph_pb2
+    from ferroflow.framework import errors
+
+    filename = os.fspath(filename)
+    if not os.path.exists(filename):
+        raise OSError(f"File {filename} does not exist.")
+    with open(filename, "rb") as f:
+        data = f.read()
+    meta = meta_graph_pb2.MetaGraphDef()
+    try:
+        meta.ParseFromString(data)
+        return meta
+    except message.DecodeError:
+        pass
+    try:
+        text_format.Merge(data.decode("utf-8"), meta)
+    except (UnicodeDecodeError, text_format.ParseError) as e:
+        raise errors.DataLossError(None, None, f"{filename} is not a MetaGraphDef (binary or text): {e}") from None
+    return meta
+
+
 def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """Rebuilds a graph from a ``MetaGraphDef`` (or file) into the default graph; returns its Saver or None."""
-    raise NotImplementedError("import_meta_graph is not implemented yet")
+    """Rebuilds a ``MetaGraphDef`` (or file) in the default graph; returns a Saver for it (None without variables).
+
+    The nodes, the collections (variables come back as Variables) and the
+    saver's ops are recreated, so ``saver.restore`` followed by running
+    ops fetched by name (or from collections such as ``train_op``) continues
+    where the exporting process stopped.
+    """
+    from ferroflow.training.saver import Saver
+
+    if kwargs:
+        raise TypeError(f"import_meta_graph got unexpected keyword arguments: {sorted(kwargs)}")
+    meta, variables = import_scoped_meta_graph(meta_graph_or_file, clear_devices=clear_devices,
+                                               import_scope=import_scope)
+    if meta.HasField("saver_def"):
+        saver_def = type(meta.saver_def)()
+        saver_def.CopyFrom(meta.saver_def)
+        return Saver(saver_def=saver_def, name=import_scope)
+    if variables:
+        return Saver()
+    _logger.info("Saver not created because there are no variables in the graph to restore")
+    return None

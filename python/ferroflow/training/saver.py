@@ -34,7 +34,7 @@ from ferroflow.ops._op_util import make, shape_attr, type_attr
 from ferroflow.protos import SaverDef
 from ferroflow.training import checkpoint_management
 
-__all__ = ["Saver", "export_meta_graph"]
+__all__ = ["Saver", "export_meta_graph", "import_meta_graph"]
 
 _logger = logging.getLogger("ferroflow")
 
