@@ -33,6 +33,7 @@ from ferroflow.ops import array_ops, control_flow_ops, state_ops
 from ferroflow.ops._op_util import make, shape_attr, type_attr
 from ferroflow.protos import SaverDef
 from ferroflow.training import checkpoint_management
+from ferroflow.training.meta_graph import export_meta_graph, import_meta_graph
 
 __all__ = ["Saver", "export_meta_graph", "import_meta_graph"]
 
@@ -801,18 +802,3 @@ def _saver_from_object_based_checkpoint(save_path, var_list, names_to_keys):
         )
     mapped = {names_to_keys[name]: value for name, value in var_list.items()}
     return Saver(var_list=mapped, name="object_restore")
-
-
-def export_meta_graph(*args, **kwargs):
-    """``tf.train.export_meta_graph`` (see ``ferroflow.training.meta_graph``)."""
-    from ferroflow.training import meta_graph
-
-    return meta_graph.export_meta_graph(*args, **kwargs)
-
-
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """``tf.train.import_meta_graph`` (see ``ferroflow.training.meta_graph``)."""
-    from ferroflow.training import meta_graph
-
-    return meta_graph.import_meta_graph(meta_graph_or_file, clear_devices=clear_devices,
-                                        import_scope=import_scope, **kwargs)
