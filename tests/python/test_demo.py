@@ -221,6 +221,25 @@ def test_logdir_that_is_a_file_is_rejected(tmp_path, capsys):
     assert err == f"ferroflow demo: error: --logdir: {path} exists and is not a directory"
 
 
+@pytest.mark.parametrize(
+    "changed, detail",
+    [
+        (["--hidden", "32"], "Variable hidden/bias:0 has shape [32] but checkpoint key hidden/bias has shape [64]"),
+        (["--optimizer", "momentum"], "Key hidden/bias/Momentum (variable hidden/bias/Momentum:0) not found"),
+    ],
+)
+def test_resuming_a_different_model_is_a_one_line_error(tmp_path, capsys, changed, detail):
+    assert cli.main(["demo", "--steps", "5", "--logdir", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert cli.main(["demo", "--steps", "5", "--logdir", str(tmp_path), *changed]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err
+    assert err.startswith(f"ferroflow demo: error: --logdir: cannot resume from {tmp_path / 'model.ckpt-5'}, ")
+    assert detail in err
+    # The first run's checkpoint is untouched.
+    assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-5")
+
+
 def test_progress_on_a_terminal_redraws_one_line():
     stream = io.StringIO()
     with tf.Graph().as_default():

@@ -342,12 +342,22 @@ def run(steps=2000, batch_size=64, optimizer="adam", learning_rate=None, logdir=
         )
         stop = tf.train.StopAtStepHook(num_steps=steps)
         progress_hook = ProgressHook(model.loss, steps, stream=progress, is_tty=progress_tty)
-        with tf.train.MonitoredTrainingSession(
-            checkpoint_dir=logdir,
-            hooks=[feeder, stop, progress_hook, final, *(hooks or [])],
-            save_checkpoint_steps=save_checkpoint_steps,
-            save_summaries_steps=save_summaries_steps,
-        ) as sess:
+        try:
+            session = tf.train.MonitoredTrainingSession(
+                checkpoint_dir=logdir,
+                hooks=[feeder, stop, progress_hook, final, *(hooks or [])],
+                save_checkpoint_steps=save_checkpoint_steps,
+                save_summaries_steps=save_summaries_steps,
+            )
+        except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError) as e:
+            latest = _latest_checkpoint(logdir)
+            if latest is None:
+                raise
+            raise DemoError(
+                f"--logdir: cannot resume from {latest}, saved for another model or optimizer "
+                f"({_restore_mismatch(e)}); give a new --logdir, or the --optimizer and --hidden used before"
+            ) from None
+        with session as sess:
             start_step = feeder.start_step
             if start_step > 0:
                 print(f"resumed from step {start_step} (checkpoint {_latest_checkpoint(logdir)})", file=out)
@@ -378,6 +388,15 @@ def run(steps=2000, batch_size=64, optimizer="adam", learning_rate=None, logdir=
     print(f"checkpoint: {checkpoint}", file=out)
     out.flush()
     return DemoResult(logdir, key, start_step, step, accuracy, train_seconds, checkpoint)
+
+
+def _restore_mismatch(error):
+    """The first specific line (which variable, which key) of a failed restore's message."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for line in lines[1:]:
+        if line.startswith(("Variable ", "Key ")):
+            return line
+    return lines[0] if lines else type(error).__name__
 
 
 def _latest_checkpoint(logdir):
