@@ -350,7 +350,7 @@ def run(steps=2000, batch_size=64, optimizer="adam", learning_rate=None, logdir=
                 save_summaries_steps=save_summaries_steps,
             )
         except (tf.errors.InvalidArgumentError, tf.errors.NotFoundError) as e:
-            latest = _latest_checkpoint(logdir)
+            latest = tf.train.latest_checkpoint(logdir)
             if latest is None:
                 raise
             raise DemoError(
@@ -360,7 +360,7 @@ def run(steps=2000, batch_size=64, optimizer="adam", learning_rate=None, logdir=
         with session as sess:
             start_step = feeder.start_step
             if start_step > 0:
-                print(f"resumed from step {start_step} (checkpoint {_latest_checkpoint(logdir)})", file=out)
+                print(f"resumed from step {start_step} (checkpoint {tf.train.latest_checkpoint(logdir)})", file=out)
             else:
                 print("starting from step 0 (no checkpoint in the log directory)", file=out)
             out.flush()
@@ -384,7 +384,7 @@ def run(steps=2000, batch_size=64, optimizer="adam", learning_rate=None, logdir=
     print(f"trained {trained} steps in {train_seconds:.1f} s{rate}; global step is now {step}", file=out)
     print(f"test accuracy: {accuracy:.2%} ({round(accuracy * len(test_y))}/{len(test_y)} held-out images)",
           file=out)
-    checkpoint = _latest_checkpoint(logdir)
+    checkpoint = tf.train.latest_checkpoint(logdir)
     print(f"checkpoint: {checkpoint}", file=out)
     out.flush()
     return DemoResult(logdir, key, start_step, step, accuracy, train_seconds, checkpoint)
@@ -397,8 +397,3 @@ def _restore_mismatch(error):
         if line.startswith(("Variable ", "Key ")):
             return line
     return lines[0] if lines else type(error).__name__
-
-
-def _latest_checkpoint(logdir):
-    latest = getattr(tf.train, "latest_checkpoint", None)
-    return latest(logdir) if latest is not None else None
