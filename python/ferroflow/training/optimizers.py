@@ -53,6 +53,18 @@ def _create_slot(primary, initializer, shape, dtype, op_name):
                 scope.set_partitioner(saved)
 
 
+def _restore_on_create(optimizer, var=None, slot_name=None, slot=None):
+    """Lets a pending ``tf.train.Checkpoint`` restore a slot or non-slot variable created after ``restore()``."""
+    from ferroflow.training import tracking
+
+    if not tracking._PENDING:
+        return
+    if slot is None:
+        tracking._dependency_added(optimizer)
+    else:
+        tracking._slot_created(optimizer, var, slot_name, slot)
+
+
 class Optimizer:
     """Base class: computes gradients and builds update ops (``minimize`` does both)."""
 
@@ -281,6 +293,7 @@ class Optimizer:
         key = _var_key(var)
         if key not in named:
             named[key] = _create_slot(var, initializer, shape, dtype, op_name)
+            _restore_on_create(self, var, slot_name, named[key])
         return named[key]
 
     def _zeros_slot(self, var, slot_name, op_name):
@@ -294,6 +307,7 @@ class Optimizer:
         if key not in named:
             val = ops.convert_to_tensor(val)
             named[key] = _create_slot(var, val, None, None, op_name)
+            _restore_on_create(self, var, slot_name, named[key])
         return named[key]
 
     def get_slot(self, var, name):
@@ -314,6 +328,7 @@ class Optimizer:
             with graph.as_default():
                 v = variables_mod.Variable(initial_value, name=name, trainable=False)
             self._non_slot_dict[key] = v
+            _restore_on_create(self)
         return v
 
     def _get_non_slot_variable(self, name, graph=None):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import os
 import types
+import weakref
 
 import numpy as np
 
@@ -52,9 +53,15 @@ def _is_optimizer(obj):
 class AutoTrackable:
     """Base for user objects whose trackable attributes (Variables, optimizers, ...) are checkpointed.
 
-    Any plain Python object works the same way; subclassing only makes the
-    intent explicit.
+    Any plain Python object works the same way; subclassing also restores
+    values into attributes assigned after ``Checkpoint.restore`` at once
+    (plain objects are looked at again when a status method runs).
     """
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if _PENDING and _is_trackable(value):
+            _dependency_added(self)
 
 
 def _user_object(obj):
@@ -88,12 +95,17 @@ def _is_trackable(obj, seen=None):
     return False
 
 
+def _may_track(obj):
+    """Whether ``obj`` can be a dependency: trackable now, or a plain object or container that may be filled later."""
+    return _is_trackable(obj) or _user_object(obj) or isinstance(obj, (list, dict))
+
+
 def _children(obj):
     """``[(local_name, child), ...]`` dependencies of ``obj``, in a stable order."""
     if _is_variable(obj):
         return []
     if isinstance(obj, Checkpoint):
-        return list(obj._dependencies.items())
+        return [(k, v) for k, v in obj._dependencies.items() if _is_trackable(v)]
     if _is_optimizer(obj):
         graph_id = id(ops.get_default_graph())
         found = [(name, v) for (name, gid), v in obj._non_slot_dict.items() if gid == graph_id]
@@ -195,16 +207,200 @@ def _session_for(session):
     return session
 
 
-class _CheckpointStatus:
-    """What ``Checkpoint.restore`` matched; runs the restore ops and checks the match."""
+# Restorations that still hold checkpoint values no Python object has taken. Creating a dependency later
+# (an optimizer's slot or non-slot variable, an attribute of a Checkpoint or AutoTrackable) matches it
+# against them at once, so its restore op exists before the graph is finalized. Weak: a restoration
+# whose status is gone has nobody left to run its ops.
+_PENDING = weakref.WeakSet()
 
-    def __init__(self, checkpoint, save_path, proto, matched, restore_op, graph):
+
+class _Restoration:
+    """One ``restore()`` of an object-based checkpoint: which checkpoint node each Python object took.
+
+    The match grows: objects created or attached after ``restore()`` are
+    matched when they appear (or when a status method looks again), and each
+    newly matched variable gets its own restore op, appended to
+    ``restore_ops``. This is TensorFlow's restore-on-create, in graph mode.
+    """
+
+    def __init__(self, root, save_path, reader, proto, graph):
+        self.root = root
+        self.save_path = save_path
+        self.reader = reader
+        self.proto = proto
+        self.graph = graph
+        self.matched = {0: root}  # checkpoint node id -> Python object
+        self._node_of = {id(root): 0}  # id(Python object) -> checkpoint node id (matched keeps objects alive)
+        self.restore_ops = []
+        # optimizer node id -> {(original variable node id, slot name): slot variable node id}
+        self._slot_refs = {}
+        for node_id, node in enumerate(proto.nodes):
+            if node.slot_variables:
+                self._slot_refs[node_id] = {
+                    (r.original_variable_node_id, r.slot_name): r.slot_variable_node_id for r in node.slot_variables
+                }
+        self._valued = [i for i, node in enumerate(proto.nodes) if node.attributes]
+
+    def matched_ids(self):
+        return {id(o) for o in self.matched.values()}
+
+    def pending(self):
+        """Whether some checkpoint value has no Python object yet."""
+        return any(i not in self.matched for i in self._valued)
+
+    def _bind(self, node_id, obj):
+        if _is_variable(obj) and obj.graph is not self.graph:
+            return False  # a variable of another graph cannot take this graph's restore op
+        self.matched[node_id] = obj
+        self._node_of.setdefault(id(obj), node_id)
+        return True
+
+    def node_of(self, obj):
+        node_id = self._node_of.get(id(obj))
+        if node_id is None or self.matched.get(node_id) is not obj:
+            return None
+        return node_id
+
+    def extend(self, start=(0,)):
+        """Matches checkpoint nodes below the already matched ``start`` nodes; creates restore ops for new variables."""
+        new = []
+        with self.graph.as_default():
+            queue = collections.deque(start)
+            seen = set()
+            while queue:
+                node_id = queue.popleft()
+                if node_id in seen:
+                    continue
+                seen.add(node_id)
+                kids = None
+                for ref in self.proto.nodes[node_id].children:
+                    if ref.node_id in self.matched:
+                        queue.append(ref.node_id)
+                        continue
+                    if kids is None:
+                        kids = dict(_children(self.matched[node_id]))
+                    child = kids.get(ref.local_name)
+                    if child is not None and self._bind(ref.node_id, child):
+                        new.append(ref.node_id)
+                        queue.append(ref.node_id)
+            # Slots last: their original variables may have been matched after their optimizer.
+            for opt_id, refs in self._slot_refs.items():
+                opt = self.matched.get(opt_id)
+                if opt is None or not _is_optimizer(opt):
+                    continue
+                for (var_id, slot_name), slot_id in refs.items():
+                    if slot_id in self.matched or var_id not in self.matched:
+                        continue
+                    original = self.matched[var_id]
+                    slot = opt.get_slot(original, slot_name) if _is_variable(original) else None
+                    if slot is not None and self._bind(slot_id, slot):
+                        new.append(slot_id)
+            self._add_restore_ops(new)
+        return new
+
+    def slot_created(self, optimizer, variable, slot_name, slot):
+        """An optimizer made ``slot`` for ``variable``: restore it if the checkpoint has a value for it."""
+        opt_id = self.node_of(optimizer)
+        var_id = self.node_of(variable)
+        if opt_id is None or var_id is None:
+            return
+        slot_id = self._slot_refs.get(opt_id, {}).get((var_id, slot_name))
+        if slot_id is None or slot_id in self.matched:
+            return
+        if self._bind(slot_id, slot):
+            with self.graph.as_default():
+                self._add_restore_ops([slot_id])
+
+    def _add_restore_ops(self, node_ids):
+        pairs = []
+        for node_id in sorted(node_ids):
+            obj = self.matched[node_id]
+            if not _is_variable(obj):
+                continue
+            for attr in self.proto.nodes[node_id].attributes:
+                if attr.name == _VARIABLE_VALUE:
+                    pairs.append((obj, attr.checkpoint_key))
+        if pairs:
+            try:
+                with ops.init_scope():
+                    self.restore_ops.append(_restore_ops(self.save_path, pairs, self.reader, self.save_path))
+            except Exception:
+                for node_id in node_ids:  # unmatched again: the next look raises the same error
+                    obj = self.matched.pop(node_id)
+                    if self._node_of.get(id(obj)) == node_id:
+                        del self._node_of[id(obj)]
+                raise
+        if not self.pending():
+            _PENDING.discard(self)
+
+
+class _NameBasedRestoration:
+    """A checkpoint without an object graph (written by ``tf.train.Saver``): variables matched by name.
+
+    As in TensorFlow's graph mode, variables are looked up by name whenever
+    a status method runs, so ones created after ``restore()`` are included.
+    """
+
+    def __init__(self, root, save_path, reader, graph):
+        self.root = root
+        self.save_path = save_path
+        self.reader = reader
+        self.graph = graph
+        self.keys = set(reader.get_variable_to_shape_map())
+        self.matched = {0: root}
+        self.used = set()
+        self.restore_ops = []
+
+    def matched_ids(self):
+        return {id(o) for o in self.matched.values()}
+
+    def extend(self, start=(0,)):
+        with self.graph.as_default():
+            have = self.matched_ids()
+            pairs = [(v, v.op.name) for v in _ObjectGraph(self.root).variables()
+                     if id(v) not in have and v.op.name in self.keys]
+            for v, key in pairs:
+                self.matched[len(self.matched)] = v
+                self.used.add(key)
+            if pairs:
+                with ops.init_scope():
+                    self.restore_ops.append(_restore_ops(self.save_path, pairs, self.reader, self.save_path))
+        return pairs
+
+
+def _dependency_added(obj):
+    """``obj`` gained a dependency: pending restorations that matched ``obj`` look below it again."""
+    for restoration in list(_PENDING):
+        node_id = restoration.node_of(obj)
+        if node_id is not None:
+            restoration.extend([node_id])
+
+
+def _slot_created(optimizer, variable, slot_name, slot):
+    """Called by optimizers after creating a slot variable."""
+    for restoration in list(_PENDING):
+        restoration.slot_created(optimizer, variable, slot_name, slot)
+
+
+class _CheckpointStatus:
+    """What ``Checkpoint.restore`` matched; runs the restore ops and checks the match.
+
+    Every method first matches objects created since ``restore()`` (the list
+    of restore ops grows as the Python program adds dependencies).
+    """
+
+    def __init__(self, checkpoint, restoration):
         self._checkpoint = checkpoint
-        self._save_path = save_path
-        self._proto = proto
-        self._matched = matched  # checkpoint node id -> Python object
-        self._restore_op = restore_op
-        self._graph = graph
+        self._restoration = restoration
+        self._save_path = restoration.save_path
+        self._graph = restoration.graph
+
+    @property
+    def _matched(self):
+        return self._restoration.matched
+
+    def _refresh(self):
+        self._restoration.extend()
 
     def _current(self):
         with self._graph.as_default():
@@ -212,7 +408,9 @@ class _CheckpointStatus:
 
     def assert_consumed(self):
         """Raises AssertionError unless every checkpoint value and every current variable were matched."""
-        for node_id, node in enumerate(self._proto.nodes):
+        self._refresh()
+        proto = self._restoration.proto
+        for node_id, node in enumerate(proto.nodes):
             if node.attributes and node_id not in self._matched:
                 raise AssertionError(
                     f"Unresolved object in checkpoint {self._save_path}: "
@@ -223,7 +421,8 @@ class _CheckpointStatus:
 
     def assert_existing_objects_matched(self):
         """Raises AssertionError if a variable reachable from the root now got no value from the checkpoint."""
-        matched = {id(o) for o in self._matched.values()}
+        self._refresh()
+        matched = self._restoration.matched_ids()
         current = self._current()
         for v in current.variables():
             if id(v) not in matched:
@@ -235,6 +434,7 @@ class _CheckpointStatus:
 
     def assert_nontrivial_match(self):
         """Raises AssertionError if nothing but the root was matched."""
+        self._refresh()
         if len(self._matched) <= 1:
             raise AssertionError(f"Nothing except the root object matched a checkpointed value in {self._save_path}")
         return self
@@ -244,14 +444,16 @@ class _CheckpointStatus:
         return self
 
     def run_restore_ops(self, session=None):
-        """Assigns the checkpoint's values to the matched variables."""
-        if self._restore_op is not None:
-            _session_for(session).run(self._restore_op)
+        """Assigns the checkpoint's values to every variable matched so far."""
+        self._refresh()
+        if self._restoration.restore_ops:
+            _session_for(session).run(self._restoration.restore_ops)
 
     def initialize_or_restore(self, session=None):
         """Restores the matched variables and runs the initializers of the other reachable ones."""
         session = _session_for(session)
-        matched = {id(o) for o in self._matched.values()}
+        self._refresh()
+        matched = self._restoration.matched_ids()
         with self._graph.as_default():
             others = [v for v in self._current().variables() if id(v) not in matched]
         if others:
@@ -263,7 +465,14 @@ class _InitializationOnlyStatus(_CheckpointStatus):
     """``restore(None)``: nothing to restore; ``initialize_or_restore`` initializes everything."""
 
     def __init__(self, checkpoint, graph):
-        super().__init__(checkpoint, None, None, {}, None, graph)
+        self._checkpoint = checkpoint
+        self._restoration = None
+        self._save_path = None
+        self._graph = graph
+
+    @property
+    def _matched(self):
+        return {}
 
     def assert_consumed(self):
         raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
@@ -274,17 +483,25 @@ class _InitializationOnlyStatus(_CheckpointStatus):
     def assert_nontrivial_match(self):
         raise AssertionError("No checkpoint specified (save_path=None); nothing is being restored.")
 
+    def run_restore_ops(self, session=None):
+        """Nothing to restore."""
+
+    def initialize_or_restore(self, session=None):
+        """Runs the initializers of every variable reachable from the root."""
+        session = _session_for(session)
+        with self._graph.as_default():
+            variables = self._current().variables()
+        if variables:
+            session.run([v.initializer for v in variables])
+
 
 class _NameBasedStatus(_CheckpointStatus):
     """A checkpoint without an object graph (written by ``tf.train.Saver``): variables matched by name."""
 
-    def __init__(self, checkpoint, save_path, matched, unused_keys, restore_op, graph):
-        super().__init__(checkpoint, save_path, None, matched, restore_op, graph)
-        self._unused = unused_keys
-
     def assert_existing_objects_matched(self):
         """Every reachable variable except the save counter (Saver checkpoints have none) got a value."""
-        matched = {id(o) for o in self._matched.values()}
+        self._refresh()
+        matched = self._restoration.matched_ids()
         counter = self._checkpoint._save_counter
         for v in self._current().variables():
             if id(v) not in matched and v is not counter:
@@ -292,9 +509,11 @@ class _NameBasedStatus(_CheckpointStatus):
         return self
 
     def assert_consumed(self):
-        if self._unused:
+        self._refresh()
+        unused = self._restoration.keys - self._restoration.used
+        if unused:
             raise AssertionError(
-                f"Name-based checkpoint {self._save_path} has values no variable took: {sorted(self._unused)}"
+                f"Name-based checkpoint {self._save_path} has values no variable took: {sorted(unused)}"
             )
         return self.assert_existing_objects_matched()
 
@@ -347,7 +566,7 @@ class Checkpoint:
     def __init__(self, **kwargs):
         self._dependencies = {}
         for name, value in sorted(kwargs.items(), key=lambda kv: kv[0]):
-            if not _is_trackable(value):
+            if not _may_track(value):
                 raise ValueError(
                     f"`Checkpoint` was expecting a trackable object (an object derived from `Trackable`), got "
                     f"{value!r} for {name!r}. If you believe this object should be trackable (i.e. it is part of "
@@ -360,9 +579,16 @@ class Checkpoint:
         self._counter_assign = {}
 
     def __setattr__(self, name, value):
-        if not name.startswith("_") and _is_trackable(value):
-            self._dependencies[name] = value
         super().__setattr__(name, value)
+        if name.startswith("_"):
+            return
+        # Containers and plain objects may be filled after assignment; the walk keeps the trackable ones.
+        if _may_track(value):
+            self._dependencies[name] = value
+            if _PENDING:
+                _dependency_added(self)
+        else:
+            self._dependencies.pop(name, None)
 
     def __getattr__(self, name):
         deps = self.__dict__.get("_dependencies", {})
@@ -485,51 +711,20 @@ class Checkpoint:
             return _InitializationOnlyStatus(self, graph)
         save_path = os.fspath(save_path)
         reader = NewCheckpointReader(save_path)
-        current = _ObjectGraph(self)
         if not reader.has_tensor(OBJECT_GRAPH_PROTO_KEY):
-            return self._name_based(save_path, reader, current, graph)
+            return self._name_based(save_path, reader, graph)
         proto = trackable_object_graph_pb2.TrackableObjectGraph()
         proto.ParseFromString(reader.get_tensor(OBJECT_GRAPH_PROTO_KEY))
-        matched = {0: self}
-        queue = collections.deque([0])
-        while queue:
-            node_id = queue.popleft()
-            obj = matched[node_id]
-            kids = dict(_children(obj))
-            for ref in proto.nodes[node_id].children:
-                child = kids.get(ref.local_name)
-                if child is None or ref.node_id in matched:
-                    continue
-                matched[ref.node_id] = child
-                queue.append(ref.node_id)
-            if _is_optimizer(obj):
-                for ref in proto.nodes[node_id].slot_variables:
-                    original = matched.get(ref.original_variable_node_id)
-                    if original is None or not _is_variable(original):
-                        continue
-                    slot = obj.get_slot(original, ref.slot_name)
-                    if slot is not None and ref.slot_variable_node_id not in matched:
-                        matched[ref.slot_variable_node_id] = slot
-        pairs = []
-        for node_id, obj in sorted(matched.items()):
-            if not _is_variable(obj):
-                continue
-            for attr in proto.nodes[node_id].attributes:
-                if attr.name == _VARIABLE_VALUE:
-                    pairs.append((obj, attr.checkpoint_key))
-        with ops.init_scope():
-            restore_op = _restore_ops(save_path, pairs, reader, save_path)
-        return _CheckpointStatus(self, save_path, proto, matched, restore_op, graph)
+        restoration = _Restoration(self, save_path, reader, proto, graph)
+        restoration.extend()
+        if restoration.pending():
+            _PENDING.add(restoration)
+        return _CheckpointStatus(self, restoration)
 
-    def _name_based(self, save_path, reader, current, graph):
-        keys = set(reader.get_variable_to_shape_map())
-        pairs = [(v, v.op.name) for v in current.variables() if v.op.name in keys]
-        matched = {i + 1: v for i, (v, _) in enumerate(pairs)}
-        matched[0] = self
-        unused = keys - {k for _, k in pairs}
-        with ops.init_scope():
-            restore_op = _restore_ops(save_path, pairs, reader, save_path)
-        return _NameBasedStatus(self, save_path, matched, unused, restore_op, graph)
+    def _name_based(self, save_path, reader, graph):
+        restoration = _NameBasedRestoration(self, save_path, reader, graph)
+        restoration.extend()
+        return _NameBasedStatus(self, restoration)
 
 
 def _write_state_file(directory, path):
