@@ -7,11 +7,10 @@ whole step with the GIL released.
 
 ``config`` (a ``tf.ConfigProto``): ``intra_op_parallelism_threads`` sizes the
 session's own kernel thread pool (0: the process-wide pool, one thread per
-core). Matrix products (``MatMul``/``BatchMatMul``) run on the GEMM library's
-own pool, sized once per process by the ``MATMUL_NUM_THREADS`` environment
-variable, whatever the config says. Results are identical for any thread
-count. ``inter_op_parallelism_threads`` is honoured trivially: the executor
-runs one op at a time on the calling thread, which satisfies any limit.
+core); every kernel, matrix products included, splits its work over that
+pool. Results are identical for any thread count.
+``inter_op_parallelism_threads`` is honoured trivially: the executor runs one
+op at a time on the calling thread, which satisfies any limit.
 Every other field (``device_count``, ``gpu_options``, ``allow_soft_placement``,
 ``log_device_placement``, ``graph_options``, ``operation_timeout_in_ms``,
 ``session_inter_op_thread_pool``, ``use_per_session_threads``, ...) is
