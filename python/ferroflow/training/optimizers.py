@@ -45,12 +45,35 @@ def _create_slot(primary, initializer, shape, dtype, op_name):
             saved = scope.partitioner
             scope.set_partitioner(None)
             try:
-                return vs.get_variable(
+                slot = vs.get_variable(
                     "", shape=shape, dtype=dtype, initializer=initializer, trainable=False,
                     validate_shape=shape.is_fully_defined(),
                 )
             finally:
                 scope.set_partitioner(saved)
+    _inherit_slice_info(primary, slot)
+    return slot
+
+
+def _inherit_slice_info(primary, slot):
+    """A slot of one part of a partitioned variable is the same part of a partitioned slot.
+
+    As in TensorFlow, the slot of ``emb/part_1`` named ``emb/part_1/Adam``
+    is saved as the slice of ``emb/Adam`` the primary covers (a slot of
+    lower rank keeps the leading dimensions; a scalar slot is not sliced).
+    """
+    get = getattr(primary, "_get_save_slice_info", None)
+    info = get() if get is not None else None
+    if info is None:
+        return
+    suffix = slot.op.name[len(primary.op.name) + 1:]
+    rank = slot.get_shape().ndims
+    if rank == 0:
+        return
+    n = len(info.full_shape) if rank is None else rank
+    slot._set_save_slice_info(variables_mod.Variable.SaveSliceInfo(
+        f"{info.full_name}/{suffix}", list(info.full_shape[:n]), list(info.var_offset[:n]), list(info.var_shape[:n])
+    ))
 
 
 def _restore_on_create(optimizer, var=None, slot_name=None, slot=None):

@@ -119,6 +119,13 @@ def _children(obj):
     return []
 
 
+def _full_name(variable):
+    """The name recorded with a variable's value: a partition's is its whole partitioned variable's (as in TF)."""
+    get = getattr(variable, "_get_save_slice_info", None)
+    info = get() if get is not None else None
+    return info.full_name if info is not None else variable.op.name
+
+
 class _ObjectGraph:
     """The current Python objects reachable from a root, numbered breadth-first, plus slot variables."""
 
@@ -180,7 +187,7 @@ class _ObjectGraph:
             for name, child_id in self.children[i]:
                 node.children.add(node_id=child_id, local_name=name)
             if _is_variable(obj):
-                node.attributes.add(name=_VARIABLE_VALUE, full_name=obj.op.name, checkpoint_key=self.key(obj))
+                node.attributes.add(name=_VARIABLE_VALUE, full_name=_full_name(obj), checkpoint_key=self.key(obj))
             for slot_name, var_id, slot_id in self.slots.get(i, []):
                 node.slot_variables.add(original_variable_node_id=var_id, slot_name=slot_name,
                                         slot_variable_node_id=slot_id)
@@ -357,11 +364,18 @@ class _NameBasedRestoration:
     def extend(self, start=(0,)):
         with self.graph.as_default():
             have = self.matched_ids()
-            pairs = [(v, v.op.name) for v in _ObjectGraph(self.root).variables()
-                     if id(v) not in have and v.op.name in self.keys]
-            for v, key in pairs:
-                self.matched[len(self.matched)] = v
-                self.used.add(key)
+            pairs = []
+            for v in _ObjectGraph(self.root).variables():
+                if id(v) in have:
+                    continue
+                info = v._get_save_slice_info()
+                if info is not None and info.full_name in self.keys:
+                    pairs.append((v, info.full_name, info.spec))  # a part of a partitioned variable
+                elif v.op.name in self.keys:
+                    pairs.append((v, v.op.name))
+            for entry in pairs:
+                self.matched[len(self.matched)] = entry[0]
+                self.used.add(entry[1])
             if pairs:
                 with ops.init_scope():
                     self.restore_ops.append(_restore_ops(self.save_path, pairs, self.reader, self.save_path))
@@ -519,7 +533,11 @@ class _NameBasedStatus(_CheckpointStatus):
 
 
 def _restore_ops(prefix, pairs, reader, save_path):
-    """One RestoreV2 for ``[(variable, key), ...]`` and an Assign per variable; checks dtypes and shapes first."""
+    """One RestoreV2 for ``[(variable, key[, slice_spec]), ...]`` and an Assign per variable.
+
+    Checks dtypes and shapes first (a slice spec's full shape against the
+    checkpoint's, the variable against the slice).
+    """
     from ferroflow.ops import control_flow_ops, state_ops
     from ferroflow.ops._op_util import make_op
 
@@ -527,7 +545,11 @@ def _restore_ops(prefix, pairs, reader, save_path):
         return None
     shapes = reader.get_variable_to_shape_map()
     dtype_map = reader.get_variable_to_dtype_map()
-    for var, key in pairs:
+    specs = []
+    for entry in pairs:
+        var, key = entry[0], entry[1]
+        spec = entry[2] if len(entry) > 2 else ""
+        specs.append(spec)
         stored_dtype = dtype_map[key]
         if stored_dtype != var.dtype.base_dtype:
             raise errors.InvalidArgumentError(
@@ -535,22 +557,32 @@ def _restore_ops(prefix, pairs, reader, save_path):
                 f"Restoring {var.op.name} from {key} in {save_path}: the variable is {var.dtype.base_dtype.name} "
                 f"but the checkpoint holds {stored_dtype.name}",
             )
-        if not var.get_shape().is_compatible_with(as_shape(shapes[key])):
+        stored = list(shapes[key])
+        if spec:
+            info = var._get_save_slice_info()
+            if list(info.full_shape) != stored:
+                raise errors.InvalidArgumentError(
+                    None, None,
+                    f"Restoring {var.op.name} (a slice of {key}, full shape {list(info.full_shape)}) in {save_path}: "
+                    f"the checkpoint holds {key} with shape {stored}",
+                )
+            stored = list(info.var_shape)
+        if not var.get_shape().is_compatible_with(as_shape(stored)):
             raise errors.InvalidArgumentError(
                 None, None,
                 f"Restoring {var.op.name} from {key} in {save_path}: shape {var.get_shape()} of the variable does "
-                f"not match shape {shapes[key]} in the checkpoint",
+                f"not match shape {stored} in the checkpoint",
             )
     with ops.name_scope("restore"):
         op = make_op(
             "RestoreV2",
             [ops.convert_to_tensor(prefix, dtype=dtypes.string),
-             ops.convert_to_tensor([k for _, k in pairs], dtype=dtypes.string),
-             ops.convert_to_tensor([""] * len(pairs), dtype=dtypes.string)],
-            {"dtypes": ("list_type", [v.dtype.base_dtype.as_datatype_enum for v, _ in pairs])},
+             ops.convert_to_tensor([e[1] for e in pairs], dtype=dtypes.string),
+             ops.convert_to_tensor(specs, dtype=dtypes.string)],
+            {"dtypes": ("list_type", [e[0].dtype.base_dtype.as_datatype_enum for e in pairs])},
             name="RestoreV2",
         )
-        assigns = [state_ops.assign(v, t) for (v, _), t in zip(pairs, op.outputs)]
+        assigns = [state_ops.assign(e[0], t) for e, t in zip(pairs, op.outputs)]
         return control_flow_ops.group(*assigns)
 
 
