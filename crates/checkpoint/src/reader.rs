@@ -3,7 +3,7 @@
 //! tensor's bytes are checked against its CRC-32C when read.
 
 use crate::codec::{
-    check_fixed, dtype_enum_name, element_size, fixed_to_tensor, is_storable, read_strings,
+    check_fixed, checked_fixed_to_tensor, dtype_enum_name, element_size, is_storable, read_strings,
     to_tensor, RawData, RawTensor, DT_STRING,
 };
 use crate::proto::{BundleEntryProto, BundleHeaderProto, Message};
@@ -290,9 +290,11 @@ impl BundleReader {
         let name = name.as_ref();
         let e = self.entry(name)?;
         if e.slices.is_empty() && e.dtype != DT_STRING && DType::from_enum(e.dtype).is_some() {
-            // Straight from the mapped file into the tensor: one copy.
-            let bytes = self.fixed_entry(name, e)?;
-            return fixed_to_tensor(e.dtype, &entry_shape(e), bytes);
+            // Straight from the mapped file into the tensor: one copy, with
+            // the checksum computed on the way.
+            let bytes = self.fixed_stored(name, e)?;
+            let what = self.what(name, e.shard_id);
+            return checked_fixed_to_tensor(e.dtype, &entry_shape(e), bytes, e.crc32c, &what);
         }
         let raw = self.read_raw(name)?;
         to_tensor(&key_str(name), &self.prefix.display().to_string(), raw)
@@ -401,6 +403,14 @@ impl BundleReader {
 
     /// The verified stored bytes of a fixed-size entry without slices.
     fn fixed_entry(&self, key: &[u8], e: &BundleEntryProto) -> Result<&[u8]> {
+        let stored = self.fixed_stored(key, e)?;
+        check_fixed(stored, e.crc32c, &self.what(key, e.shard_id))?;
+        Ok(stored)
+    }
+
+    /// The stored bytes of a fixed-size entry without slices, their length
+    /// checked against the shape (the checksum is not checked here).
+    fn fixed_stored(&self, key: &[u8], e: &BundleEntryProto) -> Result<&[u8]> {
         let stored = self.stored(key, e)?;
         let n = num_elements(&entry_shape(e)).expect("checked when opened");
         let elem = element_size(e.dtype).expect("fixed-size dtype");
@@ -411,7 +421,6 @@ impl BundleReader {
                 stored.len()
             )));
         }
-        check_fixed(stored, e.crc32c, &self.what(key, e.shard_id))?;
         Ok(stored)
     }
 

@@ -65,6 +65,44 @@ fn parent_dir(prefix: &Path) -> PathBuf {
     }
 }
 
+/// Whether a save makes its files durable (fsync of the data, the index and
+/// the directory) before and after renaming them into place. Yes, unless
+/// the environment variable `FERROFLOW_CHECKPOINT_SYNC` is `0` when the
+/// save starts: then the files only reach the page cache (TensorFlow's own
+/// behaviour, which never fsyncs a checkpoint). Renames stay atomic either
+/// way, so a process killed mid-save still leaves the previous checkpoint;
+/// only a machine crash can then lose the newest one.
+pub(crate) fn sync_enabled() -> bool {
+    std::env::var_os("FERROFLOW_CHECKPOINT_SYNC").is_none_or(|v| v != "0")
+}
+
+/// A durable save hands the data file to the disk in pieces of this many
+/// bytes while it is being written (see [`start_writeback`]).
+const WRITE_BEHIND_BYTES: u64 = 16 << 20;
+
+/// Asks the kernel to start writing `len` bytes of `file` from `offset` back
+/// to disk without waiting for it (Linux `sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE`). A durable save does this for each piece of the
+/// data file as soon as it is written, so the disk's writes overlap the
+/// copying of the following tensors and the closing fsync only waits for the
+/// tail: a durable save then takes about as long as the slower of the two
+/// instead of their sum. Best effort: an error here leaves the work to the
+/// fsync, which still decides whether the save succeeded.
+#[cfg(target_os = "linux")]
+fn start_writeback(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    if let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) {
+        // SAFETY: a plain system call on an open descriptor; it reads no
+        // memory of ours.
+        unsafe {
+            libc::sync_file_range(file.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn start_writeback(_file: &File, _offset: u64, _len: u64) {}
+
 /// Makes renames in `dir` durable (best effort: not every filesystem lets
 /// a directory be fsync'ed).
 fn sync_dir(dir: &Path) {
@@ -73,14 +111,17 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-/// Writes `bytes` to a fresh temporary file next to `path`, fsyncs it and
-/// returns its name.
-fn write_temp(path: &Path, bytes: &[u8]) -> Result<PathBuf> {
+/// Writes `bytes` to a fresh temporary file next to `path`, fsyncs it when
+/// `sync` and returns its name.
+fn write_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<PathBuf> {
     let tmp = temp_path(path);
     let res = (|| {
         let mut f = File::options().write(true).create_new(true).open(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()
+        if sync {
+            f.sync_all()?;
+        }
+        Ok(())
     })();
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
@@ -138,6 +179,10 @@ pub struct BundleWriter {
     data: Option<BufWriter<File>>,
     offset: u64,
     entries: BTreeMap<Vec<u8>, BundleEntryProto>,
+    /// Whether this save is durable ([`sync_enabled`] when it started).
+    sync: bool,
+    /// Bytes of the data file whose writeback has been started.
+    written_back: u64,
 }
 
 impl BundleWriter {
@@ -159,6 +204,8 @@ impl BundleWriter {
             data: Some(BufWriter::with_capacity(1 << 20, file)),
             offset: 0,
             entries: BTreeMap::new(),
+            sync: sync_enabled(),
+            written_back: 0,
         })
     }
 
@@ -182,6 +229,9 @@ impl BundleWriter {
         Ok(())
     }
 
+    /// Appends `bytes` to the data file at `self.offset` (the caller then
+    /// advances the offset). A durable save starts the writeback of every
+    /// full [`WRITE_BEHIND_BYTES`] written so far.
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         let out = self.data.as_mut().ok_or_else(|| {
             Error::failed_precondition(format!(
@@ -189,8 +239,21 @@ impl BundleWriter {
                 self.prefix.display()
             ))
         })?;
-        out.write_all(bytes)
-            .map_err(|e| io_err(&self.data_tmp, "cannot write checkpoint data", e))
+        let fail = |e| io_err(&self.data_tmp, "cannot write checkpoint data", e);
+        if !self.sync {
+            return out.write_all(bytes).map_err(fail);
+        }
+        let mut end = self.offset;
+        for piece in bytes.chunks(WRITE_BEHIND_BYTES as usize) {
+            out.write_all(piece).map_err(fail)?;
+            end += piece.len() as u64;
+            if end - self.written_back >= WRITE_BEHIND_BYTES {
+                out.flush().map_err(fail)?;
+                start_writeback(out.get_ref(), self.written_back, end - self.written_back);
+                self.written_back = end;
+            }
+        }
+        Ok(())
     }
 
     /// Appends a tensor's bytes to the data file; returns its entry.
@@ -397,12 +460,15 @@ impl BundleWriter {
                 e.into_error(),
             )
         })?;
-        file.sync_all()
-            .map_err(|e| io_err(&self.data_tmp, "cannot fsync checkpoint data", e))?;
+        let sync = self.sync;
+        if sync {
+            file.sync_all()
+                .map_err(|e| io_err(&self.data_tmp, "cannot fsync checkpoint data", e))?;
+        }
         drop(file);
         let index = build_index(&header(1, None), &self.entries);
         let index_final = index_path(&self.prefix);
-        let index_tmp = write_temp(&index_final, &index)?;
+        let index_tmp = write_temp(&index_final, &index, sync)?;
         let data_final = data_path(&self.prefix, 0, 1);
         let renamed = std::fs::rename(&self.data_tmp, &data_final)
             .map_err(|e| io_err(&data_final, "cannot rename the data file into place", e))
@@ -414,7 +480,9 @@ impl BundleWriter {
             let _ = std::fs::remove_file(&index_tmp);
         }
         renamed?;
-        sync_dir(&parent_dir(&self.prefix));
+        if sync {
+            sync_dir(&parent_dir(&self.prefix));
+        }
         Ok(())
     }
 
@@ -536,7 +604,8 @@ pub fn merge_bundles(
     // visible only after every data file is in place.
     let index_final = index_path(dest);
     let index = build_index(&header(num_shards, version), &entries);
-    let index_tmp = write_temp(&index_final, &index)?;
+    let sync = sync_enabled();
+    let index_tmp = write_temp(&index_final, &index, sync)?;
     let total = shard_files.len() as i32;
     for (id, file) in shard_files.iter().enumerate() {
         let target = data_path(dest, id as i32, total);
@@ -557,7 +626,9 @@ pub fn merge_bundles(
             e,
         ));
     }
-    sync_dir(&dest_dir);
+    if sync {
+        sync_dir(&dest_dir);
+    }
     for prefix in &merged {
         if index_path(prefix) != index_final {
             let _ = std::fs::remove_file(index_path(prefix));
