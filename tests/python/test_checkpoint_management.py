@@ -258,3 +258,17 @@ def test_manager_argument_order_matches_tensorflow():
         "checkpoint", "directory", "max_to_keep", "keep_checkpoint_every_n_hours", "checkpoint_name",
         "step_counter", "checkpoint_interval", "init_fn", "last_checkpoint_step",
     ]
+
+
+def test_manager_save_options_run_write_callbacks(tmp_path):
+    seen = []
+    options = tf.train.CheckpointOptions(experimental_write_callbacks=[seen.append, lambda: seen.append("no-arg")])
+    assert options.experimental_io_device is None and not options.enable_async
+    m = tf.train.CheckpointManager(_Recorder(), str(tmp_path), max_to_keep=1)
+    path = m.save(options=options)
+    assert seen == [path, "no-arg"]
+    # Async requests are honoured synchronously: the files exist as soon as save returns.
+    m.save(options=tf.train.CheckpointOptions(enable_async=True))
+    assert os.path.exists(m.latest_checkpoint + ".index")
+    with pytest.raises(TypeError, match="experimental_write_callbacks"):
+        tf.train.CheckpointOptions(experimental_write_callbacks=["not callable"])

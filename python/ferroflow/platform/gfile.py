@@ -505,6 +505,48 @@ def _copy_file(src, dst):
             os.remove(tmp)
 
 
+def atomic_write_string_to_file(filename, contents, overwrite=True):
+    """Writes ``contents`` (str or bytes) to ``filename`` so readers see the old file or the new one, never part.
+
+    The data goes to a temporary file beside ``filename``, is fsync'ed, then renamed over it; the
+    directory is fsync'ed too so the rename survives a crash (where the file system allows it).
+    With ``overwrite=False`` an existing ``filename`` raises AlreadyExistsError.
+    """
+    path = _local(filename)
+    if not overwrite and os.path.lexists(path):
+        raise errors.AlreadyExistsError(None, None, f"file already exists: {path}")
+    data = contents.encode("utf-8") if isinstance(contents, str) else bytes(contents)
+    head, tail = os.path.split(path)
+    tmp = os.path.join(head, f".{tail}.tmp{uuid.uuid4().hex}")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        raise _os_error(e, path) from None
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
+    _sync_dir(head or ".")
+
+
+def _sync_dir(directory):
+    """Makes renames in ``directory`` durable (best effort: not every file system can fsync a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 # glob --------------------------------------------------------------------------------------------
 
 _GLOB_CHARS = "*?[\\"

@@ -1,11 +1,13 @@
 """``tf.train``: optimizers, learning-rate schedules, moving averages, the global step, summary writers."""
 
+from ferroflow.framework.graph_io import write_graph  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod  # noqa: F401
 from ferroflow.summary.writer import FileWriter as SummaryWriter  # noqa: F401
 from ferroflow.summary.writer import FileWriterCache as SummaryWriterCache  # noqa: F401
 from ferroflow.summary.writer import summary_iterator  # noqa: F401
 from ferroflow.training.basic_session_run_hooks import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_management import *  # noqa: F401,F403
+from ferroflow.training.checkpoint_options import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_utils import *  # noqa: F401,F403
 from ferroflow.training.coordinator import *  # noqa: F401,F403
 from ferroflow.training.learning_rate_decay import *  # noqa: F401,F403

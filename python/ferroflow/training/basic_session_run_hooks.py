@@ -320,14 +320,11 @@ class CheckpointSaverHook(SessionRunHook):
         self._timer.update_last_triggered_step(global_step)
 
     def _write_graph(self):
-        from google.protobuf import text_format
+        from ferroflow.framework.graph_io import write_graph
 
         graph = ops.get_default_graph()
         graph_def = graph.as_graph_def(add_shapes=True)
-        os.makedirs(self._checkpoint_dir, exist_ok=True)
-        path = os.path.join(self._checkpoint_dir, "graph.pbtxt")
-        with open(path, "w") as f:
-            f.write(text_format.MessageToString(graph_def))
+        write_graph(graph_def, self._checkpoint_dir, "graph.pbtxt")
         saver = self._get_saver()
         meta = MetaGraphDef(graph_def=graph_def)
         if saver is not None and getattr(saver, "saver_def", None) is not None:

@@ -14,9 +14,9 @@ import logging
 import os
 import re
 import time
-import uuid
 
 from ferroflow.framework import errors
+from ferroflow.platform import gfile
 from ferroflow.protos import CheckpointState, SaverDef
 
 __all__ = [
@@ -104,34 +104,6 @@ def generate_checkpoint_state_proto(save_dir, model_checkpoint_path, all_model_c
     )
 
 
-def _atomic_write_text(path, text):
-    """Writes ``text`` to ``path`` through a temporary file and a rename."""
-    directory = os.path.dirname(path) or "."
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{uuid.uuid4().hex}")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoint_paths=None, latest_filename=None,
                             all_model_checkpoint_timestamps=None, last_preserved_timestamp=None):
     """Writes the ``checkpoint`` state file of ``save_dir`` (atomically)."""
@@ -172,7 +144,7 @@ def update_checkpoint_state_internal(save_dir, model_checkpoint_path, all_model_
             f"Save path '{model_checkpoint_path}' conflicts with path used for checkpoint state. "
             "Please use a different save path."
         )
-    _atomic_write_text(coord_checkpoint_filename, _text_format().MessageToString(ckpt))
+    gfile.atomic_write_string_to_file(coord_checkpoint_filename, _text_format().MessageToString(ckpt))
 
 
 def get_checkpoint_state(checkpoint_dir, latest_filename=None):
@@ -459,6 +431,8 @@ class CheckpointManager:
         self._latest_checkpoint = save_path
         self._sweep()
         self._record_state()
+        if options is not None:
+            _run_write_callbacks(options, save_path)
         return save_path
 
     def _next_save_number(self, session):
@@ -517,3 +491,18 @@ def _call_with_session(fn, arg, session, positional=True):
     if takes_session:
         return fn(*args, session=session)
     return fn(*args)
+
+
+def _run_write_callbacks(options, save_path):
+    """Calls ``options.experimental_write_callbacks`` after a save: with the path if they take an argument."""
+    import inspect
+
+    for callback in getattr(options, "experimental_write_callbacks", None) or ():
+        try:
+            takes_path = bool(inspect.signature(callback).parameters)
+        except (TypeError, ValueError):
+            takes_path = True
+        if takes_path:
+            callback(save_path)
+        else:
+            callback()

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-import uuid
 
 from ferroflow.framework import ops
+from ferroflow.platform import gfile
 
 __all__ = ["export_meta_graph", "import_meta_graph"]
 
@@ -184,24 +184,6 @@ def create_meta_graph_def(meta_info_def=None, graph_def=None, saver_def=None, co
     return meta
 
 
-def _atomic_write(path, data):
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    tmp = os.path.join(directory, f".{os.path.basename(path)}.tmp{os.getpid()}_{uuid.uuid4().hex}")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_def=None, collection_list=None,
                       as_text=False, graph=None, export_scope=None, clear_devices=False,
                       clear_extraneous_savers=False, strip_default_attrs=False, save_debug_info=False, **kwargs):
@@ -226,7 +208,8 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
             data = text_format.MessageToString(meta).encode()
         else:
             data = meta.SerializeToString()
-        _atomic_write(filename, data)
+        os.makedirs(os.path.dirname(filename) or ".", exist_ok=True)
+        gfile.atomic_write_string_to_file(filename, data)
     return meta
 
 

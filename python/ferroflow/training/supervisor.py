@@ -241,11 +241,9 @@ class Supervisor:
             return
         graph_def = self._graph.as_graph_def(add_shapes=True)
         if self._logdir:
-            from google.protobuf import text_format
+            from ferroflow.framework.graph_io import write_graph
 
-            os.makedirs(self._logdir, exist_ok=True)
-            with open(os.path.join(self._logdir, "graph.pbtxt"), "w") as f:
-                f.write(text_format.MessageToString(graph_def))
+            write_graph(graph_def, self._logdir, "graph.pbtxt")
         if self._summary_writer and not self._graph_added_to_summary:
             meta = MetaGraphDef(graph_def=graph_def)
             if self._saver is not None and getattr(self._saver, "saver_def", None) is not None:
