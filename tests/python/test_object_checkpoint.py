@@ -212,3 +212,17 @@ def test_name_based_checkpoint_from_saver(fixtures, tmp_path):
         status.run_restore_ops(sess)
         for var, spec in zip(model.vars, m["variables"]):
             np.testing.assert_array_equal(sess.run(var), values[spec["npz_key"]])
+
+
+def test_save_counter_is_a_global_variable():
+    """As in TF 2.21 graph mode: created by restore()/save(), in GLOBAL_VARIABLES, not trainable, on the CPU."""
+    v = tf.Variable(1.0, name="v")
+    ckpt = tf.train.Checkpoint(v=v)
+    assert [x.op.name for x in tf.global_variables()] == ["v"]
+    ckpt.restore(None)
+    assert [x.op.name for x in tf.global_variables()] == ["v", "save_counter"]
+    assert [x.op.name for x in tf.trainable_variables()] == ["v"]
+    assert "CPU:0" in ckpt.save_counter.device.upper()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(ckpt.save_counter) == 0
