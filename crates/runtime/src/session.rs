@@ -4,11 +4,12 @@ use crate::plan::Plan;
 use crate::resources::SessionState;
 use crate::trace::StepTrace;
 use ferroflow_graph::{Graph, NodeId, Output};
+use ferroflow_tensor::denormal::{self, FlushDenormals};
 use ferroflow_tensor::{Error, Result, Tensor};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct PlanKey {
@@ -63,6 +64,7 @@ impl Session {
                         options.intra_op_threads
                     ))
                 })?;
+            denormal::flush_on_rayon_workers(Some(&pool));
             s.pool = Some(pool);
         }
         Ok(s)
@@ -75,11 +77,19 @@ impl Session {
             .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
     }
 
-    /// Runs `f` on the session's thread pool (or the caller's thread).
+    /// Runs `f` on the session's thread pool (or the caller's thread), with
+    /// denormal floats flushed to zero wherever its kernels run, as in
+    /// TensorFlow (see [`ferroflow_tensor::denormal`]).
     fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
+            // The pool's workers flush for good (set when it was built).
             Some(p) => p.install(f),
-            None => f(),
+            None => {
+                static GLOBAL_WORKERS: Once = Once::new();
+                GLOBAL_WORKERS.call_once(|| denormal::flush_on_rayon_workers(None));
+                let _flush = FlushDenormals::new();
+                f()
+            }
         }
     }
 

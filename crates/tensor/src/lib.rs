@@ -7,6 +7,7 @@
 //!   reductions, matmul, data movement, softmax/cross-entropy, random.
 //! * [`Error`] — the one error type, carrying TensorFlow's status codes.
 
+pub mod denormal;
 mod dtype;
 mod error;
 pub mod kernels;
