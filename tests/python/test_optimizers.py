@@ -176,3 +176,29 @@ def test_constraint_is_reapplied_after_dense_updates():
         sess.run(w.initializer)
         sess.run(train)
         np.testing.assert_allclose(sess.run(w), [1.0, -1.0])
+
+
+class _CountingOptimizer(tf.train.GradientDescentOptimizer):
+    """Gradient descent with a non-slot step counter, to see where non-slot variables are created."""
+
+    def __init__(self, own_scope):
+        tf.train.Optimizer.__init__(self, False, "Counting", use_own_namescope_for_non_slot_vars=own_scope)
+        self._learning_rate = 0.1
+        self._learning_rate_tensor = None
+
+    def _create_slots(self, var_list):
+        self._create_non_slot_variable(0.0, "steps", min(var_list, key=lambda v: v.name))
+
+
+@pytest.mark.parametrize("own_scope,expected", [(False, "outer/ns/steps"), (True, "outer/Counting/steps")])
+def test_use_own_namescope_for_non_slot_vars(own_scope, expected):
+    # Names as TF 2.21 gives them for the same program.
+    w = tf.Variable(1.0, name="w")
+    with tf.variable_scope("outer"), tf.name_scope("ns"):
+        opt = _CountingOptimizer(own_scope)
+        train = opt.minimize(w * w)
+    assert sorted(v.op.name for v in tf.global_variables()) == [expected, "w"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        assert sess.run(w) == pytest.approx(0.8)

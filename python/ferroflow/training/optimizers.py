@@ -99,11 +99,17 @@ class Optimizer:
     #: (None: the subclass's ``_apply_dense`` / ``_apply_sparse`` build updates).
     _rule = None
 
-    def __init__(self, use_locking, name):
+    def __init__(self, use_locking, name, use_own_namescope_for_non_slot_vars=False):
         if not name:
             raise ValueError("Must specify the optimizer name")
         self._use_locking = use_locking
         self._name = name
+        # With the flag, non-slot variables (e.g. Adam's beta powers) live in a variable scope of
+        # their own, uniquified from the optimizer's name when it is constructed.
+        self._use_own_namescope_for_non_slot_vars = use_own_namescope_for_non_slot_vars
+        if use_own_namescope_for_non_slot_vars:
+            with vs.variable_scope(None, default_name=name) as scope:
+                self._non_slot_variable_scope = scope
         self._slots = {}
         self._non_slot_dict = {}
 
@@ -349,7 +355,11 @@ class Optimizer:
         v = self._non_slot_dict.get(key)
         if v is None:
             with graph.as_default():
-                v = variables_mod.Variable(initial_value, name=name, trainable=False)
+                if self._use_own_namescope_for_non_slot_vars:
+                    with ops.name_scope(""), vs.variable_scope(self._non_slot_variable_scope):
+                        v = vs.get_variable(name, initializer=initial_value, trainable=False)
+                else:
+                    v = variables_mod.Variable(initial_value, name=name, trainable=False)
             self._non_slot_dict[key] = v
             _restore_on_create(self)
         return v
