@@ -19,4 +19,11 @@ if [ "$version" != "libprotoc 31.1" ]; then
 fi
 protos=$(find ferroflow/core -name '*.proto' | sort)
 "$PY" -m grpc_tools.protoc -I . --python_out=. --pyi_out=. $protos
+# Register the files in ferroflow's own descriptor pool (ferroflow/core/_pool.py),
+# not protobuf's default one, so TensorFlow's copies of the same messages can
+# be imported into the same process.
+for f in $(find ferroflow/core -name '*_pb2.py'); do
+  sed -i -e 's/_descriptor_pool\.Default()\.AddSerializedFile(/_pool.POOL.AddSerializedFile(/' \
+         -e 's/^# @@protoc_insertion_point(imports)$/from ferroflow.core import _pool\n&/' "$f"
+done
 echo "generated $(echo "$protos" | wc -l) files"

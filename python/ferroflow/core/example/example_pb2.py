@@ -17,6 +17,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
     '',
     'ferroflow/core/example/example.proto'
 )
+from ferroflow.core import _pool
 # @@protoc_insertion_point(imports)
 
 _sym_db = _symbol_database.Default()
@@ -25,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from ferroflow.core.example import feature_pb2 as ferroflow_dot_core_dot_example_dot_feature__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$ferroflow/core/example/example.proto\x12\ntensorflow\x1a$ferroflow/core/example/feature.proto\"1\n\x07\x45xample\x12&\n\x08\x66\x65\x61tures\x18\x01 \x01(\x0b\x32\x14.tensorflow.Features\"i\n\x0fSequenceExample\x12%\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x14.tensorflow.Features\x12/\n\rfeature_lists\x18\x02 \x01(\x0b\x32\x18.tensorflow.FeatureListsB\x1d\n\x16org.tensorflow.exampleP\x01\xf8\x01\x01\x62\x06proto3')
+DESCRIPTOR = _pool.POOL.AddSerializedFile(b'\n$ferroflow/core/example/example.proto\x12\ntensorflow\x1a$ferroflow/core/example/feature.proto\"1\n\x07\x45xample\x12&\n\x08\x66\x65\x61tures\x18\x01 \x01(\x0b\x32\x14.tensorflow.Features\"i\n\x0fSequenceExample\x12%\n\x07\x63ontext\x18\x01 \x01(\x0b\x32\x14.tensorflow.Features\x12/\n\rfeature_lists\x18\x02 \x01(\x0b\x32\x18.tensorflow.FeatureListsB\x1d\n\x16org.tensorflow.exampleP\x01\xf8\x01\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)

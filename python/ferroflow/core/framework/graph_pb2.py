@@ -17,6 +17,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
     '',
     'ferroflow/core/framework/graph.proto'
 )
+from ferroflow.core import _pool
 # @@protoc_insertion_point(imports)
 
 _sym_db = _symbol_database.Default()
@@ -28,7 +29,7 @@ from ferroflow.core.framework import node_def_pb2 as ferroflow_dot_core_dot_fram
 from ferroflow.core.framework import versions_pb2 as ferroflow_dot_core_dot_framework_dot_versions__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$ferroflow/core/framework/graph.proto\x12\ntensorflow\x1a\'ferroflow/core/framework/function.proto\x1a/ferroflow/core/framework/graph_debug_info.proto\x1a\'ferroflow/core/framework/node_def.proto\x1a\'ferroflow/core/framework/versions.proto\"\xcd\x01\n\x08GraphDef\x12!\n\x04node\x18\x01 \x03(\x0b\x32\x13.tensorflow.NodeDef\x12(\n\x08versions\x18\x04 \x01(\x0b\x32\x16.tensorflow.VersionDef\x12\x13\n\x07version\x18\x03 \x01(\x05\x42\x02\x18\x01\x12/\n\x07library\x18\x02 \x01(\x0b\x32\x1e.tensorflow.FunctionDefLibrary\x12.\n\ndebug_info\x18\x05 \x01(\x0b\x32\x1a.tensorflow.GraphDebugInfoB\x1f\n\x18org.tensorflow.frameworkP\x01\xf8\x01\x01\x62\x06proto3')
+DESCRIPTOR = _pool.POOL.AddSerializedFile(b'\n$ferroflow/core/framework/graph.proto\x12\ntensorflow\x1a\'ferroflow/core/framework/function.proto\x1a/ferroflow/core/framework/graph_debug_info.proto\x1a\'ferroflow/core/framework/node_def.proto\x1a\'ferroflow/core/framework/versions.proto\"\xcd\x01\n\x08GraphDef\x12!\n\x04node\x18\x01 \x03(\x0b\x32\x13.tensorflow.NodeDef\x12(\n\x08versions\x18\x04 \x01(\x0b\x32\x16.tensorflow.VersionDef\x12\x13\n\x07version\x18\x03 \x01(\x05\x42\x02\x18\x01\x12/\n\x07library\x18\x02 \x01(\x0b\x32\x1e.tensorflow.FunctionDefLibrary\x12.\n\ndebug_info\x18\x05 \x01(\x0b\x32\x1a.tensorflow.GraphDebugInfoB\x1f\n\x18org.tensorflow.frameworkP\x01\xf8\x01\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)

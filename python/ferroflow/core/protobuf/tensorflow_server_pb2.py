@@ -17,6 +17,7 @@ _runtime_version.ValidateProtobufRuntimeVersion(
     '',
     'ferroflow/core/protobuf/tensorflow_server.proto'
 )
+from ferroflow.core import _pool
 # @@protoc_insertion_point(imports)
 
 _sym_db = _symbol_database.Default()
@@ -27,7 +28,7 @@ from ferroflow.core.protobuf import config_pb2 as ferroflow_dot_core_dot_protobu
 from ferroflow.core.protobuf import device_filters_pb2 as ferroflow_dot_core_dot_protobuf_dot_device__filters__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n/ferroflow/core/protobuf/tensorflow_server.proto\x12\ntensorflow\x1a%ferroflow/core/protobuf/cluster.proto\x1a$ferroflow/core/protobuf/config.proto\x1a,ferroflow/core/protobuf/device_filters.proto\"\x86\x02\n\tServerDef\x12\'\n\x07\x63luster\x18\x01 \x01(\x0b\x32\x16.tensorflow.ClusterDef\x12\x10\n\x08job_name\x18\x02 \x01(\t\x12\x0f\n\x07replica\x18\x08 \x01(\x05\x12\x12\n\ntask_index\x18\x03 \x01(\x05\x12\x37\n\x16\x64\x65\x66\x61ult_session_config\x18\x04 \x01(\x0b\x32\x17.tensorflow.ConfigProto\x12\x10\n\x08protocol\x18\x05 \x01(\t\x12\x0c\n\x04port\x18\x06 \x01(\x05\x12@\n\x16\x63luster_device_filters\x18\x07 \x01(\x0b\x32 .tensorflow.ClusterDeviceFiltersB!\n\x1aorg.tensorflow.distruntimeP\x01\xf8\x01\x01\x62\x06proto3')
+DESCRIPTOR = _pool.POOL.AddSerializedFile(b'\n/ferroflow/core/protobuf/tensorflow_server.proto\x12\ntensorflow\x1a%ferroflow/core/protobuf/cluster.proto\x1a$ferroflow/core/protobuf/config.proto\x1a,ferroflow/core/protobuf/device_filters.proto\"\x86\x02\n\tServerDef\x12\'\n\x07\x63luster\x18\x01 \x01(\x0b\x32\x16.tensorflow.ClusterDef\x12\x10\n\x08job_name\x18\x02 \x01(\t\x12\x0f\n\x07replica\x18\x08 \x01(\x05\x12\x12\n\ntask_index\x18\x03 \x01(\x05\x12\x37\n\x16\x64\x65\x66\x61ult_session_config\x18\x04 \x01(\x0b\x32\x17.tensorflow.ConfigProto\x12\x10\n\x08protocol\x18\x05 \x01(\t\x12\x0c\n\x04port\x18\x06 \x01(\x05\x12@\n\x16\x63luster_device_filters\x18\x07 \x01(\x0b\x32 .tensorflow.ClusterDeviceFiltersB!\n\x1aorg.tensorflow.distruntimeP\x01\xf8\x01\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
