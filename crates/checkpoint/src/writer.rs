@@ -289,14 +289,15 @@ impl BundleWriter {
 
     /// Adds a whole tensor under `name`.
     pub fn add(&mut self, name: impl AsRef<[u8]>, t: &Tensor) -> Result<()> {
-        self.add_with_crc(name.as_ref(), t, None)
+        self.add_with_crc(name.as_ref(), t, None).map(|_| ())
     }
 
-    fn add_with_crc(&mut self, name: &[u8], t: &Tensor, crc: Option<u32>) -> Result<()> {
+    /// Adds a whole tensor; returns the key of its entry.
+    fn add_with_crc(&mut self, name: &[u8], t: &Tensor, crc: Option<u32>) -> Result<Vec<u8>> {
         self.check_new_key(name)?;
         let entry = self.append(t, crc)?;
         self.entries.insert(name.to_vec(), entry);
-        Ok(())
+        Ok(name.to_vec())
     }
 
     /// Adds raw little-endian elements of any fixed-size TensorFlow dtype
@@ -357,8 +358,10 @@ impl BundleWriter {
         t: &Tensor,
     ) -> Result<()> {
         self.add_slice_with_crc(full_name.as_ref(), full_shape, slice, t, None)
+            .map(|_| ())
     }
 
+    /// Adds a slice; returns the key of the entry holding its bytes.
     fn add_slice_with_crc(
         &mut self,
         full_name: &[u8],
@@ -366,7 +369,7 @@ impl BundleWriter {
         slice: &TensorSlice,
         t: &Tensor,
         crc: Option<u32>,
-    ) -> Result<()> {
+    ) -> Result<Vec<u8>> {
         let name = key_str(full_name);
         let slice_shape = slice.slice_shape(full_shape)?;
         if t.shape().to_i64() != slice_shape {
@@ -398,7 +401,7 @@ impl BundleWriter {
         let slice_key = encode_slice_key(full_name, slice);
         self.check_new_key(&slice_key)?;
         let entry = self.append(t, crc)?;
-        self.entries.insert(slice_key, entry);
+        self.entries.insert(slice_key.clone(), entry);
         let full = self
             .entries
             .entry(full_name.to_vec())
@@ -408,33 +411,65 @@ impl BundleWriter {
                 ..Default::default()
             });
         full.slices.push(slice.to_proto());
-        Ok(())
+        Ok(slice_key)
     }
 
-    /// Adds many tensors in order, computing their checksums in parallel.
+    fn add_item(&mut self, item: &SaveItem<'_>, crc: Option<u32>) -> Result<Vec<u8>> {
+        match &item.slice {
+            None => self.add_with_crc(item.name, item.tensor, crc),
+            Some((shape, slice)) => {
+                self.add_slice_with_crc(item.name, shape, slice, item.tensor, crc)
+            }
+        }
+    }
+
+    /// Adds many tensors in order. Above 1 MiB in total, the checksums of
+    /// the fixed-size tensors are computed on other threads while this one
+    /// writes the bytes (the data file does not need them; their entries
+    /// get them once both are done), so a large save costs about its write
+    /// alone.
     pub fn add_all(&mut self, items: &[SaveItem<'_>]) -> Result<()> {
         let total: usize = items
             .iter()
             .filter_map(|i| tensor_bytes(i.tensor))
             .map(<[u8]>::len)
             .sum();
-        let crcs: Vec<Option<u32>> = if total >= PARALLEL_BYTES && items.len() > 1 {
-            items
-                .par_iter()
-                .map(|i| tensor_bytes(i.tensor).map(|b| mask(crc32c_par(b))))
-                .collect()
-        } else {
-            vec![None; items.len()]
-        };
-        for (item, crc) in items.iter().zip(crcs) {
-            match &item.slice {
-                None => self.add_with_crc(item.name, item.tensor, crc)?,
-                Some((shape, slice)) => {
-                    self.add_slice_with_crc(item.name, shape, slice, item.tensor, crc)?
+        if total < PARALLEL_BYTES || rayon::current_num_threads() < 2 {
+            for item in items {
+                self.add_item(item, None)?;
+            }
+            return Ok(());
+        }
+        let ((keys, written), crcs) = rayon::join(
+            || {
+                let mut keys = Vec::with_capacity(items.len());
+                for item in items {
+                    // A stand-in, replaced below, for tensors checksummed on
+                    // the other side of the join.
+                    let pending = tensor_bytes(item.tensor).map(|_| 0);
+                    match self.add_item(item, pending) {
+                        Ok(key) => keys.push(key),
+                        Err(e) => return (keys, Err(e)),
+                    }
+                }
+                (keys, Ok(()))
+            },
+            || {
+                items
+                    .par_iter()
+                    .map(|i| tensor_bytes(i.tensor).map(|b| mask(crc32c_par(b))))
+                    .collect::<Vec<Option<u32>>>()
+            },
+        );
+        // Also after an error: the tensors added before it stay valid.
+        for (key, crc) in keys.iter().zip(crcs) {
+            if let Some(crc) = crc {
+                if let Some(entry) = self.entries.get_mut(key) {
+                    entry.crc32c = crc;
                 }
             }
         }
-        Ok(())
+        written
     }
 
     /// Flushes and fsyncs the data, writes the index, and renames both into
