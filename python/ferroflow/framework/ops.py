@@ -824,6 +824,28 @@ class _DefaultGraphStack(threading.local):
 _default_graph_stack = _DefaultGraphStack()
 
 
+def strip_name_scope(name, export_scope):
+    """``name`` without a leading ``export_scope/`` (a control input's ``^`` kept), as exported graphs name it."""
+    if not export_scope:
+        return name
+    scope = export_scope.rstrip("/") + "/"
+    if name.startswith("^" + scope):
+        return "^" + name[len(scope) + 1 :]
+    if name.startswith(scope):
+        return name[len(scope) :]
+    return name
+
+
+def prepend_name_scope(name, import_scope):
+    """``name`` under ``import_scope/`` (after a control input's ``^``), as imported graphs name it."""
+    if not import_scope:
+        return name
+    scope = import_scope.rstrip("/") + "/"
+    if name.startswith("^"):
+        return "^" + scope + name[1:]
+    return scope + name
+
+
 def get_default_graph():
     """The graph new ops go into."""
     return _default_graph_stack.get_default()

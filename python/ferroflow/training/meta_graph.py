@@ -24,26 +24,6 @@ _logger = logging.getLogger("ferroflow")
 _VARIABLE_KEYS = set(ops.GraphKeys._VARIABLE_COLLECTIONS) | {ops.GraphKeys.GLOBAL_STEP}
 
 
-def _strip_scope(name, export_scope):
-    if not export_scope:
-        return name
-    scope = export_scope.rstrip("/") + "/"
-    if name.startswith("^" + scope):
-        return "^" + name[len(scope) + 1:]
-    if name.startswith(scope):
-        return name[len(scope):]
-    return name
-
-
-def _add_scope(name, import_scope):
-    if not import_scope:
-        return name
-    scope = import_scope.rstrip("/") + "/"
-    if name.startswith("^"):
-        return "^" + scope + name[1:]
-    return scope + name
-
-
 def _in_scope(name, export_scope):
     if not export_scope:
         return True
@@ -60,17 +40,17 @@ def variable_to_proto(var, export_scope=None):
     if not _in_scope(var.name, export_scope):
         return None
     d = variable_pb2.VariableDef()
-    d.variable_name = _strip_scope(var.name, export_scope)
-    d.initializer_name = _strip_scope(var.initializer.name, export_scope)
-    d.snapshot_name = _strip_scope(var.value().name, export_scope)
+    d.variable_name = ops.strip_name_scope(var.name, export_scope)
+    d.initializer_name = ops.strip_name_scope(var.initializer.name, export_scope)
+    d.snapshot_name = ops.strip_name_scope(var.value().name, export_scope)
     initial = getattr(var, "_initial_value", None)
     if initial is not None:
-        d.initial_value_name = _strip_scope(initial.name, export_scope)
+        d.initial_value_name = ops.strip_name_scope(initial.name, export_scope)
     d.trainable = bool(var.trainable)
     d.is_resource = False
     info = var._get_save_slice_info() if hasattr(var, "_get_save_slice_info") else None
     if info is not None:
-        d.save_slice_info_def.full_name = _strip_scope(info.full_name, export_scope)
+        d.save_slice_info_def.full_name = ops.strip_name_scope(info.full_name, export_scope)
         d.save_slice_info_def.full_shape.extend(int(x) for x in info.full_shape)
         d.save_slice_info_def.var_offset.extend(int(x) for x in info.var_offset)
         d.save_slice_info_def.var_shape.extend(int(x) for x in info.var_shape)
@@ -102,7 +82,7 @@ def _add_collection_def(meta, key, graph, export_scope=None):
         elif isinstance(first, (ops.Tensor, ops.Operation)):
             for v in values:
                 if _in_scope(v.name, export_scope):
-                    col.node_list.value.append(_strip_scope(v.name, export_scope))
+                    col.node_list.value.append(ops.strip_name_scope(v.name, export_scope))
         elif isinstance(first, bool):
             raise TypeError("bool collections have no CollectionDef kind")
         elif isinstance(first, int):
@@ -146,9 +126,9 @@ def _filter_graph_def(graph_def, export_scope, clear_devices):
             continue
         n = out.node.add()
         n.CopyFrom(node)
-        n.name = _strip_scope(node.name, export_scope)
+        n.name = ops.strip_name_scope(node.name, export_scope)
         del n.input[:]
-        n.input.extend(_strip_scope(i, export_scope) for i in node.input)
+        n.input.extend(ops.strip_name_scope(i, export_scope) for i in node.input)
         if clear_devices:
             n.device = ""
     return out
@@ -318,7 +298,7 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
                      if k not in ("_output_shapes", "_class")}
             device = "" if clear_devices else node.device
             with ops.device(device or None):
-                op = graph._create_op(node.op, inputs, attrs, name=_add_scope(node.name, import_scope) + "/",
+                op = graph._create_op(node.op, inputs, attrs, name=ops.prepend_name_scope(node.name, import_scope) + "/",
                                       control_inputs=controls)
             created[node.name] = op
     return created
@@ -329,10 +309,10 @@ def _variable_from_proto(variable_def, graph, import_scope=None):
     from ferroflow.ops.variables import Variable
 
     v = Variable.__new__(Variable)
-    v._variable = graph.as_graph_element(_add_scope(variable_def.variable_name, import_scope))
-    v._initializer_op = graph.as_graph_element(_add_scope(variable_def.initializer_name, import_scope))
-    v._snapshot = graph.as_graph_element(_add_scope(variable_def.snapshot_name, import_scope))
-    v._initial_value = (graph.as_graph_element(_add_scope(variable_def.initial_value_name, import_scope))
+    v._variable = graph.as_graph_element(ops.prepend_name_scope(variable_def.variable_name, import_scope))
+    v._initializer_op = graph.as_graph_element(ops.prepend_name_scope(variable_def.initializer_name, import_scope))
+    v._snapshot = graph.as_graph_element(ops.prepend_name_scope(variable_def.snapshot_name, import_scope))
+    v._initial_value = (graph.as_graph_element(ops.prepend_name_scope(variable_def.initial_value_name, import_scope))
                         if variable_def.initial_value_name else None)
     v._trainable = bool(variable_def.trainable)
     v._constraint = None
@@ -342,7 +322,7 @@ def _variable_from_proto(variable_def, graph, import_scope=None):
     if variable_def.HasField("save_slice_info_def"):
         info = variable_def.save_slice_info_def
         v._save_slice_info = Variable.SaveSliceInfo(
-            _add_scope(info.full_name, import_scope), list(info.full_shape), list(info.var_offset),
+            ops.prepend_name_scope(info.full_name, import_scope), list(info.full_shape), list(info.var_offset),
             list(info.var_shape),
         )
     return v
@@ -365,7 +345,7 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
         kind = col.WhichOneof("kind")
         if kind == "node_list":
             for name in col.node_list.value:
-                graph.add_to_collection(key, graph.as_graph_element(_add_scope(name, import_scope)))
+                graph.add_to_collection(key, graph.as_graph_element(ops.prepend_name_scope(name, import_scope)))
         elif kind == "bytes_list":
             if key in _VARIABLE_KEYS:
                 for data in col.bytes_list.value:

@@ -208,6 +208,17 @@ class SessionCreator:
         raise NotImplementedError(f"create_session is not implemented for {type(self).__name__}.")
 
 
+def _session_manager_for(scaffold):
+    """A SessionManager over the default graph using ``scaffold``'s readiness and local-init ops."""
+    return SessionManager(
+        local_init_op=scaffold.local_init_op,
+        local_init_feed_dict=scaffold.local_init_feed_dict,
+        ready_op=scaffold.ready_op,
+        ready_for_local_init_op=scaffold.ready_for_local_init_op,
+        graph=ops.get_default_graph(),
+    )
+
+
 class ChiefSessionCreator(SessionCreator):
     """Creates a session for the chief: finalizes ``scaffold``, then restores the latest checkpoint of
     ``checkpoint_dir`` (or ``checkpoint_filename_with_path``) or initializes the model."""
@@ -222,13 +233,7 @@ class ChiefSessionCreator(SessionCreator):
 
     def _get_session_manager(self):
         if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=ops.get_default_graph(),
-            )
+            self._session_manager = _session_manager_for(self._scaffold)
         return self._session_manager
 
     def create_session(self):
@@ -257,13 +262,7 @@ class WorkerSessionCreator(SessionCreator):
 
     def _get_session_manager(self):
         if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=ops.get_default_graph(),
-            )
+            self._session_manager = _session_manager_for(self._scaffold)
         return self._session_manager
 
     def create_session(self):

@@ -372,27 +372,6 @@ def make_op(op_type, inputs, attrs, name):
     return _make_op(op_type, inputs, attrs, name)
 
 
-def _prefix_name(name, export_scope):
-    """``name`` with ``export_scope/`` stripped (``^`` kept for control inputs)."""
-    if not export_scope:
-        return name
-    scope = export_scope.rstrip("/") + "/"
-    if name.startswith("^" + scope):
-        return "^" + name[len(scope) + 1:]
-    if name.startswith(scope):
-        return name[len(scope):]
-    return name
-
-
-def _add_prefix(name, import_scope):
-    if not import_scope:
-        return name
-    scope = import_scope.rstrip("/") + "/"
-    if name.startswith("^"):
-        return "^" + scope + name[1:]
-    return scope + name
-
-
 class Saver:
     """Saves and restores variables (TensorFlow 1's ``tf.train.Saver``).
 
@@ -485,9 +464,9 @@ class Saver:
             )
         elif self.saver_def and self._name:
             # A Saver rebuilt from a SaverDef under a new scope (import_meta_graph(import_scope=...)).
-            self.saver_def.filename_tensor_name = _add_prefix(self.saver_def.filename_tensor_name, self._name)
-            self.saver_def.save_tensor_name = _add_prefix(self.saver_def.save_tensor_name, self._name)
-            self.saver_def.restore_op_name = _add_prefix(self.saver_def.restore_op_name, self._name)
+            self.saver_def.filename_tensor_name = ops.prepend_name_scope(self.saver_def.filename_tensor_name, self._name)
+            self.saver_def.save_tensor_name = ops.prepend_name_scope(self.saver_def.save_tensor_name, self._name)
+            self.saver_def.restore_op_name = ops.prepend_name_scope(self.saver_def.restore_op_name, self._name)
         self._check_saver_def()
         self._write_version = self.saver_def.version
 
@@ -515,9 +494,9 @@ class Saver:
             return None
         saver_def = SaverDef()
         saver_def.CopyFrom(self.saver_def)
-        saver_def.filename_tensor_name = _prefix_name(saver_def.filename_tensor_name, export_scope)
-        saver_def.save_tensor_name = _prefix_name(saver_def.save_tensor_name, export_scope)
-        saver_def.restore_op_name = _prefix_name(saver_def.restore_op_name, export_scope)
+        saver_def.filename_tensor_name = ops.strip_name_scope(saver_def.filename_tensor_name, export_scope)
+        saver_def.save_tensor_name = ops.strip_name_scope(saver_def.save_tensor_name, export_scope)
+        saver_def.restore_op_name = ops.strip_name_scope(saver_def.restore_op_name, export_scope)
         return saver_def
 
     @staticmethod
