@@ -33,8 +33,9 @@ pub struct Session {
     state: SessionState,
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     closed: AtomicBool,
-    /// The session's own kernel thread pool, when its size was set.
-    pool: Option<rayon::ThreadPool>,
+    /// The session's own kernel thread pool, when its size was set, and the
+    /// lock that lets one run at a time into it (see [`Session::on_pool`]).
+    pool: Option<(rayon::ThreadPool, Mutex<()>)>,
 }
 
 impl Session {
@@ -65,7 +66,7 @@ impl Session {
                     ))
                 })?;
             denormal::flush_on_rayon_workers(Some(&pool));
-            s.pool = Some(pool);
+            s.pool = Some((pool, Mutex::new(())));
         }
         Ok(s)
     }
@@ -74,16 +75,27 @@ impl Session {
     pub fn intra_op_threads(&self) -> usize {
         self.pool
             .as_ref()
-            .map_or_else(rayon::current_num_threads, |p| p.current_num_threads())
+            .map_or_else(rayon::current_num_threads, |(p, _)| p.current_num_threads())
     }
 
     /// Runs `f` on the session's thread pool (or the caller's thread), with
     /// denormal floats flushed to zero wherever its kernels run, as in
     /// TensorFlow (see [`ferroflow_tensor::denormal`]).
+    ///
+    /// Runs enter a session's own pool one at a time. A run there executes
+    /// on a pool worker, and a worker waiting for its kernel's chunks picks
+    /// up other queued work, which could be another run's whole plan: that
+    /// run would then block on a variable lock the waiting worker itself
+    /// holds (concurrent training steps deadlocked this way). On the global
+    /// pool the plan stays on the caller's thread and only lock-free kernel
+    /// chunks reach the workers, so runs proceed concurrently.
     fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
             // The pool's workers flush for good (set when it was built).
-            Some(p) => p.install(f),
+            Some((p, one_run)) => {
+                let _turn = one_run.lock();
+                p.install(f)
+            }
             None => {
                 static GLOBAL_WORKERS: Once = Once::new();
                 GLOBAL_WORKERS.call_once(|| denormal::flush_on_rayon_workers(None));

@@ -8,7 +8,8 @@ whole step with the GIL released.
 ``config`` (a ``tf.ConfigProto``): ``intra_op_parallelism_threads`` sizes the
 session's own kernel thread pool (0: the process-wide pool, one thread per
 core); every kernel, matrix products included, splits its work over that
-pool. Results are identical for any thread count.
+pool. Results are identical for any thread count. Concurrent ``run`` calls
+on such a session take turns (on the default pool they run side by side).
 ``inter_op_parallelism_threads`` is honoured trivially: the executor runs one
 op at a time on the calling thread, which satisfies any limit.
 Every other field (``device_count``, ``gpu_options``, ``allow_soft_placement``,
