@@ -62,6 +62,7 @@ impl Graph {
 
     /// Adds a node; returns `(node_id, [(dtype_enum, dims|None, is_ref), ...])`.
     #[pyo3(signature = (op_type, name, inputs, control_inputs, attrs, device))]
+    #[allow(clippy::too_many_arguments)] // one Python call carries a whole node
     fn add_op(
         &self,
         py: Python<'_>,
