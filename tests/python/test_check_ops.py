@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ferroflow as tf
+from _optest import normal_floats
 
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -171,8 +172,8 @@ def test_unary_assert_op_names_and_string_input():
 
 @FEW
 @given(
-    xs=hnp.arrays(np.float64, 4, elements=st.floats(-10, 10, allow_subnormal=False)),
-    noise=hnp.arrays(np.float64, 4, elements=st.floats(-0.5, 0.5, allow_subnormal=False)),
+    xs=hnp.arrays(np.float64, 4, elements=normal_floats(-10, 10)),
+    noise=hnp.arrays(np.float64, 4, elements=normal_floats(-0.5, 0.5)),
     rtol=st.sampled_from([0.0, 0.01, 0.1]),
     atol=st.sampled_from([0.0, 0.01, 0.2]),
 )

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ferroflow as tf
+from _optest import normal_floats
 
 L = tf.losses
 R = L.Reduction
@@ -144,7 +145,7 @@ def test_default_reduction_is_sum_by_nonzero_weights():
 @st.composite
 def losses_and_weights(draw):
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, max_side=4))
-    losses = draw(hnp.arrays(np.float32, shape, elements=st.floats(0, 10, width=32, allow_subnormal=False)))
+    losses = draw(hnp.arrays(np.float32, shape, elements=normal_floats(0, 10, width=32)))
     if draw(st.booleans()):
         weight_shape = ()
     else:  # each dimension either 1 or the losses' size

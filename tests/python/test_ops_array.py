@@ -10,7 +10,17 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ferroflow as tf
-from _optest import BF16_SCALAR_FEED_OK, FEW, NUMERIC, PROPS, arrays, assume_feedable, np_dtype, run
+from _optest import (
+    BF16_SCALAR_FEED_OK,
+    FEW,
+    NUMERIC,
+    PROPS,
+    arrays,
+    assume_feedable,
+    normal_floats,
+    np_dtype,
+    run,
+)
 
 DTYPES = NUMERIC + ["bool"]
 
@@ -716,7 +726,7 @@ def test_sources_with_dynamic_shapes_and_errors():
 def test_range_matches_numpy(data):
     kind = data.draw(st.sampled_from(["int", "float", "int64"]))
     if kind == "float":
-        start = data.draw(st.floats(-10, 10, width=32, allow_subnormal=False))
+        start = data.draw(normal_floats(-10, 10, width=32))
         delta = data.draw(st.sampled_from([0.25, 0.5, 1.5, -0.25, -1.0]))
         limit = start + delta * data.draw(st.integers(0, 12))
         dtype = None
@@ -762,8 +772,7 @@ def test_range_forms_and_errors():
 
 
 @FEW
-@given(start=st.floats(-10, 10, width=32, allow_subnormal=False),
-       stop=st.floats(-10, 10, width=32, allow_subnormal=False), num=st.integers(1, 20))
+@given(start=normal_floats(-10, 10, width=32), stop=normal_floats(-10, 10, width=32), num=st.integers(1, 20))
 def test_linspace_matches_numpy(start, stop, num):
     with tf.Graph().as_default():
         out = tf.linspace(np.float32(start), np.float32(stop), num)
