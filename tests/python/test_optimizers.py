@@ -202,3 +202,19 @@ def test_use_own_namescope_for_non_slot_vars(own_scope, expected):
         sess.run(tf.global_variables_initializer())
         sess.run(train)
         assert sess.run(w) == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("own_scope,expected", [
+    (False, ["outer/ns/beta1_power", "outer/ns/beta1_power_1", "outer/ns/beta2_power", "outer/ns/beta2_power_1"]),
+    (True, ["outer/Adam/beta1_power", "outer/Adam/beta2_power", "outer/Adam_1/beta1_power", "outer/Adam_1/beta2_power"]),
+])
+def test_adam_beta_powers_in_own_namescope(own_scope, expected):
+    # Two Adam optimizers built in the same scopes; names as TF 2.21 gives them.
+    w = tf.Variable(1.0, name="w")
+    with tf.variable_scope("outer"), tf.name_scope("ns"):
+        for _ in range(2):
+            tf.train.AdamOptimizer(use_own_namescope_for_non_slot_vars=own_scope).minimize(w * w)
+    names = sorted(v.op.name for v in tf.global_variables())
+    assert [n for n in names if "power" in n] == expected
+    assert [n for n in names if "power" not in n] == ["outer/w/Adam", "outer/w/Adam_1", "outer/w/Adam_2",
+                                                     "outer/w/Adam_3", "w"]

@@ -563,25 +563,19 @@ class AdamOptimizer(Optimizer):
 
     def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-8, use_locking=False, name="Adam",
                  use_own_namescope_for_non_slot_vars=False):
-        super().__init__(use_locking, name)
+        super().__init__(use_locking, name, use_own_namescope_for_non_slot_vars)
         self._lr = learning_rate
         self._beta1 = beta1
         self._beta2 = beta2
         self._epsilon = epsilon
-        self._own_namescope = use_own_namescope_for_non_slot_vars
 
     def _get_beta_accumulators(self, graph=None):
         return (self._get_non_slot_variable("beta1_power", graph), self._get_non_slot_variable("beta2_power", graph))
 
     def _create_slots(self, var_list):
         first = min(var_list, key=lambda x: x.name)
-        if self._own_namescope:
-            with ops.name_scope(None), ops.name_scope(self._name):
-                self._create_non_slot_variable(self._beta1, "beta1_power", first)
-                self._create_non_slot_variable(self._beta2, "beta2_power", first)
-        else:
-            self._create_non_slot_variable(self._beta1, "beta1_power", first)
-            self._create_non_slot_variable(self._beta2, "beta2_power", first)
+        self._create_non_slot_variable(self._beta1, "beta1_power", first)
+        self._create_non_slot_variable(self._beta2, "beta2_power", first)
         for v in var_list:
             self._zeros_slot(v, "m", self._name)
             self._zeros_slot(v, "v", self._name)
