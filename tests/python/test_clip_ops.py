@@ -2,7 +2,7 @@
 global_norm) against values recorded by real TensorFlow, plus TF1 semantics (None entries, IndexedSlices,
 NaN/inf norms, errors).
 
-Fixtures: tests/fixtures/golden/clipping (copies of ../shared/golden, README section c). Every argument,
+Fixtures: tests/fixtures/golden/clipping (copied from the team's TensorFlow-made golden data, its README section c). Every argument,
 input and output is read from the manifest.
 """
 

@@ -1,7 +1,7 @@
 """Forward values recorded by real TensorFlow (golden/gradients ``output.*`` and golden/clipping's
 tf.clip_by_value cases): rebuild each recorded expression from the JSON manifest and compare.
 
-Fixtures are copies of ../shared/golden (made by TensorFlow 2.21 in graph mode, see its README,
+Fixtures are copies of the team's TensorFlow-made golden data (made by TensorFlow 2.21 in graph mode, see its README,
 sections c and e) kept in tests/fixtures/golden. Every shape, dtype, input and output name is read from
 the manifests; only each case's expression (its definition in the README) is written here.
 """

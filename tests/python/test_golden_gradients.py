@@ -1,6 +1,6 @@
 """``tf.gradients`` results recorded by real TensorFlow (golden/gradients ``grad.*``).
 
-Fixtures are copies of ../shared/golden/gradients (TensorFlow 2.21, graph mode; see its README,
+Fixtures are copies of the team's TensorFlow-made golden data (gradients set) (TensorFlow 2.21, graph mode; see its README,
 section e, and tests/fixtures/golden/gradients/SOURCE.md). Each case's forward expression is the
 one test_golden_forward.py checks against the recorded outputs (``FORWARD``); everything else —
 inputs, shapes, dtypes, which ys and xs, ``grad_ys`` and other kwargs, the expected result type
