@@ -1,6 +1,6 @@
 """tf.train learning-rate schedules against values recorded by real TensorFlow (graph mode).
 
-Fixtures: tests/fixtures/golden/lr_schedules (copies of ../shared/golden, README section b). Every case,
+Fixtures: tests/fixtures/golden/lr_schedules (copied from the team's TensorFlow-made golden data, its README section b). Every case,
 keyword argument, step and dtype is read from the manifest; only the expected TF behaviours that the
 golden README and specs/optimizers.md (section 4) describe in words are written here.
 """

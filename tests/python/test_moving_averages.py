@@ -1,6 +1,6 @@
 """tf.train.ExponentialMovingAverage and assign_moving_average against real TensorFlow.
 
-Fixtures: tests/fixtures/golden/ema (copies of ../shared/golden, README section d). Every variable, tensor,
+Fixtures: tests/fixtures/golden/ema (copied from the team's TensorFlow-made golden data, its README section d). Every variable, tensor,
 dtype, shape, hyper-parameter, name and apply count is read from the manifests; the replay follows the
 README's procedure. Other tests check TF1 semantics from specs/optimizers.md section 6.
 """

@@ -1,7 +1,7 @@
 //! The update rules of TensorFlow 1's optimizers, one fused pass each.
 //!
 //! Every formula follows the evaluation order TensorFlow's kernels use
-//! (`../shared/specs/optimizers.md`): parenthesised sub-expressions round in
+//! (the team's optimizer spec, `specs/optimizers.md`): parenthesised sub-expressions round in
 //! the same order, scalars in brackets are formed once per step. The one
 //! deliberate difference: `rsqrt` is `1/sqrt(x)` computed exactly, where
 //! TensorFlow uses a hardware estimate that differs between CPU models.
