@@ -158,32 +158,53 @@ fn from_bytes<T: Copy + Default>(bytes: &[u8]) -> Vec<T> {
 /// Tensors of at least this many bytes are checked and copied in one pass.
 const FUSED_MIN_BYTES: usize = 4 << 20;
 
-/// The elements of `bytes` in a fresh (huge-page-advised) buffer, copied in
-/// parallel 1 MiB blocks, with the CRC-32C of `bytes` computed block by
-/// block on the way (each block is checksummed while it sits in the cache
-/// for its copy, so the stored data is read from memory once).
+/// The elements of `bytes` in a fresh (huge-page-advised) buffer, with the
+/// CRC-32C of `bytes` computed on the way: each thread copies a contiguous
+/// part in 1 MiB blocks, checksumming each block while it sits in the cache
+/// for its copy, so the stored data is read from memory once. The buffer is
+/// not zeroed first: every byte of it is written by the copy.
 fn copy_and_crc<T: Copy + Default + Send + Sync>(bytes: &[u8]) -> (Vec<T>, u32) {
     use rayon::prelude::*;
+    use std::mem::MaybeUninit;
     const BLOCK: usize = 1 << 20;
     let size = std::mem::size_of::<T>();
     let n = bytes.len() / size;
-    let mut v: Vec<T> = ferroflow_tensor::kernels::parallel::zeroed(n);
-    // SAFETY: `v` holds `n * size` initialised bytes of plain old data (the
-    // types used here accept any bit pattern), viewed as bytes only while
-    // this function fills them.
-    let dst = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut u8, n * size) };
-    let parts: Vec<(u32, usize)> = dst
-        .par_chunks_mut(BLOCK)
-        .zip(bytes[..n * size].par_chunks(BLOCK))
+    let src = &bytes[..n * size];
+    let mut v: Vec<MaybeUninit<T>> = Vec::with_capacity(n);
+    // SAFETY: `MaybeUninit` elements need no initialisation.
+    unsafe { v.set_len(n) };
+    ferroflow_tensor::kernels::parallel::advise_huge_pages(&v);
+    // SAFETY: the same allocation viewed as (uninitialised) bytes.
+    let dst =
+        unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, n * size) };
+    // A few parts per thread balance the load; each part's CRC runs over
+    // its blocks in order, so only the parts' CRCs need combining.
+    let parts = rayon::current_num_threads().max(1) * 4;
+    let part_len = src.len().div_ceil(parts).next_multiple_of(BLOCK);
+    let crcs: Vec<(u32, usize)> = dst
+        .par_chunks_mut(part_len)
+        .zip(src.par_chunks(part_len))
         .map(|(d, s)| {
-            let crc = crc32c::crc32c(s);
-            d.copy_from_slice(s);
+            let mut crc = 0;
+            for (db, sb) in d.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
+                crc = crc32c::crc32c_append(crc, sb);
+                // SAFETY: `db` and `sb` have the same length and do not
+                // overlap (one is a fresh allocation).
+                unsafe {
+                    std::ptr::copy_nonoverlapping(sb.as_ptr(), db.as_mut_ptr() as *mut u8, sb.len())
+                };
+            }
             (crc, s.len())
         })
         .collect();
-    let crc = parts.into_iter().fold(0u32, |acc, (crc, len)| {
+    let crc = crcs.into_iter().fold(0u32, |acc, (crc, len)| {
         crc32c::crc32c_combine(acc, crc, len)
     });
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: every byte of the `n` elements was written above, and the
+    // types used here accept any bit pattern; the allocation is handed over
+    // with its length and capacity unchanged.
+    let v = unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut T, n, v.capacity()) };
     (v, crc)
 }
 
@@ -425,6 +446,8 @@ mod tests {
             FUSED_MIN_BYTES,
             FUSED_MIN_BYTES + 8 * 1024 + 8,
             3 * FUSED_MIN_BYTES / 2 + 24,
+            // Parts of several 1 MiB blocks each.
+            9 * FUSED_MIN_BYTES / 4 + 40,
         ];
         for &len in &lens {
             let bytes: Vec<u8> = (0..len).map(|i| (i * 131 + i / 7) as u8).collect();

@@ -34,6 +34,9 @@ pub struct VariableInfo {
 /// `(start, length)` per dimension, in full-tensor coordinates.
 type Bounds = Vec<(i64, i64)>;
 
+/// Entries at least this large are read ahead in one request.
+const PREFETCH_MIN_BYTES: i64 = 4 << 20;
+
 /// A bytes region of one data shard.
 enum Region {
     Map(Mmap),
@@ -397,6 +400,15 @@ impl BundleReader {
                 self.what(key, e.shard_id),
                 bytes.len()
             )));
+        }
+        if e.size >= PREFETCH_MIN_BYTES {
+            if let Ok(Region::Map(map)) = self.shard(e.shard_id) {
+                // Start reading the whole entry from disk now (a no-op when
+                // it is cached) instead of fault by fault; only a hint, so
+                // a failure changes nothing.
+                let _ =
+                    map.advise_range(memmap2::Advice::WillNeed, start as usize, e.size as usize);
+            }
         }
         Ok(&bytes[start as usize..end as usize])
     }

@@ -19,6 +19,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::sync::Arc;
 
+/// Large tensor buffers are reused instead of mapped fresh for every step
+/// (see `ferroflow_tensor::alloc`).
+#[global_allocator]
+static ALLOCATOR: ferroflow_tensor::alloc::BufferCache =
+    ferroflow_tensor::alloc::BufferCache::new();
+
 /// A graph under construction, shared with the sessions that run it.
 #[pyclass(module = "ferroflow._native", frozen)]
 struct Graph {

@@ -6,7 +6,9 @@
 //! * [`kernels`] — the CPU math: elementwise ops with broadcasting,
 //!   reductions, matmul, data movement, softmax/cross-entropy, random.
 //! * [`Error`] — the one error type, carrying TensorFlow's status codes.
+//! * [`alloc::BufferCache`] — a global allocator that reuses large buffers.
 
+pub mod alloc;
 pub mod denormal;
 mod dtype;
 mod error;

@@ -117,9 +117,8 @@ impl Broadcast {
         O: Copy + Send + Default,
         F: Fn(A, B) -> O + Sync,
     {
-        let mut out = parallel::zeroed(self.num_elements());
         let (sa, sb) = (self.sa, self.sb);
-        parallel::fill_indexed(&mut out, |start, chunk| {
+        parallel::filled(self.num_elements(), |start, chunk| {
             self.segments(start, chunk.len(), |o, ia, ib, n| {
                 let o = &mut chunk[o..o + n];
                 match (sa, sb) {
@@ -143,8 +142,7 @@ impl Broadcast {
                     _ => o.fill(f(a[ia], b[ib])),
                 }
             });
-        });
-        out
+        })
     }
 
     /// `a[i] = f(a[i], b[..])` in place; `a` must have the output shape.

@@ -5,6 +5,7 @@
 //! thread count (reductions combine chunk results in a fixed order).
 
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Below this many elements a kernel runs on the calling thread: a rayon
 /// round trip costs more than the work.
@@ -20,11 +21,39 @@ const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 ///
 /// Fresh large buffers arrive as untouched zero pages; their first-touch
 /// page faults can cost more than the kernel itself. Asking Linux for
-/// transparent huge pages (as NumPy does) cuts the faults 512-fold.
-pub fn zeroed<T: Copy + Default>(n: usize) -> Vec<T> {
-    let v = vec![T::default(); n];
+/// transparent huge pages (as NumPy does) cuts the faults 512-fold. Large
+/// buffers are cleared in parallel (a reused buffer from the allocator's
+/// cache is not zero).
+pub fn zeroed<T: Copy + Default + Send>(n: usize) -> Vec<T> {
+    filled(n, |_, _| {})
+}
+
+/// A new vector of `n` elements in which `f(start, chunk)` fills each
+/// chunk (`chunk` holds the elements from index `start` on, preset to
+/// `T::default()`), in parallel for large vectors.
+///
+/// Each chunk is cleared just before `f` fills it, while it is in the
+/// cache, so a large result costs one pass over memory, not two.
+pub fn filled<T: Copy + Default + Send, F: Fn(usize, &mut [T]) + Sync>(n: usize, f: F) -> Vec<T> {
+    if n < PARALLEL_THRESHOLD {
+        let mut v = vec![T::default(); n];
+        f(0, &mut v);
+        return v;
+    }
+    let mut v: Vec<MaybeUninit<T>> = Vec::with_capacity(n);
+    // SAFETY: `MaybeUninit` elements need no initialisation.
+    unsafe { v.set_len(n) };
     advise_huge_pages(&v);
-    v
+    v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
+        for x in chunk.iter_mut() {
+            x.write(T::default());
+        }
+        // SAFETY: every element of the chunk was just initialised.
+        let chunk = unsafe { &mut *(chunk as *mut [MaybeUninit<T>] as *mut [T]) };
+        f(i * CHUNK, chunk);
+    });
+    // SAFETY: every chunk, hence every element, was initialised above.
+    unsafe { assume_init(v) }
 }
 
 /// A copy of `src` in a fresh buffer; large copies land in huge pages (see
@@ -33,16 +62,36 @@ pub fn copied<T: Copy + Default + Send + Sync>(src: &[T]) -> Vec<T> {
     if std::mem::size_of_val(src) < HUGE_PAGE_MIN_BYTES {
         return src.to_vec();
     }
-    let mut v = zeroed(src.len());
+    let mut v: Vec<MaybeUninit<T>> = Vec::with_capacity(src.len());
+    // SAFETY: `MaybeUninit` elements need no initialisation.
+    unsafe { v.set_len(src.len()) };
+    advise_huge_pages(&v);
     const BLOCK: usize = 1 << 16;
     v.par_chunks_mut(BLOCK)
         .zip(src.par_chunks(BLOCK))
-        .for_each(|(d, s)| d.copy_from_slice(s));
-    v
+        .for_each(|(d, s)| {
+            for (d, &s) in d.iter_mut().zip(s) {
+                d.write(s);
+            }
+        });
+    // SAFETY: every element was written by the copy.
+    unsafe { assume_init(v) }
 }
 
+/// The `Vec<T>` of a fully initialised `Vec<MaybeUninit<T>>`, reusing its
+/// allocation.
+///
+/// # Safety
+/// Every element of `v` must be initialised.
+unsafe fn assume_init<T>(v: Vec<MaybeUninit<T>>) -> Vec<T> {
+    let mut v = std::mem::ManuallyDrop::new(v);
+    Vec::from_raw_parts(v.as_mut_ptr() as *mut T, v.len(), v.capacity())
+}
+
+/// Asks Linux for transparent huge pages under the whole 2 MiB pages of a
+/// buffer of at least 4 MiB (a no-op for smaller buffers and elsewhere).
 #[cfg(target_os = "linux")]
-fn advise_huge_pages<T>(v: &[T]) {
+pub fn advise_huge_pages<T>(v: &[T]) {
     let bytes = std::mem::size_of_val(v);
     if bytes < HUGE_PAGE_MIN_BYTES {
         return;
@@ -64,8 +113,9 @@ fn advise_huge_pages<T>(v: &[T]) {
     }
 }
 
+/// Huge pages are only requested on Linux.
 #[cfg(not(target_os = "linux"))]
-fn advise_huge_pages<T>(_: &[T]) {
+pub fn advise_huge_pages<T>(_: &[T]) {
     let _ = HUGE_PAGE_MIN_BYTES;
 }
 
@@ -87,14 +137,12 @@ pub fn map<A: Copy + Sync, O: Copy + Send + Default, F: Fn(A) -> O + Sync>(
     x: &[A],
     f: F,
 ) -> Vec<O> {
-    let mut out = vec![O::default(); x.len()];
-    fill_indexed(&mut out, |start, chunk| {
+    filled(x.len(), |start, chunk| {
         let src = &x[start..start + chunk.len()];
         for (o, &v) in chunk.iter_mut().zip(src) {
             *o = f(v);
         }
-    });
-    out
+    })
 }
 
 /// Maps `x` in place.
