@@ -9,8 +9,11 @@ objects.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
+import sys
 import threading
+import traceback as _traceback
 
 import numpy as np
 
@@ -21,6 +24,33 @@ from ferroflow.framework.tensor_shape import TensorShape, as_shape, unknown_shap
 _TID_SHIFT = _native.TID_SHIFT
 _VALID_OP_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 _VALID_SCOPE_NAME = re.compile(r"^[A-Za-z0-9_.\\/>-]*$")
+
+# Files under this directory are ferroflow's own: creation stack traces leave them out.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# How many user frames an op's creation stack trace keeps (the innermost ones), as TensorFlow's debug info.
+_TRACEBACK_FRAMES = 10
+
+
+def _creation_stack():
+    """The user's frames calling into ferroflow now, innermost first, as ``(code object, line)`` pairs.
+
+    Frames in ferroflow's own files are skipped and at most the innermost
+    ``_TRACEBACK_FRAMES`` user frames are kept: a short walk up the stack
+    (about 2 µs per op); file and function names are read from the code
+    objects only when a trace is asked for.
+    """
+    frames = []
+    left = _TRACEBACK_FRAMES
+    f = sys._getframe(1)
+    while f is not None:
+        code = f.f_code
+        if not code.co_filename.startswith(_PACKAGE_DIR):
+            frames.append((code, f.f_lineno))
+            left -= 1
+            if not left:
+                break
+        f = f.f_back
+    return frames
 
 
 class GraphKeys:
@@ -245,10 +275,12 @@ class _NodeDef:
 class Operation:
     """A node in a graph: an op type applied to input tensors."""
 
-    __slots__ = ("_graph", "_id", "_name", "_type", "_inputs", "_control_inputs", "_outputs", "_device", "__weakref__")
+    __slots__ = ("_graph", "_id", "_name", "_type", "_inputs", "_control_inputs", "_outputs", "_device",
+                 "_traceback", "__weakref__")
 
-    def __init__(self, graph, op_id, name, op_type, inputs, control_inputs, output_specs, device):
+    def __init__(self, graph, op_id, name, op_type, inputs, control_inputs, output_specs, device, traceback=()):
         self._graph = graph
+        self._traceback = traceback
         self._id = op_id
         self._name = name
         self._type = op_type
@@ -297,7 +329,12 @@ class Operation:
 
     @property
     def traceback(self):
-        return []
+        """Where the op was created: the user's stack frames (ferroflow's own left out), outermost first."""
+        return _traceback.StackSummary.from_list([(f, line, fn, None) for f, line, fn in self._creation_frames()])
+
+    def _creation_frames(self):
+        """``[(file, line, function), ...]`` of the frames that created the op, outermost first."""
+        return [(code.co_filename, line, code.co_name) for code, line in reversed(self._traceback)]
 
     def values(self):
         return tuple(self._outputs)
@@ -566,7 +603,7 @@ class Graph:
         )
         if op_id != len(self._ops):
             self._sync_native(op_id)
-        op = Operation(self, op_id, name, op_type, inputs, controls, specs, device)
+        op = Operation(self, op_id, name, op_type, inputs, controls, specs, device, _creation_stack())
         self._ops.append(op)
         for controller in self._control_dependencies_stack:
             controller.add_op(op)
@@ -574,12 +611,15 @@ class Graph:
 
     def _sync_native(self, until=None):
         """Mirrors nodes the core added on its own (e.g. gradients) as Operations."""
+        stack = None
         for op_id, name, op_type, inputs, controls, device, specs in self._native.node_summaries(len(self._ops)):
             if until is not None and op_id >= until:
                 break
+            if stack is None:
+                stack = _creation_stack()
             op = Operation(
                 self, op_id, name, op_type, [self._tensor_from_tid(t) for t in inputs],
-                [self._ops[c] for c in controls], specs, device,
+                [self._ops[c] for c in controls], specs, device, stack,
             )
             self._ops.append(op)
             for controller in self._control_dependencies_stack:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 
-from ferroflow.framework import ops
+from ferroflow.framework import op_attr_defaults, ops
 from ferroflow.platform import gfile
 
 __all__ = ["export_meta_graph", "import_meta_graph"]
@@ -154,6 +154,9 @@ def create_meta_graph_def(meta_info_def=None, graph_def=None, saver_def=None, co
     if export_scope or clear_devices:
         graph_def = _filter_graph_def(graph_def, export_scope, clear_devices)
     meta.graph_def.CopyFrom(graph_def)
+    if strip_default_attrs:
+        op_attr_defaults.strip_default_attrs(meta.graph_def)
+        meta.meta_info_def.stripped_default_attrs = True
     if saver_def is not None:
         meta.saver_def.CopyFrom(saver_def)
     keys = graph.get_all_collection_keys() if collection_list is None else collection_list
@@ -170,7 +173,12 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
     """Builds the ``MetaGraphDef`` of ``graph`` and, if ``filename`` is given, writes it (binary or text).
 
     ``export_scope`` keeps only the nodes under that scope (names made
-    relative to it); ``clear_devices`` empties every node's device.
+    relative to it); ``clear_devices`` empties every node's device;
+    ``strip_default_attrs`` drops the attrs whose value is their op's
+    registered default (and sets ``meta_info_def.stripped_default_attrs``).
+    With ``save_debug_info`` and a ``filename``, the nodes' creation stack
+    traces go to a ``GraphDebugInfo`` next to it: ``filename`` with its
+    extension replaced by ``.debug`` (binary or text, as the meta graph).
     Returns the MetaGraphDef.
     """
     if kwargs:
@@ -181,16 +189,58 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         clear_extraneous_savers=clear_extraneous_savers, strip_default_attrs=strip_default_attrs,
     )
     if filename:
+        from google.protobuf import text_format
+
         filename = os.fspath(filename)
         if as_text:
-            from google.protobuf import text_format
-
             data = text_format.MessageToString(meta).encode()
         else:
             data = meta.SerializeToString()
         os.makedirs(os.path.dirname(filename) or ".", exist_ok=True)
         gfile.atomic_write_string_to_file(filename, data)
+        if save_debug_info:
+            graph = graph or ops.get_default_graph()
+            named_ops = [
+                (node.name, graph.get_operation_by_name(ops.prepend_name_scope(node.name, export_scope)))
+                for node in meta.graph_def.node
+            ]
+            info = create_graph_debug_info_def(named_ops)
+            debug_data = text_format.MessageToString(info).encode() if as_text else info.SerializeToString()
+            gfile.atomic_write_string_to_file(os.path.splitext(filename)[0] + ".debug", debug_data)
     return meta
+
+
+def create_graph_debug_info_def(named_ops):
+    """A ``GraphDebugInfo`` holding the creation stack trace of each ``(node name, Operation)`` pair.
+
+    Laid out as TensorFlow 2.x writes it: ``files`` lists each file once,
+    ``frames_by_id`` each distinct (file, line, function) once,
+    ``traces_by_id`` each distinct trace once (frames outermost first), and
+    ``name_to_trace_id`` maps ``"<node name>@"`` (a node of the graph itself,
+    not of a library function) to its trace. Ids count up from 0.
+    """
+    from ferroflow.core.framework import graph_debug_info_pb2
+
+    info = graph_debug_info_pb2.GraphDebugInfo()
+    files, frames, traces = {}, {}, {}
+    for name, op in named_ops:
+        frame_ids = []
+        for filename, line, func in op._creation_frames():
+            key = (filename, line, func)
+            if key not in frames:
+                if filename not in files:
+                    files[filename] = len(files)
+                    info.files.append(filename)
+                frames[key] = len(frames)
+                frame = info.frames_by_id[frames[key]]
+                frame.file_index, frame.line, frame.func = files[filename], line, func
+            frame_ids.append(frames[key])
+        trace_key = tuple(frame_ids)
+        if trace_key not in traces:
+            traces[trace_key] = len(traces)
+            info.traces_by_id[traces[trace_key]].frame_id.extend(frame_ids)
+        info.name_to_trace_id[name + "@"] = traces[trace_key]
+    return info
 
 
 def _attr_from_proto(value, node_name, key):
@@ -296,6 +346,9 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
                     inputs.append(op.outputs[idx])
             attrs = {k: _attr_from_proto(v, node.name, k) for k, v in node.attr.items()
                      if k not in ("_output_shapes", "_class")}
+            # A graph exported with strip_default_attrs=True lacks the attrs that had their default value.
+            for k, v in op_attr_defaults.missing_defaults(node).items():
+                attrs[k] = _attr_from_proto(v, node.name, k)
             device = "" if clear_devices else node.device
             with ops.device(device or None):
                 op = graph._create_op(node.op, inputs, attrs, name=ops.prepend_name_scope(node.name, import_scope) + "/",

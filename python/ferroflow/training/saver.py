@@ -563,7 +563,9 @@ class Saver:
         Returns the checkpoint prefix written (None if the Saver has
         nothing to save). Updates the ``checkpoint`` state file unless
         ``write_state=False`` and writes ``<prefix>.meta`` unless
-        ``write_meta_graph=False``.
+        ``write_meta_graph=False``; ``strip_default_attrs`` and
+        ``save_debug_info`` (a ``<prefix>.debug`` file of creation stack
+        traces) apply to that meta graph as in ``tf.train.export_meta_graph``.
         """
         if not self._is_built:
             raise RuntimeError("`build()` should be called before save if defer_build==True")
@@ -615,13 +617,17 @@ class Saver:
         if write_meta_graph:
             meta_file = checkpoint_management.meta_graph_filename(checkpoint_file, meta_graph_suffix=meta_graph_suffix)
             with sess.graph.as_default():
-                self.export_meta_graph(meta_file, strip_default_attrs=strip_default_attrs)
+                self.export_meta_graph(meta_file, strip_default_attrs=strip_default_attrs,
+                                       save_debug_info=save_debug_info)
         return model_checkpoint_path
 
     def export_meta_graph(self, filename=None, collection_list=None, as_text=False, export_scope=None,
                           clear_devices=False, clear_extraneous_savers=False, strip_default_attrs=False,
                           save_debug_info=False):
-        """Writes (and returns) the default graph's ``MetaGraphDef`` with this Saver's ``SaverDef``."""
+        """Writes (and returns) the default graph's ``MetaGraphDef`` with this Saver's ``SaverDef``.
+
+        The options are those of ``tf.train.export_meta_graph``.
+        """
         from ferroflow.training import meta_graph
 
         return meta_graph.export_meta_graph(
@@ -634,6 +640,7 @@ class Saver:
             clear_devices=clear_devices,
             clear_extraneous_savers=clear_extraneous_savers,
             strip_default_attrs=strip_default_attrs,
+            save_debug_info=save_debug_info,
         )
 
     # -- restoring ---------------------------------------------------------
