@@ -65,7 +65,7 @@ def test_repeated_restores_give_the_saved_values(tmp_path):
     rng = np.random.default_rng(1)
     values = [rng.standard_normal(N).astype(np.float32) for _ in range(2)]
     with tf.Graph().as_default():
-        vs = [tf.Variable(v, name="v%d" % i) for i, v in enumerate(values)]
+        vs = [tf.Variable(v, name=f"v{i}") for i, v in enumerate(values)]
         saver = tf.train.Saver()
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -80,12 +80,12 @@ def test_repeated_restores_give_the_saved_values(tmp_path):
 def test_the_cache_can_be_turned_off():
     code = (
         "import numpy as np, ferroflow as tf\n"
-        "x = tf.placeholder(tf.float32, [%d])\n"
+        f"x = tf.placeholder(tf.float32, [{N}])\n"
         "y = x + 1.0\n"
         "with tf.Session() as s:\n"
         "    for _ in range(3):\n"
-        "        assert (s.run(y, {x: np.ones(%d, np.float32)}) == 2.0).all()\n"
-        "print('ok')\n" % (N, N)
+        f"        assert (s.run(y, {{x: np.ones({N}, np.float32)}}) == 2.0).all()\n"
+        "print('ok')\n"
     )
     env = dict(os.environ, FERROFLOW_BUFFER_CACHE_MB="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
