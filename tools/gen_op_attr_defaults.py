@@ -1,4 +1,4 @@
-"""Write python/ferroflow/core/_op_attr_defaults.json: TensorFlow's attr defaults for ferroflow's op types.
+"""Write python/ferroflow/core/_op_attr_defaults.json: TensorFlow's attr defaults and op signatures for ferroflow's op types.
 
 ``Saver.save(strip_default_attrs=True)`` and ``export_meta_graph(...)``
 drop every NodeDef attribute whose value equals the default TensorFlow
@@ -9,6 +9,13 @@ one that TensorFlow also registers, the default of every attr that has one,
 as a text-format ``AttrValue``. Ops that only ferroflow has (its fused
 optimizer updates) are listed under ``not_in_tensorflow`` and are never
 stripped, as TensorFlow leaves nodes of unknown ops alone.
+
+Under ``op_defs`` it also records each such op's signature as TensorFlow's
+``OpDef`` declares it, which ``ferroflow.framework.op_signatures`` reads to
+give every exported NodeDef the attrs TensorFlow requires (``T``, ``N``,
+``Tidx``, ...): its input and output args (``name``; ``type`` for a fixed
+dtype, or ``type_attr`` / ``number_attr`` / ``type_list_attr``; ``is_ref``)
+and the type of each attr (``"type"``, ``"int"``, ``"list(type)"``, ...).
 
 Run it from the repository root with a Python that has real TensorFlow and
 can import ferroflow (never needed by the tests or at run time):
@@ -32,6 +39,21 @@ OUT = (
 )
 
 
+def _arg(arg):
+    """An ``OpDef.ArgDef`` as a dict of its set fields (a fixed dtype by its ``DT_*`` name)."""
+    from tensorflow.core.framework import types_pb2
+
+    out = {"name": arg.name}
+    if arg.type:
+        out["type"] = types_pb2.DataType.Name(arg.type)
+    for field in ("type_attr", "number_attr", "type_list_attr"):
+        if getattr(arg, field):
+            out[field] = getattr(arg, field)
+    if arg.is_ref:
+        out["is_ref"] = True
+    return out
+
+
 def main(out=OUT):
     import tensorflow as tf
     from google.protobuf import text_format
@@ -39,7 +61,7 @@ def main(out=OUT):
 
     from ferroflow import _native
 
-    ops, missing = {}, []
+    ops, op_defs, missing = {}, {}, []
     for name in _native.registered_ops():
         op_def = op_def_registry.get(name)
         if op_def is None:
@@ -50,10 +72,16 @@ def main(out=OUT):
             for a in op_def.attr
             if a.HasField("default_value")
         }
+        op_defs[name] = {
+            "inputs": [_arg(a) for a in op_def.input_arg],
+            "outputs": [_arg(a) for a in op_def.output_arg],
+            "attrs": {a.name: a.type for a in op_def.attr},
+        }
     doc = {
         "generated_by": "tools/gen_op_attr_defaults.py",
         "tensorflow_version": tf.__version__,
         "ops": ops,
+        "op_defs": op_defs,
         "not_in_tensorflow": missing,
     }
     with open(out, "w") as f:

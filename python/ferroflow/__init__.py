@@ -276,7 +276,9 @@ from ferroflow import (  # noqa: E402,F401
 )
 
 __version__ = "0.1.0"
-VERSION = "1.15.0-ferroflow"
+# A PEP 440 version (a local label after "+"): TensorFlow's import_meta_graph parses
+# the meta graph's tensorflow_version with `packaging`, which rejects "1.15.0-ferroflow".
+VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math",

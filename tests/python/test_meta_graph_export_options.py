@@ -63,7 +63,7 @@ def test_strip_default_attrs_removes_exactly_the_default_valued_attrs(tmp_path):
     assert removed > 10
     matmul, conv = stripped_nodes["dense/matmul"], stripped_nodes["conv/conv"]
     assert "transpose_a" not in matmul.attr and matmul.attr["transpose_b"].b is True
-    assert set(conv.attr) == {"padding", "strides", "_output_shapes"}
+    assert set(conv.attr) == {"T", "padding", "strides", "_output_shapes"}  # T has no default
     assert set(stripped_nodes["conv/filter"].attr) == {"dtype", "shape", "_output_shapes"}
 
 

@@ -21,9 +21,14 @@ _TABLE = os.path.join(
 
 
 @functools.cache
-def _table():
+def _document():
+    """The whole generated table: ``ops`` (attr defaults), ``op_defs`` (signatures), ``not_in_tensorflow``."""
     with open(_TABLE, encoding="utf-8") as f:
-        return json.load(f)["ops"]
+        return json.load(f)
+
+
+def _table():
+    return _document()["ops"]
 
 
 @functools.cache

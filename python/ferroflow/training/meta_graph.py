@@ -201,13 +201,28 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         if save_debug_info:
             graph = graph or ops.get_default_graph()
             named_ops = [
-                (node.name, graph.get_operation_by_name(ops.prepend_name_scope(node.name, export_scope)))
+                (node.name, _creating_op(graph, ops.prepend_name_scope(node.name, export_scope)))
                 for node in meta.graph_def.node
             ]
             info = create_graph_debug_info_def(named_ops)
             debug_data = text_format.MessageToString(info).encode() if as_text else info.SerializeToString()
             gfile.atomic_write_string_to_file(os.path.splitext(filename)[0] + ".debug", debug_data)
     return meta
+
+
+def _creating_op(graph, name):
+    """The Operation behind the exported node ``name``.
+
+    A node the export added in place of one op (the TensorFlow ops written
+    for a ``ReducedShape``, named under its name) gets that op.
+    """
+    op = graph._get_operation_by_name_unsafe(name)
+    while op is None and "/" in name:
+        name = name.rsplit("/", 1)[0]
+        op = graph._get_operation_by_name_unsafe(name)
+    if op is None:
+        raise KeyError(f"The name {name!r} refers to an Operation not in the graph.")
+    return op
 
 
 def create_graph_debug_info_def(named_ops):

@@ -1,0 +1,371 @@
+"""Checks that real TensorFlow imports and runs the graphs ferroflow exports (not run by CI).
+
+    python tools/tf_meta_graph_check.py --tf-python /work/tfvenv/bin/python [--keep DIR] [--case NAME ...]
+
+For each case, ferroflow (this Python) builds a TF1-style graph, runs its
+initializer, saves a checkpoint with ``Saver.save`` (which writes the
+``.meta`` MetaGraphDef), evaluates the loss on a fixed batch and runs the
+training op a few times, recording every number. Then TensorFlow (``--tf-python``,
+``tensorflow.compat.v1`` in graph mode) runs ``import_meta_graph`` on the
+``.meta`` file, runs the imported initializer, restores the checkpoint with
+the imported saver and does the same, fetching the loss and training op by
+name from the ``loss`` / ``train_op`` collections. A case passes when
+TensorFlow's initial values equal ferroflow's exactly, the restored values
+too, and the losses and trained variables agree to float32 round-off
+(relative 1e-5: the two frameworks' kernels may round differently).
+
+* ``mlp``: two dense layers, softmax cross entropy, summaries, gradients
+  applied by ``assign_sub`` (plain gradient descent written out);
+* ``conv``: ``tests/python/_meta_graph_model.py``'s conv net (Conv2D, MaxPool,
+  BiasAdd, ArgMax), ``strip_default_attrs=True``;
+* ``ops``: reductions over several axes (their gradients use ``ReducedShape``,
+  exported as TensorFlow ops), concat/stack/split/unstack, gather, tile,
+  transpose, slicing, casts, ``add_n``, int64 indices;
+* ``write_graph``: the ``mlp`` graph written by ``tf.io.write_graph`` (text),
+  read back by TensorFlow's ``import_graph_def``, initialised and run;
+* ``minimize``: ``AdamOptimizer.minimize``: ferroflow's fused update op
+  (``ApplyFused``) has no TensorFlow counterpart, so TensorFlow is expected
+  to refuse this graph; the case passes when it refuses it for that reason
+  and imports ``forward.meta``, the same graph cut down to what the loss,
+  the saver and the variables' initializers need (no training op), restores
+  it and computes ferroflow's loss.
+
+Run it with the Python that has ferroflow importable (the development venv).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CASES = ("mlp", "conv", "ops", "write_graph", "minimize")
+STEPS = 3
+LR = 0.1
+
+
+def _batch(seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=[8, 6]).astype(np.float32), rng.integers(0, 3, size=[8]).astype(np.int64)
+
+
+def _ops_batch(seed=0):
+    x, labels = _batch(seed)
+    return x, labels % 6
+
+
+def _conv_batch(seed=0):
+    sys.path.insert(0, str(ROOT / "tests" / "python"))
+    import _meta_graph_model as model
+
+    return model.batch(seed)
+
+
+def _sgd(tf, loss, global_step=None):
+    """Gradient descent written out with ``tf.gradients`` and ``assign_sub`` (no fused update op)."""
+    params = tf.trainable_variables()
+    grads = tf.gradients(loss, params)
+    # Every gradient first: with reference variables an update may otherwise land before another
+    # variable's gradient has read it (TensorFlow runs independent ops in any order).
+    with tf.control_dependencies(grads):
+        updates = [p.assign_sub(LR * g) for p, g in zip(params, grads)]
+    if global_step is not None:
+        with tf.control_dependencies(updates):
+            updates = [tf.assign_add(global_step, 1)]
+    return tf.group(*updates, name="train")
+
+
+def _model_mlp(tf, train=True):
+    rng = np.random.default_rng(1)
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    labels = tf.placeholder(tf.int64, [None], name="labels")
+    with tf.variable_scope("hidden"):
+        w = tf.get_variable("kernel", [6, 5], initializer=tf.constant_initializer(rng.normal(size=[6, 5])))
+        b = tf.get_variable("bias", [5], initializer=tf.zeros_initializer())
+        h = tf.nn.relu(tf.matmul(x, w) + b)
+    with tf.variable_scope("out"):
+        w2 = tf.get_variable("kernel", [5, 3], initializer=tf.constant_initializer(rng.normal(size=[5, 3])))
+        logits = tf.matmul(h, w2)
+    xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    loss = tf.reduce_mean(xent, name="loss")
+    tf.summary.scalar("loss", loss)
+    tf.summary.histogram("logits", logits)
+    tf.summary.merge_all(name="summaries")
+    step = tf.train.get_or_create_global_step()
+    return {"loss": loss, "train": _sgd(tf, loss, step) if train else None}
+
+
+def _model_conv(tf):
+    sys.path.insert(0, str(ROOT / "tests" / "python"))
+    import _meta_graph_model as model
+
+    x, labels, logits, loss = model.build(tf)
+    return {"loss": loss, "train": _sgd(tf, loss), "strip": True}
+
+
+def _model_ops(tf):
+    rng = np.random.default_rng(2)
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    labels = tf.placeholder(tf.int64, [None], name="labels")
+    w = tf.get_variable("w", [6, 4], initializer=tf.constant_initializer(rng.normal(size=[6, 4])))
+    t = tf.get_variable("t", [2, 3, 4], initializer=tf.constant_initializer(rng.normal(size=[2, 3, 4])))
+    h = tf.tanh(tf.matmul(x, w))
+    parts = tf.split(h, 2, axis=1)
+    joined = tf.concat([parts[1], parts[0], h], axis=1)
+    cols = tf.unstack(joined[:, :3], axis=1)
+    stacked = tf.stack(cols, axis=0)
+    picked = tf.gather(tf.transpose(stacked), labels, axis=1)
+    tiled = tf.tile(tf.expand_dims(t, 0), [2, 1, 1, 1])
+    r1 = tf.reduce_sum(tf.square(tiled), axis=[1, 3])
+    r2 = tf.reduce_max(t, axis=-1)
+    r3 = tf.reduce_mean(tf.sigmoid(t), axis=tf.constant([0, 2], tf.int64))
+    mask = tf.cast(tf.greater(picked, 0.0), tf.float32)
+    loss = tf.add_n([
+        tf.reduce_mean(tf.square(picked) * mask),
+        tf.reduce_sum(r1) * 0.01,
+        tf.reduce_sum(r2),
+        tf.reduce_prod(r3),
+        tf.reduce_sum(tf.reshape(joined, [-1])[::3]),
+    ], name="loss")
+    return {"loss": loss, "train": _sgd(tf, loss)}
+
+
+def _model_minimize(tf):
+    out = _model_mlp(tf, train=False)
+    out["train"] = tf.train.AdamOptimizer(0.05).minimize(out["loss"], name="train")
+    return out
+
+
+MODELS = {"mlp": _model_mlp, "conv": _model_conv, "ops": _model_ops, "write_graph": _model_mlp,
+          "minimize": _model_minimize}
+BATCHES = {"conv": _conv_batch, "ops": _ops_batch}
+
+
+def _import(framework):
+    if framework == "tf":
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import tensorflow.compat.v1 as tf
+
+        tf.disable_eager_execution()
+        tf.logging.set_verbosity(tf.logging.ERROR)
+        return tf
+    sys.path.insert(0, str(ROOT / "python"))
+    import ferroflow as tf
+
+    return tf
+
+
+def _feed(case, seed):
+    """The feed of batch ``seed`` for ``case``: the placeholders ``x`` and ``labels``."""
+    x, labels = BATCHES.get(case, _batch)(seed)
+    return {"x:0": x, "labels:0": labels}
+
+
+def _variables(tf, sess):
+    return {v.op.name: sess.run(v) for v in tf.global_variables()}
+
+
+def _run(sess, loss, train, case):
+    """The loss on batch 0, then ``STEPS`` training steps (batches 1, 2, ...), then the loss again."""
+    out = {"loss_before": sess.run(loss, _feed(case, 0))}
+    for step in range(STEPS):
+        sess.run(train, _feed(case, step + 1))
+    out["loss_after"] = sess.run(loss, _feed(case, 0))
+    return out
+
+
+def _write_ff(case, directory):
+    tf = _import("ff")
+    prefix = str(directory / "model")
+    with tf.Graph().as_default() as g:
+        parts = MODELS[case](tf)
+        tf.add_to_collection("loss", parts["loss"])
+        tf.add_to_collection("train_op", parts["train"])
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            init = _variables(tf, sess)
+            saver.save(sess, prefix, strip_default_attrs=parts.get("strip", False))
+            if case == "write_graph":
+                tf.io.write_graph(g, str(directory), "graph.pbtxt")
+            if case == "minimize":
+                numbers = {"loss_before": sess.run(parts["loss"], _feed(case, 0))}
+            else:
+                numbers = _run(sess, parts["loss"], parts["train"], case)
+            trained = _variables(tf, sess)
+        if case == "minimize":
+            # The same model without the training op: the loss's subgraph and the Saver only.
+            saver_def = saver.as_saver_def()
+            roots = ["loss", saver_def.save_tensor_name, saver_def.restore_op_name]
+            roots += [t.name for v in tf.global_variables() for t in (v.initializer, v.value(), v.initial_value)]
+            tf.train.export_meta_graph(str(directory / "forward.meta"), graph_def=_subgraph(g, roots),
+                                       saver_def=saver_def, collection_list=["variables", "loss"])
+    _save(directory / "ff", init=init, trained=trained, **numbers)
+
+
+def _subgraph(g, roots):
+    """``g``'s GraphDef with only the nodes ``roots`` (node or tensor names) depend on."""
+    graph_def = g.as_graph_def(add_shapes=True)
+    by_name = {n.name: n for n in graph_def.node}
+    keep, todo = set(), [r.split(":")[0] for r in roots]
+    while todo:
+        name = todo.pop()
+        if name not in keep:
+            keep.add(name)
+            todo.extend(i.lstrip("^").split(":")[0] for i in by_name[name].input)
+    nodes = [n for n in graph_def.node if n.name in keep]
+    del graph_def.node[:]
+    graph_def.node.extend(nodes)
+    return graph_def
+
+
+def _read_tf(case, directory):
+    tf = _import("tf")
+    prefix = str(directory / "model")
+    meta = prefix + ".meta"
+    with tf.Graph().as_default():
+        if case == "write_graph":
+            from google.protobuf import text_format
+
+            graph_def = text_format.Parse((directory / "graph.pbtxt").read_text(), tf.GraphDef())
+            tf.import_graph_def(graph_def, name="")
+            g = tf.get_default_graph()
+            variables = sorted(n.name for n in graph_def.node if n.op == "VariableV2")
+            with tf.Session() as sess:
+                sess.run(g.get_operation_by_name("init"))  # ferroflow's global_variables_initializer()
+                init = {v: sess.run(v + ":0") for v in variables}
+                numbers = _run(sess, "loss:0", "train", case)
+                trained = {v: sess.run(v + ":0") for v in variables}
+            _save(directory / "tf", init=init, trained=trained, **numbers)
+            return
+        if case == "minimize":
+            try:
+                tf.train.import_meta_graph(meta)
+            except Exception as e:  # noqa: BLE001 - the message is the result
+                (directory / "tf_refused.txt").write_text(f"{type(e).__name__}: {e}")
+            else:
+                (directory / "tf_refused.txt").write_text("")
+            meta = str(directory / "forward.meta")
+        saver = tf.train.import_meta_graph(meta)
+        loss = tf.get_collection("loss")[0]
+        train = tf.get_collection("train_op")[0] if case != "minimize" else None
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            init = _variables(tf, sess)
+            saver.restore(sess, prefix)
+            restored = _variables(tf, sess)
+            if train is None:
+                numbers = {"loss_before": sess.run(loss, _feed(case, 0))}
+            else:
+                numbers = _run(sess, loss, train, case)
+            trained = _variables(tf, sess)
+    _save(directory / "tf", init=init, restored=restored, trained=trained, **numbers)
+
+
+def _save(path, **groups):
+    arrays, names = {}, {}
+    for group, value in groups.items():
+        if isinstance(value, dict):
+            names[group] = sorted(value)
+            for i, k in enumerate(names[group]):
+                arrays[f"{group}_{i}"] = np.asarray(value[k])
+        else:
+            arrays[group] = np.asarray(value)
+    np.savez(str(path) + ".npz", **arrays)
+    pathlib.Path(str(path) + ".json").write_text(json.dumps(names))
+
+
+def _load(path):
+    names = json.loads(pathlib.Path(str(path) + ".json").read_text())
+    data = np.load(str(path) + ".npz")
+    out = {k: data[k] for k in data.files if not any(k.startswith(g + "_") for g in names)}
+    for group, keys in names.items():
+        out[group] = {k: data[f"{group}_{i}"] for i, k in enumerate(keys)}
+    return out
+
+
+def _compare(label, want, got, exact):
+    if isinstance(want, dict):
+        if sorted(want) != sorted(got):
+            return [f"{label}: names differ: {sorted(want)} vs {sorted(got)}"]
+        return [p for k in sorted(want) for p in _compare(f"{label} {k}", want[k], got[k], exact)]
+    if want.shape != got.shape or want.dtype != got.dtype:
+        return [f"{label}: {want.dtype}{list(want.shape)} vs {got.dtype}{list(got.shape)}"]
+    if exact and want.tobytes() != got.tobytes():
+        return [f"{label}: values differ (max abs diff {np.max(np.abs(want - got))})"]
+    if not exact and not np.allclose(want, got, rtol=1e-5, atol=1e-6):
+        return [f"{label}: values differ (max abs diff {np.max(np.abs(want - got))})"]
+    return []
+
+
+def check(case, pythons, work):
+    """Runs one case; returns ``(problems, summary line)``."""
+    directory = work / case
+    directory.mkdir(parents=True)
+    for framework in ("ff", "tf"):
+        cmd = [pythons[framework], str(pathlib.Path(__file__).resolve()), "--side", framework, case, str(directory)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-8:])
+            return [f"{framework} failed (exit {proc.returncode}):\n{tail}"], ""
+    ff, tf = _load(directory / "ff"), _load(directory / "tf")
+    problems, summary = [], []
+    if case == "minimize":
+        refused = (directory / "tf_refused.txt").read_text()
+        if "ApplyFused" not in refused:
+            problems.append(f"TensorFlow did not refuse the minimize() graph for ApplyFused: {refused[:300]!r}")
+        else:
+            summary.append("TensorFlow refuses the full graph: " + refused.split(" in binary")[0])
+    problems += _compare("initial values", ff["init"], tf["init"], exact=True)
+    if case != "write_graph":  # (a GraphDef has no saver to restore with)
+        problems += _compare("restored values", ff["init"], tf["restored"], exact=True)
+    for key in ("loss_before", "loss_after"):
+        if key in ff and key in tf:
+            problems += _compare(key, ff[key], tf[key], exact=False)
+            summary.append(f"{key} ff {float(ff[key]):.7g} tf {float(tf[key]):.7g}")
+    if case != "minimize":
+        problems += _compare(f"variables after {STEPS} steps", ff["trained"], tf["trained"], exact=False)
+        diff = max(float(np.max(np.abs(ff["trained"][k] - tf["trained"][k]))) for k in ff["trained"])
+        summary.append(f"max |trained var diff| {diff:.2g}")
+    return problems, "; ".join(summary)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tf-python", default="/work/tfvenv/bin/python", help="a Python with TensorFlow 2.x")
+    parser.add_argument("--keep", help="keep the files in this directory (default: a temporary one)")
+    parser.add_argument("--case", action="append", choices=CASES, help="run only these cases")
+    parser.add_argument("--side", nargs=3, metavar=("FRAMEWORK", "CASE", "DIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.side:
+        framework, case, directory = args.side
+        (_write_ff if framework == "ff" else _read_tf)(case, pathlib.Path(directory))
+        return 0
+    pythons = {"ff": sys.executable, "tf": args.tf_python}
+    work = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="tf_meta_graph_"))
+    if args.keep and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    failed = 0
+    for case in args.case or CASES:
+        problems, summary = check(case, pythons, work)
+        print(f"{'PASS' if not problems else 'FAIL'}  {case:12s} {summary}")
+        for p in problems:
+            print("      " + p.replace("\n", "\n      "))
+        failed += bool(problems)
+    if not args.keep:
+        shutil.rmtree(work)
+    print(f"{failed} failed" if failed else "all passed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
