@@ -110,6 +110,29 @@ impl<'a> OpContext<'a> {
 /// Computes one node.
 pub trait Kernel: Send + Sync {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()>;
+
+    /// The one output this kernel gives on every run, if it never changes
+    /// (a constant's tensor, a variable's reference). The executor then
+    /// skips the call and copies the value (an `Arc` clone) straight into
+    /// the output slot; with hundreds of variables in a step, the calls
+    /// are a measurable part of the step.
+    fn fixed_output(&self) -> Option<&Value> {
+        None
+    }
+}
+
+/// A kernel whose single output is the same value on every run.
+pub struct Fixed(pub Value);
+
+impl Kernel for Fixed {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        ctx.outputs.push(self.0.clone());
+        Ok(())
+    }
+
+    fn fixed_output(&self) -> Option<&Value> {
+        Some(&self.0)
+    }
 }
 
 impl<F: Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync> Kernel for F {

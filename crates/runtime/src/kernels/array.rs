@@ -1,7 +1,7 @@
 //! Kernels for sources, shape ops and data movement.
 
 use super::{boxed, tf_type_name};
-use crate::kernel::{factory, KernelFactory, OpContext};
+use crate::kernel::{factory, Fixed, KernelFactory, OpContext, Value};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{self as k, PadMode, SliceMasks};
 use ferroflow_tensor::kernels::elementwise::cast;
@@ -144,10 +144,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "Const",
         factory(|init| {
             let value = init.node.attrs.tensor("value")?.clone();
-            boxed(move |ctx| {
-                ctx.output(value.clone());
-                Ok(())
-            })
+            Ok(Box::new(Fixed(Value::Tensor(value))))
         }),
     );
     reg(

@@ -1,7 +1,7 @@
 //! Kernels for variables and in-place updates.
 
 use super::boxed;
-use crate::kernel::{factory, KernelFactory};
+use crate::kernel::{factory, Fixed, KernelFactory, Value};
 use crate::resources::Variable;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{scatter, ScatterOp};
@@ -18,10 +18,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let var = init
                 .session
                 .get_or_create(node.id, || Variable::new(&node.name, dtype, declared))?;
-            boxed(move |ctx| {
-                ctx.output_ref(var.clone());
-                Ok(())
-            })
+            Ok(Box::new(Fixed(Value::Ref(var))))
         }),
     );
     reg(
