@@ -47,6 +47,12 @@ import tempfile
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# The sibling checkpoint check picks the framework and reads variables the
+# same way.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from tf_interop_check import _import, _variables  # noqa: E402
+
 CASES = ("mlp", "conv", "ops", "write_graph", "minimize")
 STEPS = 3
 LR = 0.1
@@ -149,28 +155,10 @@ MODELS = {"mlp": _model_mlp, "conv": _model_conv, "ops": _model_ops, "write_grap
 BATCHES = {"conv": _conv_batch, "ops": _ops_batch}
 
 
-def _import(framework):
-    if framework == "tf":
-        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        import tensorflow.compat.v1 as tf
-
-        tf.disable_eager_execution()
-        tf.logging.set_verbosity(tf.logging.ERROR)
-        return tf
-    sys.path.insert(0, str(ROOT / "python"))
-    import ferroflow as tf
-
-    return tf
-
-
 def _feed(case, seed):
     """The feed of batch ``seed`` for ``case``: the placeholders ``x`` and ``labels``."""
     x, labels = BATCHES.get(case, _batch)(seed)
     return {"x:0": x, "labels:0": labels}
-
-
-def _variables(tf, sess):
-    return {v.op.name: sess.run(v) for v in tf.global_variables()}
 
 
 def _run(sess, loss, train, case):
