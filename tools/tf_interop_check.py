@@ -245,21 +245,34 @@ def _same_bytes(work, case):
     return "yes" if same else "no"
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def cli_parser(description, cases, side_metavar):
+    """The command line both TF checks share: which Python has TensorFlow,
+    where to keep the files, which cases, and the hidden per-side call."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--tf-python", default="/work/tfvenv/bin/python", help="a Python with TensorFlow 2.x")
-    parser.add_argument("--keep", help="keep the checkpoints in this directory (default: a temporary one)")
-    parser.add_argument("--case", action="append", choices=CASES, help="run only these cases")
-    parser.add_argument("--side", nargs=4, metavar=("FRAMEWORK", "CASE", "ACTION", "DIR"), help=argparse.SUPPRESS)
+    parser.add_argument("--keep", help="keep the files in this directory (default: a temporary one)")
+    parser.add_argument("--case", action="append", choices=cases, help="run only these cases")
+    parser.add_argument("--side", nargs=len(side_metavar), metavar=side_metavar, help=argparse.SUPPRESS)
+    return parser
+
+
+def work_dir(keep, prefix):
+    """``keep`` emptied (or a new temporary directory) for a check's files."""
+    work = pathlib.Path(keep or tempfile.mkdtemp(prefix=prefix))
+    if keep and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    return work
+
+
+def main(argv=None):
+    parser = cli_parser(__doc__.split("\n")[0], CASES, ("FRAMEWORK", "CASE", "ACTION", "DIR"))
     args = parser.parse_args(argv)
     if args.side:
         run_side(*args.side)
         return 0
     pythons = {"ff": sys.executable, "tf": args.tf_python}
-    work = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="tf_interop_"))
-    if args.keep and work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(args.keep, "tf_interop_")
     failed = 0
     for case in args.case or CASES:
         for writer, reader in (("ff", "tf"), ("tf", "ff")):

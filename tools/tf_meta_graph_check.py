@@ -35,14 +35,12 @@ Run it with the Python that has ferroflow importable (the development venv).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -51,7 +49,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The sibling checkpoint check picks the framework and reads variables the
 # same way.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from tf_interop_check import _import, _variables  # noqa: E402
+from tf_interop_check import _import, _variables, cli_parser, work_dir  # noqa: E402
 
 CASES = ("mlp", "conv", "ops", "write_graph", "minimize")
 STEPS = 3
@@ -327,21 +325,14 @@ def check(case, pythons, work):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tf-python", default="/work/tfvenv/bin/python", help="a Python with TensorFlow 2.x")
-    parser.add_argument("--keep", help="keep the files in this directory (default: a temporary one)")
-    parser.add_argument("--case", action="append", choices=CASES, help="run only these cases")
-    parser.add_argument("--side", nargs=3, metavar=("FRAMEWORK", "CASE", "DIR"), help=argparse.SUPPRESS)
+    parser = cli_parser(__doc__.split("\n")[0], CASES, ("FRAMEWORK", "CASE", "DIR"))
     args = parser.parse_args(argv)
     if args.side:
         framework, case, directory = args.side
         (_write_ff if framework == "ff" else _read_tf)(case, pathlib.Path(directory))
         return 0
     pythons = {"ff": sys.executable, "tf": args.tf_python}
-    work = pathlib.Path(args.keep or tempfile.mkdtemp(prefix="tf_meta_graph_"))
-    if args.keep and work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True, exist_ok=True)
+    work = work_dir(args.keep, "tf_meta_graph_")
     failed = 0
     for case in args.case or CASES:
         problems, summary = check(case, pythons, work)
