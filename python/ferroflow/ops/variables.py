@@ -34,7 +34,10 @@ class Variable:
                  import_scope=None, constraint=None, use_resource=None,
                  synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE, shape=None):
         if variable_def is not None:
-            raise NotImplementedError("building a Variable from a VariableDef is not supported yet")
+            if initial_value is not None:
+                raise ValueError("variable_def and initial_value are mutually exclusive.")
+            self._init_from_proto(variable_def, import_scope)
+            return
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if trainable is None:
@@ -76,6 +79,44 @@ class Variable:
                     self._snapshot = array_ops.identity(self._variable, name="read")
         self._graph = self._variable.graph
         ops.get_default_graph().add_to_collections(collections, self)
+
+    def _init_from_proto(self, variable_def, import_scope=None):
+        """Wraps the ops a ``VariableDef`` names, already in the default graph
+        (as ``import_meta_graph`` leaves them), under ``import_scope``."""
+        from ferroflow.core.framework import variable_pb2
+
+        if not isinstance(variable_def, variable_pb2.VariableDef):
+            raise TypeError(f"variable_def must be a VariableDef protocol buffer, got {type(variable_def).__name__}")
+        graph = ops.get_default_graph()
+
+        def element(name):
+            return graph.as_graph_element(ops.prepend_name_scope(name, import_scope))
+
+        self._variable = element(variable_def.variable_name)
+        self._initializer_op = element(variable_def.initializer_name)
+        self._snapshot = element(variable_def.snapshot_name)
+        self._initial_value = element(variable_def.initial_value_name) if variable_def.initial_value_name else None
+        self._trainable = bool(variable_def.trainable)
+        self._constraint = None
+        self._caching_device = None
+        self._save_slice_info = None
+        if variable_def.HasField("save_slice_info_def"):
+            self._save_slice_info = Variable.SaveSliceInfo(
+                save_slice_info_def=variable_def.save_slice_info_def, import_scope=import_scope
+            )
+        self._graph = graph
+
+    def to_proto(self, export_scope=None):
+        """This variable as a ``VariableDef`` with names relative to
+        ``export_scope`` (None if the variable lies outside it)."""
+        from ferroflow.training.meta_graph import variable_to_proto
+
+        return variable_to_proto(self, export_scope)
+
+    @staticmethod
+    def from_proto(variable_def, import_scope=None):
+        """The Variable over the existing ops ``variable_def`` names."""
+        return Variable(variable_def=variable_def, import_scope=import_scope)
 
     # -- identity --------------------------------------------------------------
     @property
@@ -230,10 +271,29 @@ class Variable:
 
         def __init__(self, full_name=None, full_shape=None, var_offset=None, var_shape=None, save_slice_info_def=None,
                      import_scope=None):
+            if save_slice_info_def is not None:
+                full_name = ops.prepend_name_scope(save_slice_info_def.full_name, import_scope)
+                full_shape = list(save_slice_info_def.full_shape)
+                var_offset = list(save_slice_info_def.var_offset)
+                var_shape = list(save_slice_info_def.var_shape)
             self.full_name = full_name
             self.full_shape = full_shape
             self.var_offset = var_offset
             self.var_shape = var_shape
+
+        def to_proto(self, export_scope=None):
+            """This slice's place as a ``SaveSliceInfoDef`` (None outside
+            ``export_scope``)."""
+            from ferroflow.core.framework import variable_pb2
+
+            if export_scope is not None and not self.full_name.startswith(export_scope.rstrip("/") + "/"):
+                return None
+            d = variable_pb2.SaveSliceInfoDef()
+            d.full_name = ops.strip_name_scope(self.full_name, export_scope)
+            d.full_shape.extend(int(x) for x in self.full_shape)
+            d.var_offset.extend(int(x) for x in self.var_offset)
+            d.var_shape.extend(int(x) for x in self.var_shape)
+            return d
 
         @property
         def spec(self):

@@ -49,11 +49,9 @@ def variable_to_proto(var, export_scope=None):
     d.trainable = bool(var.trainable)
     d.is_resource = False
     info = var._get_save_slice_info() if hasattr(var, "_get_save_slice_info") else None
-    if info is not None:
-        d.save_slice_info_def.full_name = ops.strip_name_scope(info.full_name, export_scope)
-        d.save_slice_info_def.full_shape.extend(int(x) for x in info.full_shape)
-        d.save_slice_info_def.var_offset.extend(int(x) for x in info.var_offset)
-        d.save_slice_info_def.var_shape.extend(int(x) for x in info.var_shape)
+    info_def = info.to_proto(export_scope) if info is not None else None
+    if info_def is not None:
+        d.save_slice_info_def.CopyFrom(info_def)
     return d
 
 
@@ -376,24 +374,8 @@ def _variable_from_proto(variable_def, graph, import_scope=None):
     """A Variable over the ops a ``VariableDef`` names (built by ``import_graph_def_nodes``)."""
     from ferroflow.ops.variables import Variable
 
-    v = Variable.__new__(Variable)
-    v._variable = graph.as_graph_element(ops.prepend_name_scope(variable_def.variable_name, import_scope))
-    v._initializer_op = graph.as_graph_element(ops.prepend_name_scope(variable_def.initializer_name, import_scope))
-    v._snapshot = graph.as_graph_element(ops.prepend_name_scope(variable_def.snapshot_name, import_scope))
-    v._initial_value = (graph.as_graph_element(ops.prepend_name_scope(variable_def.initial_value_name, import_scope))
-                        if variable_def.initial_value_name else None)
-    v._trainable = bool(variable_def.trainable)
-    v._constraint = None
-    v._caching_device = None
-    v._graph = graph
-    v._save_slice_info = None
-    if variable_def.HasField("save_slice_info_def"):
-        info = variable_def.save_slice_info_def
-        v._save_slice_info = Variable.SaveSliceInfo(
-            ops.prepend_name_scope(info.full_name, import_scope), list(info.full_shape), list(info.var_offset),
-            list(info.var_shape),
-        )
-    return v
+    with graph.as_default():
+        return Variable(variable_def=variable_def, import_scope=import_scope)
 
 
 def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None, import_scope=None):
