@@ -372,7 +372,9 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
             _ => Err(unsupported(op, da)),
         },
         _ => {
-            if matches!(op, Div | FloorDiv | FloorMod | TruncateMod) {
+            // An empty result divides nothing (TensorFlow returns it even
+            // when the divisor holds a zero).
+            if matches!(op, Div | FloorDiv | FloorMod | TruncateMod) && plan.num_elements() > 0 {
                 let has_zero =
                     with_real!(b.data(), v => v.iter().any(|x| *x == Scalar::zero()), _ => false);
                 if has_zero {
