@@ -45,6 +45,8 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from _disk import drop_cache, fsync_paths  # noqa: E402  (next to this script)
+
 N_VARS = 8
 
 
@@ -52,26 +54,6 @@ def _files_under(path_prefix):
     """Every file of a checkpoint: ``prefix*`` in its directory."""
     d, base = os.path.split(path_prefix)
     return [os.path.join(d, f) for f in os.listdir(d) if f.startswith(base)]
-
-
-def _sync(paths):
-    for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def _drop_cache(paths):
-    """Writes the files back and drops their pages from the page cache."""
-    for p in paths:
-        fd = os.open(p, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
 
 
 def _cached_fraction(path):
@@ -190,7 +172,7 @@ class _TensorFlow:
     def save(self, prefix, durable):
         self.saver.save(self.sess, prefix, write_meta_graph=False, write_state=False)
         if durable:
-            _sync(_files_under(prefix) + [os.path.dirname(prefix)])
+            fsync_paths(_files_under(prefix) + [os.path.dirname(prefix)])
 
     def restore(self, prefix):
         self.saver.restore(self.sess, prefix)
@@ -211,7 +193,7 @@ class _Torch:
         path = prefix + ".pt"
         self.torch.save(self.tensors, path)
         if durable:
-            _sync([path, os.path.dirname(prefix)])
+            fsync_paths([path, os.path.dirname(prefix)])
 
     def restore(self, prefix):
         state = self.torch.load(prefix + ".pt")
@@ -268,7 +250,7 @@ def worker(framework, total_bytes, workdir, repeat, ferroflow_path):
         def run(_):
             zeros.zero()
             if cold:
-                _drop_cache(files)
+                drop_cache(files)
                 out["cached_before_cold"] = max(_cached_fraction(f) or 0.0 for f in files)
             else:
                 impl.restore(prefix)  # warms the cache
@@ -317,7 +299,7 @@ def dd_figures(workdir, nbytes):
             os.remove(path)
         writes.append(mbs(subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={count}",
                                           "conv=fdatasync"], capture_output=True, text=True).stderr))
-        _drop_cache([path])
+        drop_cache([path])
         reads.append(mbs(subprocess.run(["dd", f"if={path}", "of=/dev/null", "bs=1M"], capture_output=True,
                                         text=True).stderr))
     os.remove(path)

@@ -31,25 +31,9 @@ import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
+from _disk import drop_cache, fsync_paths  # noqa: E402  (next to this script)
+
 RECORD_SIZE = 1024
-
-
-def _fsync(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _drop_cache(path):
-    """Writes ``path`` back and drops its pages from the page cache (no root needed)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 def _best(fn, repeat):
@@ -109,7 +93,7 @@ def bench_tfrecord(framework, mod, n, workdir, repeat):
                 w.write(r)
             w.close()
             if sync:
-                _fsync(path)
+                fsync_paths([path])
             return time.perf_counter() - t0
 
         return run
@@ -119,7 +103,7 @@ def bench_tfrecord(framework, mod, n, workdir, repeat):
     def read(cold):
         def run(_):
             if cold:
-                _drop_cache(path)
+                drop_cache([path])
             t0 = time.perf_counter()
             count = 0
             for _r in iterator(path):
@@ -153,7 +137,7 @@ def dd_throughput(workdir, nbytes):
             os.remove(path)
         writes.append(dd("if=/dev/zero", f"of={path}", f"count={count}", "conv=fdatasync"))
         cached.append(dd(f"if={path}", "of=/dev/null"))
-        _drop_cache(path)
+        drop_cache([path])
         cold.append(dd(f"if={path}", "of=/dev/null"))
     os.remove(path)
     return writes, cached, cold
