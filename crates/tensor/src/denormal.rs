@@ -43,6 +43,21 @@ pub fn flushing() -> bool {
     }
 }
 
+/// Sets or clears FTZ and DAZ on the calling thread for good (the kernel
+/// team's helpers copy each job's caller this way).
+pub(crate) fn set_flushing(on: bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let csr = read_mxcsr();
+        let want = if on { csr | FTZ_DAZ } else { csr & !FTZ_DAZ };
+        if want != csr {
+            write_mxcsr(want);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = on;
+}
+
 /// Flushes denormals on the calling thread until dropped, then restores the
 /// thread's previous setting (the Python interpreter's thread keeps IEEE
 /// behaviour outside `Session.run`).

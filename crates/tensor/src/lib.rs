@@ -7,6 +7,7 @@
 //!   reductions, matmul, data movement, softmax/cross-entropy, random.
 //! * [`Error`] — the one error type, carrying TensorFlow's status codes.
 //! * [`alloc::BufferCache`] — a global allocator that reuses large buffers.
+//! * [`team`] — the caller plus spinning helpers, running kernels' parallel parts.
 
 pub mod alloc;
 pub mod denormal;
@@ -14,6 +15,7 @@ mod dtype;
 mod error;
 pub mod kernels;
 mod shape;
+pub mod team;
 mod tensor;
 
 pub use dtype::DType;

@@ -8,7 +8,6 @@
 
 use crate::real::Real;
 use crate::rules::Rule;
-use rayon::prelude::*;
 
 /// Elements per pooled chunk (a multiple of every vector width).
 pub const CHUNK: usize = 1 << 13;
@@ -114,7 +113,9 @@ pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>) {
             run_task(rule, lv, t);
         }
     } else {
-        tasks.par_iter_mut().for_each(|t| run_task(rule, lv, t));
+        ferroflow_tensor::team::for_each_chunk_mut(&mut tasks, 1, |_, t| {
+            run_task(rule, lv, &mut t[0])
+        });
     }
 }
 

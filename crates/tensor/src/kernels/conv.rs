@@ -20,7 +20,6 @@ use super::scalar::Scalar;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
-use rayon::prelude::*;
 
 /// Elements of one im2col tile (about 512 KB of f32: stays in L2).
 const TILE_ELEMS: usize = 1 << 17;
@@ -637,9 +636,7 @@ fn conv2d_typed<T: ConvScalar>(x: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
             T::gemm(m, k, g.oc, a, 1, csa, w, g.oc, 1, o, false);
         };
         if par {
-            img.par_chunks_mut(tile_len)
-                .enumerate()
-                .for_each_init(Vec::new, |buf, (t, o)| tile(t, o, buf));
+            crate::team::for_each_chunk_mut(img, tile_len, |t, o| tile(t, o, &mut Vec::new()));
         } else {
             let mut buf = Vec::new();
             for (t, o) in img.chunks_mut(tile_len).enumerate() {
@@ -648,9 +645,7 @@ fn conv2d_typed<T: ConvScalar>(x: &[T], w: &[T], g: &ConvGeom) -> Vec<T> {
         }
     };
     if par {
-        out.par_chunks_mut(img_out)
-            .enumerate()
-            .for_each(|(b, img)| image(b, img));
+        crate::team::for_each_chunk_mut(&mut out, img_out, image);
     } else {
         for (b, img) in out.chunks_mut(img_out).enumerate() {
             image(b, img);
@@ -699,9 +694,7 @@ fn backprop_input_typed<T: ConvScalar>(w: &[T], dy: &[T], g: &ConvGeom) -> Vec<T
         }
     };
     if g.macs() >= PARALLEL_MACS && g.n > 1 {
-        dx.par_chunks_mut(img_in)
-            .enumerate()
-            .for_each(|(b, dxb)| image(b, dxb));
+        crate::team::for_each_chunk_mut(&mut dx, img_in, image);
     } else {
         for (b, dxb) in dx.chunks_mut(img_in).enumerate() {
             image(b, dxb);
@@ -746,7 +739,7 @@ fn backprop_filter_typed<T: ConvScalar>(x: &[T], dy: &[T], g: &ConvGeom) -> Vec<
         acc
     };
     let partials: Vec<Vec<T>> = if g.macs() >= PARALLEL_MACS {
-        tiles.par_chunks(per_group).map(partial).collect()
+        crate::team::map_chunks(&tiles, per_group, |_, c| partial(c))
     } else {
         tiles.chunks(per_group).map(partial).collect()
     };
@@ -1014,9 +1007,7 @@ impl PoolGeom {
             return;
         }
         if dx.len() >= super::parallel::PARALLEL_THRESHOLD && self.n > 1 {
-            dx.par_chunks_mut(img)
-                .enumerate()
-                .for_each(|(b, d)| f(b, d));
+            crate::team::for_each_chunk_mut(dx, img, f);
         } else {
             dx.chunks_mut(img).enumerate().for_each(|(b, d)| f(b, d));
         }

@@ -1,6 +1,6 @@
 //! Matrix multiplication: `matrixmultiply`'s packed, runtime-dispatched
-//! (SSE/AVX/FMA) GEMM for f32/f64, split across rayon's workers by blocks of
-//! output rows or columns; plain loops for integers; batched products with
+//! (SSE/AVX/FMA) GEMM for f32/f64, split across the kernel team by blocks
+//! of output rows or columns; plain loops for integers; batched products with
 //! broadcast batch dimensions.
 //!
 //! `matrixmultiply` was measured against the `gemm` crate on the 2-core
@@ -23,7 +23,7 @@ struct Mat {
     cs: isize,
 }
 
-/// A raw pointer that may cross into rayon workers: each worker writes a
+/// A raw pointer that may cross into other threads: each task writes a
 /// disjoint block of the output.
 #[derive(Copy, Clone)]
 struct SendPtr<T>(*mut T);
@@ -35,14 +35,14 @@ unsafe impl<T> Sync for SendPtr<T> {}
 /// pool costs more than it saves.
 const PARALLEL_MIN_MACS: usize = 1 << 18;
 
-/// Runs `c = a @ b` (row-major `c`, `m x n`) on rayon's pool by splitting
-/// the output into one block of rows or columns per worker, each a
-/// single-threaded `matrixmultiply` call.
+/// Runs `c = a @ b` (row-major `c`, `m x n`) on the kernel team by
+/// splitting the output into one block of rows or columns per thread, each
+/// a single-threaded `matrixmultiply` call.
 ///
 /// Every output element is still one dot product over the whole `k`
 /// (blocked the same way), so results do not depend on the thread count.
 /// One pool for every kernel matters on a small machine: matrixmultiply's
-/// own threads would compete with rayon's spinning workers.
+/// own threads would compete with the team's spinning helpers.
 macro_rules! split_gemm {
     ($name:ident, $t:ty, $kernel:path) => {
         #[allow(clippy::too_many_arguments)] // BLAS-style signature
@@ -82,8 +82,7 @@ macro_rules! split_gemm {
                 SendPtr(b.as_ptr() as *mut $t),
                 SendPtr(c.as_mut_ptr()),
             );
-            use rayon::prelude::*;
-            (0..dim.div_ceil(block)).into_par_iter().for_each(|p| {
+            crate::team::run(dim.div_ceil(block), |p| {
                 let (ap, bp, cp) = (ap, bp, cp);
                 let lo = p * block;
                 let len = block.min(dim - lo);

@@ -7,7 +7,6 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::Shape;
 use crate::tensor::{Element, Tensor};
-use rayon::prelude::*;
 
 fn rows_of(x: &Tensor, op: &str) -> Result<(usize, usize)> {
     let Some(&n) = x.dims().last() else {
@@ -59,11 +58,15 @@ fn softmax_rows<T: Float>(x: &Tensor, log: bool) -> Result<Tensor> {
         }
     };
     if v.len() >= super::parallel::PARALLEL_THRESHOLD && rows > 1 {
-        v.par_chunks(n).zip(out.par_chunks_mut(n)).for_each(row);
+        // Whole rows per task, about a chunk's worth of elements each.
+        let rows_per_task = (super::parallel::CHUNK / n).max(1);
+        crate::team::for_each_chunk_mut(&mut out, rows_per_task * n, |t, dst| {
+            let src = &v[t * rows_per_task * n..];
+            src.chunks(n).zip(dst.chunks_mut(n)).for_each(row);
+        });
     } else {
         v.chunks(n).zip(out.chunks_mut(n)).for_each(row);
     }
-    let _ = rows;
     Tensor::from_vec(x.shape().clone(), out)
 }
 

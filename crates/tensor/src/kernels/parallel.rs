@@ -2,13 +2,14 @@
 //!
 //! Work is cut into chunks whose boundaries depend only on the problem size,
 //! never on the number of threads, so every result is identical whatever the
-//! thread count (reductions combine chunk results in a fixed order).
+//! thread count (reductions combine chunk results in a fixed order). The
+//! chunks run as tasks of the kernel [`team`](crate::team).
 
-use rayon::prelude::*;
+use crate::team;
 use std::mem::MaybeUninit;
 
-/// Below this many elements a kernel runs on the calling thread: a rayon
-/// round trip costs more than the work.
+/// Below this many elements a kernel runs on the calling thread: handing
+/// work to other threads costs more than the work.
 pub const PARALLEL_THRESHOLD: usize = 1 << 16;
 
 /// Elements per chunk for elementwise work.
@@ -44,7 +45,7 @@ pub fn filled<T: Copy + Default + Send, F: Fn(usize, &mut [T]) + Sync>(n: usize,
     // SAFETY: `MaybeUninit` elements need no initialisation.
     unsafe { v.set_len(n) };
     advise_huge_pages(&v);
-    v.par_chunks_mut(CHUNK).enumerate().for_each(|(i, chunk)| {
+    team::for_each_chunk_mut(&mut v, CHUNK, |i, chunk| {
         for x in chunk.iter_mut() {
             x.write(T::default());
         }
@@ -67,13 +68,11 @@ pub fn copied<T: Copy + Default + Send + Sync>(src: &[T]) -> Vec<T> {
     unsafe { v.set_len(src.len()) };
     advise_huge_pages(&v);
     const BLOCK: usize = 1 << 16;
-    v.par_chunks_mut(BLOCK)
-        .zip(src.par_chunks(BLOCK))
-        .for_each(|(d, s)| {
-            for (d, &s) in d.iter_mut().zip(s) {
-                d.write(s);
-            }
-        });
+    team::for_each_chunk_mut(&mut v, BLOCK, |i, d| {
+        for (d, &s) in d.iter_mut().zip(&src[i * BLOCK..]) {
+            d.write(s);
+        }
+    });
     // SAFETY: every element was written by the copy.
     unsafe { assume_init(v) }
 }
@@ -125,9 +124,7 @@ pub fn fill_indexed<O: Send, F: Fn(usize, &mut [O]) + Sync>(out: &mut [O], f: F)
     if out.len() < PARALLEL_THRESHOLD {
         f(0, out);
     } else {
-        out.par_chunks_mut(CHUNK)
-            .enumerate()
-            .for_each(|(i, chunk)| f(i * CHUNK, chunk));
+        team::for_each_chunk_mut(out, CHUNK, |i, chunk| f(i * CHUNK, chunk));
     }
 }
 
@@ -167,7 +164,7 @@ pub fn for_rows<O: Send, F: Fn(usize, &mut [O]) + Sync>(out: &mut [O], row_len: 
         return;
     }
     let rows_per_chunk = CHUNK.div_ceil(row_len).max(1);
-    out.par_chunks_mut(rows_per_chunk * row_len)
-        .enumerate()
-        .for_each(|(i, chunk)| f(i * rows_per_chunk, chunk));
+    team::for_each_chunk_mut(out, rows_per_chunk * row_len, |i, chunk| {
+        f(i * rows_per_chunk, chunk)
+    });
 }

@@ -13,7 +13,6 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::{normalize_axis, Shape};
 use crate::tensor::{Element, Tensor};
-use rayon::prelude::*;
 
 /// A reduction over some axes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -53,9 +52,7 @@ fn fold_run<T: Copy + Send + Sync, F: Fn(T, T) -> T + Sync>(x: &[T], init: T, f:
         return fold_lanes(x, init, f);
     }
     let partials: Vec<T> = if x.len() >= PARALLEL_THRESHOLD {
-        x.par_chunks(BLOCK)
-            .map(|c| fold_lanes(c, init, f))
-            .collect()
+        crate::team::map_chunks(x, BLOCK, |_, c| fold_lanes(c, init, f))
     } else {
         x.chunks(BLOCK).map(|c| fold_lanes(c, init, f)).collect()
     };
@@ -75,10 +72,13 @@ where
     let work = outer * red * inner;
     if inner == 1 {
         if outer >= 64 && work >= PARALLEL_THRESHOLD {
-            out.par_iter_mut()
-                .with_min_len((PARALLEL_THRESHOLD / red).max(1))
-                .enumerate()
-                .for_each(|(o, slot)| *slot = fold_run(&x[o * red..(o + 1) * red], init, &f));
+            let per_task = (PARALLEL_THRESHOLD / red).max(1);
+            crate::team::for_each_chunk_mut(&mut out, per_task, |t, slots| {
+                for (k, slot) in slots.iter_mut().enumerate() {
+                    let o = t * per_task + k;
+                    *slot = fold_run(&x[o * red..(o + 1) * red], init, &f);
+                }
+            });
         } else {
             for (o, slot) in out.iter_mut().enumerate() {
                 *slot = fold_run(&x[o * red..(o + 1) * red], init, &f);
@@ -98,15 +98,17 @@ where
     };
     if work >= PARALLEL_THRESHOLD {
         const COLS: usize = 1024;
-        out.par_chunks_mut(inner).enumerate().for_each(|(o, orow)| {
-            if outer >= 8 {
-                per_column_block(o, 0, orow);
-            } else {
-                orow.par_chunks_mut(COLS)
-                    .enumerate()
-                    .for_each(|(k, acc)| per_column_block(o, k * COLS, acc));
+        if outer >= 8 {
+            crate::team::for_each_chunk_mut(&mut out, inner, |o, orow| {
+                per_column_block(o, 0, orow)
+            });
+        } else {
+            for (o, orow) in out.chunks_mut(inner).enumerate() {
+                crate::team::for_each_chunk_mut(orow, COLS, |k, acc| {
+                    per_column_block(o, k * COLS, acc)
+                });
             }
-        });
+        }
     } else {
         for (o, orow) in out.chunks_mut(inner).enumerate() {
             per_column_block(o, 0, orow);

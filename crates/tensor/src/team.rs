@@ -1,0 +1,428 @@
+//! The kernel team: the calling thread plus spinning helper threads, which
+//! run the parallel parts of a step's kernels.
+//!
+//! Why not rayon for this: a `Session.run` executes its plan on the caller's
+//! thread, which is not a rayon worker. Each parallel kernel then hands its
+//! work to the pool, sleeps on a latch and is woken when the workers finish.
+//! On the 2-core target VM those sleeps and wake-ups cost about as much as
+//! the work of a mid-sized kernel: a 32x512 @ 512x512 product split in two
+//! took 118 µs through rayon against 139 µs on one thread, and 76 µs when
+//! the caller ran one half and a spinning helper the other.
+//!
+//! So here the caller always runs tasks itself, and `threads - 1` helpers
+//! (one per other core of rayon's global pool) claim the rest from a shared
+//! counter. After a job a helper keeps polling for the next one for a short
+//! window ([`spin_window`], `FERROFLOW_SPIN_US`, default 200 µs, the gap
+//! between two kernels of a step or two steps of a loop), then parks until
+//! woken. The helpers copy the caller's denormal flushing for each job.
+//!
+//! Jobs fall back to rayon when the caller is a rayon worker (a session with
+//! its own `intra_op_threads` pool runs there) or when another thread's job
+//! holds the team (concurrent sessions), and run serially when nested in a
+//! team task. Results never depend on which path ran: kernels give every
+//! task a fixed piece of the problem.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+/// Runs `f(i)` for every `i` in `0..tasks`, each exactly once, spread over
+/// the calling thread and the team's helpers. Returns when all have run; a
+/// panic in any task is re-raised here after the others finished.
+pub fn run<F: Fn(usize) + Sync>(tasks: usize, f: F) {
+    match tasks {
+        0 => return,
+        1 => return f(0),
+        _ => {}
+    }
+    if IN_TASK.get() {
+        // Already inside a team task: the other threads are busy with the
+        // outer job's tasks.
+        return (0..tasks).for_each(f);
+    }
+    if rayon::current_thread_index().is_some() {
+        return (0..tasks).into_par_iter().for_each(&f);
+    }
+    let team = team();
+    if team.helpers.is_empty() {
+        return (0..tasks).for_each(f);
+    }
+    if team
+        .busy
+        .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        return (0..tasks).into_par_iter().for_each(&f);
+    }
+    team.lead(tasks, &f);
+    team.busy.store(false, Ordering::Release);
+}
+
+/// Runs `f(index, chunk)` over consecutive `chunk`-element pieces of `data`
+/// (the last may be shorter), as tasks of [`run`].
+pub fn for_each_chunk_mut<T: Send, F: Fn(usize, &mut [T]) + Sync>(
+    data: &mut [T],
+    chunk: usize,
+    f: F,
+) {
+    assert!(chunk > 0, "chunk size must be positive");
+    let len = data.len();
+    let base = SendPtr(data.as_mut_ptr());
+    run(len.div_ceil(chunk), |i| {
+        let base = &base;
+        let start = i * chunk;
+        let n = chunk.min(len - start);
+        // SAFETY: task `i` alone gets elements `start..start + n` of `data`,
+        // which outlives the call to `run`; the ranges are disjoint.
+        let piece = unsafe { std::slice::from_raw_parts_mut(base.0.add(start), n) };
+        f(i, piece);
+    });
+}
+
+/// `f(index, chunk)` over consecutive `chunk`-element pieces of `data`, as
+/// tasks of [`run`], collected in chunk order.
+pub fn map_chunks<T: Sync, R: Send, F: Fn(usize, &[T]) -> R + Sync>(
+    data: &[T],
+    chunk: usize,
+    f: F,
+) -> Vec<R> {
+    assert!(chunk > 0, "chunk size must be positive");
+    let n = data.len().div_ceil(chunk);
+    let mut out: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    for_each_chunk_mut(&mut out, 1, |i, slot| {
+        let lo = i * chunk;
+        slot[0] = Some(f(i, &data[lo..(lo + chunk).min(data.len())]));
+    });
+    out.into_iter()
+        .map(|r| r.expect("every task ran"))
+        .collect()
+}
+
+/// How long an idle helper polls for the next job before parking.
+pub fn spin_window() -> Duration {
+    static WINDOW: OnceLock<Duration> = OnceLock::new();
+    *WINDOW.get_or_init(|| {
+        let us = std::env::var("FERROFLOW_SPIN_US")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(200);
+        Duration::from_micros(us)
+    })
+}
+
+/// Number of threads a team job uses: the caller plus the helpers.
+pub fn threads() -> usize {
+    team().helpers.len() + 1
+}
+
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+// SAFETY: used only to hand disjoint pieces of one slice to tasks.
+unsafe impl<T> Send for SendPtr<T> {}
+unsafe impl<T> Sync for SendPtr<T> {}
+
+thread_local! {
+    /// Set while this thread runs a team task.
+    static IN_TASK: Cell<bool> = const { Cell::new(false) };
+}
+
+/// One published job. It lives on the caller's stack; helpers reach it only
+/// through [`Team::current`] while counted in [`Team::active`].
+struct Job<'a> {
+    f: &'a (dyn Fn(usize) + Sync),
+    tasks: usize,
+    /// Next unclaimed task.
+    next: AtomicUsize,
+    /// Tasks finished (run or panicked).
+    finished: AtomicUsize,
+    /// Whether the caller flushes denormals; helpers do the same.
+    flush: bool,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+impl Job<'_> {
+    /// Claims and runs tasks until none are left.
+    fn work(&self) {
+        IN_TASK.set(true);
+        loop {
+            let i = self.next.fetch_add(1, Ordering::Relaxed);
+            if i >= self.tasks {
+                break;
+            }
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| (self.f)(i))) {
+                let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+                slot.get_or_insert(p);
+            }
+            self.finished.fetch_add(1, Ordering::Release);
+        }
+        IN_TASK.set(false);
+    }
+}
+
+struct Team {
+    helpers: Vec<Thread>,
+    /// Held by the one caller whose job is published.
+    busy: AtomicBool,
+    /// The published job (type-erased lifetime), or null.
+    current: AtomicPtr<Job<'static>>,
+    /// Bumped for every job, so helpers notice new work without a lock.
+    generation: AtomicUsize,
+    /// Helpers that may be looking at `current`.
+    active: AtomicUsize,
+    /// Helpers parked or about to park.
+    sleepers: AtomicUsize,
+}
+
+fn team() -> &'static Team {
+    static TEAM: OnceLock<&'static Team> = OnceLock::new();
+    TEAM.get_or_init(|| {
+        // Leaked: the helpers live as long as the process.
+        let new: &'static mut Team = Box::leak(Box::new(Team {
+            helpers: Vec::new(),
+            busy: AtomicBool::new(false),
+            current: AtomicPtr::new(std::ptr::null_mut()),
+            generation: AtomicUsize::new(0),
+            active: AtomicUsize::new(0),
+            sleepers: AtomicUsize::new(0),
+        }));
+        let wanted = rayon::current_num_threads().saturating_sub(1);
+        let mut helpers = Vec::with_capacity(wanted);
+        for i in 0..wanted {
+            let spawned = std::thread::Builder::new()
+                .name(format!("ferroflow team {}", i + 1))
+                // The helper waits in `team()` until this initialisation ends.
+                .spawn(|| helper_loop(team()));
+            match spawned {
+                Ok(h) => helpers.push(h.thread().clone()),
+                // Fewer helpers only means less parallelism.
+                Err(_) => break,
+            }
+        }
+        new.helpers = helpers;
+        new
+    })
+}
+
+impl Team {
+    /// Publishes a job, works on it, and waits until every task finished and
+    /// no helper still looks at it. The caller holds `busy`.
+    fn lead(&self, tasks: usize, f: &(dyn Fn(usize) + Sync)) {
+        let job = Job {
+            f,
+            tasks,
+            next: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            flush: crate::denormal::flushing(),
+            panic: Mutex::new(None),
+        };
+        let ptr = &job as *const Job<'_> as *mut Job<'static>;
+        self.current.store(ptr, Ordering::SeqCst);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        if self.sleepers.load(Ordering::SeqCst) > 0 {
+            for h in &self.helpers {
+                h.unpark();
+            }
+        }
+        job.work();
+        let mut spins = 0u32;
+        while job.finished.load(Ordering::Acquire) < tasks {
+            backoff(&mut spins);
+        }
+        self.current.store(std::ptr::null_mut(), Ordering::SeqCst);
+        while self.active.load(Ordering::SeqCst) != 0 {
+            backoff(&mut spins);
+        }
+        let panic = job.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(p) = panic {
+            resume_unwind(p);
+        }
+    }
+}
+
+/// Spins politely, yielding the core now and then so a descheduled thread
+/// being waited for can run.
+fn backoff(spins: &mut u32) {
+    *spins = spins.wrapping_add(1);
+    if *spins % 256 == 0 {
+        std::thread::yield_now();
+    } else {
+        std::hint::spin_loop();
+    }
+}
+
+fn helper_loop(team: &'static Team) {
+    let mut seen = 0usize;
+    loop {
+        seen = wait_for_job(team, seen);
+        team.active.fetch_add(1, Ordering::SeqCst);
+        let ptr = team.current.load(Ordering::SeqCst);
+        if !ptr.is_null() {
+            // SAFETY: the job stays alive while `active` counts this helper:
+            // its caller clears `current` and then waits for `active` to drop
+            // to zero before returning (both sides use SeqCst, so either this
+            // load saw null or the caller sees this helper as active).
+            let job = unsafe { &*ptr };
+            if job.flush != crate::denormal::flushing() {
+                crate::denormal::set_flushing(job.flush);
+            }
+            job.work();
+        }
+        team.active.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Polls for a generation other than `seen` for the spin window, then parks
+/// until a caller wakes the helper; returns the new generation.
+fn wait_for_job(team: &Team, seen: usize) -> usize {
+    let mut spins = 0u32;
+    let mut since: Option<Instant> = None;
+    loop {
+        let g = team.generation.load(Ordering::Acquire);
+        if g != seen {
+            return g;
+        }
+        spins = spins.wrapping_add(1);
+        if spins % 1024 != 0 {
+            std::hint::spin_loop();
+            continue;
+        }
+        let start = *since.get_or_insert_with(Instant::now);
+        if start.elapsed() < spin_window() {
+            std::thread::yield_now();
+            continue;
+        }
+        team.sleepers.fetch_add(1, Ordering::SeqCst);
+        if team.generation.load(Ordering::SeqCst) == seen {
+            std::thread::park();
+        }
+        team.sleepers.fetch_sub(1, Ordering::SeqCst);
+        since = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    #[test]
+    fn every_task_runs_exactly_once() {
+        for tasks in [0usize, 1, 2, 3, 17, 1000] {
+            let counts: Vec<AtomicU32> = (0..tasks).map(|_| AtomicU32::new(0)).collect();
+            run(tasks, |i| {
+                counts[i].fetch_add(1, Ordering::Relaxed);
+            });
+            assert!(
+                counts.iter().all(|c| c.load(Ordering::Relaxed) == 1),
+                "{tasks} tasks"
+            );
+        }
+    }
+
+    #[test]
+    fn chunks_cover_the_slice_in_order() {
+        let mut v = vec![0usize; 10_001];
+        for_each_chunk_mut(&mut v, 1000, |i, c| {
+            for (k, x) in c.iter_mut().enumerate() {
+                *x = i * 1000 + k;
+            }
+        });
+        assert!(v.iter().enumerate().all(|(i, &x)| i == x));
+        let sums = map_chunks(&v, 4096, |_, c| c.iter().sum::<usize>());
+        assert_eq!(sums.len(), 3);
+        assert_eq!(sums.iter().sum::<usize>(), (0..10_001).sum::<usize>());
+        assert_eq!(sums[0], (0..4096).sum::<usize>());
+    }
+
+    #[test]
+    fn nested_and_concurrent_jobs_complete() {
+        let total = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..200 {
+                        run(4, |_| {
+                            run(3, |_| {
+                                total.fetch_add(1, Ordering::Relaxed);
+                            });
+                        });
+                    }
+                });
+            }
+        });
+        assert_eq!(total.load(Ordering::Relaxed), 4 * 200 * 4 * 3);
+    }
+
+    #[test]
+    fn jobs_after_the_helpers_parked_still_run() {
+        for _ in 0..3 {
+            std::thread::sleep(spin_window() * 3 + Duration::from_millis(2));
+            let sum = AtomicUsize::new(0);
+            run(64, |i| {
+                sum.fetch_add(i, Ordering::Relaxed);
+            });
+            assert_eq!(sum.load(Ordering::Relaxed), 64 * 63 / 2);
+        }
+    }
+
+    #[test]
+    fn a_panicking_task_reaches_the_caller_after_the_rest_ran() {
+        let ran = AtomicUsize::new(0);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            run(50, |i| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                if i == 7 {
+                    panic!("task seven");
+                }
+            })
+        }));
+        let msg = caught.expect_err("the panic is re-raised");
+        assert_eq!(msg.downcast_ref::<&str>(), Some(&"task seven"));
+        assert_eq!(ran.load(Ordering::Relaxed), 50);
+        // The team is usable afterwards.
+        let n = AtomicUsize::new(0);
+        run(10, |_| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(n.load(Ordering::Relaxed), 10);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn helpers_follow_the_callers_denormal_setting() {
+        // Tests run concurrently, so a job may have fallen back to rayon's
+        // workers (which only flush once a session set them): those tasks are
+        // not judged.
+        let seen: Vec<AtomicU32> = (0..64).map(|_| AtomicU32::new(0)).collect();
+        let check = |want: bool| {
+            run(64, |i| {
+                // Long enough tasks that helpers take some of them.
+                std::thread::sleep(Duration::from_micros(50));
+                let verdict = if rayon::current_thread_index().is_some() {
+                    1
+                } else if crate::denormal::flushing() == want {
+                    2
+                } else {
+                    3
+                };
+                seen[i].store(verdict, Ordering::Relaxed);
+            });
+            assert!(
+                seen.iter().all(|s| s.load(Ordering::Relaxed) != 3),
+                "flushing = {want}"
+            );
+        };
+        check(crate::denormal::flushing());
+        {
+            let _flush = crate::denormal::FlushDenormals::new();
+            check(true);
+        }
+        check(crate::denormal::flushing());
+    }
+}
