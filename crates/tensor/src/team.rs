@@ -9,9 +9,10 @@
 //! took 118 µs through rayon against 139 µs on one thread, and 76 µs when
 //! the caller ran one half and a spinning helper the other.
 //!
-//! So here the caller always runs tasks itself, and `threads - 1` helpers
-//! (one per other core of rayon's global pool) claim the rest from a shared
-//! counter. After a job a helper keeps polling for the next one for a short
+//! So here the caller always runs tasks itself, next to `threads - 1`
+//! helpers (one per other core of rayon's global pool); each thread owns a
+//! share of the tasks and takes over what others leave (see [`Sweep`]).
+//! After a job a helper keeps polling for the next one for a short
 //! window ([`spin_window`], `FERROFLOW_SPIN_US`, default 200 µs, the gap
 //! between two kernels of a step or two steps of a loop), then parks until
 //! woken. The helpers copy the caller's denormal flushing for each job.
@@ -25,7 +26,7 @@
 use std::any::Any;
 use std::cell::Cell;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -36,12 +37,35 @@ use rayon::prelude::*;
 /// the calling thread and the team's helpers. Returns when all have run; a
 /// panic in any task is re-raised here after the others finished.
 pub fn run<F: Fn(usize) + Sync>(tasks: usize, f: F) {
+    run_sweep(tasks, Sweep::Forward, f)
+}
+
+/// Which end of its share of the tasks each thread starts from.
+///
+/// Every thread of the team owns a fixed contiguous share of a job's tasks
+/// (the same share for jobs of the same size, so consecutive kernels over
+/// the same data find their pieces in the same core's cache), works through
+/// it, then takes what is left of the others' shares from their far ends. A
+/// kernel that sweeps the same buffers every step, like an optimizer update,
+/// alternates the direction: each step then starts on the data the previous
+/// one touched last, still in that core's L2 cache (18% faster for a 1M
+/// parameter Momentum update on the 2-core target).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Lowest task of the share first.
+    Forward,
+    /// Highest task of the share first.
+    Backward,
+}
+
+/// [`run`] with the given direction through each thread's share.
+pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
     match tasks {
         0 => return,
         1 => return f(0),
         _ => {}
     }
-    if IN_TASK.get() {
+    if IN_TASK.get() || tasks > u32::MAX as usize {
         // Already inside a team task: the other threads are busy with the
         // outer job's tasks.
         return (0..tasks).for_each(f);
@@ -60,8 +84,23 @@ pub fn run<F: Fn(usize) + Sync>(tasks: usize, f: F) {
     {
         return (0..tasks).into_par_iter().for_each(&f);
     }
-    team.lead(tasks, &f);
+    team.lead(tasks, sweep, &f);
     team.busy.store(false, Ordering::Release);
+}
+
+/// Runs `f(index, item)` for every item of `items`, as tasks of
+/// [`run_sweep`].
+pub fn for_each_mut_sweep<T: Send, F: Fn(usize, &mut T) + Sync>(
+    items: &mut [T],
+    sweep: Sweep,
+    f: F,
+) {
+    let base = SendPtr(items.as_mut_ptr());
+    run_sweep(items.len(), sweep, |i| {
+        let base = &base;
+        // SAFETY: task `i` alone gets item `i`, which outlives the job.
+        f(i, unsafe { &mut *base.0.add(i) });
+    });
 }
 
 /// Runs `f(index, chunk)` over consecutive `chunk`-element pieces of `data`
@@ -132,13 +171,49 @@ thread_local! {
     static IN_TASK: Cell<bool> = const { Cell::new(false) };
 }
 
+/// The tasks `lo..hi` one thread owns, packed into one word (`lo` in the
+/// high half) so the owner and thieves can claim from either end with a
+/// compare-and-swap. Padded to its own cache lines: the owner's claims then
+/// never touch a line another thread writes.
+#[repr(align(128))]
+struct Share(AtomicU64);
+
+impl Share {
+    fn new(lo: usize, hi: usize) -> Share {
+        Share(AtomicU64::new(((lo as u64) << 32) | hi as u64))
+    }
+
+    /// Claims the lowest (`front`) or highest remaining task.
+    fn take(&self, front: bool) -> Option<usize> {
+        let mut cur = self.0.load(Ordering::Relaxed);
+        loop {
+            let (lo, hi) = (cur >> 32, cur & 0xffff_ffff);
+            if lo >= hi {
+                return None;
+            }
+            let (next, task) = if front {
+                (((lo + 1) << 32) | hi, lo)
+            } else {
+                ((lo << 32) | (hi - 1), hi - 1)
+            };
+            match self
+                .0
+                .compare_exchange_weak(cur, next, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Some(task as usize),
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+}
+
 /// One published job. It lives on the caller's stack; helpers reach it only
 /// through [`Team::current`] while counted in [`Team::active`].
 struct Job<'a> {
     f: &'a (dyn Fn(usize) + Sync),
-    tasks: usize,
-    /// Next unclaimed task.
-    next: AtomicUsize,
+    /// Each thread's share: the caller's first, then helper 1's, ...
+    shares: Vec<Share>,
+    sweep: Sweep,
     /// Tasks finished (run or panicked).
     finished: AtomicUsize,
     /// Whether the caller flushes denormals; helpers do the same.
@@ -147,20 +222,25 @@ struct Job<'a> {
 }
 
 impl Job<'_> {
-    /// Claims and runs tasks until none are left.
-    fn work(&self) {
+    /// Runs thread `me`'s share in the job's direction, then whatever is left
+    /// of the other shares from their far ends.
+    fn work(&self, me: usize) {
         IN_TASK.set(true);
-        loop {
-            let i = self.next.fetch_add(1, Ordering::Relaxed);
-            if i >= self.tasks {
-                break;
+        let forward = self.sweep == Sweep::Forward;
+        let parts = self.shares.len();
+        let mut ran = 0;
+        for k in 0..parts {
+            let share = &self.shares[(me + k) % parts];
+            let front = if k == 0 { forward } else { !forward };
+            while let Some(i) = share.take(front) {
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| (self.f)(i))) {
+                    let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
+                    slot.get_or_insert(p);
+                }
+                ran += 1;
             }
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| (self.f)(i))) {
-                let mut slot = self.panic.lock().unwrap_or_else(|e| e.into_inner());
-                slot.get_or_insert(p);
-            }
-            self.finished.fetch_add(1, Ordering::Release);
         }
+        self.finished.fetch_add(ran, Ordering::Release);
         IN_TASK.set(false);
     }
 }
@@ -197,7 +277,7 @@ fn team() -> &'static Team {
             let spawned = std::thread::Builder::new()
                 .name(format!("ferroflow team {}", i + 1))
                 // The helper waits in `team()` until this initialisation ends.
-                .spawn(|| helper_loop(team()));
+                .spawn(move || helper_loop(team(), i + 1));
             match spawned {
                 Ok(h) => helpers.push(h.thread().clone()),
                 // Fewer helpers only means less parallelism.
@@ -212,11 +292,14 @@ fn team() -> &'static Team {
 impl Team {
     /// Publishes a job, works on it, and waits until every task finished and
     /// no helper still looks at it. The caller holds `busy`.
-    fn lead(&self, tasks: usize, f: &(dyn Fn(usize) + Sync)) {
+    fn lead(&self, tasks: usize, sweep: Sweep, f: &(dyn Fn(usize) + Sync)) {
+        let parts = self.helpers.len() + 1;
         let job = Job {
             f,
-            tasks,
-            next: AtomicUsize::new(0),
+            shares: (0..parts)
+                .map(|p| Share::new(p * tasks / parts, (p + 1) * tasks / parts))
+                .collect(),
+            sweep,
             finished: AtomicUsize::new(0),
             flush: crate::denormal::flushing(),
             panic: Mutex::new(None),
@@ -229,7 +312,7 @@ impl Team {
                 h.unpark();
             }
         }
-        job.work();
+        job.work(0);
         let mut spins = 0u32;
         while job.finished.load(Ordering::Acquire) < tasks {
             backoff(&mut spins);
@@ -256,7 +339,8 @@ fn backoff(spins: &mut u32) {
     }
 }
 
-fn helper_loop(team: &'static Team) {
+/// Helper `me` (its share's index in every job).
+fn helper_loop(team: &'static Team, me: usize) {
     let mut seen = 0usize;
     loop {
         seen = wait_for_job(team, seen);
@@ -271,7 +355,7 @@ fn helper_loop(team: &'static Team) {
             if job.flush != crate::denormal::flushing() {
                 crate::denormal::set_flushing(job.flush);
             }
-            job.work();
+            job.work(me);
         }
         team.active.fetch_sub(1, Ordering::SeqCst);
     }
@@ -323,6 +407,32 @@ mod tests {
                 "{tasks} tasks"
             );
         }
+    }
+
+    #[test]
+    fn every_task_runs_exactly_once_in_either_sweep() {
+        for sweep in [Sweep::Forward, Sweep::Backward] {
+            for tasks in [2usize, 5, 64, 999] {
+                let mut counts = vec![0u32; tasks];
+                for_each_mut_sweep(&mut counts, sweep, |i, c| *c += 1 + i as u32);
+                assert!(
+                    counts.iter().enumerate().all(|(i, &c)| c == 1 + i as u32),
+                    "{tasks} tasks {sweep:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_share_is_claimed_from_both_ends() {
+        let share = Share::new(3, 7);
+        assert_eq!(share.take(true), Some(3));
+        assert_eq!(share.take(false), Some(6));
+        assert_eq!(share.take(false), Some(5));
+        assert_eq!(share.take(true), Some(4));
+        assert_eq!(share.take(true), None);
+        assert_eq!(share.take(false), None);
+        assert_eq!(Share::new(2, 2).take(true), None);
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 use crate::real::Real;
 use crate::rules::Rule;
+use ferroflow_tensor::team::{self, Sweep};
 
 /// Elements per pooled chunk (a multiple of every vector width).
 pub const CHUNK: usize = 1 << 13;
@@ -89,7 +90,11 @@ pub type VarWork<'a, T> = (&'a mut [T], Vec<&'a mut [T]>, &'a [T]);
 /// Splits every variable (with its slots and gradient) into chunks and runs
 /// the dense rule over all of them, in parallel when the step is large.
 /// Chunks are independent, so results do not depend on the thread count.
-pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>) {
+///
+/// `sweep` is the direction each thread works through its share of the
+/// chunks; alternating it from one step to the next starts each step on the
+/// data the previous one left in the cache (see [`team::Sweep`]).
+pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>, sweep: Sweep) {
     let total: usize = vars.iter().map(|v| v.0.len()).sum();
     let mut tasks: Vec<Task<'_, T>> = Vec::with_capacity(total / CHUNK + vars.len());
     for (var, slots, grad) in vars {
@@ -113,9 +118,7 @@ pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>) {
             run_task(rule, lv, t);
         }
     } else {
-        ferroflow_tensor::team::for_each_chunk_mut(&mut tasks, 1, |_, t| {
-            run_task(rule, lv, &mut t[0])
-        });
+        team::for_each_mut_sweep(&mut tasks, sweep, |_, t| run_task(rule, lv, t));
     }
 }
 
@@ -182,7 +185,7 @@ mod tests {
                         )
                     })
                     .collect();
-                run_dense(&rule, work);
+                run_dense(&rule, work, Sweep::Backward);
             }
             Some(lv) => {
                 for (((v, m), s), g) in vars

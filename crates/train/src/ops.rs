@@ -7,9 +7,11 @@ use crate::real::{Real, B16, H16};
 use crate::rules::{Rule, RuleKind, RuleOptions};
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo};
 use ferroflow_runtime::{factory, KernelFactory, OpContext, Variable};
+use ferroflow_tensor::team::Sweep;
 use ferroflow_tensor::{bf16, f16, DType, Element, Error, Result, Tensor};
 use parking_lot::RwLockWriteGuard;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn options(a: &Attrs) -> Result<RuleOptions> {
@@ -268,6 +270,7 @@ fn dense_kernel<T: Lanes>(
     opts: RuleOptions,
     n: usize,
     s: usize,
+    sweep: Sweep,
 ) -> Result<()> {
     let refs: Vec<Arc<Variable>> = (0..n * (1 + s))
         .map(|i| ctx.input_ref(i).cloned())
@@ -312,7 +315,7 @@ fn dense_kernel<T: Lanes>(
         let slots: Vec<&mut [T]> = slot_views.drain(..s).collect();
         work.push((var, slots, grad_views[i]));
     }
-    run_dense(&rule::<T>(kind, opts, h, t), work);
+    run_dense(&rule::<T>(kind, opts, h, t), work, sweep);
     Ok(())
 }
 
@@ -478,8 +481,16 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     .first()
                     .map(|o| init.graph.output(*o).dtype)
                     .unwrap_or(DType::Float32);
+                // Successive runs sweep the variables in alternate directions
+                // (see `run_dense`).
+                let backward = AtomicBool::new(false);
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    by_dtype!(dtype, dense_kernel, ctx, kind, opts, n, s)
+                    let sweep = if backward.fetch_xor(true, Ordering::Relaxed) {
+                        Sweep::Backward
+                    } else {
+                        Sweep::Forward
+                    };
+                    by_dtype!(dtype, dense_kernel, ctx, kind, opts, n, s, sweep)
                 }))
             }),
         ),
