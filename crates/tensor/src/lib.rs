@@ -14,6 +14,7 @@ pub mod denormal;
 mod dtype;
 mod error;
 pub mod kernels;
+pub mod prefetch;
 mod shape;
 pub mod team;
 mod tensor;

@@ -268,6 +268,13 @@ impl Tensor {
             .ok_or_else(|| self.dtype_mismatch(T::DTYPE))
     }
 
+    /// Starts loading this tensor's buffer header (reference counts, pointer,
+    /// length) into the cache without waiting (see [`crate::prefetch`]).
+    #[inline]
+    pub fn prefetch_header(&self) {
+        with_data!(&self.data, v => crate::prefetch::prefetch_arc(v))
+    }
+
     /// Mutable elements; copies the buffer first if another handle shares it.
     pub fn make_mut<T: Element>(&mut self) -> Result<&mut [T]> {
         let dtype = self.dtype();
