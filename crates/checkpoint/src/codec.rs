@@ -179,24 +179,32 @@ fn copy_and_crc<T: Copy + Default + Send + Sync>(bytes: &[u8]) -> (Vec<T>, u32) 
         unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr() as *mut MaybeUninit<u8>, n * size) };
     // A few parts per thread balance the load; each part's CRC runs over
     // its blocks in order, so only the parts' CRCs need combining.
-    let parts = rayon::current_num_threads().max(1) * 4;
-    let part_len = src.len().div_ceil(parts).next_multiple_of(BLOCK);
-    let crcs: Vec<(u32, usize)> = dst
-        .par_chunks_mut(part_len)
-        .zip(src.par_chunks(part_len))
-        .map(|(d, s)| {
-            let mut crc = 0;
-            for (db, sb) in d.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
-                crc = crc32c::crc32c_append(crc, sb);
-                // SAFETY: `db` and `sb` have the same length and do not
-                // overlap (one is a fresh allocation).
-                unsafe {
-                    std::ptr::copy_nonoverlapping(sb.as_ptr(), db.as_mut_ptr() as *mut u8, sb.len())
-                };
-            }
-            (crc, s.len())
-        })
-        .collect();
+    let threads = ferroflow_tensor::team::threads();
+    let parts = threads * 4;
+    let part_len = src.len().div_ceil(parts).next_multiple_of(BLOCK).max(BLOCK);
+    let part = |(d, s): (&mut [MaybeUninit<u8>], &[u8])| {
+        let mut crc = 0;
+        for (db, sb) in d.chunks_mut(BLOCK).zip(s.chunks(BLOCK)) {
+            crc = crc32c::crc32c_append(crc, sb);
+            // SAFETY: `db` and `sb` have the same length and do not
+            // overlap (one is a fresh allocation).
+            unsafe {
+                std::ptr::copy_nonoverlapping(sb.as_ptr(), db.as_mut_ptr() as *mut u8, sb.len())
+            };
+        }
+        (crc, s.len())
+    };
+    let crcs: Vec<(u32, usize)> = if threads > 1 {
+        dst.par_chunks_mut(part_len)
+            .zip(src.par_chunks(part_len))
+            .map(part)
+            .collect()
+    } else {
+        dst.chunks_mut(part_len)
+            .zip(src.chunks(part_len))
+            .map(part)
+            .collect()
+    };
     let crc = crcs.into_iter().fold(0u32, |acc, (crc, len)| {
         crc32c::crc32c_combine(acc, crc, len)
     });

@@ -23,7 +23,7 @@ pub fn crc32c_extend(crc: u32, data: &[u8]) -> u32 {
 /// tensors of tens of MB gain from it).
 pub fn crc32c_par(data: &[u8]) -> u32 {
     const PIECE: usize = 4 << 20;
-    if data.len() < 4 * PIECE || rayon::current_num_threads() < 2 {
+    if data.len() < 4 * PIECE || ferroflow_tensor::team::threads() < 2 {
         return crc32c::crc32c(data);
     }
     use rayon::prelude::*;

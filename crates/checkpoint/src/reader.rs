@@ -330,7 +330,7 @@ impl BundleReader {
                 Some(s) => self.read_slice(name, s),
             }
         };
-        if requests.len() > 1 && total >= PARALLEL_BYTES && rayon::current_num_threads() > 1 {
+        if requests.len() > 1 && total >= PARALLEL_BYTES && ferroflow_tensor::team::threads() > 1 {
             requests.par_iter().map(one).collect()
         } else {
             requests.iter().map(one).collect()
@@ -347,9 +347,12 @@ impl BundleReader {
             .filter(|(_, e)| e.slices.is_empty())
             .map(|(k, _)| k)
             .collect();
-        keys.par_iter()
-            .map(|k| self.load_entry(k, &self.index.entries[*k]).map(|_| ()))
-            .collect()
+        let check = |k: &&Vec<u8>| self.load_entry(k, &self.index.entries[*k]).map(|_| ());
+        if ferroflow_tensor::team::threads() > 1 {
+            keys.par_iter().map(check).collect()
+        } else {
+            keys.iter().try_for_each(check)
+        }
     }
 
     fn what(&self, key: &[u8], shard: i32) -> String {

@@ -434,7 +434,7 @@ impl BundleWriter {
             .filter_map(|i| tensor_bytes(i.tensor))
             .map(<[u8]>::len)
             .sum();
-        if total < PARALLEL_BYTES || rayon::current_num_threads() < 2 {
+        if total < PARALLEL_BYTES || ferroflow_tensor::team::threads() < 2 {
             for item in items {
                 self.add_item(item, None)?;
             }

@@ -486,6 +486,9 @@ fn _raise_status(py: Python<'_>, code: i32, message: &str) -> PyResult<()> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Before any thread pool starts: forked children (multiprocessing) must
+    // know their pools' threads are gone.
+    ferroflow_tensor::team::install_fork_guard();
     ferroflow_train::register();
     ferroflow_checkpoint::register();
     checkpoint::register(m)?;

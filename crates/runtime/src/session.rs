@@ -98,7 +98,11 @@ impl Session {
             }
             None => {
                 static GLOBAL_WORKERS: Once = Once::new();
-                GLOBAL_WORKERS.call_once(|| denormal::flush_on_rayon_workers(None));
+                // A forked child has no rayon workers to reach (its kernels
+                // run on this thread alone).
+                if !ferroflow_tensor::team::in_forked_child() {
+                    GLOBAL_WORKERS.call_once(|| denormal::flush_on_rayon_workers(None));
+                }
                 let _flush = FlushDenormals::new();
                 f()
             }
