@@ -84,8 +84,16 @@ pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
     {
         return (0..tasks).into_par_iter().for_each(&f);
     }
+    /// Frees the team when the job ends, also when it re-raises a task's
+    /// panic.
+    struct Release<'a>(&'a AtomicBool);
+    impl Drop for Release<'_> {
+        fn drop(&mut self) {
+            self.0.store(false, Ordering::Release);
+        }
+    }
+    let _release = Release(&team.busy);
     team.lead(tasks, sweep, &f);
-    team.busy.store(false, Ordering::Release);
 }
 
 /// Runs `f(index, item)` for every item of `items`, as tasks of
