@@ -99,8 +99,12 @@ where
     if work >= PARALLEL_THRESHOLD {
         const COLS: usize = 1024;
         if outer >= 8 {
-            crate::team::for_each_chunk_mut(&mut out, inner, |o, orow| {
-                per_column_block(o, 0, orow)
+            // Whole output rows per task, about a chunk of input each.
+            let rows = (super::parallel::CHUNK / (red * inner)).max(1);
+            crate::team::for_each_chunk_mut(&mut out, rows * inner, |t, block| {
+                for (k, orow) in block.chunks_mut(inner).enumerate() {
+                    per_column_block(t * rows + k, 0, orow);
+                }
             });
         } else {
             for (o, orow) in out.chunks_mut(inner).enumerate() {
