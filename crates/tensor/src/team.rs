@@ -20,8 +20,9 @@
 //! Jobs fall back to rayon when the caller is a rayon worker (a session with
 //! its own `intra_op_threads` pool runs there) or when another thread's job
 //! holds the team (concurrent sessions), and run serially when nested in a
-//! team task. Results never depend on which path ran: kernels give every
-//! task a fixed piece of the problem.
+//! team task or in the child of a `fork()` (see [`in_forked_child`]).
+//! Results never depend on which path ran: kernels give every task a fixed
+//! piece of the problem.
 
 use std::any::Any;
 use std::cell::Cell;
