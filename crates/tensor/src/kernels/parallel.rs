@@ -3,7 +3,7 @@
 //! Work is cut into chunks whose boundaries depend only on the problem size,
 //! never on the number of threads, so every result is identical whatever the
 //! thread count (reductions combine chunk results in a fixed order). The
-//! chunks run as tasks of the kernel [`team`](crate::team).
+//! chunks run as tasks of the kernel team ([`crate::team`]).
 
 use crate::team;
 use std::mem::MaybeUninit;
