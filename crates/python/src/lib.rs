@@ -20,7 +20,8 @@ use pyo3::types::{PyDict, PyList, PyTuple};
 use std::sync::Arc;
 
 /// Large tensor buffers are reused instead of mapped fresh for every step
-/// (see `ferroflow_tensor::alloc`).
+/// (see `ferroflow_tensor::alloc`); `fork()` handlers keep it usable in a
+/// forked child (installed at import).
 #[global_allocator]
 static ALLOCATOR: ferroflow_tensor::alloc::BufferCache =
     ferroflow_tensor::alloc::BufferCache::new();
@@ -489,6 +490,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Before any thread pool starts: forked children (multiprocessing) must
     // know their pools' threads are gone.
     ferroflow_tensor::team::install_fork_guard();
+    ALLOCATOR.install_fork_handlers();
     ferroflow_train::register();
     ferroflow_checkpoint::register();
     checkpoint::register(m)?;

@@ -81,6 +81,40 @@ impl BufferCache {
         b.bytes = 0;
     }
 
+    /// Makes `fork()` safe for this cache (the process's global allocator;
+    /// only the first call in a process registers anything).
+    ///
+    /// A child process has only the thread that forked. Had another thread
+    /// held the cache's lock at that moment, the child's first large
+    /// allocation would wait forever. With these handlers the forking thread
+    /// takes the lock just before `fork()` (waiting for any holder to
+    /// finish) and both processes release it right after.
+    pub fn install_fork_handlers(&'static self) {
+        #[cfg(unix)]
+        {
+            let me = self as *const BufferCache as *mut BufferCache;
+            if FORK_GUARDED
+                .compare_exchange(
+                    std::ptr::null_mut(),
+                    me,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+            {
+                // SAFETY: the handlers only take and release this cache's
+                // lock, on the forking thread.
+                unsafe {
+                    libc::pthread_atfork(
+                        Some(lock_before_fork),
+                        Some(unlock_after_fork),
+                        Some(unlock_after_fork),
+                    );
+                }
+            }
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Blocks> {
         // Nothing panics while the lock is held; recover from poisoning
         // rather than abort in an allocator.
@@ -186,6 +220,35 @@ fn advise_huge(addr: *mut u8, size: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_: *mut u8, _: usize) {}
 
+/// The cache whose lock the fork handlers hold across `fork()`.
+#[cfg(unix)]
+static FORK_GUARDED: std::sync::atomic::AtomicPtr<BufferCache> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+#[cfg(unix)]
+thread_local! {
+    /// The lock taken by [`lock_before_fork`], on the forking thread.
+    static HELD_ACROSS_FORK: std::cell::RefCell<Option<std::sync::MutexGuard<'static, Blocks>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+#[cfg(unix)]
+extern "C" fn lock_before_fork() {
+    let cache = FORK_GUARDED.load(Ordering::Acquire);
+    if !cache.is_null() {
+        // SAFETY: registered from a `&'static BufferCache`.
+        let guard = unsafe { &*cache }.lock();
+        HELD_ACROSS_FORK.with(|h| *h.borrow_mut() = Some(guard));
+    }
+}
+
+/// Runs in both the parent and the child (a futex mutex has no owner
+/// thread, so the child's only thread may release it).
+#[cfg(unix)]
+extern "C" fn unlock_after_fork() {
+    HELD_ACROSS_FORK.with(|h| drop(h.borrow_mut().take()));
+}
+
 // SAFETY: small requests are the system allocator's; large ones are blocks
 // of `block_layout(rounded(size))` from the system allocator, handed out to
 // one owner at a time (a block is either in `free` or owned, never both).
@@ -253,6 +316,62 @@ mod tests {
     use super::*;
 
     const MB: usize = 1 << 20;
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_fork_while_another_thread_holds_the_lock_leaves_the_child_able_to_allocate() {
+        use std::time::{Duration, Instant};
+        static CACHE: BufferCache = BufferCache::with_budget(64 * MB);
+        CACHE.install_fork_handlers();
+        let big = layout(8 * MB);
+        // A cached block, so the child's request goes through the lock.
+        unsafe { CACHE.dealloc(CACHE.alloc(big), big) };
+        let (locked, wait) = std::sync::mpsc::channel();
+        let holder = std::thread::spawn(move || {
+            let guard = CACHE.lock();
+            locked.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            drop(guard);
+        });
+        wait.recv().unwrap();
+        // SAFETY: the child only allocates through the cache and exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let ok = unsafe {
+                let p = CACHE.alloc(big);
+                let ok = !p.is_null();
+                if ok {
+                    CACHE.dealloc(p, big);
+                }
+                ok
+            };
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        holder.join().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut status = 0;
+        loop {
+            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if done == pid {
+                break;
+            }
+            if Instant::now() > deadline {
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                panic!("the child hung on the cache's lock, held by a thread fork() did not copy");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child status {status}"
+        );
+        // The parent's cache works after the fork too.
+        unsafe { CACHE.dealloc(CACHE.alloc(big), big) };
+    }
 
     fn layout(size: usize) -> Layout {
         Layout::from_size_align(size, 64).unwrap()
