@@ -9,6 +9,12 @@
 use crate::real::Real;
 use crate::rules::Rule;
 use ferroflow_tensor::team::{self, Sweep};
+use smallvec::SmallVec;
+
+/// A rule's slot arrays (or their chunks): at most three (centered
+/// RMSProp), kept inline so building a step's tasks does not allocate per
+/// variable.
+pub type Slots<'a, T> = SmallVec<[&'a mut [T]; 3]>;
 
 /// Elements per pooled chunk (a multiple of every vector width).
 pub const CHUNK: usize = 1 << 13;
@@ -19,7 +25,7 @@ const PARALLEL_MIN: usize = 1 << 15;
 /// One chunk of one variable: the var, its slots and its gradient.
 pub struct Task<'a, T> {
     pub var: &'a mut [T],
-    pub slots: Vec<&'a mut [T]>,
+    pub slots: Slots<'a, T>,
     pub grad: &'a [T],
 }
 
@@ -85,7 +91,7 @@ fn run_task<T: Real>(rule: &Rule<T>, level: Level, t: &mut Task<'_, T>) {
 }
 
 /// One variable's update: its elements, its slots' elements, its gradient.
-pub type VarWork<'a, T> = (&'a mut [T], Vec<&'a mut [T]>, &'a [T]);
+pub type VarWork<'a, T> = (&'a mut [T], Slots<'a, T>, &'a [T]);
 
 /// Splits every variable (with its slots and gradient) into chunks and runs
 /// the dense rule over all of them, in parallel when the step is large.
@@ -98,7 +104,12 @@ pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>, sweep: Swee
     let total: usize = vars.iter().map(|v| v.0.len()).sum();
     let mut tasks: Vec<Task<'_, T>> = Vec::with_capacity(total / CHUNK + vars.len());
     for (var, slots, grad) in vars {
-        let mut slot_chunks: Vec<std::slice::ChunksMut<'_, T>> =
+        if var.len() <= CHUNK {
+            // The common case in models of many small variables: one task.
+            tasks.push(Task { var, slots, grad });
+            continue;
+        }
+        let mut slot_chunks: SmallVec<[std::slice::ChunksMut<'_, T>; 3]> =
             slots.into_iter().map(|s| s.chunks_mut(CHUNK)).collect();
         for (vc, gc) in var.chunks_mut(CHUNK).zip(grad.chunks(CHUNK)) {
             let sc = slot_chunks
@@ -180,7 +191,7 @@ mod tests {
                     .map(|(((v, m), s), g)| {
                         (
                             v.as_mut_slice(),
-                            vec![m.as_mut_slice(), s.as_mut_slice()],
+                            smallvec::smallvec![m.as_mut_slice(), s.as_mut_slice()],
                             g.as_slice(),
                         )
                     })
@@ -196,7 +207,7 @@ mod tests {
                 {
                     let mut t = Task {
                         var: v,
-                        slots: vec![m, s],
+                        slots: smallvec::smallvec![m.as_mut_slice(), s.as_mut_slice()],
                         grad: g,
                     };
                     run_task(&rule, lv, &mut t);

@@ -179,11 +179,30 @@ struct LockOrder {
 
 impl<'a> Locks<'a> {
     fn take(vars: &[&'a Arc<Variable>], memo: Option<&Mutex<LockOrder>>) -> Result<Locks<'a>> {
-        let addresses: Vec<usize> = vars.iter().map(|v| Arc::as_ptr(v) as usize).collect();
+        let mut guards: Vec<Option<RwLockWriteGuard<'a, Option<Tensor>>>> =
+            (0..vars.len()).map(|_| None).collect();
+        let mut lock_all = |order: &[usize]| -> Result<()> {
+            for &i in order {
+                let g = vars[i].lock();
+                if g.is_none() {
+                    return Err(vars[i].uninitialized());
+                }
+                guards[i] = Some(g);
+            }
+            Ok(())
+        };
         let mut memo = memo.and_then(Mutex::try_lock);
-        let order = match memo.as_deref() {
-            Some(m) if m.addresses == addresses => m.order.clone(),
+        let same = memo.as_deref().is_some_and(|m| {
+            m.addresses.len() == vars.len()
+                && m.addresses
+                    .iter()
+                    .zip(vars)
+                    .all(|(&a, v)| a == Arc::as_ptr(v) as usize)
+        });
+        match memo.as_deref_mut() {
+            Some(m) if same => lock_all(&m.order)?,
             _ => {
+                let addresses: Vec<usize> = vars.iter().map(|v| Arc::as_ptr(v) as usize).collect();
                 let mut order: Vec<usize> = (0..vars.len()).collect();
                 order.sort_unstable_by_key(|&i| addresses[i]);
                 for w in order.windows(2) {
@@ -194,25 +213,16 @@ impl<'a> Locks<'a> {
                         )));
                     }
                 }
+                lock_all(&order)?;
                 if let Some(m) = memo.as_deref_mut() {
-                    m.order.clone_from(&order);
+                    m.order = order;
                     m.addresses = addresses;
                 }
-                order
             }
-        };
-        drop(memo);
-        let mut slots: Vec<Option<RwLockWriteGuard<'a, Option<Tensor>>>> =
-            (0..vars.len()).map(|_| None).collect();
-        for i in order {
-            let g = vars[i].lock();
-            if g.is_none() {
-                return Err(vars[i].uninitialized());
-            }
-            slots[i] = Some(g);
         }
+        drop(memo);
         Ok(Locks {
-            guards: slots.into_iter().map(|g| g.expect("locked")).collect(),
+            guards: guards.into_iter().map(|g| g.expect("locked")).collect(),
         })
     }
 
@@ -347,12 +357,10 @@ fn dense_kernel<T: Lanes>(
     }
     let mut views = locks.views::<T>()?.into_iter();
     let var_views: Vec<&mut [T]> = views.by_ref().take(n).collect();
-    let mut slot_views: Vec<&mut [T]> = views.collect();
     let mut work = Vec::with_capacity(n);
-    let grad_views: Vec<&[T]> = grads.iter().map(|g| view::<T>(g)).collect::<Result<_>>()?;
-    for (i, var) in var_views.into_iter().enumerate() {
-        let slots: Vec<&mut [T]> = slot_views.drain(..s).collect();
-        work.push((var, slots, grad_views[i]));
+    for (var, grad) in var_views.into_iter().zip(&grads) {
+        let slots = views.by_ref().take(s).collect();
+        work.push((var, slots, view::<T>(grad)?));
     }
     run_dense(&rule::<T>(kind, opts, h, t), work, sweep);
     Ok(())
