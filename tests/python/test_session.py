@@ -54,6 +54,31 @@ def test_feeding_any_tensor_replaces_its_value():
         assert sess.run(c) == 7.0
 
 
+def test_constants_and_variable_reads_bound_into_the_plan():
+    # The executor binds constants and variables into their consumers when a
+    # plan is compiled; feeds must still replace them, reads must still see
+    # every assignment, and traced runs must agree with plain ones.
+    a = tf.constant(2.0)
+    twice = a + a
+    v = tf.Variable(1.0)
+    read = tf.identity(v)
+    both = tf.stack([twice, read, tf.stop_gradient(read) * 10.0])
+    bump = tf.assign_add(v, 1.0)
+    trace = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError, match="Variable"):
+            sess.run(read)
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(both), [4.0, 1.0, 10.0])
+        np.testing.assert_array_equal(sess.run(both, {a: 5.0}), [10.0, 1.0, 10.0])
+        # Running the fed constant's op as well must not undo the feed.
+        np.testing.assert_array_equal(sess.run([both, a.op], {a: 5.0})[0], [10.0, 1.0, 10.0])
+        sess.run(bump)
+        np.testing.assert_array_equal(sess.run(both), [4.0, 2.0, 20.0])
+        np.testing.assert_array_equal(sess.run(both, options=trace), [4.0, 2.0, 20.0])
+        assert sess.run([a, read, twice]) == [2.0, 2.0, 4.0]
+
+
 def test_missing_feed_wrong_shape_and_wrong_type():
     x = tf.placeholder(tf.float32, [None, 3], name="inp")
     y = tf.identity(x)

@@ -119,6 +119,13 @@ pub trait Kernel: Send + Sync {
     fn fixed_output(&self) -> Option<&Value> {
         None
     }
+
+    /// Whether the kernel's one output is its one input, unchanged
+    /// (`Identity` and its kin). The executor then moves the value along
+    /// itself instead of calling the kernel.
+    fn forwards_input(&self) -> bool {
+        false
+    }
 }
 
 /// A kernel whose single output is the same value on every run.
@@ -132,6 +139,21 @@ impl Kernel for Fixed {
 
     fn fixed_output(&self) -> Option<&Value> {
         Some(&self.0)
+    }
+}
+
+/// A kernel whose output is its input (`Identity`, `StopGradient`, ...).
+pub struct Forward;
+
+impl Kernel for Forward {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        let x = ctx.take_input(0)?;
+        ctx.output(x);
+        Ok(())
+    }
+
+    fn forwards_input(&self) -> bool {
+        true
     }
 }
 

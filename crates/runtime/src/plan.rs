@@ -15,8 +15,17 @@ use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
+/// Where a step's input comes from.
+enum Source {
+    /// A slot written by a feed or an earlier step.
+    Slot(usize),
+    /// The unchanging output of a constant or variable node, bound when the
+    /// plan is compiled: no slot is written or read for it on each run.
+    Fixed(Value),
+}
+
 struct InputSlot {
-    slot: usize,
+    source: Source,
     /// The producer yields a variable reference but this input wants its value.
     deref: bool,
 }
@@ -26,6 +35,10 @@ struct Step {
     /// `name = Op(inputs)`, reported when a run is traced.
     label: String,
     kernel: Box<dyn Kernel>,
+    /// The kernel's [`Kernel::fixed_output`], copied here.
+    fixed: Option<Value>,
+    /// The kernel [forwards its input](Kernel::forwards_input).
+    forward: bool,
     inputs: SmallVec<[InputSlot; 4]>,
     out_base: usize,
     num_outputs: usize,
@@ -175,6 +188,8 @@ impl Plan {
         }
         let mut next = feeds.len();
         let mut steps = Vec::new();
+        // The fixed output of each node compiled so far, by node id.
+        let mut fixed_of: Vec<Option<Value>> = vec![None; graph.len()];
         for (id, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
             let node = graph.node(id);
             let out_base = next;
@@ -187,10 +202,17 @@ impl Plan {
                 .inputs
                 .iter()
                 .enumerate()
-                .map(|(i, o)| InputSlot {
-                    slot: slot_of[o],
-                    deref: graph.output(*o).is_ref
-                        && !def.is_some_and(|d| d.takes_ref(i, &node.attrs)),
+                .map(|(i, o)| {
+                    let slot = slot_of[o];
+                    let fed = slot < feeds.len();
+                    InputSlot {
+                        source: match &fixed_of[o.node] {
+                            Some(v) if !fed => Source::Fixed(v.clone()),
+                            _ => Source::Slot(slot),
+                        },
+                        deref: graph.output(*o).is_ref
+                            && !def.is_some_and(|d| d.takes_ref(i, &node.attrs)),
+                    }
                 })
                 .collect();
             let factory = kernel_factory(&node.op).ok_or_else(|| {
@@ -205,9 +227,13 @@ impl Plan {
                 session,
             })
             .map_err(|e| e.at_node(&node.name))?;
+            let fixed = kernel.fixed_output().cloned();
+            fixed_of[id].clone_from(&fixed);
             steps.push(Step {
                 name: node.name.clone(),
                 label: timeline_label(graph, node),
+                forward: kernel.forwards_input() && node.inputs.len() == 1,
+                fixed,
                 kernel,
                 inputs,
                 out_base,
@@ -218,7 +244,9 @@ impl Plan {
         let mut use_counts = vec![0u32; next];
         for s in &steps {
             for i in &s.inputs {
-                use_counts[i.slot] += 1;
+                if let Source::Slot(slot) = i.source {
+                    use_counts[slot] += 1;
+                }
             }
         }
         for &s in &fetch_slots {
@@ -314,6 +342,20 @@ impl Plan {
             };
             v.ok_or_else(|| Error::internal(format!("slot {slot} read before it was written")))
         }
+        // One input of a step, read as the step wants it.
+        let read = |inp: &InputSlot,
+                    slots: &mut [Option<Value>],
+                    remaining: &mut [u32]|
+         -> Result<Value> {
+            match (&inp.source, inp.deref) {
+                (Source::Slot(slot), false) => take(*slot, slots, remaining),
+                (Source::Slot(slot), true) => {
+                    Ok(Value::Tensor(take(*slot, slots, remaining)?.into_tensor()?))
+                }
+                (Source::Fixed(Value::Ref(var)), true) => Ok(Value::Tensor(var.read()?)),
+                (Source::Fixed(v), _) => Ok(v.clone()),
+            }
+        };
         if let Some(p) = &self.profile {
             p.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -321,9 +363,17 @@ impl Plan {
         let timed = clock.is_some() || self.profile.is_some();
         for (step_index, step) in self.steps.iter().enumerate() {
             if !timed {
-                if let Some(v) = step.kernel.fixed_output() {
+                if let Some(v) = &step.fixed {
                     if remaining[step.out_base] > 0 {
                         slots[step.out_base] = Some(v.clone());
+                    }
+                    continue;
+                }
+                if step.forward {
+                    let v = read(&step.inputs[0], &mut slots, &mut remaining)
+                        .map_err(|e| e.at_node(&step.name))?;
+                    if remaining[step.out_base] > 0 {
+                        slots[step.out_base] = Some(v);
                     }
                     continue;
                 }
@@ -331,12 +381,9 @@ impl Plan {
             let all_start = clock.as_ref().map(|_| std::time::Instant::now());
             let mut inputs: SmallVec<[Value; 4]> = SmallVec::with_capacity(step.inputs.len());
             for inp in &step.inputs {
-                let v = take(inp.slot, &mut slots, &mut remaining)?;
-                inputs.push(if inp.deref {
-                    Value::Tensor(v.into_tensor().map_err(|e| e.at_node(&step.name))?)
-                } else {
-                    v
-                });
+                inputs.push(
+                    read(inp, &mut slots, &mut remaining).map_err(|e| e.at_node(&step.name))?,
+                );
             }
             let mut ctx = OpContext {
                 inputs,

@@ -1,7 +1,7 @@
 //! Kernels for sources, shape ops and data movement.
 
 use super::{boxed, tf_type_name};
-use crate::kernel::{factory, Fixed, KernelFactory, OpContext, Value};
+use crate::kernel::{factory, Fixed, Forward, KernelFactory, Value};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{self as k, PadMode, SliceMasks};
 use ferroflow_tensor::kernels::elementwise::cast;
@@ -133,12 +133,6 @@ pub(crate) fn summarize(t: &Tensor, limit: usize) -> String {
     out
 }
 
-fn passthrough(ctx: &mut OpContext<'_>) -> Result<()> {
-    let x = ctx.take_input(0)?;
-    ctx.output(x);
-    Ok(())
-}
-
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     reg(
         "Const",
@@ -176,7 +170,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "StopGradient",
         "Snapshot",
     ] {
-        reg(name, factory(|_| boxed(passthrough)));
+        reg(name, factory(|_| Ok(Box::new(Forward))));
     }
     reg("NoOp", factory(|_| boxed(|_| Ok(()))));
     for name in ["Shape", "Size"] {
