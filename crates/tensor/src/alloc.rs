@@ -36,10 +36,12 @@ struct Blocks {
     bytes: usize,
 }
 
-/// A [`GlobalAlloc`] that caches large freed blocks (see the module docs).
-pub struct BufferCache {
+/// A [`GlobalAlloc`] that caches large freed blocks (see the module docs)
+/// on top of the allocator `A`, which serves everything else.
+pub struct BufferCache<A = System> {
     blocks: Mutex<Blocks>,
     budget: AtomicUsize,
+    inner: A,
 }
 
 impl Default for BufferCache {
@@ -49,19 +51,34 @@ impl Default for BufferCache {
 }
 
 impl BufferCache {
-    /// A cache whose budget comes from the environment on first use.
+    /// A cache over the system allocator whose budget comes from the
+    /// environment on first use.
     pub const fn new() -> BufferCache {
         BufferCache::with_budget(BUDGET_UNSET)
     }
 
-    /// A cache keeping at most `bytes` of freed blocks.
+    /// A cache over the system allocator keeping at most `bytes` of freed
+    /// blocks.
     pub const fn with_budget(bytes: usize) -> BufferCache {
+        BufferCache::over(System, bytes)
+    }
+}
+
+impl<A: GlobalAlloc> BufferCache<A> {
+    /// A cache over `inner` whose budget comes from the environment on
+    /// first use.
+    pub const fn with_allocator(inner: A) -> BufferCache<A> {
+        BufferCache::over(inner, BUDGET_UNSET)
+    }
+
+    const fn over(inner: A, budget: usize) -> BufferCache<A> {
         BufferCache {
             blocks: Mutex::new(Blocks {
                 free: Vec::new(),
                 bytes: 0,
             }),
-            budget: AtomicUsize::new(bytes),
+            budget: AtomicUsize::new(budget),
+            inner,
         }
     }
 
@@ -74,9 +91,9 @@ impl BufferCache {
     pub fn release(&self) {
         let mut b = self.lock();
         for (addr, size) in b.free.drain(..) {
-            // SAFETY: every cached block was allocated by `System` with
+            // SAFETY: every cached block was allocated by `inner` with
             // `block_layout(size)`.
-            unsafe { System.dealloc(addr as *mut u8, block_layout(size)) };
+            unsafe { self.inner.dealloc(addr as *mut u8, block_layout(size)) };
         }
         b.bytes = 0;
     }
@@ -92,7 +109,7 @@ impl BufferCache {
     pub fn install_fork_handlers(&'static self) {
         #[cfg(unix)]
         {
-            let me = self as *const BufferCache as *mut BufferCache;
+            let me = &self.blocks as *const Mutex<Blocks> as *mut Mutex<Blocks>;
             if FORK_GUARDED
                 .compare_exchange(
                     std::ptr::null_mut(),
@@ -147,8 +164,8 @@ impl BufferCache {
     fn keep(&self, addr: *mut u8, size: usize) {
         let budget = self.budget();
         if size > budget {
-            // SAFETY: allocated by `System` with this layout (see `alloc`).
-            unsafe { System.dealloc(addr, block_layout(size)) };
+            // SAFETY: allocated by `inner` with this layout (see `alloc`).
+            unsafe { self.inner.dealloc(addr, block_layout(size)) };
             return;
         }
         let mut b = self.lock();
@@ -158,7 +175,7 @@ impl BufferCache {
             let (old, old_size) = b.free.remove(0);
             b.bytes -= old_size;
             // SAFETY: as above.
-            unsafe { System.dealloc(old as *mut u8, block_layout(old_size)) };
+            unsafe { self.inner.dealloc(old as *mut u8, block_layout(old_size)) };
         }
     }
 }
@@ -222,7 +239,7 @@ fn advise_huge(_: *mut u8, _: usize) {}
 
 /// The cache whose lock the fork handlers hold across `fork()`.
 #[cfg(unix)]
-static FORK_GUARDED: std::sync::atomic::AtomicPtr<BufferCache> =
+static FORK_GUARDED: std::sync::atomic::AtomicPtr<Mutex<Blocks>> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
 
 #[cfg(unix)]
@@ -236,8 +253,8 @@ thread_local! {
 extern "C" fn lock_before_fork() {
     let cache = FORK_GUARDED.load(Ordering::Acquire);
     if !cache.is_null() {
-        // SAFETY: registered from a `&'static BufferCache`.
-        let guard = unsafe { &*cache }.lock();
+        // SAFETY: registered from the lock of a `&'static BufferCache`.
+        let guard = unsafe { &*cache }.lock().unwrap_or_else(|e| e.into_inner());
         HELD_ACROSS_FORK.with(|h| *h.borrow_mut() = Some(guard));
     }
 }
@@ -252,16 +269,16 @@ extern "C" fn unlock_after_fork() {
 // SAFETY: small requests are the system allocator's; large ones are blocks
 // of `block_layout(rounded(size))` from the system allocator, handed out to
 // one owner at a time (a block is either in `free` or owned, never both).
-unsafe impl GlobalAlloc for BufferCache {
+unsafe impl<A: GlobalAlloc> GlobalAlloc for BufferCache<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if !is_large(&layout) {
-            return System.alloc(layout);
+            return self.inner.alloc(layout);
         }
         let size = rounded(layout.size());
         if let Some(p) = self.take(size) {
             return p;
         }
-        let p = System.alloc(block_layout(size));
+        let p = self.inner.alloc(block_layout(size));
         if !p.is_null() {
             advise_huge(p, size);
         }
@@ -270,7 +287,7 @@ unsafe impl GlobalAlloc for BufferCache {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         if !is_large(&layout) {
-            return System.alloc_zeroed(layout);
+            return self.inner.alloc_zeroed(layout);
         }
         let size = rounded(layout.size());
         if let Some(p) = self.take(size) {
@@ -278,7 +295,7 @@ unsafe impl GlobalAlloc for BufferCache {
             return p;
         }
         // Fresh mappings arrive zeroed; only the pages touched get cleared.
-        let p = System.alloc_zeroed(block_layout(size));
+        let p = self.inner.alloc_zeroed(block_layout(size));
         if !p.is_null() {
             advise_huge(p, size);
         }
@@ -287,7 +304,7 @@ unsafe impl GlobalAlloc for BufferCache {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if !is_large(&layout) {
-            return System.dealloc(ptr, layout);
+            return self.inner.dealloc(ptr, layout);
         }
         self.keep(ptr, rounded(layout.size()));
     }
@@ -297,7 +314,7 @@ unsafe impl GlobalAlloc for BufferCache {
         // with `layout.align()` is a valid layout.
         let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
         match (is_large(&layout), is_large(&new_layout)) {
-            (false, false) => System.realloc(ptr, layout, new_size),
+            (false, false) => self.inner.realloc(ptr, layout, new_size),
             (true, true) if rounded(layout.size()) == rounded(new_size) => ptr,
             _ => {
                 let new = self.alloc(new_layout);
