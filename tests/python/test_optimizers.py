@@ -218,3 +218,49 @@ def test_adam_beta_powers_in_own_namescope(own_scope, expected):
     assert [n for n in names if "power" in n] == expected
     assert [n for n in names if "power" not in n] == ["outer/w/Adam", "outer/w/Adam_1", "outer/w/Adam_2",
                                                      "outer/w/Adam_3", "w"]
+
+
+def _many_variables(rng):
+    # Fifty variables small enough for one task each and two that are split
+    # into chunks, with enough elements in all for the update to run on
+    # every thread.
+    sizes = [1000] * 50 + [20000, 9000]
+    values = [rng.standard_normal(n).astype(np.float32) for n in sizes]
+    grads = [rng.standard_normal(n).astype(np.float32) for n in sizes]
+    vs = [tf.Variable(v) for v in values]
+    gs = [tf.Variable(g, trainable=False) for g in grads]
+    return values, grads, vs, gs
+
+
+def test_many_small_and_large_variables_update_like_numpy():
+    rng = np.random.default_rng(7)
+    values, grads, vs, gs = _many_variables(rng)
+    lr, mu = np.float32(0.1), np.float32(0.9)
+    opt = tf.train.MomentumOptimizer(0.1, 0.9)
+    train = opt.apply_gradients([(g.value(), v) for g, v in zip(gs, vs)])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        accums = [np.zeros_like(v) for v in values]
+        for _ in range(3):
+            sess.run(train)
+            for i, g in enumerate(grads):
+                accums[i] = accums[i] * mu + g
+                values[i] = values[i] - lr * accums[i]
+        got = sess.run([v.value() for v in vs])
+        slots = sess.run([opt.get_slot(v, "momentum") for v in vs])
+    for want, have in zip(values, got):
+        np.testing.assert_allclose(have, want, rtol=1e-6, atol=1e-7)
+    for want, have in zip(accums, slots):
+        np.testing.assert_allclose(have, want, rtol=1e-6, atol=1e-7)
+
+
+def test_many_variables_report_the_uninitialized_slot_by_name():
+    rng = np.random.default_rng(8)
+    _, _, vs, gs = _many_variables(rng)
+    opt = tf.train.AdagradOptimizer(0.1)
+    train = opt.apply_gradients([(g.value(), v) for g, v in zip(gs, vs)])
+    missing = opt.get_slot(vs[30], "accumulator")
+    with tf.Session() as sess:
+        sess.run([v.initializer for v in tf.global_variables() if v is not missing])
+        with pytest.raises(tf.errors.FailedPreconditionError, match=f"uninitialized value {missing.op.name}"):
+            sess.run(train)
