@@ -5,10 +5,10 @@
 //! from the OS costs a page fault and a page zeroed by the kernel the first
 //! time each page is touched (profiled on a 1 GiB restore: 40% of the time
 //! went to the kernel clearing pages), and giving it back costs an `munmap`.
-//! [`BufferCache`] passes small requests straight to the system allocator
-//! and keeps freed blocks of [`LARGE_MIN_BYTES`] or more, up to a byte
-//! budget, for the next request of the same size: already mapped, already
-//! in huge pages.
+//! [`BufferCache`] passes small requests straight to the allocator it wraps
+//! (the system's by default) and keeps freed blocks of [`LARGE_MIN_BYTES`]
+//! or more, up to a byte budget, for the next request of the same size:
+//! already mapped, already in huge pages.
 //!
 //! The budget is `FERROFLOW_BUFFER_CACHE_MB` megabytes (`0` turns caching
 //! off), by default an eighth of physical memory. When it is exceeded the
@@ -237,7 +237,7 @@ fn advise_huge(addr: *mut u8, size: usize) {
 #[cfg(not(target_os = "linux"))]
 fn advise_huge(_: *mut u8, _: usize) {}
 
-/// The cache whose lock the fork handlers hold across `fork()`.
+/// The lock of the cache whose fork handlers hold it across `fork()`.
 #[cfg(unix)]
 static FORK_GUARDED: std::sync::atomic::AtomicPtr<Mutex<Blocks>> =
     std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
@@ -266,8 +266,8 @@ extern "C" fn unlock_after_fork() {
     HELD_ACROSS_FORK.with(|h| drop(h.borrow_mut().take()));
 }
 
-// SAFETY: small requests are the system allocator's; large ones are blocks
-// of `block_layout(rounded(size))` from the system allocator, handed out to
+// SAFETY: small requests are the inner allocator's; large ones are blocks
+// of `block_layout(rounded(size))` from the inner allocator, handed out to
 // one owner at a time (a block is either in `free` or owned, never both).
 unsafe impl<A: GlobalAlloc> GlobalAlloc for BufferCache<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
