@@ -265,6 +265,22 @@ def work_dir(keep, prefix):
     return work
 
 
+def report(line, problems):
+    """Prints a case's PASS/FAIL line and its problems; returns 1 if it failed."""
+    print(f"{'PASS' if not problems else 'FAIL'}  {line}")
+    for p in problems:
+        print("      " + p.replace("\n", "\n      "))
+    return int(bool(problems))
+
+
+def finish(work, keep, failed):
+    """Removes the scratch files (unless kept) and prints the verdict; the exit status."""
+    if not keep:
+        shutil.rmtree(work)
+    print(f"{failed} failed" if failed else "all passed")
+    return 1 if failed else 0
+
+
 def main(argv=None):
     parser = cli_parser(__doc__.split("\n")[0], CASES, ("FRAMEWORK", "CASE", "ACTION", "DIR"))
     args = parser.parse_args(argv)
@@ -278,17 +294,11 @@ def main(argv=None):
         for writer, reader in (("ff", "tf"), ("tf", "ff")):
             problems = check(case, writer, reader, pythons, work)
             name = {"ff": "ferroflow", "tf": "TensorFlow"}
-            print(f"{'PASS' if not problems else 'FAIL'}  {case:14s} {name[writer]} writes, {name[reader]} reads")
-            for p in problems:
-                print("      " + p.replace("\n", "\n      "))
-            failed += bool(problems)
+            failed += report(f"{case:14s} {name[writer]} writes, {name[reader]} reads", problems)
         ok = all((work / f"{case}-{d}").exists() for d in ("ff-to-tf", "tf-to-ff"))
         if ok:
             print(f"      files of both writers byte-identical: {_same_bytes(work, case)}")
-    if not args.keep:
-        shutil.rmtree(work)
-    print(f"{failed} failed" if failed else "all passed")
-    return 1 if failed else 0
+    return finish(work, args.keep, failed)
 
 
 if __name__ == "__main__":

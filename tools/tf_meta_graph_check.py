@@ -38,7 +38,6 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import shutil
 import subprocess
 import sys
 
@@ -49,7 +48,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The sibling checkpoint check picks the framework and reads variables the
 # same way.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from tf_interop_check import _import, _variables, cli_parser, work_dir  # noqa: E402
+from tf_interop_check import _import, _variables, cli_parser, finish, report, work_dir  # noqa: E402
 
 CASES = ("mlp", "conv", "ops", "write_graph", "minimize")
 STEPS = 3
@@ -336,14 +335,8 @@ def main(argv=None):
     failed = 0
     for case in args.case or CASES:
         problems, summary = check(case, pythons, work)
-        print(f"{'PASS' if not problems else 'FAIL'}  {case:12s} {summary}")
-        for p in problems:
-            print("      " + p.replace("\n", "\n      "))
-        failed += bool(problems)
-    if not args.keep:
-        shutil.rmtree(work)
-    print(f"{failed} failed" if failed else "all passed")
-    return 1 if failed else 0
+        failed += report(f"{case:12s} {summary}", problems)
+    return finish(work, args.keep, failed)
 
 
 if __name__ == "__main__":
