@@ -5,7 +5,9 @@
 //! since the graph is append-only and inputs always precede their
 //! consumers. Every output gets a slot; each slot knows how many readers it
 //! has so the last reader can take the value instead of cloning it, which
-//! lets kernels reuse input buffers in place.
+//! lets kernels reuse input buffers in place. Constants and variables, whose
+//! output never changes, skip the slots: each consumer holds the value,
+//! bound when the plan is compiled (see `Source`).
 
 use crate::kernel::{kernel_factory, Kernel, KernelInit, OpContext, Value};
 use crate::resources::SessionState;
