@@ -12,17 +12,19 @@ pub mod dispatch;
 mod ops;
 pub mod real;
 pub mod rules;
+mod tf_apply;
 
 use std::sync::Once;
 
-/// Registers the update ops and their kernels (idempotent).
+/// Registers the update ops (ferroflow's fused ones and TensorFlow's
+/// per-variable ones) and their kernels (idempotent).
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for def in ops::op_defs() {
+        for def in ops::op_defs().into_iter().chain(tf_apply::op_defs()) {
             ferroflow_graph::register_op(def);
         }
-        for (name, f) in ops::kernels() {
+        for (name, f) in ops::kernels().into_iter().chain(tf_apply::kernels()) {
             ferroflow_runtime::register_kernel(name, f);
         }
     });

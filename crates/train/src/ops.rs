@@ -172,7 +172,7 @@ struct Locks<'a> {
 /// an op updates the same variables every step, and sorting a thousand of
 /// them again each time costs tens of microseconds.
 #[derive(Default)]
-struct LockOrder {
+pub(crate) struct LockOrder {
     addresses: Vec<usize>,
     order: Vec<usize>,
 }
@@ -510,6 +510,29 @@ macro_rules! by_dtype {
             d => Err(Error::invalid_argument(format!("optimizer updates need a float variable, got {d}"))),
         }
     };
+}
+
+/// Runs the dense update of one variable, with `ctx` laid out as
+/// `ApplyFused`'s inputs for `N = 1` (for TensorFlow's own update ops).
+pub(crate) fn update_one_variable(
+    ctx: &mut OpContext<'_>,
+    dtype: DType,
+    kind: RuleKind,
+    opts: RuleOptions,
+    s: usize,
+    lock_order: &Mutex<LockOrder>,
+) -> Result<()> {
+    by_dtype!(
+        dtype,
+        dense_kernel,
+        ctx,
+        kind,
+        opts,
+        1,
+        s,
+        Sweep::Forward,
+        lock_order
+    )
 }
 
 /// The kernels of the update ops.
