@@ -51,3 +51,17 @@ def test_update_op_outputs_the_variable_and_checks_shapes():
             after = sess.run(update.outputs[0])
             assert not np.array_equal(before, after)
             np.testing.assert_array_equal(after, sess.run("w:0"))
+
+
+def test_unsupported_update_attrs_fail_with_unimplemented():
+    from ferroflow.core.protobuf import meta_graph_pb2
+
+    meta = meta_graph_pb2.MetaGraphDef.FromString((FIXTURES / "adam.meta").read_bytes())
+    (node,) = [n for n in meta.graph_def.node if n.op == "ApplyAdam"]
+    node.attr["use_nesterov"].b = True
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(meta)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.UnimplementedError, match="ApplyAdam: use_nesterov=True"):
+                sess.run(g.get_operation_by_name("train"))
