@@ -44,22 +44,28 @@ fn sparse_refs(a: &Attrs) -> usize {
 
 fn check_hypers(ctx: &InferContext, first: usize, kind: RuleKind, dtype: DType) -> Result<()> {
     for (i, name) in kind.hyper_names().iter().enumerate() {
-        let at = first + i;
-        let want = if *name == "global_step" {
-            DType::Int64
-        } else {
-            dtype
-        };
-        if ctx.dtype(at) != want {
-            return Err(Error::type_error(format!(
-                "hyper-parameter '{name}' of '{}' must be {want}, got {}",
-                ctx.name,
-                ctx.dtype(at)
-            )));
-        }
-        if !matches!(ctx.shape(at).rank(), None | Some(0)) {
-            return Err(ctx.shape_error(format!("hyper-parameter '{name}' must be a scalar")));
-        }
+        check_hyper(ctx, first + i, name, dtype)?;
+    }
+    Ok(())
+}
+
+/// Checks the hyper-parameter input `at` named `name`: a scalar of the
+/// variables' `dtype` (int64 for `global_step`).
+pub(crate) fn check_hyper(ctx: &InferContext, at: usize, name: &str, dtype: DType) -> Result<()> {
+    let want = if name == "global_step" {
+        DType::Int64
+    } else {
+        dtype
+    };
+    if ctx.dtype(at) != want {
+        return Err(Error::type_error(format!(
+            "hyper-parameter '{name}' of '{}' must be {want}, got {}",
+            ctx.name,
+            ctx.dtype(at)
+        )));
+    }
+    if !matches!(ctx.shape(at).rank(), None | Some(0)) {
+        return Err(ctx.shape_error(format!("hyper-parameter '{name}' must be a scalar")));
     }
     Ok(())
 }

@@ -3,11 +3,11 @@
 //! and trains. Each runs the same fused rule as `ApplyFused`, for one
 //! variable, and outputs the variable's reference as TensorFlow's does.
 
-use crate::ops::{update_one_variable, LockOrder};
+use crate::ops::{check_hyper, update_one_variable, LockOrder};
 use crate::rules::{RuleKind, RuleOptions};
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo};
 use ferroflow_runtime::{factory, KernelFactory, OpContext, Value};
-use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{Error, Result, Shape, Tensor};
 use parking_lot::Mutex;
 
 /// Where one of the rule's hyper-parameters comes from.
@@ -229,22 +229,8 @@ fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         }
     }
     for (name, hyper) in spec.kind.hyper_names().iter().zip(spec.hypers) {
-        let At(i) = *hyper else { continue };
-        let want = if *name == "global_step" {
-            DType::Int64
-        } else {
-            dtype
-        };
-        if ctx.dtype(i) != want {
-            return Err(Error::type_error(format!(
-                "'{}': input '{}' must be {want}, got {}",
-                ctx.name,
-                spec.inputs[i],
-                ctx.dtype(i)
-            )));
-        }
-        if !matches!(ctx.shape(i).rank(), None | Some(0)) {
-            return Err(ctx.shape_error(format!("{} must be a scalar", spec.inputs[i])));
+        if let At(i) = *hyper {
+            check_hyper(ctx, i, name, dtype)?;
         }
     }
     Ok(vec![OutputInfo::reference(dtype, var.clone())])
