@@ -65,3 +65,14 @@ def test_unsupported_update_attrs_fail_with_unimplemented():
             sess.run(tf.global_variables_initializer())
             with pytest.raises(tf.errors.UnimplementedError, match="ApplyAdam: use_nesterov=True"):
                 sess.run(g.get_operation_by_name("train"))
+
+
+def test_an_update_op_with_missing_inputs_is_refused_on_import():
+    from ferroflow.core.protobuf import meta_graph_pb2
+
+    meta = meta_graph_pb2.MetaGraphDef.FromString((FIXTURES / "momentum.meta").read_bytes())
+    (node,) = [n for n in meta.graph_def.node if n.op == "ApplyMomentum"]
+    del node.input[4]  # momentum
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"ApplyMomentum\) expects 5 inputs \(var, accum, lr, grad, momentum\), got 4"):
+            tf.train.import_meta_graph(meta)
