@@ -76,3 +76,15 @@ def test_an_update_op_with_missing_inputs_is_refused_on_import():
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=r"ApplyMomentum\) expects 5 inputs \(var, accum, lr, grad, momentum\), got 4"):
             tf.train.import_meta_graph(meta)
+
+
+def test_any_imported_node_with_the_wrong_number_of_inputs_is_refused():
+    from ferroflow.core.protobuf import meta_graph_pb2
+
+    meta = meta_graph_pb2.MetaGraphDef.FromString((FIXTURES / "momentum.meta").read_bytes())
+    (node,) = [n for n in meta.graph_def.node if n.name == "loss"]
+    assert node.op == "Sum"
+    del node.input[1]  # reduction_indices
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"'loss' \(Sum\) expects 2 inputs \(input, reduction_indices\), got 1"):
+            tf.train.import_meta_graph(meta)

@@ -242,6 +242,18 @@ impl Graph {
         }
         let def = ops::lookup(&spec.op)
             .ok_or_else(|| Error::value(format!("Op type not registered '{}'", spec.op)))?;
+        // Ops without a list input take exactly their declared inputs (an
+        // imported NodeDef may not).
+        if !def.inputs.iter().any(|n| n.ends_with('*')) && spec.inputs.len() != def.inputs.len() {
+            return Err(Error::value(format!(
+                "'{}' ({}) expects {} inputs ({}), got {}",
+                spec.name,
+                spec.op,
+                def.inputs.len(),
+                def.inputs.join(", "),
+                spec.inputs.len()
+            )));
+        }
         for (r, o) in spec.inputs.iter().enumerate() {
             if def.takes_ref(r, &spec.attrs) && !self.output(*o).is_ref {
                 return Err(Error::type_error(format!(
