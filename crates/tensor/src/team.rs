@@ -378,7 +378,7 @@ impl Team {
 /// being waited for can run.
 fn backoff(spins: &mut u32) {
     *spins = spins.wrapping_add(1);
-    if *spins % 256 == 0 {
+    if (*spins).is_multiple_of(256) {
         std::thread::yield_now();
     } else {
         std::hint::spin_loop();
@@ -418,7 +418,7 @@ fn wait_for_job(team: &Team, seen: usize) -> usize {
             return g;
         }
         spins = spins.wrapping_add(1);
-        if spins % 1024 != 0 {
+        if !spins.is_multiple_of(1024) {
             std::hint::spin_loop();
             continue;
         }

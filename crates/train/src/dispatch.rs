@@ -4,7 +4,10 @@
 //! The rules are plain loops that the compiler vectorises; this module
 //! compiles them three times (baseline x86-64, AVX2, AVX-512) and picks
 //! the widest the CPU supports at run time, so one wheel runs everywhere.
-//! No version uses fused multiply-add, so all three give identical results.
+//! No version uses fused multiply-add in the rules' arithmetic, so all three
+//! give identical results. At the AVX-512 level, `f32` Adam and Adagrad run
+//! hand-written loops ([`crate::avx512`]) that divide on the FMA ports with
+//! correctly rounded sequences, again bit for bit the same.
 
 use crate::real::Real;
 use crate::rules::Rule;
@@ -76,6 +79,19 @@ unsafe fn run_avx2<T: Real>(rule: &Rule<T>, t: &mut Task<'_, T>) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn run_avx512<T: Real>(rule: &Rule<T>, t: &mut Task<'_, T>) {
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() {
+        // SAFETY: T is f32 (checked just above), so these are the same types.
+        let (rule32, t32) = unsafe {
+            (
+                &*(rule as *const Rule<T>).cast::<Rule<f32>>(),
+                &mut *(t as *mut Task<'_, T>).cast::<Task<'_, f32>>(),
+            )
+        };
+        // SAFETY: this level is only chosen when the CPU has AVX-512F.
+        if unsafe { crate::avx512::dense_f32(rule32, t32.var, &mut t32.slots, t32.grad) } {
+            return;
+        }
+    }
     run_one(rule, t)
 }
 
@@ -159,74 +175,89 @@ mod tests {
             .collect()
     }
 
-    fn run_with(level_override: Option<Level>, threads: usize) -> Vec<Vec<f32>> {
+    fn adagrad() -> Rule<f32> {
+        Rule {
+            kind: RuleKind::Adagrad,
+            opts: RuleOptions::default(),
+            h: [0.05, 0.0, 0.0, 0.0, 0.0, 0.0],
+            t: 0,
+        }
+    }
+
+    /// Runs `rule` over variables of awkward sizes, through the chunk pool
+    /// (`level_override` None) or one task per variable at a given level;
+    /// returns the variables followed by every slot.
+    fn run_with(rule: &Rule<f32>, level_override: Option<Level>, threads: usize) -> Vec<Vec<f32>> {
         let sizes = [3usize, CHUNK + 5, 2 * CHUNK, 100_000];
+        let n_slots = rule.kind.slots(false);
         let mut vars: Vec<Vec<f32>> = sizes
             .iter()
             .enumerate()
             .map(|(k, &n)| data(n, k as u32))
             .collect();
-        let mut ms: Vec<Vec<f32>> = sizes.iter().map(|&n| data(n, 99)).collect();
-        let mut vs: Vec<Vec<f32>> = sizes
+        // Slots start non-negative (Adam's second moment, Adagrad's sum).
+        let mut slots: Vec<Vec<Vec<f32>>> = sizes
             .iter()
-            .map(|&n| data(n, 7).iter().map(|x| x.abs()).collect())
+            .map(|&n| {
+                (0..n_slots)
+                    .map(|k| data(n, 7 + k as u32).iter().map(|x| x.abs()).collect())
+                    .collect()
+            })
             .collect();
         let gs: Vec<Vec<f32>> = sizes
             .iter()
             .enumerate()
             .map(|(k, &n)| data(n, 1000 + k as u32))
             .collect();
-        let rule = adam();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        pool.install(|| match level_override {
-            None => {
-                let work: Vec<VarWork<'_, f32>> = vars
-                    .iter_mut()
-                    .zip(ms.iter_mut())
-                    .zip(vs.iter_mut())
-                    .zip(&gs)
-                    .map(|(((v, m), s), g)| {
-                        (
-                            v.as_mut_slice(),
-                            smallvec::smallvec![m.as_mut_slice(), s.as_mut_slice()],
-                            g.as_slice(),
-                        )
-                    })
-                    .collect();
-                run_dense(&rule, work, Sweep::Backward);
-            }
-            Some(lv) => {
-                for (((v, m), s), g) in vars
-                    .iter_mut()
-                    .zip(ms.iter_mut())
-                    .zip(vs.iter_mut())
-                    .zip(&gs)
-                {
-                    let mut t = Task {
-                        var: v,
-                        slots: smallvec::smallvec![m.as_mut_slice(), s.as_mut_slice()],
-                        grad: g,
-                    };
-                    run_task(&rule, lv, &mut t);
+        pool.install(|| {
+            let work: Vec<VarWork<'_, f32>> = vars
+                .iter_mut()
+                .zip(slots.iter_mut())
+                .zip(&gs)
+                .map(|((v, s), g)| {
+                    (
+                        v.as_mut_slice(),
+                        s.iter_mut().map(|s| s.as_mut_slice()).collect(),
+                        g.as_slice(),
+                    )
+                })
+                .collect();
+            match level_override {
+                None => run_dense(rule, work, Sweep::Backward),
+                Some(lv) => {
+                    for (var, slots, grad) in work {
+                        run_task(rule, lv, &mut Task { var, slots, grad });
+                    }
                 }
             }
         });
-        vars.into_iter().chain(ms).chain(vs).collect()
+        vars.into_iter()
+            .chain(slots.into_iter().flatten())
+            .collect()
     }
 
     #[test]
     fn results_do_not_depend_on_threads_or_simd_level() {
-        let reference = run_with(Some(Level::Baseline), 1);
-        assert_eq!(run_with(None, 1), reference);
-        assert_eq!(run_with(None, 2), reference);
-        assert_eq!(run_with(None, 3), reference);
-        #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            assert_eq!(run_with(Some(Level::Avx2), 1), reference);
+        // Adam runs the generic loop at every level; f32 Adagrad has its own
+        // AVX-512 loop (crate::avx512), which must agree bit for bit too.
+        for rule in [adam(), adagrad()] {
+            let reference = run_with(&rule, Some(Level::Baseline), 1);
+            assert_eq!(run_with(&rule, None, 1), reference);
+            assert_eq!(run_with(&rule, None, 2), reference);
+            assert_eq!(run_with(&rule, None, 3), reference);
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                assert_eq!(run_with(&rule, Some(Level::Avx2), 1), reference);
+            }
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                assert_eq!(run_with(&rule, Some(Level::Avx512), 1), reference);
+            }
+            assert_ne!(reference[0], data(3, 0), "the update changed the variable");
         }
-        assert_ne!(reference[0], data(3, 0), "the update changed the variable");
     }
 }

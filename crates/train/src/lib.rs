@@ -8,6 +8,8 @@
 //! pooled across variables, so many small variables still use every core.
 //! Results are identical for any thread count and instruction set.
 
+#[cfg(target_arch = "x86_64")]
+mod avx512;
 pub mod dispatch;
 mod ops;
 pub mod real;

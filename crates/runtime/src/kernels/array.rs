@@ -47,7 +47,7 @@ fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
     }
     let mut out: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = unknown {
-        if known == 0 || n % known != 0 {
+        if known == 0 || !n.is_multiple_of(known) {
             return Err(Error::invalid_argument(format!(
                 "Input to reshape is a tensor with {n} values, but the requested shape requires a multiple of {known}"
             )));

@@ -158,7 +158,7 @@ fn sample_f64(gen: &Philox, dist: Distribution, base: u64, i: usize, memo: &mut 
         }
         Distribution::Normal => {
             let (z0, z1) = memo.normals(gen, base + (i / 2) as u64);
-            if i % 2 == 0 {
+            if i.is_multiple_of(2) {
                 z0
             } else {
                 z1
