@@ -36,3 +36,55 @@ pub fn prefetch_arc<T>(arc: &std::sync::Arc<T>) {
         counts + std::mem::size_of::<T>(),
     );
 }
+
+/// The size of the last-level cache in bytes (Linux: from sysfs, the
+/// largest cache CPU 0 reports; elsewhere, or if unreadable, 32 MiB).
+///
+/// Kernels use it to tell data that stays cache-resident from one step to
+/// the next from data streamed from DRAM every step, which wants
+/// different access patterns.
+pub fn last_level_cache_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| read_cache_sizes().into_iter().max().unwrap_or(32 << 20))
+}
+
+#[cfg(target_os = "linux")]
+fn read_cache_sizes() -> Vec<usize> {
+    let Ok(dir) = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("size")).ok())
+        .filter_map(|s| parse_cache_size(s.trim()))
+        .collect()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_cache_sizes() -> Vec<usize> {
+    Vec::new()
+}
+
+/// `"491520K"`, `"2048K"`, `"32M"` or plain bytes.
+fn parse_cache_size(s: &str) -> Option<usize> {
+    let (digits, scale) = match s.as_bytes().last()? {
+        b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'G' => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_sizes_parse_as_sysfs_writes_them() {
+        assert_eq!(parse_cache_size("491520K"), Some(491520 << 10));
+        assert_eq!(parse_cache_size("32M"), Some(32 << 20));
+        assert_eq!(parse_cache_size("1024"), Some(1024));
+        assert_eq!(parse_cache_size("K"), None);
+        assert_eq!(parse_cache_size("lots"), None);
+        assert!(last_level_cache_bytes() >= 1 << 10);
+    }
+}
