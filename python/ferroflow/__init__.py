@@ -99,6 +99,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
     strided_slice,
     tile,
     transpose,
+    unique,
     unstack,
     where,
     where_v2,

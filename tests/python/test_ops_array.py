@@ -870,3 +870,51 @@ def test_shape_inference_from_partly_known_arguments():
         with tf.Session() as s:
             got = s.run(out, {t: np.arange(6.0).reshape(2, 3), msk: [False, True]})
     np.testing.assert_array_equal(got, [[3.0, 4.0, 5.0]])
+
+
+def _unique_reference(x):
+    """First-appearance unique and index map, by value equality (NaN never equal)."""
+    y, idx = [], []
+    for v in x.tolist():
+        pos = next((k for k, u in enumerate(y) if u == v), None)
+        if pos is None:
+            y.append(v)
+            pos = len(y) - 1
+        idx.append(pos)
+    return y, idx
+
+
+@PROPS
+@given(data=st.data())
+def test_unique_matches_first_appearance_order(data):
+    dtype = data.draw(st.sampled_from(["int32", "int64", "uint8", "float32", "float64"]))
+    n = data.draw(st.integers(0, 12))
+    # Few distinct values so repeats are common.
+    values = data.draw(st.lists(st.sampled_from([0, 1, 2, 5, 7]), min_size=n, max_size=n))
+    x = np.array(values, dtype=np_dtype(dtype))
+    out_idx = data.draw(st.sampled_from([tf.int32, tf.int64]))
+    got = run(lambda f: tf.unique(f["x"], out_idx=out_idx), {"x": (dtype, [None], x)})
+    y, idx = _unique_reference(x)
+    np.testing.assert_array_equal(got.y, np.array(y, dtype=x.dtype))
+    np.testing.assert_array_equal(got.idx, np.array(idx))
+    assert got.idx.dtype == out_idx.as_numpy_dtype
+    np.testing.assert_array_equal(got.y[got.idx], x)
+
+
+def test_unique_floats_strings_and_errors():
+    y, idx = run(lambda: tf.unique([0.0, -0.0, float("nan"), 1.5, float("nan")]))
+    assert len(y) == 4 and list(idx) == [0, 0, 1, 2, 3]
+    y, idx = run(lambda: tf.unique(tf.constant([b"b", b"a", b"b"])))
+    assert list(y) == [b"b", b"a"] and list(idx) == [0, 1, 0]
+    with tf.Graph().as_default():
+        u = tf.unique(tf.constant([3, 3, 4], tf.int64), name="u")
+        assert u.y.op.type == "Unique" and u.y.op.name == "u"
+        assert u.y.shape.as_list() == [None] and u.idx.shape.as_list() == [3]
+        with pytest.raises(ValueError, match="rank 1"):
+            tf.unique([[1, 2]])
+        with pytest.raises(TypeError, match="out_idx"):
+            tf.unique([1, 2], out_idx=tf.float32)
+        p = tf.placeholder(tf.int32)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="1D vector"):
+                sess.run(tf.unique(p), {p: [[1, 2]]})

@@ -1,9 +1,11 @@
-"""TensorFlow's per-variable update ops (ApplyAdam, ApplyMomentum, ...) in graphs TensorFlow wrote.
+"""TensorFlow's per-variable update ops (ApplyAdam, SparseApplyMomentum, ...) in graphs TensorFlow wrote.
 
 The fixtures (tests/fixtures/tf_apply/, from tools/gen_tf_apply_fixtures.py)
 are meta graphs TensorFlow 1 exported with a training op for each
-optimizer, and the variable after each of three steps in TensorFlow. The
-tests import each graph, train it here, and compare.
+optimizer, for a dense variable and for an embedding table (sparse
+gradients: Unique, UnsortedSegmentSum and the SparseApply* ops), and the
+variable after each of three steps in TensorFlow. The tests import each
+graph, train it here, and compare.
 """
 
 import json
@@ -23,19 +25,19 @@ def test_tensorflow_training_graph_imports_and_trains_the_same(case):
     want = EXPECTED["cases"][case]
     with tf.Graph().as_default() as g:
         tf.train.import_meta_graph(str(FIXTURES / f"{case}.meta"))
-        update_ops = sorted({op.type for op in g.get_operations() if op.type.startswith("Apply")})
+        update_ops = sorted({op.type for op in g.get_operations() if op.type.startswith(("Apply", "SparseApply"))})
         assert update_ops == want["update_ops"]
         train = g.get_operation_by_name("train")
-        w = g.get_tensor_by_name("w:0")
+        var = g.get_tensor_by_name(want["var"] + ":0")
         step = tf.train.get_global_step(g)
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
-            np.testing.assert_array_equal(sess.run(w), np.float32(EXPECTED["w0"]))
-            for i, expected in enumerate(want["w"]):
+            np.testing.assert_array_equal(sess.run(var), np.float32(want["start"]))
+            for i, expected in enumerate(want["after"]):
                 sess.run(train)
-                np.testing.assert_allclose(sess.run(w), np.float32(expected), rtol=1e-6, atol=1e-7,
+                np.testing.assert_allclose(sess.run(var), np.float32(expected), rtol=1e-6, atol=1e-7,
                                            err_msg=f"{case}, step {i + 1}")
-            assert sess.run(step) == len(want["w"])
+            assert sess.run(step) == len(want["after"])
 
 
 def test_update_op_outputs_the_variable_and_checks_shapes():
@@ -87,4 +89,58 @@ def test_any_imported_node_with_the_wrong_number_of_inputs_is_refused():
     del node.input[1]  # reduction_indices
     with tf.Graph().as_default():
         with pytest.raises(ValueError, match=r"'loss' \(Sum\) expects 2 inputs \(input, reduction_indices\), got 1"):
+            tf.train.import_meta_graph(meta)
+
+
+def _sparse_adagrad_meta():
+    from ferroflow.core.protobuf import meta_graph_pb2
+
+    meta = meta_graph_pb2.MetaGraphDef.FromString((FIXTURES / "sparse_adagrad.meta").read_bytes())
+    (node,) = [n for n in meta.graph_def.node if n.op == "SparseApplyAdagrad"]
+    return meta, node
+
+
+def test_sparse_update_sums_duplicate_indices_fed_directly():
+    # Skip TensorFlow's Unique/UnsortedSegmentSum: feed the gathered rows
+    # and the repeated ids straight to SparseApplyAdagrad. Summing the
+    # duplicates first gives what TensorFlow's deduplicated graph gives.
+    meta, node = _sparse_adagrad_meta()
+    node.input[3] = "gradients/embedding_lookup_grad/Reshape"
+    node.input[4] = "gradients/embedding_lookup_grad/Reshape_1"
+    want = EXPECTED["cases"]["sparse_adagrad"]
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(meta)
+        update = g.get_operation_by_name(node.name)
+        assert [t.op.type for t in update.inputs][3:] == ["Reshape", "Reshape"]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for expected in want["after"]:
+                sess.run("train")
+                np.testing.assert_allclose(sess.run("emb:0"), np.float32(expected), rtol=1e-6, atol=1e-7)
+
+
+def test_sparse_update_checks_indices_and_row_shapes():
+    meta, node = _sparse_adagrad_meta()
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(meta)
+        update = g.get_operation_by_name(node.name)
+        assert [t.name for t in update.inputs][:2] == ["emb:0", "emb/Adagrad:0"]
+        assert update.outputs[0].shape.as_list() == [6, 2]
+        unique_ids = g.get_tensor_by_name("train/update_emb/Unique:0")
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Index 9 at offset 1 in indices is out of range"):
+                sess.run("train", {unique_ids: [0, 9, 5]})
+            # Nothing was updated by the failed step.
+            np.testing.assert_array_equal(sess.run("emb:0"), np.float32(EXPECTED["emb0"]))
+    # Gradient rows that do not fit the table are refused on import.
+    meta, node = _sparse_adagrad_meta()
+    node.input[3] = "Const_1"  # shape [2]: not rows of a [6, 2] table
+    with tf.Graph().as_default():
+        with pytest.raises(ValueError, match=r"var and grad do not have the same shape \(6, 2\) \(2,\)"):
+            tf.train.import_meta_graph(meta)
+    meta, node = _sparse_adagrad_meta()
+    node.input[4] = "Const_1"  # float indices
+    with tf.Graph().as_default():
+        with pytest.raises(TypeError, match="indices"):
             tf.train.import_meta_graph(meta)

@@ -541,6 +541,18 @@ pub(crate) fn update_one_variable(
     )
 }
 
+/// Runs the sparse update of one variable, with `ctx` laid out as
+/// `SparseApplyFused`'s inputs (for TensorFlow's own sparse update ops).
+pub(crate) fn update_one_sparse(
+    ctx: &mut OpContext<'_>,
+    dtype: DType,
+    kind: RuleKind,
+    opts: RuleOptions,
+    s: usize,
+) -> Result<()> {
+    by_dtype!(dtype, sparse_kernel, ctx, kind, opts, s)
+}
+
 /// The kernels of the update ops.
 pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
     vec![

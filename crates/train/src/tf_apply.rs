@@ -1,13 +1,20 @@
 //! TensorFlow's own per-variable update ops (`ApplyAdam`, `ApplyMomentum`,
-//! ...), so that a graph TensorFlow wrote with a training op in it imports
-//! and trains. Each runs the same fused rule as `ApplyFused`, for one
-//! variable, and outputs the variable's reference as TensorFlow's does.
+//! ..., and the sparse `SparseApplyAdagrad`, `SparseApplyMomentum`, ...),
+//! so that a graph TensorFlow wrote with a training op in it imports and
+//! trains. Each runs the same fused rule as `ApplyFused` (or, for the sparse
+//! ones, `SparseApplyFused`) for one variable, and outputs the variable's
+//! reference as TensorFlow's does.
+//!
+//! TensorFlow's sparse optimizers sum the rows of duplicate indices in the
+//! graph (`Unique` and `UnsortedSegmentSum`) before the update op; fed
+//! duplicate indices directly, these ops sum them as well, where
+//! TensorFlow's kernels would apply them one after another.
 
-use crate::ops::{check_hyper, update_one_variable, LockOrder};
+use crate::ops::{check_hyper, update_one_sparse, update_one_variable, LockOrder};
 use crate::rules::{RuleKind, RuleOptions};
-use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo};
+use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext, Value};
-use ferroflow_tensor::{Error, Result, Shape, Tensor};
+use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
 use parking_lot::Mutex;
 
 /// Where one of the rule's hyper-parameters comes from.
@@ -30,6 +37,8 @@ struct TfApply {
     /// first (the references), then the rest.
     inputs: &'static [&'static str],
     grad: usize,
+    /// The row indices of a sparse update's gradient (`None`: dense).
+    indices: Option<usize>,
     /// The rule's hyper-parameters in [`RuleKind::hyper_names`] order.
     hypers: &'static [Hyper],
 }
@@ -44,6 +53,7 @@ const TF_APPLY: &[TfApply] = &[
         shrinkage: false,
         inputs: &["var", "alpha", "delta"],
         grad: 2,
+        indices: None,
         hypers: &[At(1)],
     },
     TfApply {
@@ -53,6 +63,7 @@ const TF_APPLY: &[TfApply] = &[
         shrinkage: false,
         inputs: &["var", "alpha", "l1", "l2", "delta"],
         grad: 4,
+        indices: None,
         hypers: &[At(1), At(2), At(3)],
     },
     TfApply {
@@ -62,6 +73,7 @@ const TF_APPLY: &[TfApply] = &[
         shrinkage: false,
         inputs: &["var", "accum", "lr", "grad", "momentum"],
         grad: 3,
+        indices: None,
         hypers: &[At(2), At(4)],
     },
     TfApply {
@@ -71,6 +83,7 @@ const TF_APPLY: &[TfApply] = &[
         shrinkage: false,
         inputs: &["var", "accum", "lr", "grad"],
         grad: 3,
+        indices: None,
         hypers: &[At(2)],
     },
     TfApply {
@@ -80,6 +93,7 @@ const TF_APPLY: &[TfApply] = &[
         shrinkage: false,
         inputs: &["var", "accum", "lr", "l1", "l2", "grad"],
         grad: 5,
+        indices: None,
         hypers: &[At(2), At(3), At(4)],
     },
     TfApply {
@@ -98,6 +112,7 @@ const TF_APPLY: &[TfApply] = &[
             "global_step",
         ],
         grad: 3,
+        indices: None,
         hypers: &[At(4), At(5), At(6), At(7)],
     },
     TfApply {
@@ -115,6 +130,7 @@ const TF_APPLY: &[TfApply] = &[
             "grad",
         ],
         grad: 6,
+        indices: None,
         hypers: &[At(3), At(4), At(5)],
     },
     TfApply {
@@ -135,6 +151,7 @@ const TF_APPLY: &[TfApply] = &[
             "grad",
         ],
         grad: 9,
+        indices: None,
         hypers: &[At(3), At(4), At(5), At(6), At(7), At(8)],
     },
     TfApply {
@@ -146,6 +163,7 @@ const TF_APPLY: &[TfApply] = &[
             "var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power",
         ],
         grad: 3,
+        indices: None,
         hypers: &[At(4), At(5), At(6), Zero, At(7)],
     },
     TfApply {
@@ -165,6 +183,7 @@ const TF_APPLY: &[TfApply] = &[
             "lr_power",
         ],
         grad: 3,
+        indices: None,
         hypers: &[At(4), At(5), At(6), At(7), At(8)],
     },
     TfApply {
@@ -176,6 +195,7 @@ const TF_APPLY: &[TfApply] = &[
             "var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
         ],
         grad: 7,
+        indices: None,
         hypers: &[At(3), At(4), At(5), At(6)],
     },
     TfApply {
@@ -187,6 +207,143 @@ const TF_APPLY: &[TfApply] = &[
             "var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
         ],
         grad: 8,
+        indices: None,
+        hypers: &[At(4), At(5), At(6), At(7)],
+    },
+    TfApply {
+        op: "SparseApplyProximalGradientDescent",
+        kind: RuleKind::ProximalSgd,
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "alpha", "l1", "l2", "grad", "indices"],
+        grad: 4,
+        indices: Some(5),
+        hypers: &[At(1), At(2), At(3)],
+    },
+    TfApply {
+        op: "SparseApplyMomentum",
+        kind: RuleKind::Momentum,
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "grad", "indices", "momentum"],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(2), At(5)],
+    },
+    TfApply {
+        op: "SparseApplyAdagrad",
+        kind: RuleKind::Adagrad,
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "grad", "indices"],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(2)],
+    },
+    TfApply {
+        op: "SparseApplyProximalAdagrad",
+        kind: RuleKind::ProximalAdagrad,
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "l1", "l2", "grad", "indices"],
+        grad: 5,
+        indices: Some(6),
+        hypers: &[At(2), At(3), At(4)],
+    },
+    TfApply {
+        op: "SparseApplyAdagradDA",
+        kind: RuleKind::AdagradDa,
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var",
+            "gradient_accumulator",
+            "gradient_squared_accumulator",
+            "grad",
+            "indices",
+            "lr",
+            "l1",
+            "l2",
+            "global_step",
+        ],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(5), At(6), At(7), At(8)],
+    },
+    TfApply {
+        op: "SparseApplyAdadelta",
+        kind: RuleKind::Adadelta,
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var",
+            "accum",
+            "accum_update",
+            "lr",
+            "rho",
+            "epsilon",
+            "grad",
+            "indices",
+        ],
+        grad: 6,
+        indices: Some(7),
+        hypers: &[At(3), At(4), At(5)],
+    },
+    TfApply {
+        op: "SparseApplyFtrl",
+        kind: RuleKind::Ftrl,
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var", "accum", "linear", "grad", "indices", "lr", "l1", "l2", "lr_power",
+        ],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(5), At(6), At(7), Zero, At(8)],
+    },
+    TfApply {
+        op: "SparseApplyFtrlV2",
+        kind: RuleKind::Ftrl,
+        centered: false,
+        shrinkage: true,
+        inputs: &[
+            "var",
+            "accum",
+            "linear",
+            "grad",
+            "indices",
+            "lr",
+            "l1",
+            "l2",
+            "l2_shrinkage",
+            "lr_power",
+        ],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(5), At(6), At(7), At(8), At(9)],
+    },
+    TfApply {
+        op: "SparseApplyRMSProp",
+        kind: RuleKind::RmsProp,
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices",
+        ],
+        grad: 7,
+        indices: Some(8),
+        hypers: &[At(3), At(4), At(5), At(6)],
+    },
+    TfApply {
+        op: "SparseApplyCenteredRMSProp",
+        kind: RuleKind::RmsProp,
+        centered: true,
+        shrinkage: false,
+        inputs: &[
+            "var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices",
+        ],
+        grad: 8,
+        indices: Some(9),
         hypers: &[At(4), At(5), At(6), At(7)],
     },
 ];
@@ -221,12 +378,33 @@ fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                 ctx.dtype(i)
             )));
         }
-        if !var.is_compatible_with(ctx.shape(i)) {
+        let fits = if i == spec.grad && spec.indices.is_some() {
+            rows_fit(var, ctx.shape(i))
+        } else {
+            var.is_compatible_with(ctx.shape(i))
+        };
+        if !fits {
             return Err(ctx.shape_error(format!(
                 "var and {} do not have the same shape {var} {}",
                 spec.inputs[i],
                 ctx.shape(i)
             )));
+        }
+    }
+    if let Some(k) = spec.indices {
+        ctx.expect_dtype(k, &[DType::Int32, DType::Int64])?;
+        ctx.expect_rank(k, 1)?;
+        let rows = |i: usize| {
+            ctx.shape(i)
+                .dims()
+                .and_then(|d| d.first().copied().flatten())
+        };
+        if let (Some(g), Some(n)) = (rows(spec.grad), rows(k)) {
+            if g != n {
+                return Err(ctx.shape_error(format!(
+                    "grad must be the same size as indices in the first dimension: {g} vs {n}"
+                )));
+            }
         }
     }
     for (name, hyper) in spec.kind.hyper_names().iter().zip(spec.hypers) {
@@ -235,6 +413,22 @@ fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         }
     }
     Ok(vec![OutputInfo::reference(dtype, var.clone())])
+}
+
+/// Whether gradient rows of shape `grad` (a leading row count, then one
+/// row) fit a variable of shape `var`.
+fn rows_fit(var: &PartialShape, grad: &PartialShape) -> bool {
+    match (var.dims(), grad.dims()) {
+        (Some(v), Some(g)) => {
+            v.len() == g.len()
+                && !v.is_empty()
+                && v[1..]
+                    .iter()
+                    .zip(&g[1..])
+                    .all(|(a, b)| a.is_none() || b.is_none() || a == b)
+        }
+        _ => true,
+    }
 }
 
 /// The graph-level definitions of TensorFlow's update ops.
@@ -280,13 +474,17 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 let lock_order = Mutex::new(LockOrder::default());
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                     let s = spec.slots();
-                    // `ApplyFused`'s layout for one variable: references,
-                    // gradient, hyper-parameters.
+                    // `ApplyFused`'s layout for one variable (references,
+                    // gradient, hyper-parameters), or `SparseApplyFused`'s
+                    // (the gradient's indices after its values).
                     let mut values = Vec::with_capacity(2 + s + spec.hypers.len());
                     for i in 0..=s {
                         values.push(Value::Ref(ctx.input_ref(i)?.clone()));
                     }
                     values.push(Value::Tensor(ctx.input(spec.grad)?.clone()));
+                    if let Some(k) = spec.indices {
+                        values.push(Value::Tensor(ctx.input(k)?.clone()));
+                    }
                     for (name, hyper) in spec.kind.hyper_names().iter().zip(spec.hypers) {
                         values.push(Value::Tensor(match *hyper {
                             // TensorFlow feeds the step number counting from
@@ -300,7 +498,11 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     }
                     let var = ctx.input_ref(0)?.clone();
                     let mut fused = OpContext::new(ctx.node, ctx.session, values);
-                    update_one_variable(&mut fused, dtype, spec.kind, opts, s, &lock_order)?;
+                    if spec.indices.is_some() {
+                        update_one_sparse(&mut fused, dtype, spec.kind, opts, s)?;
+                    } else {
+                        update_one_variable(&mut fused, dtype, spec.kind, opts, s, &lock_order)?;
+                    }
                     ctx.output_ref(var);
                     Ok(())
                 }) as Box<dyn ferroflow_runtime::Kernel>)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import collections
 import numbers
 
 import numpy as np
@@ -441,6 +442,18 @@ def where(condition, x=None, y=None, name=None):
         raise ValueError("x and y must both be non-None or both be None.")
     xt, yt = _convert_pair(x, y)
     return make("Select", [c, xt, yt], {}, name)
+
+
+def unique(x, out_idx=dtypes.int32, name=None):
+    """The distinct elements of the vector ``x`` in order of first appearance (``y``), and for each
+    element of ``x`` the position of its value in ``y`` (``idx``, of dtype ``out_idx``)."""
+    xt = ops.convert_to_tensor(x, name="x")
+    op = make_op("Unique", [xt], {"out_idx": type_attr(out_idx)}, name)
+    return _Unique(*op.outputs)
+
+
+# TensorFlow's result type: a namedtuple, so ``sess.run(unique(...))`` returns one too.
+_Unique = collections.namedtuple("Unique", ["y", "idx"])
 
 
 def where_v2(condition, x=None, y=None, name=None):

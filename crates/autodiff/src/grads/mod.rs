@@ -9,9 +9,9 @@ use crate::registry::GradEntry;
 use crate::Grad;
 use ferroflow_graph::Output;
 
-/// Ops whose inputs never receive gradient. (`TruncateMod` is deliberately
-/// absent: TensorFlow registers nothing for it, so `tf.gradients` through it
-/// raises `LookupError`, as there.)
+/// Ops whose inputs never receive gradient. (`TruncateMod` and `Unique` are
+/// deliberately absent: TensorFlow registers nothing for them, so
+/// `tf.gradients` through them raises `LookupError`, as there.)
 const NOT_DIFFERENTIABLE: &[&str] = &[
     "Shape",
     "Size",
@@ -92,7 +92,7 @@ mod tests {
 
     /// Ops that have no gradient, as in TensorFlow (`tf.gradients` through a
     /// float one raises LookupError), or only take/produce non-float tensors.
-    const NO_ENTRY: &[&str] = &["TruncateMod"];
+    const NO_ENTRY: &[&str] = &["TruncateMod", "Unique"];
 
     #[test]
     fn every_registered_gradient_names_a_known_op() {

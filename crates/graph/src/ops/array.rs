@@ -644,6 +644,21 @@ fn where_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(DType::Int64, PartialShape::from_dims(vec![None, r]))
 }
 
+fn unique(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_rank(0, 1)?;
+    let idx = ctx.type_or("out_idx", DType::Int32)?;
+    if !INDEX.contains(&idx) {
+        return Err(Error::type_error(format!(
+            "'{}': out_idx must be int32 or int64, got {idx}",
+            ctx.name
+        )));
+    }
+    Ok(vec![
+        OutputInfo::new(ctx.dtype(0), PartialShape::from_dims(vec![None])),
+        OutputInfo::new(idx, ctx.shape(0).clone()),
+    ])
+}
+
 fn zeros_like(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(0), ctx.shape(0).clone())
 }
@@ -706,6 +721,7 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("ReverseV2", &["tensor", "axis"], identity),
         OpDef::new("BroadcastTo", &["input", "shape"], broadcast_to),
         OpDef::new("Where", &["input"], where_op),
+        OpDef::new("Unique", &["x"], unique),
         OpDef::new("Assert", &["condition", "data*"], assert_op).stateful(),
     ]
 }

@@ -602,6 +602,18 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
+        "Unique",
+        factory(|init| {
+            let out_idx = init.node.attrs.dtype_or("out_idx", DType::Int32)?;
+            boxed(move |ctx| {
+                let (y, idx) = k::unique(ctx.input(0)?, out_idx)?;
+                ctx.output(y);
+                ctx.output(idx);
+                Ok(())
+            })
+        }),
+    );
+    reg(
         "Where",
         factory(|_| {
             boxed(|ctx| {

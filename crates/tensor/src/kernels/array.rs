@@ -853,6 +853,65 @@ pub fn one_hot(
     Tensor::new(out_shape, data)
 }
 
+/// TensorFlow's `Unique`: the distinct elements of the vector `x` in order
+/// of first appearance, and for every element of `x` the position of its
+/// value among them (as `out_idx`, int32 or int64). Floats compare by value
+/// (`-0.0` equals `0.0`; every NaN is distinct, as NaN != NaN).
+pub fn unique(x: &Tensor, out_idx: DType) -> Result<(Tensor, Tensor)> {
+    if x.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "unique expects a 1D vector, got a tensor of shape {}",
+            x.shape()
+        )));
+    }
+    /// What decides equality: the value for integers and bools, the bits
+    /// of the value for floats (no key for NaN), the bytes for strings.
+    #[derive(Hash, PartialEq, Eq)]
+    enum Key<'a> {
+        Int(i64),
+        Bits(u64),
+        Bytes(&'a [u8]),
+    }
+    let keys: Vec<Option<Key<'_>>> = match x.data() {
+        Data::Str(v) => v.iter().map(|b| Some(Key::Bytes(b))).collect(),
+        Data::F32(_) | Data::F64(_) | Data::F16(_) | Data::BF16(_) => x
+            .to_f64_vec()?
+            .into_iter()
+            .map(|f| (!f.is_nan()).then(|| Key::Bits((f + 0.0).to_bits())))
+            .collect(),
+        Data::Bool(v) => v.iter().map(|&b| Some(Key::Int(b as i64))).collect(),
+        _ => x
+            .to_i64_vec()?
+            .into_iter()
+            .map(|i| Some(Key::Int(i)))
+            .collect(),
+    };
+    let mut seen: std::collections::HashMap<Key<'_>, i64> = std::collections::HashMap::new();
+    let mut firsts: Vec<i64> = Vec::new();
+    let mut idx: Vec<i64> = Vec::with_capacity(keys.len());
+    for (i, key) in keys.into_iter().enumerate() {
+        let mut fresh = || {
+            firsts.push(i as i64);
+            firsts.len() as i64 - 1
+        };
+        idx.push(match key {
+            Some(k) => *seen.entry(k).or_insert_with(fresh),
+            None => fresh(),
+        });
+    }
+    let y = gather(x, &Tensor::vector(firsts), 0, 0)?;
+    let idx = match out_idx {
+        DType::Int32 => Tensor::vector(idx.into_iter().map(|i| i as i32).collect::<Vec<_>>()),
+        DType::Int64 => Tensor::vector(idx),
+        d => {
+            return Err(Error::invalid_argument(format!(
+                "unique: out_idx must be int32 or int64, got {d}"
+            )))
+        }
+    };
+    Ok((y, idx))
+}
+
 /// Coordinates of the true (non-zero) elements, as int64 `[n, rank]` (`Where`).
 pub fn where_indices(cond: &Tensor) -> Result<Tensor> {
     let mask: Vec<bool> = match cond.data() {
@@ -1143,6 +1202,28 @@ pub fn scatter(var: &mut Tensor, indices: &Tensor, updates: &Tensor, op: Scatter
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unique_keeps_first_appearances_in_order() {
+        let x = Tensor::vector(vec![7i64, 3, 7, 7, 1, 3]);
+        let (y, idx) = unique(&x, DType::Int32).unwrap();
+        assert_eq!(y.to_i64_vec().unwrap(), [7, 3, 1]);
+        assert_eq!(idx.dtype(), DType::Int32);
+        assert_eq!(idx.to_i64_vec().unwrap(), [0, 1, 0, 0, 2, 1]);
+        let f = Tensor::vector(vec![0.0f32, -0.0, f32::NAN, 2.5, f32::NAN, 2.5]);
+        let (y, idx) = unique(&f, DType::Int64).unwrap();
+        assert_eq!(y.num_elements(), 4, "-0 is 0; each NaN stands alone");
+        assert_eq!(idx.to_i64_vec().unwrap(), [0, 0, 1, 2, 3, 2]);
+        let s = Tensor::vector(vec![b"a".to_vec(), b"b".to_vec(), b"a".to_vec()]);
+        let (y, idx) = unique(&s, DType::Int32).unwrap();
+        assert_eq!(y.num_elements(), 2);
+        assert_eq!(idx.to_i64_vec().unwrap(), [0, 1, 0]);
+        let (y, idx) = unique(&Tensor::vector(Vec::<i32>::new()), DType::Int32).unwrap();
+        assert_eq!((y.num_elements(), idx.num_elements()), (0, 0));
+        let m = Tensor::from_vec([2, 2], vec![1i32, 2, 3, 4]).unwrap();
+        let err = unique(&m, DType::Int32).err().unwrap().to_string();
+        assert!(err.contains("1D vector"), "{err}");
+    }
 
     fn iota(shape: &[usize]) -> Tensor {
         let n: usize = shape.iter().product();
