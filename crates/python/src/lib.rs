@@ -469,6 +469,28 @@ fn registered_ops() -> Vec<&'static str> {
     ferroflow_graph::ops::registered_ops()
 }
 
+/// TensorFlow's update ops and the fused rule each maps onto, as dicts (see
+/// `ferroflow_train::TfUpdateOp`): how `graph_def_util` writes `ApplyFused`
+/// as TensorFlow's ops.
+#[pyfunction]
+fn tf_update_ops(py: Python<'_>) -> PyResult<Vec<Bound<'_, pyo3::types::PyDict>>> {
+    ferroflow_train::tf_update_ops()
+        .into_iter()
+        .map(|u| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("op", u.op)?;
+            d.set_item("rule", u.rule)?;
+            d.set_item("centered", u.centered)?;
+            d.set_item("shrinkage", u.shrinkage)?;
+            d.set_item("inputs", u.inputs.to_vec())?;
+            d.set_item("grad", u.grad)?;
+            d.set_item("indices", u.indices)?;
+            d.set_item("hypers", u.hypers)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// Reports an internal consistency failure as a Python error (for tests of the error path).
 #[pyfunction]
 fn _raise_status(py: Python<'_>, code: i32, message: &str) -> PyResult<()> {
@@ -503,6 +525,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Session>()?;
     m.add_class::<Runner>()?;
     m.add_function(wrap_pyfunction!(registered_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(tf_update_ops, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_set_error_classes, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_status, m)?)?;
     m.add("TID_SHIFT", convert::TID_SHIFT)?;

@@ -16,6 +16,8 @@ pub mod real;
 pub mod rules;
 mod tf_apply;
 
+pub use tf_apply::{tf_update_ops, TfUpdateOp};
+
 use std::sync::Once;
 
 /// Registers the update ops (ferroflow's fused ones and TensorFlow's

@@ -24,6 +24,22 @@ pub enum RuleKind {
 }
 
 impl RuleKind {
+    /// The `rule` attr value of this rule's update ops.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuleKind::Sgd => "sgd",
+            RuleKind::Momentum => "momentum",
+            RuleKind::Adagrad => "adagrad",
+            RuleKind::AdagradDa => "adagrad_da",
+            RuleKind::Adadelta => "adadelta",
+            RuleKind::Adam => "adam",
+            RuleKind::Ftrl => "ftrl",
+            RuleKind::ProximalSgd => "proximal_sgd",
+            RuleKind::ProximalAdagrad => "proximal_adagrad",
+            RuleKind::RmsProp => "rmsprop",
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<RuleKind> {
         Some(match name {
             "sgd" => RuleKind::Sgd,

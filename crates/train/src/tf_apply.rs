@@ -348,6 +348,50 @@ const TF_APPLY: &[TfApply] = &[
     },
 ];
 
+/// How one of TensorFlow's update ops lays out a fused rule's inputs, for
+/// writing ferroflow's fused updates as TensorFlow's ops.
+#[derive(Clone, Debug)]
+pub struct TfUpdateOp {
+    /// The op type (`ApplyMomentum`, `SparseApplyAdagrad`, ...).
+    pub op: &'static str,
+    /// The fused rule's name (`RuleKind::name`).
+    pub rule: &'static str,
+    pub centered: bool,
+    pub shrinkage: bool,
+    /// Input names; the first `1 + slots` are the variable and its slots,
+    /// in the order `ApplyFused` takes them.
+    pub inputs: &'static [&'static str],
+    pub grad: usize,
+    pub indices: Option<usize>,
+    /// For each of the rule's hyper-parameters (`RuleKind::hyper_names`
+    /// order), its input position, or `None` if the op has no such input.
+    pub hypers: Vec<Option<usize>>,
+}
+
+/// TensorFlow's update ops and how each maps onto a fused rule.
+pub fn tf_update_ops() -> Vec<TfUpdateOp> {
+    TF_APPLY
+        .iter()
+        .map(|s| TfUpdateOp {
+            op: s.op,
+            rule: s.kind.name(),
+            centered: s.centered,
+            shrinkage: s.shrinkage,
+            inputs: s.inputs,
+            grad: s.grad,
+            indices: s.indices,
+            hypers: s
+                .hypers
+                .iter()
+                .map(|h| match *h {
+                    At(i) => Some(i),
+                    Zero => None,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
 /// The variable and its slots: the leading references of each op.
 const REFS: [&[usize]; 4] = [&[0], &[0, 1], &[0, 1, 2], &[0, 1, 2, 3]];
 

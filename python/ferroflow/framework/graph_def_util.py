@@ -9,17 +9,24 @@ its TensorFlow ``OpDef`` declares (``T``, ``N``, ``Tidx``, ..., see
 has (its reduction gradients use it), are written as the few TensorFlow ops
 that compute the same thing.
 
-Only ferroflow's fused optimizer updates (``ApplyFused``,
-``SparseApplyFused``, made by ``Optimizer.minimize`` / ``apply_gradients``)
-stay as they are: a GraphDef holding one imports into ferroflow but not into
-TensorFlow, which has no such op.
+ferroflow's fused dense optimizer update (``ApplyFused``, one op for all
+the variables of a step, made by ``Optimizer.minimize`` /
+``apply_gradients``) is written as TensorFlow's own per-variable update ops
+(``ApplyAdam``, ``ApplyMomentum``, ...) under a ``NoOp`` that keeps its name
+and control edges. The ``NoOp`` also carries the original node
+(``_ferroflow_fused``) and the names of the nodes written for it
+(``_ferroflow_expansion``); TensorFlow ignores attrs starting with ``_``, and
+ferroflow's import puts the fused op back (``restore_fused_updates``), so a
+graph round-tripping through a file still updates all variables in one pooled
+op. The sparse update (``SparseApplyFused``) stays as it is: a GraphDef
+holding one imports into ferroflow but not into TensorFlow.
 """
 
 from __future__ import annotations
 
 from ferroflow import _native
 
-__all__ = ["as_graph_def", "create_meta_graph_def"]
+__all__ = ["as_graph_def", "create_meta_graph_def", "restore_fused_updates"]
 
 
 def as_graph_def(graph, from_version=None, add_shapes=False):
@@ -37,7 +44,7 @@ def as_graph_def(graph, from_version=None, add_shapes=False):
 
 def _make_tensorflow_compatible(graph_def, graph, start, add_shapes):
     """Adds TensorFlow's required attrs to ``graph_def``'s nodes (those of ``graph`` from ``start`` on) and
-    expands its ``ReducedShape`` nodes, in place."""
+    expands its ``ReducedShape`` and ``ApplyFused`` nodes, in place."""
     from ferroflow.framework.op_signatures import add_signature_attrs
 
     ops = graph._ops[start:]
@@ -51,6 +58,10 @@ def _make_tensorflow_compatible(graph_def, graph, start, add_shapes):
         if node.op == "ReducedShape":
             expanded = expanded or {}
             expanded[i] = _reduced_shape_nodes(node, in_types, add_shapes)
+            continue
+        if node.op == "ApplyFused":
+            expanded = expanded or {}
+            expanded[i] = _fused_update_nodes(node, op, in_types, add_shapes)
             continue
         add_signature_attrs(node, in_types, [t.dtype.as_datatype_enum for t in op._outputs])
     if expanded:
@@ -128,6 +139,131 @@ def _reduced_shape_nodes(node, in_types, add_shapes):
     reduced = add("/reduced", "Any", [hits, column], {"Tidx": ("type", int32), "keep_dims": ("b", False)}, [-1])
     add("", "SelectV2", [reduced, one, shape_in], {"T": ("type", shape_type)}, None)
     return out
+
+
+_FUSED_ATTR = "_ferroflow_fused"
+_EXPANSION_ATTR = "_ferroflow_expansion"
+
+
+def _tf_update_op(rule, centered, shrinkage):
+    """The dense TensorFlow update op (a dict, see ``_native.tf_update_ops``) for a fused rule."""
+    for spec in _native.tf_update_ops():
+        if (spec["rule"], spec["centered"], spec["shrinkage"], spec["indices"]) == (rule, centered, shrinkage, None):
+            return spec
+    raise ValueError(f"no TensorFlow update op for the '{rule}' rule")
+
+
+def _fused_update_nodes(node, op, in_types, add_shapes):
+    """TensorFlow's per-variable update ops for the ``ApplyFused`` ``node`` (of Operation ``op``),
+    then a ``NoOp`` taking its name that depends on them all (see the module docs)."""
+    from ferroflow.core.framework import node_def_pb2, types_pb2
+    from ferroflow.framework.op_signatures import add_signature_attrs
+
+    attr = node.attr
+    rule = attr["rule"].s.decode()
+    centered = "centered" in attr and attr["centered"].b
+    shrinkage = "shrinkage" in attr and attr["shrinkage"].b
+    spec = _tf_update_op(rule, centered, shrinkage)
+    n = attr["N"].i
+    data = [i for i in node.input if not i.startswith("^")]
+    controls = [i for i in node.input if i.startswith("^")]
+    refs = 1 + len([i for i in range(1, len(spec["inputs"])) if i != spec["grad"] and i not in spec["hypers"]])
+    slots = refs - 1
+    first_grad, first_hyper = n * refs, n * (refs + 1)
+    dtype = in_types[0] % 100
+    out = []
+    hyper_input = {}
+    for j, pos in enumerate(spec["hypers"]):
+        if pos is None:
+            continue
+        name, typ = data[first_hyper + j], in_types[first_hyper + j]
+        if spec["inputs"][pos] == "global_step":
+            # TensorFlow's AdagradDA feeds the step counting from 1; ApplyFused adds the 1 itself.
+            one = node_def_pb2.NodeDef(name=node.name + "/one", op="Const", device=node.device)
+            one.attr["dtype"].type = types_pb2.DT_INT64
+            one.attr["value"].tensor.dtype = types_pb2.DT_INT64
+            one.attr["value"].tensor.int64_val.append(1)
+            step = node_def_pb2.NodeDef(name=node.name + "/global_step_plus_one", op="AddV2",
+                                        input=[name, one.name], device=node.device)
+            step.attr["T"].type = types_pb2.DT_INT64
+            if add_shapes:
+                for extra in (one, step):
+                    extra.attr["_output_shapes"].list.shape.add()
+            out += [one, step]
+            name = step.name
+        hyper_input[pos] = (name, typ)
+    # The fused op changes no variable before every gradient is computed. With reference variables a
+    # gradient may still read a variable another update is writing, so each per-variable update waits
+    # for all the gradients, as the fused op does.
+    grad_nodes = sorted({g.split(":")[0] for g in data[first_grad:first_grad + n]})
+    ready = node_def_pb2.NodeDef(name=node.name + "/gradients_ready", op="NoOp",
+                                 input=["^" + g for g in grad_nodes], device=node.device)
+    if add_shapes:
+        ready.attr["_output_shapes"].list.SetInParent()
+    out.append(ready)
+    updates = []
+    for k in range(n):
+        inputs, types = [], []
+        for pos in range(len(spec["inputs"])):
+            if pos < refs:
+                index = k if pos == 0 else n + k * slots + pos - 1
+                inputs.append(data[index])
+                types.append(dtype + 100)
+            elif pos == spec["grad"]:
+                inputs.append(data[first_grad + k])
+                types.append(in_types[first_grad + k])
+            else:
+                name, typ = hyper_input[pos]
+                inputs.append(name)
+                types.append(typ)
+        update = node_def_pb2.NodeDef(name=node.name + "/" + spec["op"] + (f"_{k}" if k else ""), op=spec["op"],
+                                      input=inputs + ["^" + ready.name], device=node.device)
+        if spec["op"] in ("ApplyMomentum",) and "use_nesterov" in attr:
+            update.attr["use_nesterov"].b = attr["use_nesterov"].b
+        add_signature_attrs(update, types, [dtype + 100])
+        if add_shapes:
+            dims = update.attr["_output_shapes"].list.shape.add()
+            shape = op._inputs[k].shape
+            if shape.dims is None:
+                dims.unknown_rank = True
+            else:
+                for size in shape.as_list():
+                    dims.dim.add().size = -1 if size is None else size
+        updates.append(update)
+    out += updates
+    group = node_def_pb2.NodeDef(name=node.name, op="NoOp", input=["^" + u.name for u in updates] + controls,
+                                 device=node.device)
+    group.attr[_FUSED_ATTR].s = node.SerializeToString()
+    group.attr[_EXPANSION_ATTR].list.s.extend(x.name.encode() for x in out)
+    if add_shapes:
+        group.attr["_output_shapes"].list.SetInParent()
+    out.append(group)
+    return out
+
+
+def restore_fused_updates(nodes):
+    """``nodes`` (NodeDefs) with every ``ApplyFused`` that export wrote as TensorFlow's update ops put
+    back, the nodes written for it dropped (see the module docs). A group whose written nodes or original
+    inputs are not all there (the graph was edited since) is kept as TensorFlow's ops."""
+    from ferroflow.core.framework import node_def_pb2
+
+    nodes = list(nodes)
+    names = {n.name for n in nodes}
+    restored, drop = {}, set()
+    for n in nodes:
+        if n.op != "NoOp" or _FUSED_ATTR not in n.attr:
+            continue
+        original = node_def_pb2.NodeDef.FromString(n.attr[_FUSED_ATTR].s)
+        written = {x.decode() for x in n.attr[_EXPANSION_ATTR].list.s}
+        needed = {i.lstrip("^").split(":")[0] for i in original.input}
+        if original.op != "ApplyFused" or original.name != n.name or not written <= names or not needed <= names:
+            continue
+        original.device = n.device
+        restored[n.name] = original
+        drop |= written
+    if not restored:
+        return nodes
+    return [restored.get(n.name, n) for n in nodes if n.name not in drop]
 
 
 def create_meta_graph_def(graph_def=None, graph=None):

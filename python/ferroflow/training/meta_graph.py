@@ -315,14 +315,19 @@ def _parse_input(name):
 def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devices=False):
     """Adds every node of ``graph_def`` to ``graph`` (op type, attributes, inputs, control inputs, device).
 
+    Fused optimizer updates that export wrote as TensorFlow's per-variable
+    ops become fused again (``graph_def_util.restore_fused_updates``).
     Names get ``import_scope/`` in front. Nodes are added in dependency
     order. Raises ValueError naming the node for an unknown input or an
     attribute ferroflow cannot represent.
     """
+    from ferroflow.framework.graph_def_util import restore_fused_updates
+
     graph = graph or ops.get_default_graph()
-    nodes = {n.name: n for n in graph_def.node}
+    all_nodes = restore_fused_updates(graph_def.node)
+    nodes = {n.name: n for n in all_nodes}
     order, state = [], {}
-    for root in graph_def.node:
+    for root in all_nodes:
         stack = [(root.name, False)]
         while stack:
             name, done = stack.pop()
