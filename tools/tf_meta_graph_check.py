@@ -30,7 +30,12 @@ too, and the losses and trained variables agree to float32 round-off
   RMSProp, FTRL with l2 shrinkage, AdagradDA and Adadelta, each written as
   TensorFlow's own update op (``ApplyMomentum``, ``ApplyCenteredRMSProp``,
   ``ApplyFtrlV2``, ``ApplyAdagradDA`` fed the step plus one,
-  ``ApplyAdadelta``).
+  ``ApplyAdadelta``);
+* ``sparse_<optimizer>``: a model with an embedding table looked up by the
+  labels (repeated rows), so the table's gradient is an ``IndexedSlices``:
+  ferroflow's sparse update is written as ``Unique``, ``UnsortedSegmentSum``
+  and ``SparseApply*`` (``ScatterSub`` for SGD, the decays and scatter-adds
+  for Adam), next to the dense update of the other variables.
 
 Run it with the Python that has ferroflow importable (the development venv).
 """
@@ -59,7 +64,17 @@ OPTIMIZERS = {
     "adagrad_da": lambda t, step: t.AdagradDAOptimizer(0.1, global_step=step),
     "adadelta": lambda t, step: t.AdadeltaOptimizer(1.0),
 }
-CASES = ("mlp", "conv", "ops", "write_graph", "minimize") + tuple(f"minimize_{o}" for o in OPTIMIZERS)
+SPARSE_OPTIMIZERS = {
+    **OPTIMIZERS,
+    "sgd": lambda t, step: t.GradientDescentOptimizer(0.1),
+    "adam": lambda t, step: t.AdamOptimizer(0.05),
+    "adagrad": lambda t, step: t.AdagradOptimizer(0.1),
+    "proximal_adagrad": lambda t, step: t.ProximalAdagradOptimizer(0.1, l1_regularization_strength=0.01),
+    "proximal_sgd": lambda t, step: t.ProximalGradientDescentOptimizer(0.1, l2_regularization_strength=0.01),
+    "rmsprop": lambda t, step: t.RMSPropOptimizer(0.01, momentum=0.5),
+}
+CASES = (("mlp", "conv", "ops", "write_graph", "minimize") + tuple(f"minimize_{o}" for o in OPTIMIZERS)
+         + tuple(f"sparse_{o}" for o in SPARSE_OPTIMIZERS))
 STEPS = 3
 LR = 0.1
 
@@ -167,8 +182,26 @@ def _model_optimizer(name):
     return build
 
 
+def _model_sparse(name):
+    def build(tf):
+        rng = np.random.default_rng(2)
+        x = tf.placeholder(tf.float32, [None, 6], name="x")
+        labels = tf.placeholder(tf.int64, [None], name="labels")
+        w = tf.get_variable("kernel", [6, 3], initializer=tf.constant_initializer(rng.normal(size=[6, 3])))
+        emb = tf.get_variable("embedding", [3, 3], initializer=tf.constant_initializer(rng.normal(size=[3, 3])))
+        logits = tf.matmul(x, w) + tf.nn.embedding_lookup(emb, labels)
+        xent = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+        loss = tf.reduce_mean(xent, name="loss")
+        step = tf.train.get_or_create_global_step()
+        train = SPARSE_OPTIMIZERS[name](tf.train, step).minimize(loss, global_step=step, name="train")
+        return {"loss": loss, "train": train}
+
+    return build
+
+
 MODELS = {"mlp": _model_mlp, "conv": _model_conv, "ops": _model_ops, "write_graph": _model_mlp,
-          "minimize": _model_minimize, **{f"minimize_{o}": _model_optimizer(o) for o in OPTIMIZERS}}
+          "minimize": _model_minimize, **{f"minimize_{o}": _model_optimizer(o) for o in OPTIMIZERS},
+          **{f"sparse_{o}": _model_sparse(o) for o in SPARSE_OPTIMIZERS}}
 BATCHES = {"conv": _conv_batch, "ops": _ops_batch}
 
 
@@ -229,7 +262,8 @@ def _read_tf(case, directory):
         loss = tf.get_collection("loss")[0]
         # (The last one: `minimize` adds its own op to the same collection.)
         train = tf.get_collection("train_op")[-1]
-        updates = sorted({op.type for op in tf.get_default_graph().get_operations() if op.type.startswith("Apply")})
+        updates = sorted({op.type for op in tf.get_default_graph().get_operations()
+                          if op.type.startswith(("Apply", "SparseApply", "Scatter"))})
         (directory / "tf_update_ops.txt").write_text(" ".join(updates))
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
@@ -289,7 +323,7 @@ def check(case, pythons, work):
             return [f"{framework} failed (exit {proc.returncode}):\n{tail}"], ""
     ff, tf = _load(directory / "ff"), _load(directory / "tf")
     problems, summary = [], []
-    if case.startswith("minimize"):
+    if case.startswith(("minimize", "sparse")):
         summary.append("TensorFlow's update ops: " + (directory / "tf_update_ops.txt").read_text())
     problems += _compare("initial values", ff["init"], tf["init"], exact=True)
     if case != "write_graph":  # (a GraphDef has no saver to restore with)

@@ -158,3 +158,59 @@ def test_an_edited_expansion_is_kept_as_tensorflow_ops():
         got = _train(g, names)
     assert not np.array_equal(got[-1][0], np.arange(6, dtype=np.float32).reshape(3, 2) / 4 - 0.5)
     np.testing.assert_array_equal(got[-1][1], np.float32([0.25, -0.5]))
+
+
+SPARSE_OPS = {
+    "sgd": ["ScatterSub"], "proximal_sgd": ["SparseApplyProximalGradientDescent"],
+    "momentum": ["SparseApplyMomentum"], "nesterov": ["SparseApplyMomentum"], "adagrad": ["SparseApplyAdagrad"],
+    "proximal_adagrad": ["SparseApplyProximalAdagrad"], "adagrad_da": ["SparseApplyAdagradDA"],
+    "adadelta": ["SparseApplyAdadelta"], "adam": ["Assign", "Assign", "AssignSub", "ScatterAdd", "ScatterAdd"],
+    "ftrl": ["SparseApplyFtrl"], "ftrl_shrinkage": ["SparseApplyFtrlV2"], "rmsprop": ["SparseApplyRMSProp"],
+    "centered_rmsprop": ["SparseApplyCenteredRMSProp"],
+}
+_UPDATE_TYPES = ("Apply", "SparseApply", "Scatter", "Assign")
+
+
+def _build_sparse(make, columns):
+    """An embedding table trained through ``gather`` (an IndexedSlices gradient, a repeated row)."""
+    table = np.linspace(-1, 1, 6 * columns, dtype=np.float32).reshape(6, columns)
+    emb = tf.Variable(table, name="emb")
+    rows = tf.gather(emb, tf.constant([4, 1, 4, 0], tf.int64, name="ids"))
+    loss = tf.reduce_sum(tf.square(rows * tf.constant(np.float32([1.0, -2.0][:columns]))), name="loss")
+    gs = tf.train.get_or_create_global_step()
+    train = make(gs).minimize(loss, global_step=gs, name="train")
+    tf.add_to_collection("train_op", train)
+    return ["emb"]
+
+
+def _update_types(graph):
+    """The variable-updating ops of the training step (the global step's AssignAdd and the optimizer's
+    own non-slot updates, such as Adam's beta powers, aside)."""
+    return sorted(op.type for op in graph.get_operations() if op.type.startswith(_UPDATE_TYPES)
+                  and "/update" in op.name)
+
+
+@pytest.mark.parametrize("columns", [2, 1])
+@pytest.mark.parametrize("case", sorted(OPTIMIZERS))
+def test_exported_sparse_update_is_tensorflows_ops_and_trains_the_same(case, columns):
+    make, _ = OPTIMIZERS[case]
+    with tf.Graph().as_default() as g:
+        names = _build_sparse(make, columns)
+        assert "SparseApplyFused" in {op.type for op in g.get_operations()}
+        meta = tf.train.export_meta_graph()
+        want = _train(g, names)
+    assert "SparseApplyFused" not in {n.op for n in meta.graph_def.node}
+    check_importable(meta.graph_def)
+    with tf.Graph().as_default() as g2:
+        tf.train.import_meta_graph(_strip_fused_attrs(meta_graph_pb2.MetaGraphDef.FromString(
+            meta.SerializeToString())))
+        assert _update_types(g2) == SPARSE_OPS[case]
+        got = _train(g2, names)
+    for step, (a, b) in enumerate(zip(want, got)):
+        np.testing.assert_array_equal(b[0], a[0], err_msg=f"{case}: emb after step {step + 1}")
+    with tf.Graph().as_default() as g3:
+        tf.train.import_meta_graph(meta)
+        assert _update_types(g3) == ["SparseApplyFused"]
+        got = _train(g3, names)
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(b[0], a[0])

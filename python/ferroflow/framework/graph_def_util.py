@@ -18,8 +18,12 @@ and control edges. The ``NoOp`` also carries the original node
 (``_ferroflow_expansion``); TensorFlow ignores attrs starting with ``_``, and
 ferroflow's import puts the fused op back (``restore_fused_updates``), so a
 graph round-tripping through a file still updates all variables in one pooled
-op. The sparse update (``SparseApplyFused``) stays as it is: a GraphDef
-holding one imports into ferroflow but not into TensorFlow.
+op. The sparse update of one variable (``SparseApplyFused``) is written the
+same way, as the ops TensorFlow 1's optimizers build for an ``IndexedSlices``
+gradient: ``Unique`` and ``UnsortedSegmentSum`` summing duplicate rows, then
+``SparseApplyAdagrad``, ``SparseApplyMomentum``, ...; ``ScatterSub`` for
+plain SGD (duplicates applied one by one); and for Adam the decay of both
+moments, their scatter-adds and the update of every row.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ def as_graph_def(graph, from_version=None, add_shapes=False):
 
 def _make_tensorflow_compatible(graph_def, graph, start, add_shapes):
     """Adds TensorFlow's required attrs to ``graph_def``'s nodes (those of ``graph`` from ``start`` on) and
-    expands its ``ReducedShape`` and ``ApplyFused`` nodes, in place."""
+    expands its ``ReducedShape``, ``ApplyFused`` and ``SparseApplyFused`` nodes, in place."""
     from ferroflow.framework.op_signatures import add_signature_attrs
 
     ops = graph._ops[start:]
@@ -62,6 +66,10 @@ def _make_tensorflow_compatible(graph_def, graph, start, add_shapes):
         if node.op == "ApplyFused":
             expanded = expanded or {}
             expanded[i] = _fused_update_nodes(node, op, in_types, add_shapes)
+            continue
+        if node.op == "SparseApplyFused":
+            expanded = expanded or {}
+            expanded[i] = _sparse_update_nodes(node, in_types, add_shapes)
             continue
         add_signature_attrs(node, in_types, [t.dtype.as_datatype_enum for t in op._outputs])
     if expanded:
@@ -241,6 +249,154 @@ def _fused_update_nodes(node, op, in_types, add_shapes):
     return out
 
 
+class _Writer:
+    """Builds the NodeDefs that stand for one fused node: named under it, on its device."""
+
+    def __init__(self, node, add_shapes):
+        self.node, self.add_shapes, self.out = node, add_shapes, []
+
+    def add(self, suffix, op, inputs, in_types, out_types, attrs=None, controls=()):
+        from ferroflow.core.framework import node_def_pb2
+        from ferroflow.framework.op_signatures import add_signature_attrs
+
+        n = node_def_pb2.NodeDef(name=self.node.name + "/" + suffix, op=op,
+                                 input=list(inputs) + ["^" + c for c in controls], device=self.node.device)
+        for key, value in (attrs or {}).items():
+            if isinstance(value, bool):
+                n.attr[key].b = value
+            else:
+                n.attr[key].type = value
+        add_signature_attrs(n, in_types, out_types)
+        if self.add_shapes:
+            shapes = n.attr["_output_shapes"].list
+            shapes.SetInParent()
+            for _ in out_types:
+                shapes.shape.add().unknown_rank = True
+        self.out.append(n)
+        return n.name
+
+    def const(self, suffix, dtype, value):
+        import numpy as np
+
+        from ferroflow.core.framework import node_def_pb2
+        from ferroflow.framework import dtypes
+
+        n = node_def_pb2.NodeDef(name=self.node.name + "/" + suffix, op="Const", device=self.node.device)
+        n.attr["dtype"].type = dtype
+        tensor = n.attr["value"].tensor
+        tensor.dtype = dtype
+        tensor.tensor_content = np.asarray(value, dtype=dtypes.as_dtype(dtype).as_numpy_dtype).tobytes()
+        if self.add_shapes:
+            n.attr["_output_shapes"].list.shape.add()
+        self.out.append(n)
+        return n.name
+
+    def finish(self, updates):
+        """The ``NoOp`` taking the fused node's name, after ``updates``, carrying the original (module docs)."""
+        from ferroflow.core.framework import node_def_pb2
+
+        node = self.node
+        controls = [i for i in node.input if i.startswith("^")]
+        group = node_def_pb2.NodeDef(name=node.name, op="NoOp", input=["^" + u for u in updates] + controls,
+                                     device=node.device)
+        group.attr[_FUSED_ATTR].s = node.SerializeToString()
+        group.attr[_EXPANSION_ATTR].list.s.extend(x.name.encode() for x in self.out)
+        if self.add_shapes:
+            group.attr["_output_shapes"].list.SetInParent()
+        return self.out + [group]
+
+
+def _sparse_update_nodes(node, in_types, add_shapes):
+    """TensorFlow's ops for the ``SparseApplyFused`` ``node`` (one variable, an ``IndexedSlices``
+    gradient), then a ``NoOp`` taking its name (see the module docs)."""
+    from ferroflow.core.framework import types_pb2
+
+    attr = node.attr
+    rule = attr["rule"].s.decode()
+    centered = "centered" in attr and attr["centered"].b
+    shrinkage = "shrinkage" in attr and attr["shrinkage"].b
+    data = [i for i in node.input if not i.startswith("^")]
+    types = in_types[:len(data)]
+    dtype, ref = types[0] % 100, types[0] % 100 + 100
+    int32 = types_pb2.DT_INT32
+    w = _Writer(node, add_shapes)
+    if rule == "sgd":
+        # var, values, indices, lr: duplicates apply one after another, as ScatterSub does.
+        var, values, indices, lr = data
+        scaled = w.add("mul", "Mul", [values, lr], [dtype, dtype], [dtype])
+        update = w.add("ScatterSub", "ScatterSub", [var, indices, scaled], [ref, types[2], dtype], [ref])
+        return w.finish([update])
+    if rule == "adam":
+        spec, slots = None, 2
+    else:
+        spec = next(u for u in _native.tf_update_ops() if u["indices"] is not None and
+                    (u["rule"], u["centered"], u["shrinkage"]) == (rule, centered, shrinkage))
+        # The leading inputs that are neither gradient, indices nor hyper-parameters: var and slots.
+        slots = sum(1 for i in range(1, len(spec["inputs"]))
+                    if i not in (spec["grad"], spec["indices"]) and i not in spec["hypers"])
+    var, slot_refs = data[0], data[1:1 + slots]
+    values, indices = data[1 + slots], data[2 + slots]
+    hypers = data[3 + slots:]
+    hyper_types = types[3 + slots:]
+    # Duplicate rows summed in index order, as TensorFlow 1's optimizers do before the update.
+    unique = w.add("Unique", "Unique", [indices], [types[2 + slots]], [types[2 + slots], int32],
+                   {"out_idx": int32})
+    count = w.add("Size", "Size", [unique], [types[2 + slots]], [int32], {"out_type": int32})
+    summed = w.add("UnsortedSegmentSum", "UnsortedSegmentSum", [values, unique + ":1", count],
+                   [dtype, int32, int32], [dtype])
+    if rule == "adam":
+        p1, p2, lr, beta1, beta2, eps = hypers
+        m, v = slot_refs
+        one = w.const("one", dtype, 1.0)
+        b1c = w.add("one_minus_beta1", "Sub", [one, beta1], [dtype] * 2, [dtype])
+        b2c = w.add("one_minus_beta2", "Sub", [one, beta2], [dtype] * 2, [dtype])
+        root = w.add("sqrt_one_minus_beta2_power", "Sqrt",
+                     [w.add("one_minus_beta2_power", "Sub", [one, p2], [dtype] * 2, [dtype])], [dtype], [dtype])
+        alpha = w.add("alpha", "RealDiv", [w.add("lr_root", "Mul", [lr, root], [dtype] * 2, [dtype]),
+                                            w.add("one_minus_beta1_power", "Sub", [one, p1], [dtype] * 2, [dtype])],
+                      [dtype] * 2, [dtype])
+        m_decay = w.add("m_decay", "Assign", [m, w.add("m_beta1", "Mul", [m, beta1], [ref, dtype], [dtype])],
+                        [ref, dtype], [ref])
+        m_new = w.add("m_scatter", "ScatterAdd",
+                      [m_decay, unique, w.add("m_scaled", "Mul", [summed, b1c], [dtype] * 2, [dtype])],
+                      [ref, types[2 + slots], dtype], [ref])
+        v_decay = w.add("v_decay", "Assign", [v, w.add("v_beta2", "Mul", [v, beta2], [ref, dtype], [dtype])],
+                        [ref, dtype], [ref])
+        g_b2c = w.add("g_b2c", "Mul", [summed, b2c], [dtype] * 2, [dtype])
+        v_new = w.add("v_scatter", "ScatterAdd",
+                      [v_decay, unique, w.add("v_scaled", "Mul", [summed, g_b2c], [dtype] * 2, [dtype])],
+                      [ref, types[2 + slots], dtype], [ref])
+        den = w.add("denominator", "AddV2", [w.add("v_sqrt", "Sqrt", [v_new], [ref], [dtype]), eps],
+                    [dtype] * 2, [dtype])
+        step = w.add("step", "RealDiv", [w.add("alpha_m", "Mul", [alpha, m_new], [dtype, ref], [dtype]), den],
+                     [dtype] * 2, [dtype])
+        update = w.add("AssignSub", "AssignSub", [var, step], [ref, dtype], [ref])
+        return w.finish([update])
+    inputs, in_t = [], []
+    for pos in range(len(spec["inputs"])):
+        if pos <= slots:
+            inputs.append(data[pos])
+            in_t.append(ref)
+        elif pos == spec["grad"]:
+            inputs.append(summed)
+            in_t.append(dtype)
+        elif pos == spec["indices"]:
+            inputs.append(unique)
+            in_t.append(types[2 + slots])
+        else:
+            j = spec["hypers"].index(pos)
+            name, typ = hypers[j], hyper_types[j]
+            if spec["inputs"][pos] == "global_step":
+                one = w.const("one", types_pb2.DT_INT64, 1)
+                name = w.add("global_step_plus_one", "AddV2", [name, one], [typ, typ], [typ])
+            inputs.append(name)
+            in_t.append(typ)
+    attrs = {"use_nesterov": attr["use_nesterov"].b} if spec["op"] == "SparseApplyMomentum" and "use_nesterov" in attr \
+        else None
+    update = w.add(spec["op"], spec["op"], inputs, in_t, [ref], attrs)
+    return w.finish([update])
+
+
 def restore_fused_updates(nodes):
     """``nodes`` (NodeDefs) with every ``ApplyFused`` that export wrote as TensorFlow's update ops put
     back, the nodes written for it dropped (see the module docs). A group whose written nodes or original
@@ -256,7 +412,7 @@ def restore_fused_updates(nodes):
         original = node_def_pb2.NodeDef.FromString(n.attr[_FUSED_ATTR].s)
         written = {x.decode() for x in n.attr[_EXPANSION_ATTR].list.s}
         needed = {i.lstrip("^").split(":")[0] for i in original.input}
-        if original.op != "ApplyFused" or original.name != n.name or not written <= names or not needed <= names:
+        if original.op not in ("ApplyFused", "SparseApplyFused") or original.name != n.name or not written <= names or not needed <= names:
             continue
         original.device = n.device
         restored[n.name] = original
