@@ -110,9 +110,22 @@ def test_other_graph_closed_session_and_unfeedable():
     sess = tf.Session()
     with pytest.raises(ValueError, match="is not an element of this graph"):
         sess.run(foreign)
+    with pytest.raises(ValueError, match="is not an element of this graph"):
+        sess.run(foreign.op)
     tf.get_default_graph().prevent_feeding(local)
     with pytest.raises(ValueError, match="may not be fed"):
         sess.run(local, {local: 3.0})
+    # Fetching an op runs it and gives None, unless it was marked unfetchable
+    # (for a tensor: its op), through every fetch path.
+    v = tf.Variable(1.0)
+    bump = v.assign_add(1.0).op
+    sess.run(v.initializer)
+    assert sess.run(bump) is None and sess.run(v) == 2.0
+    tf.get_default_graph().prevent_fetching(bump)
+    for fetch in (bump, bump.outputs[0], [bump]):
+        with pytest.raises(ValueError, match="marked as not fetchable"):
+            sess.run(fetch)
+    assert sess.run(v) == 2.0
     sess.close()
     with pytest.raises(RuntimeError, match="closed Session"):
         sess.run(local)

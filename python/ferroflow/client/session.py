@@ -250,16 +250,20 @@ class BaseSession:
         self._check_open()
         graph = self._graph
         trace = _wants_trace(options, run_metadata)
-        # Fast path: one tensor, no feeds, no tracing.
-        if isinstance(fetches, ops.Tensor) and not feed_dict and options is None and run_metadata is None:
-            if fetches.graph is not graph:
-                raise ValueError(
-                    f"Fetch argument {fetches!r} cannot be interpreted as a Tensor. (Tensor {fetches} is not an "
-                    "element of this graph.)"
-                )
-            out = self._call_native([], [], [], [fetches._tid], [])
-            v = out[0]
-            return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
+        # Fast paths: one tensor or one op (a training step), no feeds, no tracing, nothing marked unfetchable.
+        if not feed_dict and options is None and run_metadata is None and not graph._unfetchable:
+            if isinstance(fetches, ops.Tensor):
+                if fetches.graph is not graph:
+                    raise ValueError(
+                        f"Fetch argument {fetches!r} cannot be interpreted as a Tensor. (Tensor {fetches} is not an "
+                        "element of this graph.)"
+                    )
+                out = self._call_native([], [], [], [fetches._tid], [])
+                v = out[0]
+                return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
+            if isinstance(fetches, ops.Operation) and fetches.graph is graph:
+                self._call_native([], [], [], [], [fetches._id])
+                return None
         plan = _FetchPlan(graph, fetches)
         feed_ids, feed_vals, feed_types = self._prepare_feeds(feed_dict)
         out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets, trace)
