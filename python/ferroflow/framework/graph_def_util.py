@@ -153,109 +153,15 @@ _FUSED_ATTR = "_ferroflow_fused"
 _EXPANSION_ATTR = "_ferroflow_expansion"
 
 
-def _tf_update_op(rule, centered, shrinkage):
-    """The dense TensorFlow update op (a dict, see ``_native.tf_update_ops``) for a fused rule."""
-    for spec in _native.tf_update_ops():
-        if (spec["rule"], spec["centered"], spec["shrinkage"], spec["indices"]) == (rule, centered, shrinkage, None):
-            return spec
-    raise ValueError(f"no TensorFlow update op for the '{rule}' rule")
-
-
-def _fused_update_nodes(node, op, in_types, add_shapes):
-    """TensorFlow's per-variable update ops for the ``ApplyFused`` ``node`` (of Operation ``op``),
-    then a ``NoOp`` taking its name that depends on them all (see the module docs)."""
-    from ferroflow.core.framework import node_def_pb2, types_pb2
-    from ferroflow.framework.op_signatures import add_signature_attrs
-
-    attr = node.attr
-    rule = attr["rule"].s.decode()
-    centered = "centered" in attr and attr["centered"].b
-    shrinkage = "shrinkage" in attr and attr["shrinkage"].b
-    spec = _tf_update_op(rule, centered, shrinkage)
-    n = attr["N"].i
-    data = [i for i in node.input if not i.startswith("^")]
-    controls = [i for i in node.input if i.startswith("^")]
-    refs = 1 + len([i for i in range(1, len(spec["inputs"])) if i != spec["grad"] and i not in spec["hypers"]])
-    slots = refs - 1
-    first_grad, first_hyper = n * refs, n * (refs + 1)
-    dtype = in_types[0] % 100
-    out = []
-    hyper_input = {}
-    for j, pos in enumerate(spec["hypers"]):
-        if pos is None:
-            continue
-        name, typ = data[first_hyper + j], in_types[first_hyper + j]
-        if spec["inputs"][pos] == "global_step":
-            # TensorFlow's AdagradDA feeds the step counting from 1; ApplyFused adds the 1 itself.
-            one = node_def_pb2.NodeDef(name=node.name + "/one", op="Const", device=node.device)
-            one.attr["dtype"].type = types_pb2.DT_INT64
-            one.attr["value"].tensor.dtype = types_pb2.DT_INT64
-            one.attr["value"].tensor.int64_val.append(1)
-            step = node_def_pb2.NodeDef(name=node.name + "/global_step_plus_one", op="AddV2",
-                                        input=[name, one.name], device=node.device)
-            step.attr["T"].type = types_pb2.DT_INT64
-            if add_shapes:
-                for extra in (one, step):
-                    extra.attr["_output_shapes"].list.shape.add()
-            out += [one, step]
-            name = step.name
-        hyper_input[pos] = (name, typ)
-    # The fused op changes no variable before every gradient is computed. With reference variables a
-    # gradient may still read a variable another update is writing, so each per-variable update waits
-    # for all the gradients, as the fused op does.
-    grad_nodes = sorted({g.split(":")[0] for g in data[first_grad:first_grad + n]})
-    ready = node_def_pb2.NodeDef(name=node.name + "/gradients_ready", op="NoOp",
-                                 input=["^" + g for g in grad_nodes], device=node.device)
-    if add_shapes:
-        ready.attr["_output_shapes"].list.SetInParent()
-    out.append(ready)
-    updates = []
-    for k in range(n):
-        inputs, types = [], []
-        for pos in range(len(spec["inputs"])):
-            if pos < refs:
-                index = k if pos == 0 else n + k * slots + pos - 1
-                inputs.append(data[index])
-                types.append(dtype + 100)
-            elif pos == spec["grad"]:
-                inputs.append(data[first_grad + k])
-                types.append(in_types[first_grad + k])
-            else:
-                name, typ = hyper_input[pos]
-                inputs.append(name)
-                types.append(typ)
-        update = node_def_pb2.NodeDef(name=node.name + "/" + spec["op"] + (f"_{k}" if k else ""), op=spec["op"],
-                                      input=inputs + ["^" + ready.name], device=node.device)
-        if spec["op"] in ("ApplyMomentum",) and "use_nesterov" in attr:
-            update.attr["use_nesterov"].b = attr["use_nesterov"].b
-        add_signature_attrs(update, types, [dtype + 100])
-        if add_shapes:
-            dims = update.attr["_output_shapes"].list.shape.add()
-            shape = op._inputs[k].shape
-            if shape.dims is None:
-                dims.unknown_rank = True
-            else:
-                for size in shape.as_list():
-                    dims.dim.add().size = -1 if size is None else size
-        updates.append(update)
-    out += updates
-    group = node_def_pb2.NodeDef(name=node.name, op="NoOp", input=["^" + u.name for u in updates] + controls,
-                                 device=node.device)
-    group.attr[_FUSED_ATTR].s = node.SerializeToString()
-    group.attr[_EXPANSION_ATTR].list.s.extend(x.name.encode() for x in out)
-    if add_shapes:
-        group.attr["_output_shapes"].list.SetInParent()
-    out.append(group)
-    return out
-
-
 class _Writer:
     """Builds the NodeDefs that stand for one fused node: named under it, on its device."""
 
     def __init__(self, node, add_shapes):
         self.node, self.add_shapes, self.out = node, add_shapes, []
 
-    def add(self, suffix, op, inputs, in_types, out_types, attrs=None, controls=()):
+    def add(self, suffix, op, inputs, in_types, out_types, attrs=None, controls=(), shapes=None):
+        """A node of ``op`` with TensorFlow's type attrs for ``in_types``/``out_types``; returns its name.
+        ``shapes`` (one list of dims per output) default to unknown when shapes are written."""
         from ferroflow.core.framework import node_def_pb2
         from ferroflow.framework.op_signatures import add_signature_attrs
 
@@ -268,10 +174,15 @@ class _Writer:
                 n.attr[key].type = value
         add_signature_attrs(n, in_types, out_types)
         if self.add_shapes:
-            shapes = n.attr["_output_shapes"].list
-            shapes.SetInParent()
-            for _ in out_types:
-                shapes.shape.add().unknown_rank = True
+            listed = n.attr["_output_shapes"].list
+            listed.SetInParent()
+            for dims in shapes or [None] * len(out_types):
+                shape = listed.shape.add()
+                if dims is None:
+                    shape.unknown_rank = True
+                else:
+                    for size in dims:
+                        shape.dim.add().size = -1 if size is None else size
         self.out.append(n)
         return n.name
 
@@ -306,15 +217,85 @@ class _Writer:
         return self.out + [group]
 
 
+def _tf_update_op(node, sparse):
+    """The TensorFlow update op (a dict, see ``_native.tf_update_ops``) for a fused update ``node``, and the
+    number of slots it takes."""
+    attr = node.attr
+    key = (attr["rule"].s.decode(), "centered" in attr and attr["centered"].b,
+           "shrinkage" in attr and attr["shrinkage"].b)
+    for spec in _native.tf_update_ops():
+        if (spec["rule"], spec["centered"], spec["shrinkage"]) == key and (spec["indices"] is not None) == sparse:
+            # The leading inputs that are neither gradient, indices nor hyper-parameters: var and slots.
+            slots = sum(1 for i in range(1, len(spec["inputs"]))
+                        if i not in (spec["grad"], spec["indices"]) and i not in spec["hypers"])
+            return spec, slots
+    raise ValueError(f"{node.name}: no TensorFlow update op for the '{key[0]}' rule")
+
+
+def _hyper_inputs(w, spec, hypers, hyper_types):
+    """``{input position: (tensor name, dtype)}`` of the update op ``spec``'s hyper-parameters, given the
+    fused op's (TensorFlow's AdagradDA is fed the step counting from 1; the fused op adds the 1 itself)."""
+    from ferroflow.core.framework import types_pb2
+
+    out = {}
+    for pos, name, typ in zip(spec["hypers"], hypers, hyper_types):
+        if pos is None:  # ApplyFtrl has no l2 shrinkage input
+            continue
+        if spec["inputs"][pos] == "global_step":
+            one = w.const("one", types_pb2.DT_INT64, 1)
+            name = w.add("global_step_plus_one", "AddV2", [name, one], [typ, typ], [typ])
+        out[pos] = (name, typ)
+    return out
+
+
+def _nesterov(spec, node):
+    """The ``use_nesterov`` attr for a momentum update op, if the fused ``node`` sets it."""
+    if spec["rule"] == "momentum" and "use_nesterov" in node.attr:
+        return {"use_nesterov": node.attr["use_nesterov"].b}
+    return None
+
+
+def _fused_update_nodes(node, op, in_types, add_shapes):
+    """TensorFlow's per-variable update ops for the ``ApplyFused`` ``node`` (of Operation ``op``),
+    then a ``NoOp`` taking its name that depends on them all (see the module docs)."""
+    spec, slots = _tf_update_op(node, sparse=False)
+    n = node.attr["N"].i
+    data = [i for i in node.input if not i.startswith("^")]
+    first_grad, first_hyper = n * (1 + slots), n * (2 + slots)
+    dtype = in_types[0] % 100
+    w = _Writer(node, add_shapes)
+    hyper_input = _hyper_inputs(w, spec, data[first_hyper:], in_types[first_hyper:len(data)])
+    # The fused op changes no variable before every gradient is computed. With reference variables a
+    # gradient may still read a variable another update is writing, so each per-variable update waits
+    # for all the gradients, as the fused op does.
+    grad_nodes = sorted({g.split(":")[0] for g in data[first_grad:first_grad + n]})
+    ready = w.add("gradients_ready", "NoOp", [], [], [], controls=grad_nodes)
+    updates = []
+    for k in range(n):
+        inputs, types = [], []
+        for pos in range(len(spec["inputs"])):
+            if pos <= slots:
+                inputs.append(data[k if pos == 0 else n + k * slots + pos - 1])
+                types.append(dtype + 100)
+            elif pos == spec["grad"]:
+                inputs.append(data[first_grad + k])
+                types.append(in_types[first_grad + k])
+            else:
+                inputs.append(hyper_input[pos][0])
+                types.append(hyper_input[pos][1])
+        shape = op._inputs[k].shape
+        updates.append(w.add(spec["op"] + (f"_{k}" if k else ""), spec["op"], inputs, types, [dtype + 100],
+                             _nesterov(spec, node), controls=[ready],
+                             shapes=[None if shape.dims is None else shape.as_list()]))
+    return w.finish(updates)
+
+
 def _sparse_update_nodes(node, in_types, add_shapes):
     """TensorFlow's ops for the ``SparseApplyFused`` ``node`` (one variable, an ``IndexedSlices``
     gradient), then a ``NoOp`` taking its name (see the module docs)."""
     from ferroflow.core.framework import types_pb2
 
-    attr = node.attr
-    rule = attr["rule"].s.decode()
-    centered = "centered" in attr and attr["centered"].b
-    shrinkage = "shrinkage" in attr and attr["shrinkage"].b
+    rule = node.attr["rule"].s.decode()
     data = [i for i in node.input if not i.startswith("^")]
     types = in_types[:len(data)]
     dtype, ref = types[0] % 100, types[0] % 100 + 100
@@ -326,14 +307,8 @@ def _sparse_update_nodes(node, in_types, add_shapes):
         scaled = w.add("mul", "Mul", [values, lr], [dtype, dtype], [dtype])
         update = w.add("ScatterSub", "ScatterSub", [var, indices, scaled], [ref, types[2], dtype], [ref])
         return w.finish([update])
-    if rule == "adam":
-        spec, slots = None, 2
-    else:
-        spec = next(u for u in _native.tf_update_ops() if u["indices"] is not None and
-                    (u["rule"], u["centered"], u["shrinkage"]) == (rule, centered, shrinkage))
-        # The leading inputs that are neither gradient, indices nor hyper-parameters: var and slots.
-        slots = sum(1 for i in range(1, len(spec["inputs"]))
-                    if i not in (spec["grad"], spec["indices"]) and i not in spec["hypers"])
+    # (TensorFlow has no sparse Adam op: its optimizer writes the update out in ops, as below.)
+    spec, slots = (None, 2) if rule == "adam" else _tf_update_op(node, sparse=True)
     var, slot_refs = data[0], data[1:1 + slots]
     values, indices = data[1 + slots], data[2 + slots]
     hypers = data[3 + slots:]
@@ -372,6 +347,7 @@ def _sparse_update_nodes(node, in_types, add_shapes):
                      [dtype] * 2, [dtype])
         update = w.add("AssignSub", "AssignSub", [var, step], [ref, dtype], [ref])
         return w.finish([update])
+    hyper_input = _hyper_inputs(w, spec, hypers, hyper_types)
     inputs, in_t = [], []
     for pos in range(len(spec["inputs"])):
         if pos <= slots:
@@ -384,16 +360,9 @@ def _sparse_update_nodes(node, in_types, add_shapes):
             inputs.append(unique)
             in_t.append(types[2 + slots])
         else:
-            j = spec["hypers"].index(pos)
-            name, typ = hypers[j], hyper_types[j]
-            if spec["inputs"][pos] == "global_step":
-                one = w.const("one", types_pb2.DT_INT64, 1)
-                name = w.add("global_step_plus_one", "AddV2", [name, one], [typ, typ], [typ])
-            inputs.append(name)
-            in_t.append(typ)
-    attrs = {"use_nesterov": attr["use_nesterov"].b} if spec["op"] == "SparseApplyMomentum" and "use_nesterov" in attr \
-        else None
-    update = w.add(spec["op"], spec["op"], inputs, in_t, [ref], attrs)
+            inputs.append(hyper_input[pos][0])
+            in_t.append(hyper_input[pos][1])
+    update = w.add(spec["op"], spec["op"], inputs, in_t, [ref], _nesterov(spec, node))
     return w.finish([update])
 
 
