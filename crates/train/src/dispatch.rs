@@ -5,9 +5,9 @@
 //! compiles them three times (baseline x86-64, AVX2, AVX-512) and picks
 //! the widest the CPU supports at run time, so one wheel runs everywhere.
 //! No version uses fused multiply-add in the rules' arithmetic, so all three
-//! give identical results. At the AVX-512 level, `f32` Adam and Adagrad run
-//! hand-written loops ([`crate::avx512`]) that divide on the FMA ports with
-//! correctly rounded sequences, again bit for bit the same.
+//! give identical results. At the AVX-512 level, `f32` Adagrad runs a
+//! hand-written loop ([`crate::avx512`]) whose reciprocal is a correctly
+//! rounded FMA sequence, again bit for bit the same.
 
 use crate::real::Real;
 use crate::rules::Rule;
