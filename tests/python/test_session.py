@@ -79,6 +79,42 @@ def test_constants_and_variable_reads_bound_into_the_plan():
         assert sess.run([a, read, twice]) == [2.0, 2.0, 4.0]
 
 
+def test_constants_lent_to_kernels_stay_unchanged():
+    # A kernel sees the plan's constants as lent inputs. Kernels that take an
+    # input to reuse its buffer (Assign, AssignAdd, the activation gradients)
+    # must get a shared handle, so the constant is the same on the next run.
+    c = tf.constant([1.0, -2.0, 3.0])
+    v = tf.Variable([0.0, 0.0, 0.0])
+    set_v = tf.assign(v, c)
+    bump = tf.assign_add(v, c)
+    (relu_grad,) = tf.gradients(tf.nn.relu(c), c, grad_ys=c)
+    with tf.Session() as sess:
+        sess.run(set_v)
+        sess.run(bump)
+        np.testing.assert_array_equal(sess.run(v), [2.0, -4.0, 6.0])
+        np.testing.assert_array_equal(sess.run(c), [1.0, -2.0, 3.0])
+        for _ in range(2):
+            np.testing.assert_array_equal(sess.run(relu_grad), [1.0, 0.0, 3.0])
+        np.testing.assert_array_equal(sess.run(c), [1.0, -2.0, 3.0])
+
+
+def test_op_fetch_errors_and_closed_session():
+    # `Session.run(op)` with nothing else takes a shorter path; its errors
+    # must look the same as the general path's.
+    v = tf.Variable(1.0, name="late")
+    bump = tf.assign_add(v, 1.0).op
+    sess = tf.Session()
+    with pytest.raises(tf.errors.FailedPreconditionError, match="late") as info:
+        sess.run(bump)
+    assert info.value.op is bump
+    sess.run(v.initializer)
+    assert sess.run(bump) is None
+    assert sess.run(v) == 2.0
+    sess.close()
+    with pytest.raises(RuntimeError, match="closed Session"):
+        sess.run(bump)
+
+
 def test_missing_feed_wrong_shape_and_wrong_type():
     x = tf.placeholder(tf.float32, [None, 3], name="inp")
     y = tf.identity(x)

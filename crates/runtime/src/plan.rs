@@ -9,7 +9,7 @@
 //! output never changes, skip the slots: each consumer holds the value,
 //! bound when the plan is compiled (see `Source`).
 
-use crate::kernel::{kernel_factory, Kernel, KernelInit, OpContext, Value};
+use crate::kernel::{kernel_factory, Input, Kernel, KernelInit, OpContext, Value};
 use crate::resources::SessionState;
 use crate::trace::{rel_nanos, thread_id, NodeTiming, StepTrace, TraceClock};
 use ferroflow_graph::{Graph, NodeId, Output, PartialShape};
@@ -381,11 +381,14 @@ impl Plan {
                 }
             }
             let all_start = clock.as_ref().map(|_| std::time::Instant::now());
-            let mut inputs: SmallVec<[Value; 4]> = SmallVec::with_capacity(step.inputs.len());
+            let mut inputs: SmallVec<[Input<'_>; 4]> = SmallVec::with_capacity(step.inputs.len());
             for inp in &step.inputs {
-                inputs.push(
-                    read(inp, &mut slots, &mut remaining).map_err(|e| e.at_node(&step.name))?,
-                );
+                inputs.push(match (&inp.source, inp.deref) {
+                    (Source::Fixed(v), false) => Input::Lent(v),
+                    _ => Input::Owned(
+                        read(inp, &mut slots, &mut remaining).map_err(|e| e.at_node(&step.name))?,
+                    ),
+                });
             }
             let mut ctx = OpContext {
                 inputs,
