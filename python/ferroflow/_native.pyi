@@ -60,6 +60,10 @@ class Session:
         trace: bool = False,
     ) -> Any:
         """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set."""
+    def run_target(self, target_id: int) -> None:
+        """Runs one op and what it depends on (no feeds, no fetches)."""
+    def run_fetch(self, fetch_id: int) -> Any:
+        """Evaluates one tensor with no feeds."""
     @property
     def intra_op_threads(self) -> int: ...
     def make_callable(

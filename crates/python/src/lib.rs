@@ -405,6 +405,31 @@ impl Session {
         run_plan(py, &self.inner, &plan, tensors, trace)
     }
 
+    /// Runs one op and everything it depends on, with no feeds or fetches:
+    /// `Session.run(train_op)`, the training step's path.
+    fn run_target(&self, py: Python<'_>, target_id: usize) -> PyResult<()> {
+        let plan = guard(|| self.inner.prepare(&[], &[], &[target_id])).py(py)?;
+        py.detach(|| guard(|| self.inner.run_plan(&plan, Vec::new())))
+            .py(py)?;
+        Ok(())
+    }
+
+    /// Evaluates one tensor with no feeds: `Session.run(loss)`.
+    fn run_fetch(&self, py: Python<'_>, fetch_id: u64) -> PyResult<Py<PyAny>> {
+        let fetch = [decode_tid(fetch_id)];
+        let plan = guard(|| self.inner.prepare(&[], &fetch, &[])).py(py)?;
+        let mut out = py
+            .detach(|| guard(|| self.inner.run_plan(&plan, Vec::new())))
+            .py(py)?;
+        match out.pop() {
+            Some(t) if out.is_empty() => Ok(to_py(py, t)?.unbind()),
+            _ => Err(Error::internal(
+                "a one-tensor run returned another number of values",
+            ))
+            .py(py),
+        }
+    }
+
     /// Threads a kernel of this session may use.
     #[getter]
     fn intra_op_threads(&self) -> usize {

@@ -38,6 +38,8 @@ from ferroflow.framework import dtypes, errors, ops, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 
 _BF16 = dtypes.bfloat16
+_Operation = ops.Operation
+_Tensor = ops.Tensor
 
 
 class _FetchElement:
@@ -247,23 +249,30 @@ class BaseSession:
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the ops and evaluates the tensors in ``fetches`` (any nesting of lists, tuples, dicts,
         namedtuples), feeding ``feed_dict``. Returns values in the same structure."""
-        self._check_open()
         graph = self._graph
-        trace = _wants_trace(options, run_metadata)
-        # Fast paths: one tensor or one op (a training step), no feeds, no tracing, nothing marked unfetchable.
-        if not feed_dict and options is None and run_metadata is None and not graph._unfetchable:
-            if isinstance(fetches, ops.Tensor):
+        # Fast paths: one op (a training step) or one tensor, no feeds, no options, nothing marked unfetchable.
+        # Kept to a few attribute reads: after a step that streamed megabytes through the caches, every
+        # line of Python this touches is a cache miss.
+        if not feed_dict and options is None and run_metadata is None and not self._closed and not graph._unfetchable:
+            if isinstance(fetches, _Operation) and fetches._graph is graph:
+                try:
+                    self._native.run_target(fetches._id)
+                except errors.OpError as e:
+                    raise self._attach_op(e) from None
+                return None
+            if isinstance(fetches, _Tensor):
                 if fetches.graph is not graph:
                     raise ValueError(
                         f"Fetch argument {fetches!r} cannot be interpreted as a Tensor. (Tensor {fetches} is not an "
                         "element of this graph.)"
                     )
-                out = self._call_native([], [], [], [fetches._tid], [])
-                v = out[0]
+                try:
+                    v = self._native.run_fetch(fetches._tid)
+                except errors.OpError as e:
+                    raise self._attach_op(e) from None
                 return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
-            if isinstance(fetches, ops.Operation) and fetches.graph is graph:
-                self._call_native([], [], [], [], [fetches._id])
-                return None
+        self._check_open()
+        trace = _wants_trace(options, run_metadata)
         plan = _FetchPlan(graph, fetches)
         feed_ids, feed_vals, feed_types = self._prepare_feeds(feed_dict)
         out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets, trace)
