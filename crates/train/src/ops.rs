@@ -337,11 +337,7 @@ fn dense_kernel<T: Lanes>(
         }
     }
     for i in 0..n {
-        let vshape = locks.guards[i]
-            .as_ref()
-            .expect("initialized")
-            .shape()
-            .clone();
+        let vshape = locks.guards[i].as_ref().expect("initialized").shape();
         if vshape.dims() != grads[i].dims() {
             return Err(Error::invalid_argument(format!(
                 "var and grad do not have the same shape{} {}",
