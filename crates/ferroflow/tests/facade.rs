@@ -101,3 +101,35 @@ fn concurrent_runs_share_one_session() {
     let out = sess.run(vec![], &[v.value], &[]).unwrap();
     assert_eq!(out[0].as_slice::<i64>().unwrap(), &[1000]);
 }
+
+#[test]
+fn one_op_plans_are_remembered_per_target_and_forgotten_on_close() {
+    let mut g = GraphBuilder::new();
+    let v = g.variable("counter", Tensor::scalar(1.0f32)).unwrap();
+    let one = g.constant(Tensor::scalar(1.0f32), "one").unwrap();
+    let inc = g.assign_add(v.var, one).unwrap();
+    let sess = Session::new(g.graph());
+    let rt = sess.inner();
+    let init = rt.prepare_target(v.initializer).unwrap();
+    let step = rt.prepare_target(inc.node).unwrap();
+    assert!(std::sync::Arc::ptr_eq(
+        &step,
+        &rt.prepare_target(inc.node).unwrap()
+    ));
+    // Switching targets gives each its own plan, the general cache's.
+    let again = rt.prepare_target(v.initializer).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&init, &again));
+    assert!(!std::sync::Arc::ptr_eq(&init, &step));
+    rt.run_plan(&init, vec![]).unwrap();
+    for _ in 0..3 {
+        let p = rt.prepare_target(inc.node).unwrap();
+        rt.run_plan(&p, vec![]).unwrap();
+    }
+    let out = sess.run(vec![], &[v.value], &[]).unwrap();
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &[4.0]);
+    rt.close();
+    match rt.prepare_target(inc.node) {
+        Err(e) => assert_eq!(e.code(), Some(Code::Cancelled)),
+        Ok(_) => panic!("a closed session handed out a plan"),
+    }
+}

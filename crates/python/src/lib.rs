@@ -408,7 +408,7 @@ impl Session {
     /// Runs one op and everything it depends on, with no feeds or fetches:
     /// `Session.run(train_op)`, the training step's path.
     fn run_target(&self, py: Python<'_>, target_id: usize) -> PyResult<()> {
-        let plan = guard(|| self.inner.prepare(&[], &[], &[target_id])).py(py)?;
+        let plan = guard(|| self.inner.prepare_target(target_id)).py(py)?;
         py.detach(|| guard(|| self.inner.run_plan(&plan, Vec::new())))
             .py(py)?;
         Ok(())
