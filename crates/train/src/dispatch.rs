@@ -152,13 +152,33 @@ pub fn run_dense<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>, sweep: Swee
 /// [`run_dense`] with the choice between cache-resident and streamed made.
 fn run_dense_as<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>, sweep: Sweep, streaming: bool) {
     let total: usize = vars.iter().map(|v| v.0.len()).sum();
-    let mut tasks: Vec<Task<'_, T>> = Vec::with_capacity(total / CHUNK + vars.len());
-    for (var, slots, grad) in vars {
-        if var.len() <= CHUNK {
-            // The common case in models of many small variables: one task.
-            tasks.push(Task { var, slots, grad });
-            continue;
+    let mut tasks: Vec<Task<'_, T>> = if vars.iter().all(|v| v.0.len() <= CHUNK) {
+        // Many small variables, one task each: converted in place, without
+        // a second pass that moves every variable's views.
+        vars.into_iter()
+            .map(|(var, slots, grad)| Task { var, slots, grad })
+            .collect()
+    } else {
+        split_into_chunks(vars, total)
+    };
+    let lv = level();
+    if total < PARALLEL_MIN {
+        for t in &mut tasks {
+            run_task(rule, lv, t);
         }
+    } else if streaming {
+        team::for_each_mut_sweep(&mut tasks, Sweep::Forward, |_, t| {
+            run_task_prefetching(rule, lv, t)
+        });
+    } else {
+        team::for_each_mut_sweep(&mut tasks, sweep, |_, t| run_task(rule, lv, t));
+    }
+}
+
+/// One task per [`CHUNK`] of every variable (and of its slots and gradient).
+fn split_into_chunks<'a, T: Real>(vars: Vec<VarWork<'a, T>>, total: usize) -> Vec<Task<'a, T>> {
+    let mut tasks = Vec::with_capacity(total / CHUNK + vars.len());
+    for (var, slots, grad) in vars {
         let mut slot_chunks: SmallVec<[std::slice::ChunksMut<'_, T>; 3]> =
             slots.into_iter().map(|s| s.chunks_mut(CHUNK)).collect();
         for (vc, gc) in var.chunks_mut(CHUNK).zip(grad.chunks(CHUNK)) {
@@ -173,18 +193,7 @@ fn run_dense_as<T: Real>(rule: &Rule<T>, vars: Vec<VarWork<'_, T>>, sweep: Sweep
             });
         }
     }
-    let lv = level();
-    if total < PARALLEL_MIN {
-        for t in &mut tasks {
-            run_task(rule, lv, t);
-        }
-    } else if streaming {
-        team::for_each_mut_sweep(&mut tasks, Sweep::Forward, |_, t| {
-            run_task_prefetching(rule, lv, t)
-        });
-    } else {
-        team::for_each_mut_sweep(&mut tasks, sweep, |_, t| run_task(rule, lv, t));
-    }
+    tasks
 }
 
 /// [`run_task`] block by block, prefetching [`AHEAD_BYTES`] ahead in every

@@ -357,11 +357,17 @@ fn dense_kernel<T: Lanes>(
             }
         }
     }
-    let mut views = locks.views::<T>()?.into_iter();
-    let var_views: Vec<&mut [T]> = views.by_ref().take(n).collect();
+    // Guards are in input order: the n variables, then each one's s slots.
+    let (var_guards, slot_guards) = locks.guards.split_at_mut(n);
+    let mut slot_guards = slot_guards.iter_mut();
     let mut work = Vec::with_capacity(n);
-    for (var, grad) in var_views.into_iter().zip(&grads) {
-        let slots = views.by_ref().take(s).collect();
+    for (var, grad) in var_guards.iter_mut().zip(&grads) {
+        let slots = slot_guards
+            .by_ref()
+            .take(s)
+            .map(|g| view_mut::<T>(g.as_mut().expect("checked initialized")))
+            .collect::<Result<_>>()?;
+        let var = view_mut::<T>(var.as_mut().expect("checked initialized"))?;
         work.push((var, slots, view::<T>(grad)?));
     }
     run_dense(&rule::<T>(kind, opts, h, t), work, sweep);
