@@ -273,6 +273,7 @@ from ferroflow import (  # noqa: E402,F401
     python_io,
     random,
     summary,
+    test,
     train,
 )
 
@@ -283,7 +284,7 @@ VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math",
-    "nn", "python_io", "random", "summary", "train",
+    "nn", "python_io", "random", "summary", "test", "train",
 )
 
 

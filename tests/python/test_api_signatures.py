@@ -9,7 +9,7 @@ import pytest
 import ferroflow
 
 MODULES = ["", "nn", "math", "debugging", "errors", "initializers", "random", "io.gfile", "dtypes", "io", "python_io",
-           "summary"]
+           "summary", "test"]
 
 # Names the core-engine issue requires at the top level of `tf`.
 REQUIRED_TOP_LEVEL = """

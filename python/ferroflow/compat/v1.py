@@ -16,6 +16,7 @@ from ferroflow import (  # noqa: F401
     math,
     nn,
     random,
+    test,
     train,
 )
 
