@@ -115,6 +115,37 @@ def test_op_fetch_errors_and_closed_session():
         sess.run(bump)
 
 
+def test_single_fetch_with_feeds_takes_arrays_as_they_are_and_converts_the_rest():
+    # One op or one tensor with a feed_dict (a training step) skips building a fetch structure, and arrays
+    # already of the placeholder's dtype are handed over as they are; everything else still converts.
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    flag = tf.placeholder(tf.bool, [], name="flag")
+    other = tf.placeholder(tf.float32, [], name="other")
+    v = tf.Variable(0.0)
+    step = tf.assign_add(v, tf.reduce_sum(x) * tf.cast(flag, tf.float32)).op
+    needs_other = tf.assign_add(v, other).op
+    y = x * 2.0
+    batch = np.arange(8, dtype=np.float32).reshape(4, 2)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(step, {x: batch, flag: np.bool_(True)}) is None
+        assert sess.run(v) == 28.0
+        sess.run(step, {x: batch.astype(np.float64), flag: False})
+        assert sess.run(v) == 28.0
+        sess.run(step, {"x:0": [[1, 2]], flag: np.array(True)})
+        assert sess.run(v) == 31.0
+        # A strided view of the right dtype is fed as it is.
+        wide = np.arange(16, dtype=np.float32).reshape(4, 4)
+        np.testing.assert_array_equal(sess.run(y, {x: wide[:, ::2]}), wide[:, ::2] * 2.0)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="other") as info:
+            sess.run(needs_other, {x: batch})
+        assert info.value.op is other.op
+        with pytest.raises(ValueError, match="Cannot feed value of shape"):
+            sess.run(step, {x: np.zeros(3, np.float32), flag: True})
+        with pytest.raises(TypeError):
+            sess.run(step, {x: batch, flag: tf.constant(True)})
+
+
 def test_missing_feed_wrong_shape_and_wrong_type():
     x = tf.placeholder(tf.float32, [None, 3], name="inp")
     y = tf.identity(x)

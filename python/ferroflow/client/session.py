@@ -134,13 +134,26 @@ class _FetchPlan:
         return vals if cls is list else (tuple(vals) if cls is tuple else cls(vals))
 
 
-def _feed_value(tensor, value):
+# The NumPy dtype of each numeric dtype that ndarrays are fed as unchanged (strings and bfloat16 convert).
+_FEED_AS_IS = {
+    dt.as_datatype_enum: np.dtype(dt.as_numpy_dtype)
+    for dt in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
+               dtypes.uint8, dtypes.uint16, dtypes.bool)
+}
+
+
+def _feed_value(tensor, value, dt=None):
+    """``value`` as the native layer takes it for feeding ``tensor`` (whose base dtype is ``dt``)."""
+    if dt is None:
+        dt = tensor.dtype.base_dtype
+    if type(value) is np.ndarray and value.dtype == _FEED_AS_IS.get(dt._type_enum):
+        # The common case in a training loop: a batch already of the placeholder's dtype.
+        return value
     if isinstance(value, ops.Tensor):
         raise TypeError(
             "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include Python scalars, "
             "strings, lists, numpy ndarrays, or TensorHandles."
         )
-    dt = tensor.dtype.base_dtype
     if dt == dtypes.string:
         arr = np.asarray(value, dtype=object)
         return tensor_util.to_native(arr, dt)
@@ -250,13 +263,16 @@ class BaseSession:
         """Runs the ops and evaluates the tensors in ``fetches`` (any nesting of lists, tuples, dicts,
         namedtuples), feeding ``feed_dict``. Returns values in the same structure."""
         graph = self._graph
-        # Fast paths: one op (a training step) or one tensor, no feeds, no options, nothing marked unfetchable.
-        # Kept to a few attribute reads: after a step that streamed megabytes through the caches, every
-        # line of Python this touches is a cache miss.
-        if not feed_dict and options is None and run_metadata is None and not self._closed and not graph._unfetchable:
+        # Fast paths: one op (a training step) or one tensor, no options, nothing marked unfetchable. Kept to a
+        # few attribute reads: after a step that streamed megabytes through the caches, every line of Python
+        # this touches is a cache miss.
+        if options is None and run_metadata is None and not self._closed and not graph._unfetchable:
             if isinstance(fetches, _Operation) and fetches._graph is graph:
                 try:
-                    self._native.run_target(fetches._id)
+                    if feed_dict:
+                        self._native.run(*self._prepare_feeds(feed_dict), [], [fetches._id])
+                    else:
+                        self._native.run_target(fetches._id)
                 except errors.OpError as e:
                     raise self._attach_op(e) from None
                 return None
@@ -267,7 +283,10 @@ class BaseSession:
                         "element of this graph.)"
                     )
                 try:
-                    v = self._native.run_fetch(fetches._tid)
+                    if feed_dict:
+                        v = self._native.run(*self._prepare_feeds(feed_dict), [fetches._tid], [])[0]
+                    else:
+                        v = self._native.run_fetch(fetches._tid)
                 except errors.OpError as e:
                     raise self._attach_op(e) from None
                 return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
@@ -288,19 +307,24 @@ class BaseSession:
         if not feed_dict:
             return feed_ids, feed_vals, feed_types
         graph = self._graph
+        unfeedable = graph._unfeedable
         for key, value in feed_dict.items():
-            if isinstance(key, tuple) and not isinstance(key, ops.Tensor) and type(key).__name__ == "SparseTensor":
-                raise NotImplementedError("feeding SparseTensors is not supported yet")
-            t = _resolve_feed_key(graph, key)
-            if not isinstance(t, ops.Tensor):
-                raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r} is not a Tensor")
+            if isinstance(key, _Tensor):
+                t = key
+            else:
+                if isinstance(key, tuple) and type(key).__name__ == "SparseTensor":
+                    raise NotImplementedError("feeding SparseTensors is not supported yet")
+                t = _resolve_feed_key(graph, key)
+                if not isinstance(t, _Tensor):
+                    raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r} is not a Tensor")
             if t.graph is not graph:
                 raise ValueError(f"Tensor {t} is not an element of this graph.")
-            if not graph.is_feedable(t):
+            if unfeedable and t in unfeedable:
                 raise ValueError(f"Tensor {t.name} may not be fed.")
+            dt = t._dtype.base_dtype
             feed_ids.append(t._tid)
-            feed_vals.append(_feed_value(t, value))
-            feed_types.append(t.dtype.base_dtype.as_datatype_enum)
+            feed_vals.append(_feed_value(t, value, dt))
+            feed_types.append(dt._type_enum)
         return feed_ids, feed_vals, feed_types
 
     def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids, trace=False):
