@@ -40,6 +40,7 @@ from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 _BF16 = dtypes.bfloat16
 _Operation = ops.Operation
 _Tensor = ops.Tensor
+_GRAPH_ELEMENTS = (ops.Tensor, ops.Operation)
 
 
 class _FetchElement:
@@ -82,9 +83,13 @@ class _FetchPlan:
             raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({e})") from None
         except KeyError as e:
             raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. ({e})") from None
-        if not g.is_fetchable(el):
+        return self._element(el)
+
+    def _element(self, el):
+        """The leaf for ``el``, a tensor or op of this graph."""
+        if self.graph._unfetchable and not self.graph.is_fetchable(el):
             raise ValueError(f"Operation {el.name!r} has been marked as not fetchable.")
-        if isinstance(el, ops.Operation):
+        if isinstance(el, _Operation):
             if el._id not in self._target_set:
                 self._target_set.add(el._id)
                 self.targets.append(el._id)
@@ -94,9 +99,11 @@ class _FetchPlan:
             idx = len(self.tensors)
             self._tensor_index[el._tid] = idx
             self.tensors.append(el._tid)
-        return _FetchElement(idx, False, el.dtype)
+        return _FetchElement(idx, False, el._dtype)
 
     def _build(self, fetch):
+        if isinstance(fetch, _GRAPH_ELEMENTS) and fetch.graph is self.graph:
+            return self._element(fetch)
         if isinstance(fetch, IndexedSlices):
             parts = [fetch.values, fetch.indices] + ([fetch.dense_shape] if fetch.dense_shape is not None else [])
             return ("indexed_slices", None, [self._build(p) for p in parts])
@@ -114,7 +121,7 @@ class _FetchPlan:
             if node.is_op:
                 return None
             v = values[node.index]
-            return tensor_util.from_native(v, node.dtype) if node.dtype == _BF16 else v
+            return tensor_util.from_native(v, node.dtype) if node.dtype is _BF16 else v
         if node[0] == "indexed_slices":
             vals = [self.rebuild(values, n) for n in node[2]]
             return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
@@ -289,7 +296,7 @@ class BaseSession:
                         v = self._native.run_fetch(fetches._tid)
                 except errors.OpError as e:
                     raise self._attach_op(e) from None
-                return tensor_util.from_native(v, fetches.dtype) if fetches.dtype == _BF16 else v
+                return tensor_util.from_native(v, fetches.dtype) if fetches._dtype is _BF16 else v
         self._check_open()
         trace = _wants_trace(options, run_metadata)
         plan = _FetchPlan(graph, fetches)
