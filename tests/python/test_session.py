@@ -146,6 +146,30 @@ def test_single_fetch_with_feeds_takes_arrays_as_they_are_and_converts_the_rest(
             sess.run(step, {x: batch, flag: tf.constant(True)})
 
 
+def test_remembered_fetch_lists_keep_their_structure_and_checks():
+    # Flat lists/tuples of graph elements reuse their fetch structure from one run to the next; the result
+    # type, the items and a later prevent_fetching must still be honoured.
+    v = tf.Variable(1.0)
+    bump = tf.assign_add(v, 1.0)
+    doubled = v * 2.0
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        for expected in (2.0, 3.0):
+            assert sess.run([bump.op]) == [None]
+            assert sess.run([doubled, v.op], {}) == [2.0 * expected, None]
+        assert sess.run((doubled, v.op)) == (6.0, None)
+        assert isinstance(sess.run((doubled, v.op)), tuple)
+        assert sess.run([doubled, doubled]) == [6.0, 6.0]
+        assert len(sess._fetch_plans) == 4
+        # Same items in a new list object: the remembered structure, the same answers.
+        assert sess.run(list([doubled, doubled])) == [6.0, 6.0]
+        assert len(sess._fetch_plans) == 4
+        tf.get_default_graph().prevent_fetching(bump.op)
+        with pytest.raises(ValueError, match="marked as not fetchable"):
+            sess.run([bump.op])
+        assert sess.run([doubled]) == [6.0]
+
+
 def test_missing_feed_wrong_shape_and_wrong_type():
     x = tf.placeholder(tf.float32, [None, 3], name="inp")
     y = tf.identity(x)

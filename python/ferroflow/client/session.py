@@ -28,6 +28,7 @@ Other ``RunOptions`` fields (``timeout_in_ms``, ``output_partition_graphs``,
 from __future__ import annotations
 
 import collections
+import operator
 import threading
 
 import numpy as np
@@ -239,6 +240,8 @@ class BaseSession:
         intra = max(0, config.intra_op_parallelism_threads) if config is not None else 0
         self._native = _native.Session(self._graph._native, intra)
         self._closed = False
+        # Fetch structures of flat lists/tuples of graph elements, by their items' ids (see _fetch_plan).
+        self._fetch_plans = {}
         self._default_session_ctx = None
         self._default_graph_ctx = None
         self._lock = threading.Lock()
@@ -299,7 +302,7 @@ class BaseSession:
                 return tensor_util.from_native(v, fetches.dtype) if fetches._dtype is _BF16 else v
         self._check_open()
         trace = _wants_trace(options, run_metadata)
-        plan = _FetchPlan(graph, fetches)
+        plan = self._fetch_plan(graph, fetches)
         feed_ids, feed_vals, feed_types = self._prepare_feeds(feed_dict)
         out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets, trace)
         if trace:
@@ -308,6 +311,24 @@ class BaseSession:
         elif run_metadata is not None:
             run_metadata.Clear()
         return plan.rebuild(out)
+
+    def _fetch_plan(self, graph, fetches):
+        """The ``_FetchPlan`` of ``fetches``. A training loop fetches the same list every step
+        (``[train_op, loss]``), so flat lists and tuples of this graph's tensors and ops are remembered, keyed by
+        their items' ids; the entry keeps the items alive, so a hit whose items are the same objects is the same
+        structure."""
+        if type(fetches) not in (list, tuple) or len(fetches) > 16 or graph._unfetchable:
+            return _FetchPlan(graph, fetches)
+        key = (type(fetches), *map(id, fetches))
+        hit = self._fetch_plans.get(key)
+        if hit is not None and all(map(operator.is_, hit[0], fetches)):
+            return hit[1]
+        plan = _FetchPlan(graph, fetches)
+        if all(isinstance(f, _GRAPH_ELEMENTS) for f in fetches):
+            if len(self._fetch_plans) >= 64:
+                self._fetch_plans.clear()
+            self._fetch_plans[key] = (tuple(fetches), plan)
+        return plan
 
     def _prepare_feeds(self, feed_dict):
         feed_ids, feed_vals, feed_types = [], [], []
