@@ -1,5 +1,6 @@
 """``tf.nn``: activations, softmax and losses, normalisation, embeddings."""
 
+from ferroflow.ops import rnn_cell  # noqa: F401  (tf.nn.rnn_cell)
 from ferroflow.ops.array_ops import stop_gradient  # noqa: F401
 from ferroflow.ops.nn_conv import *  # noqa: F401,F403
 from ferroflow.ops.nn_ops import (  # noqa: F401
@@ -35,3 +36,4 @@ from ferroflow.ops.nn_ops import (  # noqa: F401
     zero_fraction,
 )
 from ferroflow.ops.nn_sampled import *  # noqa: F401,F403,E402
+from ferroflow.ops.rnn import static_bidirectional_rnn, static_rnn  # noqa: F401,E402
