@@ -67,6 +67,14 @@ pub trait AttrsExt {
     fn tensor(&self, name: &str) -> Result<&Tensor>;
     fn str_or(&self, name: &str, default: &str) -> Result<String>;
     fn ints(&self, name: &str) -> Result<Vec<i64>>;
+    /// A required string (a function name, say).
+    fn string(&self, name: &str) -> Result<String>;
+    /// A list of dtypes (empty when absent).
+    fn dtypes(&self, name: &str) -> Result<Vec<DType>>;
+    /// A list of shapes (empty when absent).
+    fn shapes(&self, name: &str) -> Result<Vec<PartialShape>>;
+    /// A list of bools (empty when absent).
+    fn bools(&self, name: &str) -> Result<Vec<bool>>;
 }
 
 impl AttrsExt for Attrs {
@@ -142,6 +150,36 @@ impl AttrsExt for Attrs {
             Some(AttrValue::IntList(v)) => Ok(v.clone()),
             None => Ok(Vec::new()),
             other => Err(wrong(name, "a list of ints", other)),
+        }
+    }
+    fn string(&self, name: &str) -> Result<String> {
+        match self.get(name) {
+            Some(AttrValue::Str(v)) => Ok(String::from_utf8_lossy(v).into_owned()),
+            other => Err(wrong(name, "a string", other)),
+        }
+    }
+    fn dtypes(&self, name: &str) -> Result<Vec<DType>> {
+        match self.get(name) {
+            Some(AttrValue::TypeList(v)) => Ok(v.clone()),
+            None => Ok(Vec::new()),
+            Some(AttrValue::IntList(v)) if v.is_empty() => Ok(Vec::new()),
+            other => Err(wrong(name, "a list of dtypes", other)),
+        }
+    }
+    fn shapes(&self, name: &str) -> Result<Vec<PartialShape>> {
+        match self.get(name) {
+            Some(AttrValue::ShapeList(v)) => Ok(v.clone()),
+            None => Ok(Vec::new()),
+            Some(AttrValue::IntList(v)) if v.is_empty() => Ok(Vec::new()),
+            other => Err(wrong(name, "a list of shapes", other)),
+        }
+    }
+    fn bools(&self, name: &str) -> Result<Vec<bool>> {
+        match self.get(name) {
+            Some(AttrValue::BoolList(v)) => Ok(v.clone()),
+            None => Ok(Vec::new()),
+            Some(AttrValue::IntList(v)) if v.is_empty() => Ok(Vec::new()),
+            other => Err(wrong(name, "a list of bools", other)),
         }
     }
 }

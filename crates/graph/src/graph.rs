@@ -110,13 +110,15 @@ impl NodeSpec {
 
 /// A dataflow graph. Nodes are only ever appended, so node ids and any
 /// plan compiled from the graph stay valid as it grows.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Graph {
     nodes: Vec<Node>,
     by_name: HashMap<String, NodeId>,
     /// Lower-cased names handed out by `unique_name`, with their use counts.
     names_in_use: HashMap<String, usize>,
     finalized: bool,
+    /// The function library: bodies of the control-flow ops (see `function.rs`).
+    pub(crate) functions: HashMap<String, std::sync::Arc<crate::function::Function>>,
 }
 
 impl fmt::Debug for Graph {

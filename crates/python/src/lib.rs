@@ -280,6 +280,42 @@ impl Graph {
         Ok(PyList::new(py, out)?.into_any().unbind())
     }
 
+    /// Adds the graph `body` to this graph's function library as `name`,
+    /// taking the `_Arg` tensors `args` and returning `outputs` (a snapshot:
+    /// later changes to `body` are not seen).
+    fn add_function(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        body: &Graph,
+        args: Vec<u64>,
+        outputs: Vec<u64>,
+    ) -> PyResult<()> {
+        let snapshot = body.inner.read().clone();
+        let f = ferroflow_graph::Function::new(
+            snapshot,
+            args.into_iter().map(decode_tid).collect(),
+            outputs.into_iter().map(decode_tid).collect(),
+        )
+        .py(py)?;
+        self.inner.write().add_function(name, f).py(py)
+    }
+
+    /// A function name not yet in the library, starting with `base`.
+    fn unique_function_name(&self, base: &str) -> String {
+        self.inner.read().unique_function_name(base)
+    }
+
+    /// The names of the library's functions.
+    fn function_names(&self) -> Vec<String> {
+        self.inner
+            .read()
+            .function_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect()
+    }
+
     fn finalize(&self) {
         self.inner.write().finalize();
     }

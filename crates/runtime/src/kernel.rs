@@ -16,6 +16,9 @@ use std::sync::{Arc, LazyLock};
 pub enum Value {
     Tensor(Tensor),
     Ref(Arc<Variable>),
+    /// A sequence of tensors passed between kernels, never fetched: a while
+    /// loop's per-iteration values for its gradient.
+    List(Arc<Vec<Tensor>>),
     /// An input already moved out by [`OpContext::take_input`].
     Taken,
 }
@@ -26,6 +29,7 @@ impl Value {
         match self {
             Value::Tensor(t) => Ok(t),
             Value::Ref(v) => v.read(),
+            Value::List(_) => Err(Error::internal("a list of tensors is not a tensor")),
             Value::Taken => Err(Error::internal("value was already consumed")),
         }
     }
@@ -57,6 +61,10 @@ pub struct OpContext<'a> {
     pub node: &'a str,
     /// The session's resources.
     pub session: &'a SessionState,
+    /// Bit `i` set: output `i` is read by a later step or fetched (only
+    /// computed for kernels that [ask](Kernel::wants_output_mask); all set
+    /// otherwise).
+    pub(crate) wanted: u64,
 }
 
 impl<'a> OpContext<'a> {
@@ -67,7 +75,26 @@ impl<'a> OpContext<'a> {
             outputs: SmallVec::new(),
             node,
             session,
+            wanted: u64::MAX,
         }
+    }
+
+    /// Whether output `i` is read by anything in this run (always true
+    /// past the 64th output).
+    pub fn output_wanted(&self, i: usize) -> bool {
+        i >= 64 || self.wanted & (1 << i) != 0
+    }
+
+    /// Moves input `i` out as a value (a variable reference stays one).
+    pub fn take_value(&mut self, i: usize) -> Value {
+        match std::mem::replace(&mut self.inputs[i], Input::Owned(Value::Taken)) {
+            Input::Owned(v) => v,
+            Input::Lent(v) => v.clone(),
+        }
+    }
+
+    pub fn output_value(&mut self, v: Value) {
+        self.outputs.push(v);
     }
 
     pub fn num_inputs(&self) -> usize {
@@ -83,7 +110,22 @@ impl<'a> OpContext<'a> {
                 self.node,
                 v.name()
             ))),
+            Value::List(_) => Err(Error::internal(format!(
+                "input {i} of {} is a list of tensors",
+                self.node
+            ))),
             Value::Taken => Err(Error::internal("input already taken")),
+        }
+    }
+
+    /// Input `i` as a list of tensors.
+    pub fn input_list(&self, i: usize) -> Result<&Arc<Vec<Tensor>>> {
+        match self.inputs[i].value() {
+            Value::List(l) => Ok(l),
+            _ => Err(Error::internal(format!(
+                "input {i} of {} is not a list of tensors",
+                self.node
+            ))),
         }
     }
 
@@ -144,6 +186,12 @@ pub trait Kernel: Send + Sync {
     /// (`Identity` and its kin). The executor then moves the value along
     /// itself instead of calling the kernel.
     fn forwards_input(&self) -> bool {
+        false
+    }
+
+    /// Whether the kernel wants to know which of its outputs the run reads
+    /// ([`OpContext::output_wanted`]), to skip work for the others.
+    fn wants_output_mask(&self) -> bool {
         false
     }
 }

@@ -41,6 +41,8 @@ struct Step {
     fixed: Option<Value>,
     /// The kernel [forwards its input](Kernel::forwards_input).
     forward: bool,
+    /// The kernel [asks which outputs are read](Kernel::wants_output_mask).
+    needs_mask: bool,
     inputs: SmallVec<[InputSlot; 4]>,
     out_base: usize,
     num_outputs: usize,
@@ -235,6 +237,7 @@ impl Plan {
                 name: node.name.clone(),
                 label: timeline_label(graph, node),
                 forward: kernel.forwards_input() && node.inputs.len() == 1,
+                needs_mask: kernel.wants_output_mask(),
                 fixed,
                 kernel,
                 inputs,
@@ -310,6 +313,33 @@ impl Plan {
         self.execute(session, feeds, None)
     }
 
+    /// Runs the plan of a function body once: the arguments are values
+    /// (variable references included) whose types the graph already checked,
+    /// and an argument returned as it is comes back as it went in (a
+    /// reference stays a reference); every other result is a tensor.
+    pub fn run_function(&self, session: &SessionState, args: Vec<Value>) -> Result<Vec<Value>> {
+        if args.len() != self.feeds.len() {
+            return Err(Error::internal(format!(
+                "function expects {} arguments, got {}",
+                self.feeds.len(),
+                args.len()
+            )));
+        }
+        let (mut slots, mut remaining) = self.execute_steps(session, args, None)?;
+        let num_args = self.feeds.len();
+        self.fetch_slots
+            .iter()
+            .map(|&s| {
+                let v = take(s, &mut slots, &mut remaining)?;
+                if s < num_args {
+                    Ok(v)
+                } else {
+                    Ok(Value::Tensor(v.into_tensor()?))
+                }
+            })
+            .collect()
+    }
+
     /// Runs the plan once, recording when each node started and ended.
     pub fn run_traced(
         &self,
@@ -325,24 +355,30 @@ impl Plan {
         &self,
         session: &SessionState,
         feeds: Vec<Tensor>,
-        mut trace: Option<&mut StepTrace>,
+        trace: Option<&mut StepTrace>,
     ) -> Result<Vec<Tensor>> {
         self.check_feeds(&feeds)?;
+        let feeds = feeds.into_iter().map(Value::Tensor).collect();
+        let (mut slots, mut remaining) = self.execute_steps(session, feeds, trace)?;
+        self.fetch_slots
+            .iter()
+            .map(|&s| take(s, &mut slots, &mut remaining)?.into_tensor())
+            .collect()
+    }
+
+    /// Runs every step with `feeds` in the feed slots; returns the slots
+    /// and their remaining read counts, for the caller to take the fetches.
+    fn execute_steps(
+        &self,
+        session: &SessionState,
+        feeds: Vec<Value>,
+        mut trace: Option<&mut StepTrace>,
+    ) -> Result<(Vec<Option<Value>>, Vec<u32>)> {
         let clock = trace.as_ref().map(|_| TraceClock::start());
         let mut slots: Vec<Option<Value>> = (0..self.num_slots).map(|_| None).collect();
         let mut remaining = self.use_counts.clone();
-        for (spec, t) in self.feeds.iter().zip(feeds) {
-            slots[spec.slot] = Some(Value::Tensor(t));
-        }
-        // The last reader of a slot takes its value; earlier readers clone.
-        fn take(slot: usize, slots: &mut [Option<Value>], remaining: &mut [u32]) -> Result<Value> {
-            remaining[slot] = remaining[slot].saturating_sub(1);
-            let v = if remaining[slot] == 0 {
-                slots[slot].take()
-            } else {
-                slots[slot].clone()
-            };
-            v.ok_or_else(|| Error::internal(format!("slot {slot} read before it was written")))
+        for (spec, v) in self.feeds.iter().zip(feeds) {
+            slots[spec.slot] = Some(v);
         }
         // One input of a step, read as the step wants it.
         let read = |inp: &InputSlot,
@@ -390,11 +426,21 @@ impl Plan {
                     ),
                 });
             }
+            let mut wanted = u64::MAX;
+            if step.needs_mask {
+                wanted = 0;
+                for i in 0..step.num_outputs.min(64) {
+                    if remaining[step.out_base + i] > 0 {
+                        wanted |= 1 << i;
+                    }
+                }
+            }
             let mut ctx = OpContext {
                 inputs,
                 outputs: SmallVec::new(),
                 node: &step.name,
                 session,
+                wanted,
             };
             let started =
                 (self.profile.is_some() || all_start.is_some()).then(std::time::Instant::now);
@@ -439,9 +485,17 @@ impl Plan {
                 });
             }
         }
-        self.fetch_slots
-            .iter()
-            .map(|&s| take(s, &mut slots, &mut remaining)?.into_tensor())
-            .collect()
+        Ok((slots, remaining))
     }
+}
+
+/// Reads a slot: the last reader takes its value, earlier readers clone it.
+fn take(slot: usize, slots: &mut [Option<Value>], remaining: &mut [u32]) -> Result<Value> {
+    remaining[slot] = remaining[slot].saturating_sub(1);
+    let v = if remaining[slot] == 0 {
+        slots[slot].take()
+    } else {
+        slots[slot].clone()
+    };
+    v.ok_or_else(|| Error::internal(format!("slot {slot} read before it was written")))
 }

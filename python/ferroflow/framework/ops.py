@@ -897,12 +897,29 @@ def reset_default_graph():
 
 
 def _get_graph_from_inputs(values):
-    """The graph of the first graph element among ``values`` (else the default)."""
+    """The graph of the first graph element among ``values`` (else the default).
+
+    While a function body is being built (``tf.cond``, ``tf.while_loop``), an
+    element of a graph enclosing it belongs to the body: the body captures it.
+    """
+    default = get_default_graph()
     for v in values or ():
         g = getattr(v, "graph", None)
         if isinstance(g, Graph):
+            if g is not default and _encloses(g, default):
+                return default
             return g
-    return get_default_graph()
+    return default
+
+
+def _encloses(outer, graph):
+    """Whether ``graph`` is a function body built inside ``outer`` (at any depth)."""
+    g = getattr(graph, "outer_graph", None)
+    while g is not None:
+        if g is outer:
+            return True
+        g = getattr(g, "outer_graph", None)
+    return False
 
 
 class name_scope:  # noqa: N801 - TensorFlow's name
@@ -961,9 +978,27 @@ def container(container_name):
 
 @contextlib.contextmanager
 def init_scope():
-    """Lifts ops out of control-dependency contexts (for variable initializers)."""
-    with get_default_graph().control_dependencies(None):
-        yield
+    """Lifts ops out of control-dependency contexts and function bodies.
+
+    Variables and their initializers created inside a ``tf.cond`` branch or a
+    ``tf.while_loop`` body (an RNN cell's weights, say) go to the outermost
+    graph, under the current name scope, as in TensorFlow.
+    """
+    graph = get_default_graph()
+    outer = graph
+    while getattr(outer, "outer_graph", None) is not None:
+        outer = outer.outer_graph
+    if outer is graph:
+        with graph.control_dependencies(None):
+            yield
+        return
+    saved = outer._name_stack
+    outer._name_stack = graph._name_stack
+    try:
+        with outer.as_default(), outer.control_dependencies(None):
+            yield
+    finally:
+        outer._name_stack = saved
 
 
 def add_to_collection(name, value):

@@ -198,7 +198,11 @@ class Variable:
         # Inside a control-dependency block, read afresh so the read is ordered
         # after the dependencies (the `with control_dependencies([update]):
         # tf.identity(v)` idiom); elsewhere reuse the `name/read` snapshot.
-        if self._graph._control_dependencies_stack and self._graph is ops.get_default_graph():
+        default = ops.get_default_graph()
+        if self._graph._control_dependencies_stack and self._graph is default:
+            return array_ops.identity(self._variable, name="read")
+        # In a function body (a loop, a branch), read on every call.
+        if default is not self._graph and ops._encloses(self._graph, default):
             return array_ops.identity(self._variable, name="read")
         return self._snapshot
 

@@ -1,6 +1,7 @@
 //! Gradient functions of the built-in ops, one module per family.
 
 mod array;
+mod control_flow;
 mod math;
 mod nn;
 mod nn_conv;
@@ -66,12 +67,15 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "Any",
     "All",
     "PrintV2",
+    "_Arg",
+    "WhileGrad",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     for op in NOT_DIFFERENTIABLE {
         reg(op, GradEntry::NotDifferentiable);
     }
+    control_flow::register(reg);
     math::register(reg);
     array::register(reg);
     nn::register(reg);

@@ -7,6 +7,7 @@
 
 mod array;
 mod candidate;
+mod control_flow;
 mod conv;
 mod grad;
 mod logging;
@@ -41,6 +42,9 @@ pub struct OpDef {
     /// For ops with a variable number of references: how many leading
     /// inputs are references, given the node's attributes.
     pub ref_prefix: Option<fn(&Attrs) -> usize>,
+    /// For ops whose reference inputs are listed by an attribute (control
+    /// flow passing variables into its functions): whether input `i` is one.
+    pub ref_input: Option<fn(&Attrs, usize) -> bool>,
 }
 
 impl OpDef {
@@ -52,6 +56,7 @@ impl OpDef {
             stateful: false,
             ref_inputs: &[],
             ref_prefix: None,
+            ref_input: None,
         }
     }
 
@@ -73,9 +78,18 @@ impl OpDef {
         self
     }
 
+    /// Input `i` takes a reference when `f(attrs, i)` says so.
+    pub const fn ref_input(mut self, f: fn(&Attrs, usize) -> bool) -> OpDef {
+        self.ref_input = Some(f);
+        self.stateful = true;
+        self
+    }
+
     /// True if input `i` of a node with `attrs` takes a variable reference.
     pub fn takes_ref(&self, i: usize, attrs: &Attrs) -> bool {
-        self.ref_inputs.contains(&i) || self.ref_prefix.is_some_and(|f| i < f(attrs))
+        self.ref_inputs.contains(&i)
+            || self.ref_prefix.is_some_and(|f| i < f(attrs))
+            || self.ref_input.is_some_and(|f| f(attrs, i))
     }
 }
 
@@ -84,6 +98,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     for list in [
         array::ops(),
         candidate::ops(),
+        control_flow::ops(),
         conv::ops(),
         grad::ops(),
         logging::ops(),

@@ -2,6 +2,7 @@
 
 mod array;
 mod candidate;
+mod control_flow;
 mod conv;
 mod grad;
 mod logging;
@@ -17,6 +18,7 @@ use ferroflow_tensor::{DType, Result};
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
     candidate::register(reg);
+    control_flow::register(reg);
     conv::register(reg);
     grad::register(reg);
     logging::register(reg);

@@ -1,0 +1,155 @@
+//! Gradients of `If` and `While`.
+//!
+//! Both differentiate a function: the gradient function of a body takes the
+//! body's arguments followed by one gradient per body output, recomputes
+//! the body's forward values from the arguments and returns one gradient
+//! per argument (zeros where none flows). `If`'s gradient is an `If` of the
+//! two branches' gradient functions, so only the taken branch's gradient
+//! runs; `While`'s is a `WhileGrad` that calls the body's gradient function
+//! once per recorded iteration, last to first.
+
+use crate::builder::Builder;
+use crate::gradients::{gradients, to_dense, Options, Unconnected};
+use crate::Grad;
+use ferroflow_graph::{AttrValue, AttrsExt, Function, Node, NodeSpec, Output};
+use ferroflow_tensor::{Error, Result};
+
+/// Adds the gradient function of function `name` to the library; returns its name.
+fn grad_function(b: &mut Builder<'_>, name: &str) -> Result<String> {
+    let f = b.graph.function(name)?.clone();
+    let mut g = f.graph.clone();
+    let mut grad_args = Vec::with_capacity(f.outputs.len());
+    for (j, &o) in f.outputs.iter().enumerate() {
+        let info = g.output(o).clone();
+        let arg_name = g.unique_name(&format!("grad_{j}"), true);
+        let id = g.add_node(
+            NodeSpec::new("_Arg", &arg_name)
+                .attr("T", AttrValue::Type(info.dtype))
+                .attr("shape", AttrValue::Shape(info.shape)),
+        )?;
+        grad_args.push(Output::new(id, 0));
+    }
+    let seeds: Vec<Option<Output>> = grad_args.iter().copied().map(Some).collect();
+    let scope = g.unique_name("gradients", true);
+    let opts = Options {
+        scope: scope.clone(),
+        unconnected: Unconnected::Zero,
+        ..Options::default()
+    };
+    let grads = gradients(&mut g, &f.outputs, &f.args, &seeds, &opts)?;
+    let mut outputs = Vec::with_capacity(grads.len());
+    {
+        let mut gb = Builder::new(&mut g, &scope);
+        for gr in grads {
+            let gr = gr.ok_or_else(|| Error::internal("an unconnected gradient was not zeroed"))?;
+            outputs.push(to_dense(&mut gb, gr)?);
+        }
+    }
+    let mut args = f.args.clone();
+    args.extend(grad_args);
+    let mut func = Function::new(g, args, outputs)?;
+    // The backward pass only recomputes values: side effects ran forward.
+    func.control_outputs.clear();
+    let grad_name = b.graph.unique_function_name(&format!("{name}_grad"));
+    b.graph.add_function(&grad_name, func)?;
+    Ok(grad_name)
+}
+
+/// The gradient of each output, zeros where none arrived.
+fn output_grads(
+    b: &mut Builder<'_>,
+    node: &Node,
+    count: usize,
+    grads: &[Option<Output>],
+) -> Result<Vec<Output>> {
+    (0..count)
+        .map(|j| match grads.get(j).copied().flatten() {
+            Some(g) => Ok(g),
+            None => b.zeros_like(Output::new(node.id, j)),
+        })
+        .collect()
+}
+
+/// Gradients for the inputs `inputs` of `node` from outputs `0..` of `grad_node`.
+fn input_grads(b: &Builder<'_>, node: &Node, skip: usize, grad_node: usize) -> Vec<Option<Grad>> {
+    let mut out = vec![None; skip];
+    for (i, &x) in node.inputs[skip..].iter().enumerate() {
+        out.push(
+            b.graph
+                .output(x)
+                .dtype
+                .is_floating()
+                .then_some(Grad::Dense(Output::new(grad_node, i))),
+        );
+    }
+    out
+}
+
+fn if_grad(
+    b: &mut Builder<'_>,
+    node: &Node,
+    grads: &[Option<Output>],
+) -> Result<Vec<Option<Grad>>> {
+    let then_grad = grad_function(b, &node.attrs.string("then_branch")?)?;
+    let else_grad = grad_function(b, &node.attrs.string("else_branch")?)?;
+    let dy = output_grads(b, node, node.outputs.len(), grads)?;
+    let mut inputs = node.inputs.clone();
+    inputs.extend(dy);
+    let xs = &node.inputs[1..];
+    let tout: Vec<_> = xs.iter().map(|&x| b.graph.output(x).dtype).collect();
+    let shapes: Vec<_> = xs
+        .iter()
+        .map(|&x| b.graph.output(x).shape.clone())
+        .collect();
+    let mut attrs = vec![
+        ("then_branch", AttrValue::Str(then_grad.into_bytes())),
+        ("else_branch", AttrValue::Str(else_grad.into_bytes())),
+        ("Tout", AttrValue::TypeList(tout)),
+        ("output_shapes", AttrValue::ShapeList(shapes)),
+    ];
+    if let Some(r) = node.attrs.get("_ref_inputs") {
+        attrs.push(("_ref_inputs", r.clone()));
+    }
+    let id = b.node("If", &inputs, attrs)?;
+    Ok(input_grads(b, node, 1, id))
+}
+
+fn while_grad(
+    b: &mut Builder<'_>,
+    node: &Node,
+    grads: &[Option<Output>],
+) -> Result<Vec<Option<Grad>>> {
+    let n = node.inputs.len();
+    if !node.attrs.bool_or("_history", false)? {
+        return Err(Error::value(format!(
+            "the while loop '{}' was built with back_prop=False (or without floating-point \
+             loop variables) and keeps no history to differentiate",
+            node.name
+        )));
+    }
+    let body = node.attrs.string("body")?;
+    let invariant: Vec<bool> = {
+        let f = b.graph.function(&body)?;
+        (0..n).map(|i| f.passes_through(i)).collect()
+    };
+    let body_grad = grad_function(b, &body)?;
+    let dy = output_grads(b, node, n, grads)?;
+    let mut inputs = node.inputs.clone();
+    inputs.extend((0..n).map(|i| Output::new(node.id, n + i)));
+    inputs.extend(dy);
+    let id = b.node(
+        "WhileGrad",
+        &inputs,
+        vec![
+            ("body_grad", AttrValue::Str(body_grad.into_bytes())),
+            ("invariant", AttrValue::BoolList(invariant)),
+        ],
+    )?;
+    Ok(input_grads(b, node, 0, id))
+}
+
+pub(super) fn register(reg: &mut dyn FnMut(&'static str, crate::registry::GradEntry)) {
+    use crate::registry::GradEntry::Func;
+    reg("If", Func(if_grad));
+    reg("While", Func(while_grad));
+}

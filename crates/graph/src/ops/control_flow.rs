@@ -1,0 +1,121 @@
+//! Control flow: function arguments (`_Arg`), `If`, `While`, and the
+//! backward loop of a `While` (`WhileGrad`). The ops name their bodies by
+//! attribute; the bodies are [`Function`](crate::Function)s in the graph's
+//! library.
+
+use super::{InferContext, OpDef};
+use crate::attr::{Attrs, AttrsExt};
+use crate::graph::OutputInfo;
+use crate::shape::PartialShape;
+use ferroflow_tensor::{DType, Error, Result};
+
+/// Input `i` is a variable reference passed into a function, as listed by
+/// the node's `_ref_inputs` attribute.
+fn listed_ref(attrs: &Attrs, i: usize) -> bool {
+    attrs
+        .ints("_ref_inputs")
+        .is_ok_and(|v| v.contains(&(i as i64)))
+}
+
+fn arg(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    let dtype = a.dtype("T")?;
+    let shape = a.shape("shape")?;
+    Ok(vec![if a.bool_or("is_ref", false)? {
+        OutputInfo::reference(dtype, shape)
+    } else {
+        OutputInfo::new(dtype, shape)
+    }])
+}
+
+/// The declared outputs: `types` with `shapes` (unknown where not given).
+fn declared(types: &[DType], shapes: &[PartialShape]) -> Vec<OutputInfo> {
+    types
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| OutputInfo::new(d, shapes.get(i).cloned().unwrap_or_default()))
+        .collect()
+}
+
+/// Checks that function `name` takes the inputs `ins` (dtypes) and gives `outs`.
+fn check_signature(
+    ctx: &InferContext,
+    attr: &str,
+    ins: &[DType],
+    outs: Option<&[DType]>,
+) -> Result<()> {
+    let name = ctx.attrs().string(attr)?;
+    let f = ctx.graph.function(&name).map_err(|_| {
+        Error::value(format!(
+            "'{}' ({}): function '{name}' ({attr}) is not in the graph's library",
+            ctx.name, ctx.def.name
+        ))
+    })?;
+    let arg_types: Vec<DType> = f.args.iter().map(|&a| f.graph.output(a).dtype).collect();
+    if arg_types != ins {
+        return Err(Error::value(format!(
+            "'{}' ({}): function '{name}' takes {arg_types:?}, but the op passes {ins:?}",
+            ctx.name, ctx.def.name
+        )));
+    }
+    if let Some(outs) = outs {
+        let out_types: Vec<DType> = f.outputs.iter().map(|&o| f.graph.output(o).dtype).collect();
+        if out_types != outs {
+            return Err(Error::value(format!(
+                "'{}' ({}): function '{name}' returns {out_types:?}, but the op declares {outs:?}",
+                ctx.name, ctx.def.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn if_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    let tout = a.dtypes("Tout")?;
+    let ins: Vec<DType> = (1..ctx.num_inputs()).map(|i| ctx.dtype(i)).collect();
+    check_signature(ctx, "then_branch", &ins, Some(&tout))?;
+    check_signature(ctx, "else_branch", &ins, Some(&tout))?;
+    Ok(declared(&tout, &a.shapes("output_shapes")?))
+}
+
+fn while_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    let types: Vec<DType> = (0..ctx.num_inputs()).map(|i| ctx.dtype(i)).collect();
+    check_signature(ctx, "cond", &types, None)?;
+    check_signature(ctx, "body", &types, Some(&types))?;
+    let shapes = a.shapes("output_shapes")?;
+    let mut outs = declared(&types, &shapes);
+    if a.bool_or("_history", false)? {
+        // Each loop variable's values at the start of every iteration: a
+        // list the runtime hands to `WhileGrad` (declared as the variable's
+        // dtype with an unknown shape; never fetched).
+        for &d in &types {
+            outs.push(OutputInfo::new(d, PartialShape::unknown()));
+        }
+    }
+    Ok(outs)
+}
+
+fn while_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let n = ctx.num_inputs() / 3;
+    if ctx.num_inputs() != 3 * n {
+        return Err(Error::value(format!(
+            "'{}' (WhileGrad) takes the forward inputs, histories and gradients, got {} inputs",
+            ctx.name,
+            ctx.num_inputs()
+        )));
+    }
+    Ok((0..n)
+        .map(|i| OutputInfo::new(ctx.dtype(i), ctx.shape(i).clone()))
+        .collect())
+}
+
+pub(super) fn ops() -> Vec<OpDef> {
+    vec![
+        OpDef::new("_Arg", &[], arg),
+        OpDef::new("If", &["cond", "input*"], if_op).ref_input(listed_ref),
+        OpDef::new("While", &["input*"], while_op).ref_input(listed_ref),
+        OpDef::new("WhileGrad", &["input*"], while_grad),
+    ]
+}

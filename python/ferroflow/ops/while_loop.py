@@ -1,0 +1,180 @@
+"""Loops in the graph: ``tf.while_loop``.
+
+The condition and the body are each built once into a function graph
+(``framework/func_graph.py``); one ``While`` op runs the loop in Rust,
+calling the compiled condition and body per iteration. Tensors the two
+functions capture from outside become extra loop variables that the body
+passes through unchanged. For the gradient, the op keeps the loop
+variables' value at the start of each iteration (its history outputs, kept
+only when a gradient reads them), and a ``WhileGrad`` op runs the body's
+gradient over them backwards.
+"""
+
+from __future__ import annotations
+
+from ferroflow.framework import dtypes, ops
+from ferroflow.framework.func_graph import FuncGraph, to_function
+from ferroflow.framework.tensor_shape import TensorShape
+from ferroflow.ops import _nest as nest
+from ferroflow.ops.cond import _leaf_to_tensor, call_function_op, unify_captures
+
+
+def _shape_text(s):
+    s = TensorShape(s)
+    if s.rank is None:
+        return "<unknown>"
+    return "(" + ", ".join("None" if d is None else str(d) for d in s.as_list()) + ("," if s.rank == 1 else "") + ")"
+
+
+def _check_invariant(inp, invariant):
+    if not TensorShape(invariant).is_compatible_with(inp.shape):
+        raise ValueError(
+            f"The shape invariant specified for {inp.name} is not compatible with the initial shape of the "
+            f"loop variable. It enters the loop with shape {_shape_text(inp.shape)}, but the specified shape "
+            f"invariant is {_shape_text(invariant)}."
+        )
+
+
+def _check_result(inp, invariant, out):
+    if inp.dtype.base_dtype != out.dtype.base_dtype:
+        raise TypeError(
+            f"The loop variable {inp.name} enters the loop with dtype {inp.dtype.base_dtype.name}, but has "
+            f"dtype {out.dtype.base_dtype.name} after one iteration."
+        )
+    inv = TensorShape(invariant)
+    got = TensorShape(out.shape)
+    ok = inv.rank is None or (
+        got.rank == inv.rank and all(a is None or a == b for a, b in zip(inv.as_list(), got.as_list()))
+    )
+    if not ok:
+        raise ValueError(
+            f"Input tensor '{inp.name}' enters the loop with shape {_shape_text(inv)}, but has shape "
+            f"{_shape_text(got)} after one iteration. To allow the shape to vary across iterations, use the "
+            "`shape_invariants` argument of tf.while_loop to specify a less-specific shape."
+        )
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+               swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
+    """Repeats ``body`` while ``cond`` is true; returns the loop variables' final values."""
+    if not callable(cond):
+        raise TypeError("cond must be callable.")
+    if not callable(body):
+        raise TypeError("body must be callable.")
+    if parallel_iterations < 1:
+        raise TypeError("parallel_iterations must be a positive integer.")
+    if not isinstance(loop_vars, (list, tuple)) or hasattr(loop_vars, "_fields"):
+        loop_vars = [loop_vars]
+        if shape_invariants is not None:
+            shape_invariants = [shape_invariants]
+    if not loop_vars:
+        raise ValueError("No loop variables provided")
+    single = len(loop_vars) == 1 and not return_same_structure
+    with ops.name_scope(name, "while", nest.flatten(loop_vars)) as scope:
+        if maximum_iterations is not None:
+            from ferroflow.framework import constant_op
+            from ferroflow.ops import math_ops
+
+            maximum_iterations = ops.convert_to_tensor(maximum_iterations, name="maximum_iterations")
+            if maximum_iterations.shape.rank not in (None, 0):
+                raise ValueError(
+                    f"maximum_iterations must be a scalar, saw shape: {maximum_iterations.shape}"
+                )
+            counter = constant_op.constant(0, dtype=maximum_iterations.dtype, name="iteration_counter")
+            user_cond, user_body = cond, body
+            if single:
+                def cond(i, lv):
+                    return math_ops.logical_and(i < maximum_iterations, user_cond(lv))
+
+                def body(i, lv):
+                    return (i + 1, user_body(lv))
+
+                loop_vars = [counter, loop_vars[0]]
+            else:
+                def cond(i, lv):
+                    return math_ops.logical_and(i < maximum_iterations, user_cond(*lv))
+
+                def body(i, lv):
+                    return (i + 1, user_body(*lv))
+
+                loop_vars = [counter, list(loop_vars)]
+            if shape_invariants is not None:
+                shape_invariants = [TensorShape([]), shape_invariants[0] if single else list(shape_invariants)]
+        structure = list(loop_vars)
+        flat_in = [ops.convert_to_tensor(x) for x in nest.flatten(structure)]
+        if shape_invariants is None:
+            invariants = [t.shape for t in flat_in]
+        else:
+            try:
+                invariants = nest.flatten_up_to(structure, list(shape_invariants))
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"shape_invariants must have the structure of loop_vars: {e}") from None
+            invariants = [TensorShape(s) for s in invariants]
+            for t, s in zip(flat_in, invariants):
+                _check_invariant(t, s)
+        outer = ops.get_default_graph()
+        base = scope.rstrip("/") or "while"
+
+        def new_graph(kind):
+            g = FuncGraph(base + "_" + kind, outer)
+            args = [
+                g.add_arg(t.dtype, s, name=t.op.name.rsplit("/", 1)[-1])
+                for t, s in zip(flat_in, invariants)
+            ]
+            return g, args
+
+        g_cond, cond_args = new_graph("cond")
+        with g_cond.as_default():
+            pred = _leaf_to_tensor(cond(*nest.pack_sequence_as(structure, cond_args)))
+            if pred.dtype.base_dtype != dtypes.bool:
+                raise TypeError(f"A while loop's condition must be a bool tensor, got {pred.dtype.name}")
+            if pred.shape.rank not in (None, 0):
+                raise ValueError(f"A while loop's condition must be a scalar, got shape {pred.shape}")
+        g_body, body_args = new_graph("body")
+        with g_body.as_default():
+            result = body(*nest.pack_sequence_as(structure, body_args))
+            if len(structure) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
+                result = [result]
+            if isinstance(result, tuple) and not hasattr(result, "_fields"):
+                result = list(result)
+            try:
+                nest.assert_same_structure(structure, result, check_types=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError(
+                    f"The two structures don't have the same nested structure (loop_vars and the body's "
+                    f"result).\n\n{e}"
+                ) from None
+            flat_out = [_leaf_to_tensor(x) for x in nest.flatten(result)]
+        for t, s, o in zip(flat_in, invariants, flat_out):
+            _check_result(t, s, o)
+        captured = unify_captures([g_cond, g_body])
+        with g_cond.as_default():
+            g_cond.inputs = cond_args + [g_cond.capture(t) for t in captured]
+        with g_body.as_default():
+            extra = [g_body.capture(t) for t in captured]
+            g_body.inputs = body_args + extra
+        cond_name = to_function(g_cond, [pred], base + "_cond")
+        body_name = to_function(g_body, flat_out + extra, base + "_body")
+        inputs = flat_in + captured
+        history = bool(back_prop) and any(t.dtype.base_dtype.is_floating for t in inputs)
+        shapes = list(invariants) + [t.shape for t in captured]
+        op = call_function_op(
+            outer, "While", inputs,
+            {
+                "cond": cond_name,
+                "body": body_name,
+                "output_shapes": ("list_shape", [TensorShape(s)._as_native() for s in shapes]),
+                "parallel_iterations": int(parallel_iterations),
+                "_history": history,
+            },
+            "While", [g_cond, g_body],
+        )
+        outs = op._outputs[: len(flat_in)]
+        if not back_prop:
+            from ferroflow.ops import array_ops
+
+            outs = [array_ops.stop_gradient(t) for t in outs]
+        packed = nest.pack_sequence_as(structure, outs)
+        if maximum_iterations is not None:
+            return packed[1]
+        return packed[0] if single else packed
