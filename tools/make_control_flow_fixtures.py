@@ -36,7 +36,8 @@ holding one array per fetch key: the values that real TensorFlow computed for th
 
 Made by `tools/make_control_flow_fixtures.py` with TensorFlow {tf_version} (`{tf_package}`),
 NumPy {np_version}, Python {py_version}, on CPU, through `tensorflow.compat.v1` after
-`disable_v2_behavior()` (TF1 control flow: Switch/Merge/Enter/Exit/NextIteration; ref variables).
+`disable_v2_behavior()` (TF1 control flow: Switch/Merge/Enter/Exit/NextIteration; ref variables;
+`tf.switch_case` alone is built as a functional `StatelessCase` op even then).
 Each case runs in a fresh `tf.Graph` and `tf.Session`: `global_variables_initializer()`, then a
 single `Session.run(fetches, feed_dict)`. Feeds come from seeded `np.random.RandomState`s and
 variables from `tf.constant_initializer` with fixed arrays, so the values are reproducible.
