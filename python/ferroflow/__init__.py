@@ -112,6 +112,8 @@ from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, w
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
 from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
 from ferroflow.ops.while_loop import while_loop  # noqa: F401
+from ferroflow.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
+from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,

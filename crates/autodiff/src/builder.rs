@@ -183,7 +183,11 @@ impl<'g> Builder<'g> {
         )
     }
 
+    /// Zeros shaped like `x` (for a list: a list of as many absent elements).
     pub fn zeros_like(&mut self, x: Output) -> Result<Output> {
+        if self.graph.output(x).is_list {
+            return self.unary("ListZerosLike", x);
+        }
         self.unary("ZerosLike", x)
     }
 

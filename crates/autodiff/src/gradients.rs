@@ -348,6 +348,9 @@ fn aggregate(b: &mut Builder<'_>, list: Vec<Grad>) -> Result<Grad> {
     for g in list {
         dense.push(to_dense(b, g)?);
     }
+    if b.graph.output(dense[0]).is_list {
+        return Ok(Grad::Dense(b.op("ListAddN", &dense, vec![])?));
+    }
     let id = b.node(
         "AddN",
         &dense,

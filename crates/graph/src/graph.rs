@@ -32,6 +32,10 @@ pub struct OutputInfo {
     /// True for a variable reference (`VariableV2`, `Assign`, ...): consumers
     /// either update the variable in place or read its current value.
     pub is_ref: bool,
+    /// True for a list of tensors (a `TensorArray`'s flow): declared as a
+    /// float32 of unknown shape, as TF1 declares the flow, but its value at
+    /// run time is a list, and gradients of it are lists too.
+    pub is_list: bool,
 }
 
 impl OutputInfo {
@@ -40,6 +44,17 @@ impl OutputInfo {
             dtype,
             shape,
             is_ref: false,
+            is_list: false,
+        }
+    }
+
+    /// A list of tensors (see [`OutputInfo::is_list`]).
+    pub fn list() -> OutputInfo {
+        OutputInfo {
+            dtype: DType::Float32,
+            shape: PartialShape::unknown(),
+            is_ref: false,
+            is_list: true,
         }
     }
 
@@ -48,6 +63,7 @@ impl OutputInfo {
             dtype,
             shape,
             is_ref: true,
+            is_list: false,
         }
     }
 }

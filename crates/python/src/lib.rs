@@ -134,6 +134,16 @@ impl Graph {
         }
     }
 
+    /// Whether a tensor is a list of tensors (a `TensorArray`'s flow).
+    fn is_list(&self, tid: u64) -> PyResult<bool> {
+        let g = self.inner.read();
+        let o = decode_tid(tid);
+        match g.get(o.node).and_then(|n| n.outputs.get(o.index)) {
+            Some(info) => Ok(info.is_list),
+            None => Err(PyValueError::new_err(format!("no tensor with id {tid}"))),
+        }
+    }
+
     /// Narrows a tensor's static shape (`Tensor.set_shape`).
     fn set_shape(
         &self,

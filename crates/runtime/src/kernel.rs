@@ -16,21 +16,52 @@ use std::sync::{Arc, LazyLock};
 pub enum Value {
     Tensor(Tensor),
     Ref(Arc<Variable>),
-    /// A sequence of tensors passed between kernels, never fetched: a while
-    /// loop's per-iteration values for its gradient.
-    List(Arc<Vec<Tensor>>),
+    /// A list of tensors (a `TensorArray`), shared until a kernel changes it.
+    List(Arc<TensorList>),
+    /// A while loop's values of one loop variable, one per iteration, kept
+    /// for its gradient; passed between kernels, never fetched.
+    History(Arc<Vec<Value>>),
     /// An input already moved out by [`OpContext::take_input`].
     Taken,
 }
 
 impl Value {
+    /// The value with a variable reference replaced by the variable's value.
+    pub fn deref_variable(self) -> Result<Value> {
+        match self {
+            Value::Ref(v) => Ok(Value::Tensor(v.read()?)),
+            other => Ok(other),
+        }
+    }
+
     /// The tensor, reading the variable for a reference.
     pub fn into_tensor(self) -> Result<Tensor> {
         match self {
             Value::Tensor(t) => Ok(t),
             Value::Ref(v) => v.read(),
-            Value::List(_) => Err(Error::internal("a list of tensors is not a tensor")),
+            Value::List(_) => Err(Error::invalid_argument(
+                "a TensorArray's flow is a list of tensors and cannot be read as a tensor",
+            )),
+            Value::History(_) => Err(Error::internal("a loop's history is not a tensor")),
             Value::Taken => Err(Error::internal("value was already consumed")),
+        }
+    }
+}
+
+/// A list of tensors, some possibly not written yet.
+#[derive(Clone, Debug, Default)]
+pub struct TensorList {
+    pub items: Vec<Option<Tensor>>,
+    /// The shape of every element, once known (from a write or a declaration).
+    pub element_shape: Option<ferroflow_tensor::Shape>,
+}
+
+impl TensorList {
+    /// A list holding `items`, all written.
+    pub fn from_tensors(items: Vec<Tensor>) -> TensorList {
+        TensorList {
+            items: items.into_iter().map(Some).collect(),
+            element_shape: None,
         }
     }
 }
@@ -110,8 +141,8 @@ impl<'a> OpContext<'a> {
                 self.node,
                 v.name()
             ))),
-            Value::List(_) => Err(Error::internal(format!(
-                "input {i} of {} is a list of tensors",
+            Value::List(_) | Value::History(_) => Err(Error::invalid_argument(format!(
+                "input {i} of {} is a list of tensors (a TensorArray's flow), not a tensor",
                 self.node
             ))),
             Value::Taken => Err(Error::internal("input already taken")),
@@ -119,7 +150,7 @@ impl<'a> OpContext<'a> {
     }
 
     /// Input `i` as a list of tensors.
-    pub fn input_list(&self, i: usize) -> Result<&Arc<Vec<Tensor>>> {
+    pub fn input_list(&self, i: usize) -> Result<&Arc<TensorList>> {
         match self.inputs[i].value() {
             Value::List(l) => Ok(l),
             _ => Err(Error::internal(format!(
@@ -215,8 +246,8 @@ pub struct Forward;
 
 impl Kernel for Forward {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
-        let x = ctx.take_input(0)?;
-        ctx.output(x);
+        let x = ctx.take_value(0).deref_variable()?;
+        ctx.output_value(x);
         Ok(())
     }
 

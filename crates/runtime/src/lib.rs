@@ -14,7 +14,9 @@ mod resources;
 mod session;
 mod trace;
 
-pub use kernel::{factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, Value};
+pub use kernel::{
+    factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, TensorList, Value,
+};
 pub use plan::Plan;
 pub use resources::{SessionState, Variable};
 pub use session::{Session, SessionOptions};

@@ -316,7 +316,7 @@ impl Plan {
     /// Runs the plan of a function body once: the arguments are values
     /// (variable references included) whose types the graph already checked,
     /// and an argument returned as it is comes back as it went in (a
-    /// reference stays a reference); every other result is a tensor.
+    /// reference stays a reference); other results are tensors or lists.
     pub fn run_function(&self, session: &SessionState, args: Vec<Value>) -> Result<Vec<Value>> {
         if args.len() != self.feeds.len() {
             return Err(Error::internal(format!(
@@ -334,7 +334,7 @@ impl Plan {
                 if s < num_args {
                     Ok(v)
                 } else {
-                    Ok(Value::Tensor(v.into_tensor()?))
+                    v.deref_variable()
                 }
             })
             .collect()

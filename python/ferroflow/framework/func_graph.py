@@ -44,8 +44,8 @@ class FuncGraph(ops.Graph):
         self.outer_control_inputs = []
 
     # -- arguments and captures ------------------------------------------------
-    def add_arg(self, dtype, shape=None, name="arg", is_ref=False):
-        """Appends an argument of ``dtype`` and ``shape``; returns its tensor."""
+    def add_arg(self, dtype, shape=None, name="arg", is_ref=False, is_list=False):
+        """Adds an argument of ``dtype`` and ``shape`` (a list: a TensorArray's flow); returns its tensor."""
         from ferroflow.ops._op_util import shape_attr, type_attr
 
         dtype = dtypes.as_dtype(dtype).base_dtype
@@ -53,7 +53,8 @@ class FuncGraph(ops.Graph):
         self._control_dependencies_stack = []
         try:
             op = ops.Graph._create_op(
-                self, "_Arg", [], {"T": type_attr(dtype), "shape": shape_attr(shape), "is_ref": bool(is_ref)},
+                self, "_Arg", [], {"T": type_attr(dtype), "shape": shape_attr(shape), "is_ref": bool(is_ref),
+                 "is_list": bool(is_list)},
                 name=name,
             )
         finally:
@@ -65,9 +66,11 @@ class FuncGraph(ops.Graph):
         key = (id(tensor.graph), tensor._tid)
         inner = self._captured.get(key)
         if inner is None:
-            is_ref = bool(tensor.graph._native.output_info(tensor._tid)[2])
+            native = tensor.graph._native
+            is_ref = bool(native.output_info(tensor._tid)[2])
             name = tensor.op.name.rsplit("/", 1)[-1]
-            inner = self.add_arg(tensor.dtype, tensor.shape, name=name, is_ref=is_ref)
+            inner = self.add_arg(tensor.dtype, tensor.shape, name=name, is_ref=is_ref,
+                                 is_list=native.is_list(tensor._tid))
             self._captured[key] = inner
             self.captures.append((tensor, inner))
         return inner

@@ -27,10 +27,12 @@ def _leaf_to_tensor(x):
 
 def build_branch(fn, name, outer):
     """Runs ``fn`` in a new function graph; returns ``(graph, structure, flat results)``."""
+    from ferroflow.ops.tensor_array_ops import to_flow
+
     g = FuncGraph(name, outer)
     with g.as_default():
         structure = fn()
-        flat = [_leaf_to_tensor(x) for x in nest.flatten(structure)]
+        flat = [_leaf_to_tensor(to_flow(x)) for x in nest.flatten(structure)]
     return g, structure, flat
 
 
@@ -143,7 +145,12 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
             },
             "If", [g_true, g_false],
         )
-        flat_out = [op if isinstance(leaf, ops.Operation) else op._outputs[i] for i, leaf in enumerate(f_true)]
+        from ferroflow.ops.tensor_array_ops import from_flow
+
+        flat_out = [
+            op if isinstance(leaf, ops.Operation) else from_flow(tmpl, op._outputs[i])
+            for i, (leaf, tmpl) in enumerate(zip(f_true, nest.flatten(s_true)))
+        ]
         result = nest.pack_sequence_as(s_true, flat_out) if nest.is_sequence(s_true) else flat_out[0] if flat_out else None
         if not strict and isinstance(result, (list, tuple)) and len(result) == 1 and not hasattr(result, "_fields"):
             return result[0]

@@ -17,7 +17,7 @@ from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops import variable_scope as vs
 from ferroflow.ops.rnn_cell_impl import _zero_state_tensors, assert_like_rnncell
 
-__all__ = ["static_bidirectional_rnn", "static_rnn"]
+__all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "static_bidirectional_rnn", "static_rnn"]
 
 
 def _infer_state_dtype(explicit_dtype, state):
@@ -202,3 +202,171 @@ def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None, in
     flat_outputs = tuple(array_ops.concat([fw, bw], 1) for fw, bw in zip(flat_fw, flat_bw))
     outputs = nest.pack_sequence_as(output_fw, flat_outputs)
     return outputs, output_state_fw, output_state_bw
+
+
+def _transpose_batch_time(x):
+    """``x`` with its first two axes swapped (batch-major <-> time-major)."""
+    x = ops.convert_to_tensor(x)
+    if x.shape.rank is not None and x.shape.rank < 2:
+        return x
+    if x.shape.rank is None:
+        raise ValueError(f"Expected an input of known rank >= 2, got {x}")
+    perm = [1, 0] + list(range(2, x.shape.rank))
+    y = array_ops.transpose(x, perm)
+    y.set_shape(TensorShape([x.shape[1], x.shape[0]]).concatenate(x.shape[2:]))
+    return y
+
+
+def _best_effort_batch_size(flat_input):
+    """The batch size (axis 1 of time-major inputs): static where known, else a tensor."""
+    for x in flat_input:
+        if x.shape.rank is None:
+            continue
+        if x.shape.rank < 2:
+            raise ValueError(f"Input tensor should have rank >= 2, got {x.shape.rank} ({x.name})")
+        b = dimension_value(x.shape[1])
+        if b is not None:
+            return b
+    return array_ops.shape(flat_input[0])[1]
+
+
+def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
+                swap_memory=False, time_major=False, scope=None):
+    """Runs ``cell`` over the time steps of ``inputs`` in one ``tf.while_loop``.
+
+    ``inputs`` is ``[batch, time, ...]`` (``[time, batch, ...]`` with ``time_major``), or a nested
+    structure of such tensors. Returns ``(outputs, state)``: the per-step outputs, stacked in the
+    inputs' layout, and the final state. With ``sequence_length``, a sequence's outputs past its end
+    are zeros and its state is carried from its last step. Variables live under ``scope`` (default
+    ``"rnn"``), named as TensorFlow names them, so TF1 checkpoints restore.
+    """
+    from ferroflow.ops.tensor_array_ops import TensorArray
+    from ferroflow.ops.while_loop import while_loop
+
+    assert_like_rnncell("cell", cell)
+    with vs.variable_scope(scope or "rnn"):
+        flat_input = [ops.convert_to_tensor(x) for x in nest.flatten(inputs)]
+        if not time_major:
+            flat_input = [_transpose_batch_time(x) for x in flat_input]
+        parallel_iterations = parallel_iterations or 32
+        if sequence_length is not None:
+            sequence_length = math_ops.cast(ops.convert_to_tensor(sequence_length), dtypes.int32)
+            if sequence_length.shape.rank not in (None, 1):
+                raise ValueError(
+                    f"sequence_length must be a vector of length batch_size, but saw shape: "
+                    f"{sequence_length.shape}"
+                )
+            sequence_length = array_ops.identity(sequence_length, name="sequence_length")
+        batch_size = _best_effort_batch_size(flat_input)
+        if initial_state is not None:
+            state = initial_state
+        else:
+            if not dtype:
+                raise ValueError("If there is no initial_state, you must give a dtype.")
+            if getattr(cell, "get_initial_state", None) is not None:
+                state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
+            else:
+                state = cell.zero_state(batch_size, dtype)
+        outputs, final_state = _dynamic_rnn_loop(
+            cell, flat_input, inputs, state, parallel_iterations, swap_memory, sequence_length, dtype,
+            TensorArray, while_loop,
+        )
+        if not time_major:
+            outputs = nest.map_structure(_transpose_batch_time, outputs)
+        return outputs, final_state
+
+
+def _dynamic_rnn_loop(cell, flat_input, inputs, initial_state, parallel_iterations, swap_memory,
+                      sequence_length, dtype, TensorArray, while_loop):  # noqa: N803 - the class, passed in
+    """The loop of ``dynamic_rnn`` over time-major ``flat_input``: ``(outputs, final state)``."""
+    static_time = dimension_value(flat_input[0].shape[0]) if flat_input[0].shape.rank else None
+    time_steps = static_time if static_time is not None else array_ops.shape(flat_input[0])[0]
+    batch = dimension_value(flat_input[0].shape[1]) if flat_input[0].shape.rank else None
+    batch_size = batch if batch is not None else array_ops.shape(flat_input[0])[1]
+    for x in flat_input:
+        for i, d in enumerate(x.shape.as_list()[2:] if x.shape.rank else []):
+            if d is None:
+                raise ValueError(f"Input size (depth of inputs) must be accessible via shape inference, but "
+                                 f"saw value None (dimension {i + 2} of {x.name}).")
+    state_dtype = _infer_state_dtype(dtype, initial_state)
+    flat_output_size = nest.flatten(cell.output_size)
+    with ops.name_scope("dynamic_rnn") as scope:
+        base_name = scope
+    input_tas = [
+        TensorArray(x.dtype, size=time_steps, element_shape=x.shape[1:], tensor_array_name=base_name + f"input_{i}")
+        .unstack(x)
+        for i, x in enumerate(flat_input)
+    ]
+    output_tas = [
+        TensorArray(state_dtype, size=time_steps, element_shape=TensorShape([batch]).concatenate(_dims(size)),
+                    tensor_array_name=base_name + f"output_{i}")
+        for i, size in enumerate(flat_output_size)
+    ]
+    if sequence_length is not None:
+        zero_output = _zero_state_tensors(cell.output_size, batch_size, state_dtype)
+
+    def body(time, tas, state):
+        flat_x = [ta.read(time) for ta in input_tas]
+        for x, src in zip(flat_x, flat_input):
+            x.set_shape(src.shape[1:])
+        input_t = nest.pack_sequence_as(inputs, flat_x)
+
+        def call_cell():
+            return cell(input_t, state)
+
+        if sequence_length is not None:
+            output, new_state = _rnn_step(time, sequence_length, zero_output, state, call_cell)
+        else:
+            output, new_state = call_cell()
+        flat_out = nest.flatten(output)
+        return time + 1, [ta.write(time, o) for ta, o in zip(tas, flat_out)], new_state
+
+    time = ops.convert_to_tensor(0, dtype=dtypes.int32, name="time")
+    _, output_tas, final_state = while_loop(
+        lambda time, *_: time < time_steps, body, (time, output_tas, initial_state),
+        parallel_iterations=parallel_iterations, swap_memory=swap_memory, return_same_structure=True,
+    )
+    flat_outputs = []
+    for ta, size in zip(output_tas, flat_output_size):
+        out = ta.stack()
+        out.set_shape(TensorShape([static_time, batch]).concatenate(_dims(size)))
+        flat_outputs.append(out)
+    return nest.pack_sequence_as(cell.output_size, flat_outputs), final_state
+
+
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, initial_state_fw=None,
+                              initial_state_bw=None, dtype=None, parallel_iterations=None, swap_memory=False,
+                              time_major=False, scope=None):
+    """``dynamic_rnn`` forward with ``cell_fw`` and over the reversed sequences with ``cell_bw``.
+
+    Returns ``((output_fw, output_bw), (output_state_fw, output_state_bw))``; the backward outputs
+    are put back in forward time order. Variables live under ``scope`` (default
+    ``"bidirectional_rnn"``) ``/fw`` and ``/bw``.
+    """
+    assert_like_rnncell("cell_fw", cell_fw)
+    assert_like_rnncell("cell_bw", cell_bw)
+    with vs.variable_scope(scope or "bidirectional_rnn"):
+        with vs.variable_scope("fw") as fw_scope:
+            output_fw, output_state_fw = dynamic_rnn(
+                cell_fw, inputs, sequence_length=sequence_length, initial_state=initial_state_fw, dtype=dtype,
+                parallel_iterations=parallel_iterations, swap_memory=swap_memory, time_major=time_major,
+                scope=fw_scope)
+
+        def reverse(x):
+            x = ops.convert_to_tensor(x)
+            if not time_major:
+                x = _transpose_batch_time(x)
+            if sequence_length is None:
+                x = array_ops.reverse(x, axis=[0])
+            else:
+                x = _reverse_sequence(x, sequence_length)
+            return x if time_major else _transpose_batch_time(x)
+
+        with vs.variable_scope("bw") as bw_scope:
+            reversed_inputs = nest.map_structure(reverse, inputs)
+            tmp, output_state_bw = dynamic_rnn(
+                cell_bw, reversed_inputs, sequence_length=sequence_length, initial_state=initial_state_bw,
+                dtype=dtype, parallel_iterations=parallel_iterations, swap_memory=swap_memory,
+                time_major=time_major, scope=bw_scope)
+    output_bw = nest.map_structure(reverse, tmp)
+    return (output_fw, output_bw), (output_state_fw, output_state_bw)

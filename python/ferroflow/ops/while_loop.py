@@ -17,6 +17,7 @@ from ferroflow.framework.func_graph import FuncGraph, to_function
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.ops import _nest as nest
 from ferroflow.ops.cond import _leaf_to_tensor, call_function_op, unify_captures
+from ferroflow.ops.tensor_array_ops import TensorArray, from_flow, to_flow
 
 
 def _shape_text(s):
@@ -101,7 +102,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             if shape_invariants is not None:
                 shape_invariants = [TensorShape([]), shape_invariants[0] if single else list(shape_invariants)]
         structure = list(loop_vars)
-        flat_in = [ops.convert_to_tensor(x) for x in nest.flatten(structure)]
+        templates = nest.flatten(structure)
+        flat_in = [ops.convert_to_tensor(to_flow(x)) for x in templates]
+        is_list = [t.graph._native.is_list(t._tid) for t in flat_in]
         if shape_invariants is None:
             invariants = [t.shape for t in flat_in]
         else:
@@ -109,7 +112,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 invariants = nest.flatten_up_to(structure, list(shape_invariants))
             except (TypeError, ValueError) as e:
                 raise ValueError(f"shape_invariants must have the structure of loop_vars: {e}") from None
-            invariants = [TensorShape(s) for s in invariants]
+            invariants = [
+                t.shape if listed else TensorShape(s) for t, s, listed in zip(flat_in, invariants, is_list)
+            ]
             for t, s in zip(flat_in, invariants):
                 _check_invariant(t, s)
         outer = ops.get_default_graph()
@@ -118,21 +123,24 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         def new_graph(kind):
             g = FuncGraph(base + "_" + kind, outer)
             args = [
-                g.add_arg(t.dtype, s, name=t.op.name.rsplit("/", 1)[-1])
-                for t, s in zip(flat_in, invariants)
+                g.add_arg(t.dtype, s, name=t.op.name.rsplit("/", 1)[-1], is_list=listed)
+                for t, s, listed in zip(flat_in, invariants, is_list)
             ]
             return g, args
 
+        def packed(args):
+            return nest.pack_sequence_as(structure, [from_flow(x, a) for x, a in zip(templates, args)])
+
         g_cond, cond_args = new_graph("cond")
         with g_cond.as_default():
-            pred = _leaf_to_tensor(cond(*nest.pack_sequence_as(structure, cond_args)))
+            pred = _leaf_to_tensor(cond(*packed(cond_args)))
             if pred.dtype.base_dtype != dtypes.bool:
                 raise TypeError(f"A while loop's condition must be a bool tensor, got {pred.dtype.name}")
             if pred.shape.rank not in (None, 0):
                 raise ValueError(f"A while loop's condition must be a scalar, got shape {pred.shape}")
         g_body, body_args = new_graph("body")
         with g_body.as_default():
-            result = body(*nest.pack_sequence_as(structure, body_args))
+            result = body(*packed(body_args))
             if len(structure) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
                 result = [result]
             if isinstance(result, tuple) and not hasattr(result, "_fields"):
@@ -144,9 +152,17 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                     f"The two structures don't have the same nested structure (loop_vars and the body's "
                     f"result).\n\n{e}"
                 ) from None
-            flat_out = [_leaf_to_tensor(x) for x in nest.flatten(result)]
-        for t, s, o in zip(flat_in, invariants, flat_out):
-            _check_result(t, s, o)
+            result_templates = nest.flatten(result)
+            for x, r in zip(templates, result_templates):
+                if isinstance(x, TensorArray) != isinstance(r, TensorArray):
+                    raise TypeError(
+                        f"A loop variable is {type(x).__name__} on entry but the body returned "
+                        f"{type(r).__name__} for it."
+                    )
+            flat_out = [_leaf_to_tensor(to_flow(x)) for x in result_templates]
+        for t, s, o, listed in zip(flat_in, invariants, flat_out, is_list):
+            if not listed:
+                _check_result(t, s, o)
         captured = unify_captures([g_cond, g_body])
         with g_cond.as_default():
             g_cond.inputs = cond_args + [g_cond.capture(t) for t in captured]
@@ -174,7 +190,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             from ferroflow.ops import array_ops
 
             outs = [array_ops.stop_gradient(t) for t in outs]
-        packed = nest.pack_sequence_as(structure, outs)
+        result = nest.pack_sequence_as(structure, [from_flow(r, o) for r, o in zip(result_templates, outs)])
         if maximum_iterations is not None:
-            return packed[1]
-        return packed[0] if single else packed
+            return result[1]
+        return result[0] if single else result

@@ -25,7 +25,8 @@ fn grad_function(b: &mut Builder<'_>, name: &str) -> Result<String> {
         let id = g.add_node(
             NodeSpec::new("_Arg", &arg_name)
                 .attr("T", AttrValue::Type(info.dtype))
-                .attr("shape", AttrValue::Shape(info.shape)),
+                .attr("shape", AttrValue::Shape(info.shape))
+                .attr("is_list", AttrValue::Bool(info.is_list)),
         )?;
         grad_args.push(Output::new(id, 0));
     }
@@ -128,24 +129,58 @@ fn while_grad(
         )));
     }
     let body = node.attrs.string("body")?;
-    let invariant: Vec<bool> = {
-        let f = b.graph.function(&body)?;
-        (0..n).map(|i| f.passes_through(i)).collect()
-    };
     let body_grad = grad_function(b, &body)?;
+    // Iteration values are kept only for the loop variables the backward
+    // body reads and the forward body changes; the others are fed the
+    // loop's input (an invariant's value, or a placeholder never read).
+    let from_history: Vec<bool> = {
+        let invariant: Vec<bool> = {
+            let f = b.graph.function(&body)?;
+            (0..n).map(|i| f.passes_through(i)).collect()
+        };
+        let needed = args_read(b.graph.function(&body_grad)?);
+        let mut h: Vec<bool> = (0..n).map(|i| needed[i] && !invariant[i]).collect();
+        // One history at least: its length is the number of iterations.
+        if !h.iter().any(|&x| x) {
+            h[invariant.iter().position(|&x| !x).unwrap_or(0)] = true;
+        }
+        h
+    };
     let dy = output_grads(b, node, n, grads)?;
     let mut inputs = node.inputs.clone();
-    inputs.extend((0..n).map(|i| Output::new(node.id, n + i)));
+    inputs.extend((0..n).map(|i| {
+        if from_history[i] {
+            Output::new(node.id, n + i)
+        } else {
+            node.inputs[i]
+        }
+    }));
     inputs.extend(dy);
     let id = b.node(
         "WhileGrad",
         &inputs,
         vec![
             ("body_grad", AttrValue::Str(body_grad.into_bytes())),
-            ("invariant", AttrValue::BoolList(invariant)),
+            ("from_history", AttrValue::BoolList(from_history)),
         ],
     )?;
     Ok(input_grads(b, node, 0, id))
+}
+
+/// Which of a function's arguments its outputs depend on.
+fn args_read(f: &Function) -> Vec<bool> {
+    let g = &f.graph;
+    let mut seen = vec![false; g.len()];
+    let mut stack: Vec<usize> = f.outputs.iter().map(|o| o.node).collect();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut seen[id], true) {
+            continue;
+        }
+        let node = g.node(id);
+        stack.extend(node.inputs.iter().map(|o| o.node));
+        stack.extend(node.control_inputs.iter().copied());
+    }
+    f.args.iter().map(|a| seen[a.node]).collect()
 }
 
 pub(super) fn register(reg: &mut dyn FnMut(&'static str, crate::registry::GradEntry)) {

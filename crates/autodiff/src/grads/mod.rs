@@ -2,6 +2,7 @@
 
 mod array;
 mod control_flow;
+mod list;
 mod math;
 mod nn;
 mod nn_conv;
@@ -76,6 +77,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
         reg(op, GradEntry::NotDifferentiable);
     }
     control_flow::register(reg);
+    list::register(reg);
     math::register(reg);
     array::register(reg);
     nn::register(reg);

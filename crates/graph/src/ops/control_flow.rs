@@ -21,7 +21,9 @@ fn arg(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let a = ctx.attrs();
     let dtype = a.dtype("T")?;
     let shape = a.shape("shape")?;
-    Ok(vec![if a.bool_or("is_ref", false)? {
+    Ok(vec![if a.bool_or("is_list", false)? {
+        OutputInfo::list()
+    } else if a.bool_or("is_ref", false)? {
         OutputInfo::reference(dtype, shape)
     } else {
         OutputInfo::new(dtype, shape)
@@ -76,7 +78,14 @@ fn if_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let ins: Vec<DType> = (1..ctx.num_inputs()).map(|i| ctx.dtype(i)).collect();
     check_signature(ctx, "then_branch", &ins, Some(&tout))?;
     check_signature(ctx, "else_branch", &ins, Some(&tout))?;
-    Ok(declared(&tout, &a.shapes("output_shapes")?))
+    let then_fn = ctx.graph.function(&a.string("then_branch")?)?;
+    let mut outs = declared(&tout, &a.shapes("output_shapes")?);
+    for (o, &f) in outs.iter_mut().zip(&then_fn.outputs) {
+        if then_fn.graph.output(f).is_list {
+            *o = OutputInfo::list();
+        }
+    }
+    Ok(outs)
 }
 
 fn while_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -86,13 +95,16 @@ fn while_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     check_signature(ctx, "body", &types, Some(&types))?;
     let shapes = a.shapes("output_shapes")?;
     let mut outs = declared(&types, &shapes);
+    for (i, o) in outs.iter_mut().enumerate() {
+        if ctx.info(i).is_list {
+            *o = OutputInfo::list();
+        }
+    }
     if a.bool_or("_history", false)? {
         // Each loop variable's values at the start of every iteration: a
         // list the runtime hands to `WhileGrad` (declared as the variable's
         // dtype with an unknown shape; never fetched).
-        for &d in &types {
-            outs.push(OutputInfo::new(d, PartialShape::unknown()));
-        }
+        outs.extend(types.iter().map(|_| OutputInfo::list()));
     }
     Ok(outs)
 }
@@ -107,7 +119,11 @@ fn while_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         )));
     }
     Ok((0..n)
-        .map(|i| OutputInfo::new(ctx.dtype(i), ctx.shape(i).clone()))
+        .map(|i| {
+            let mut info = ctx.info(i).clone();
+            info.is_ref = false;
+            info
+        })
         .collect())
 }
 

@@ -10,6 +10,7 @@ mod candidate;
 mod control_flow;
 mod conv;
 mod grad;
+mod list;
 mod logging;
 mod math;
 mod nn;
@@ -101,6 +102,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         control_flow::ops(),
         conv::ops(),
         grad::ops(),
+        list::ops(),
         logging::ops(),
         math::ops(),
         nn::ops(),

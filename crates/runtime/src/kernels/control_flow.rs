@@ -72,7 +72,7 @@ fn truth(t: &Tensor) -> Result<bool> {
 /// Pushes function results as the op's outputs, reading variable references.
 fn output_all(ctx: &mut OpContext<'_>, values: Vec<Value>) -> Result<()> {
     for v in values {
-        ctx.output(v.into_tensor()?);
+        ctx.output_value(v.deref_variable()?);
     }
     Ok(())
 }
@@ -99,10 +99,8 @@ impl Kernel for If {
 struct While {
     cond: Plan,
     body: Plan,
-    /// Whether the node has history outputs (its gradient was taken).
+    /// Whether the node has history outputs (read by its gradient).
     history: bool,
-    /// Loop variables the body passes through unchanged: no history kept.
-    invariant: Vec<bool>,
 }
 
 impl Kernel for While {
@@ -110,10 +108,10 @@ impl Kernel for While {
         let n = ctx.num_inputs();
         let mut vars: Vec<Value> = (0..n).map(|i| ctx.take_value(i)).collect();
         let record: Vec<bool> = (0..n)
-            .map(|i| self.history && !self.invariant[i] && ctx.output_wanted(n + i))
+            .map(|i| self.history && ctx.output_wanted(n + i))
             .collect();
         let recording = record.iter().any(|&r| r);
-        let mut history: Vec<Vec<Tensor>> = vec![Vec::new(); if recording { n } else { 0 }];
+        let mut history: Vec<Vec<Value>> = vec![Vec::new(); if recording { n } else { 0 }];
         loop {
             let pred = self.cond.run_function(ctx.session, vars.clone())?;
             let pred = pred
@@ -127,7 +125,10 @@ impl Kernel for While {
             if recording {
                 for (i, v) in vars.iter().enumerate() {
                     if record[i] {
-                        history[i].push(v.clone().into_tensor()?);
+                        history[i].push(match v {
+                            Value::Ref(var) => Value::Tensor(var.read()?),
+                            other => other.clone(),
+                        });
                     }
                 }
             }
@@ -137,7 +138,7 @@ impl Kernel for While {
         if self.history {
             history.resize(n, Vec::new());
             for h in history {
-                ctx.output_value(Value::List(Arc::new(h)));
+                ctx.output_value(Value::History(Arc::new(h)));
             }
         }
         Ok(())
@@ -150,19 +151,24 @@ impl Kernel for While {
 
 struct WhileGrad {
     body_grad: Plan,
-    invariant: Vec<bool>,
+    /// Loop variables whose per-iteration values come from the history
+    /// (the others are fed the loop's input on every iteration).
+    from_history: Vec<bool>,
 }
 
 impl Kernel for WhileGrad {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
         let n = ctx.num_inputs() / 3;
-        let mut per_iteration: Vec<Option<Arc<Vec<Tensor>>>> = Vec::with_capacity(n);
+        let mut per_iteration: Vec<Option<Arc<Vec<Value>>>> = Vec::with_capacity(n);
         let mut iterations = 0;
         for i in 0..n {
-            if self.invariant[i] {
+            if !self.from_history[i] {
                 per_iteration.push(None);
             } else {
-                let h = ctx.input_list(n + i)?.clone();
+                let h = match ctx.take_value(n + i) {
+                    Value::History(h) => h,
+                    _ => return Err(Error::internal("WhileGrad expects loop histories")),
+                };
                 iterations = h.len();
                 per_iteration.push(Some(h));
             }
@@ -173,7 +179,7 @@ impl Kernel for WhileGrad {
             let mut args: Vec<Value> = Vec::with_capacity(2 * n);
             for i in 0..n {
                 args.push(match &per_iteration[i] {
-                    Some(h) => Value::Tensor(h[k].clone()),
+                    Some(h) => h[k].clone(),
                     None => forward[i].clone(),
                 });
             }
@@ -195,15 +201,11 @@ fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
 
 fn while_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, cond) = compile(init, "cond")?;
-    let (body_fn, body) = compile(init, "body")?;
-    let invariant = (0..init.node.inputs.len())
-        .map(|i| body_fn.passes_through(i))
-        .collect();
+    let (_, body) = compile(init, "body")?;
     Ok(Box::new(While {
         cond,
         body,
         history: init.node.attrs.bool_or("_history", false)?,
-        invariant,
     }))
 }
 
@@ -211,7 +213,7 @@ fn while_grad_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, body_grad) = compile(init, "body_grad")?;
     Ok(Box::new(WhileGrad {
         body_grad,
-        invariant: init.node.attrs.bools("invariant")?,
+        from_history: init.node.attrs.bools("from_history")?,
     }))
 }
 

@@ -5,6 +5,7 @@ mod candidate;
 mod control_flow;
 mod conv;
 mod grad;
+mod list;
 mod logging;
 mod math;
 mod nn;
@@ -21,6 +22,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     control_flow::register(reg);
     conv::register(reg);
     grad::register(reg);
+    list::register(reg);
     logging::register(reg);
     math::register(reg);
     nn::register(reg);

@@ -1,0 +1,144 @@
+"""Higher-order functions over the first axis: ``tf.map_fn``, ``tf.scan``, ``tf.foldl``, ``tf.foldr``.
+
+Each is one ``tf.while_loop`` reading its elements from TensorArrays and,
+for ``map_fn`` and ``scan``, writing its results into TensorArrays that are
+stacked at the end, as in TF1.
+"""
+
+from __future__ import annotations
+
+from ferroflow.framework import dtypes, ops
+from ferroflow.framework.tensor_shape import TensorShape, dimension_value
+from ferroflow.ops import _nest as nest
+from ferroflow.ops import array_ops
+from ferroflow.ops.tensor_array_ops import TensorArray
+from ferroflow.ops.while_loop import while_loop
+
+
+def _elements(elems, name):
+    """``(flat element tensors, their count n as a tensor, static n or None)``."""
+    flat = [ops.convert_to_tensor(e, name="elem") for e in nest.flatten(elems)]
+    if not flat:
+        raise ValueError(f"{name}: elems must contain at least one tensor")
+    for e in flat:
+        if e.shape.rank == 0:
+            raise ValueError(f"Elements in elems must be 1+ dimensional Tensors, not scalars ({e.name})")
+    static_n = None
+    for e in flat:
+        if e.shape.rank is not None:
+            static_n = dimension_value(e.shape[0]) if static_n is None else static_n
+    n = static_n if static_n is not None else array_ops.shape(flat[0])[0]
+    return flat, ops.convert_to_tensor(n, dtype=dtypes.int32, name="n"), static_n
+
+
+def _unstacked(flat):
+    return [TensorArray(e.dtype, size=0, dynamic_size=True, infer_shape=True).unstack(e) for e in flat]
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
+           infer_shape=True, name=None):
+    """``fn`` applied to each element of ``elems`` (unpacked along axis 0), the results stacked."""
+    if not callable(fn):
+        raise TypeError("fn must be callable.")
+    parallel_iterations = parallel_iterations or 10
+    with ops.name_scope(name, "map", nest.flatten(elems)):
+        flat, n, static_n = _elements(elems, "map_fn")
+        out_structure = elems if dtype is None else dtype
+        out_dtypes = [e.dtype for e in flat] if dtype is None else [dtypes.as_dtype(d) for d in nest.flatten(dtype)]
+        elems_ta = _unstacked(flat)
+        accs = [TensorArray(d, size=n, dynamic_size=False, infer_shape=infer_shape) for d in out_dtypes]
+
+        def body(i, tas):
+            x = nest.pack_sequence_as(elems, [ta.read(i) for ta in elems_ta])
+            y = fn(x)
+            try:
+                nest.assert_same_structure(out_structure, y, check_types=False)
+            except (TypeError, ValueError) as e:
+                raise ValueError(
+                    f"The structure of fn's result does not match the expected output (dtype): {e}"
+                ) from None
+            flat_y = [ops.convert_to_tensor(v) for v in nest.flatten(y)]
+            return i + 1, [ta.write(i, v) for ta, v in zip(tas, flat_y)]
+
+        _, accs = while_loop(lambda i, _: i < n, body, [0, accs], parallel_iterations=parallel_iterations,
+                             back_prop=back_prop, swap_memory=swap_memory, return_same_structure=True)
+        results = [ta.stack() for ta in accs]
+        for r, ta in zip(results, accs):
+            r.set_shape(TensorShape([static_n]).concatenate(ta.element_shape))
+        return nest.pack_sequence_as(out_structure, results)
+
+
+def _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, default_name, reverse):
+    if not callable(fn):
+        raise TypeError("fn must be callable.")
+    with ops.name_scope(name, default_name, nest.flatten(elems)):
+        flat, n, _ = _elements(elems, default_name)
+        elems_ta = _unstacked(flat)
+
+        def element(i):
+            return nest.pack_sequence_as(elems, [ta.read(i) for ta in elems_ta])
+
+        if initializer is None:
+            acc = element(n - 1 if reverse else 0)
+            start = 1
+        else:
+            acc = nest.map_structure(ops.convert_to_tensor, initializer)
+            start = 0
+
+        def body(k, a):
+            i = n - 1 - k if reverse else k
+            return k + 1, fn(a, element(i))
+
+        _, acc = while_loop(lambda k, _: k < n, body, [start, acc], parallel_iterations=parallel_iterations,
+                            back_prop=back_prop, swap_memory=swap_memory, return_same_structure=True)
+        return acc
+
+
+def foldl(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+    """``fn(...fn(fn(initializer, elems[0]), elems[1])..., elems[n-1])``."""
+    return _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, "foldl", False)
+
+
+def foldr(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False, name=None):
+    """Like ``foldl``, from the last element to the first."""
+    return _fold(fn, elems, initializer, parallel_iterations, back_prop, swap_memory, name, "foldr", True)
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
+         infer_shape=True, reverse=False, name=None):
+    """Every accumulated value of ``a = fn(a, x)`` over the elements of ``elems``, stacked."""
+    if not callable(fn):
+        raise TypeError("fn must be callable.")
+    with ops.name_scope(name, "scan", nest.flatten(elems)):
+        flat, n, static_n = _elements(elems, "scan")
+        elems_ta = _unstacked(flat)
+
+        def element(i):
+            return nest.pack_sequence_as(elems, [ta.read(i) for ta in elems_ta])
+
+        first = n - 1 if reverse else 0
+        if initializer is None:
+            acc = element(first)
+            start = 1
+        else:
+            acc = nest.map_structure(ops.convert_to_tensor, initializer)
+            start = 0
+        acc_structure = acc
+        flat_acc = nest.flatten(acc)
+        outs = [TensorArray(a.dtype, size=n, dynamic_size=False, infer_shape=infer_shape) for a in flat_acc]
+        if initializer is None:
+            outs = [ta.write(first, a) for ta, a in zip(outs, flat_acc)]
+
+        def body(k, a, tas):
+            i = n - 1 - k if reverse else k
+            a = fn(a, element(i))
+            flat_a = [ops.convert_to_tensor(v) for v in nest.flatten(a)]
+            return k + 1, nest.pack_sequence_as(acc_structure, flat_a), [t.write(i, v) for t, v in zip(tas, flat_a)]
+
+        _, _, outs = while_loop(lambda k, a, t: k < n, body, [start, acc, outs],
+                                parallel_iterations=parallel_iterations, back_prop=back_prop,
+                                swap_memory=swap_memory, return_same_structure=True)
+        results = [ta.stack() for ta in outs]
+        for r, ta in zip(results, outs):
+            r.set_shape(TensorShape([static_n]).concatenate(ta.element_shape))
+        return nest.pack_sequence_as(acc_structure, results)
