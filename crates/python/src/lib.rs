@@ -311,6 +311,20 @@ impl Graph {
         self.inner.write().add_function(name, f).py(py)
     }
 
+    /// A library function's graph (a copy), its argument tensors and its outputs.
+    #[allow(clippy::type_complexity)]
+    fn function_graph(&self, py: Python<'_>, name: &str) -> PyResult<(Graph, Vec<u64>, Vec<u64>)> {
+        let g = self.inner.read();
+        let f = g.function(name).py(py)?;
+        Ok((
+            Graph {
+                inner: Arc::new(RwLock::new(f.graph.clone())),
+            },
+            f.args.iter().map(|&o| encode_tid(o)).collect(),
+            f.outputs.iter().map(|&o| encode_tid(o)).collect(),
+        ))
+    }
+
     /// A function name not yet in the library, starting with `base`.
     fn unique_function_name(&self, base: &str) -> String {
         self.inner.read().unique_function_name(base)

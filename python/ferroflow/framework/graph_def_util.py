@@ -43,6 +43,12 @@ def as_graph_def(graph, from_version=None, add_shapes=False):
     graph_def = graph_pb2.GraphDef.FromString(data)
     graph._sync_native()
     _make_tensorflow_compatible(graph_def, graph, start, add_shapes)
+    if start == 0 and graph._native.function_names():
+        from ferroflow.framework.function_library import add_function_library, mark_function_attrs
+
+        for node in graph_def.node:
+            mark_function_attrs(node)
+        add_function_library(graph_def, graph._native, ferroflow.GRAPH_DEF_VERSION, add_shapes)
     return graph_def
 
 

@@ -36,10 +36,18 @@ def _unstacked(flat):
 
 
 def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
-           infer_shape=True, name=None):
-    """``fn`` applied to each element of ``elems`` (unpacked along axis 0), the results stacked."""
+           infer_shape=True, name=None, fn_output_signature=None):
+    """``fn`` applied to each element of ``elems`` (unpacked along axis 0), the results stacked.
+
+    ``dtype`` (or its newer name ``fn_output_signature``) gives the structure and dtypes of
+    ``fn``'s result when they differ from ``elems``'.
+    """
     if not callable(fn):
         raise TypeError("fn must be callable.")
+    if fn_output_signature is not None:
+        if dtype is not None:
+            raise ValueError("Only one of dtype and fn_output_signature may be given.")
+        dtype = fn_output_signature
     parallel_iterations = parallel_iterations or 10
     with ops.name_scope(name, "map", nest.flatten(elems)):
         flat, n, static_n = _elements(elems, "map_fn")

@@ -273,6 +273,8 @@ def _attr_from_proto(value, node_name, key):
         return ("type", int(value.type))
     if kind == "shape":
         return ("shape", _shape_from_proto(value.shape))
+    if kind == "func":
+        return value.func.name
     if kind == "tensor":
         dtype = dtypes.as_dtype(value.tensor.dtype)
         return tensor_util.tensor_attr(tensor_util.make_ndarray(value.tensor), dtype)
@@ -316,15 +318,31 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
     """Adds every node of ``graph_def`` to ``graph`` (op type, attributes, inputs, control inputs, device).
 
     Fused optimizer updates that export wrote as TensorFlow's per-variable
-    ops become fused again (``graph_def_util.restore_fused_updates``).
-    Names get ``import_scope/`` in front. Nodes are added in dependency
-    order. Raises ValueError naming the node for an unknown input or an
-    attribute ferroflow cannot represent.
+    ops become fused again (``graph_def_util.restore_fused_updates``). The
+    function library (control-flow bodies) is imported first. Names get
+    ``import_scope/`` in front. Nodes are added in dependency order. Raises
+    ValueError naming the node for an unknown input or an attribute
+    ferroflow cannot represent.
     """
+    from ferroflow.framework.function_library import import_function_library
     from ferroflow.framework.graph_def_util import restore_fused_updates
 
     graph = graph or ops.get_default_graph()
-    all_nodes = restore_fused_updates(graph_def.node)
+    if graph_def.library.function:
+        import_function_library(graph_def.library, graph, _create_function_nodes)
+    return _create_nodes(restore_fused_updates(graph_def.node), graph, _parse_input, None, import_scope,
+                         clear_devices)
+
+
+def _create_function_nodes(node_defs, graph, resolve):
+    from ferroflow.framework.function_library import _parse_function_input
+
+    return _create_nodes(node_defs, graph, _parse_function_input, resolve, None, False)
+
+
+def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices):
+    """Creates ``all_nodes`` in ``graph`` in dependency order; an input naming no node comes from
+    ``resolve(name, index)`` (function arguments), or is an error when ``resolve`` is None."""
     nodes = {n.name: n for n in all_nodes}
     order, state = [], {}
     for root in all_nodes:
@@ -342,8 +360,10 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
             state[name] = 1
             stack.append((name, True))
             for inp in nodes[name].input:
-                dep = _parse_input(inp)[0]
+                dep = parse(inp)[0]
                 if dep not in nodes:
+                    if resolve is not None:
+                        continue
                     raise ValueError(f"node {name} has input '{inp}', which is not a node of the GraphDef")
                 if not state.get(dep):
                     stack.append((dep, False))
@@ -354,7 +374,12 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
         for node in order:
             inputs, controls = [], []
             for inp in node.input:
-                dep, idx, is_control = _parse_input(inp)
+                dep, idx, is_control = parse(inp)
+                if dep not in created:
+                    t = resolve(dep, idx)
+                    if not is_control:
+                        inputs.append(t)
+                    continue
                 op = created[dep]
                 if is_control:
                     controls.append(op)

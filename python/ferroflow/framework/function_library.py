@@ -1,0 +1,153 @@
+"""A graph's function library in a ``GraphDef`` (``library.function``) and back.
+
+Export writes each function of the graph's library (cond branches, loop
+bodies, their gradients, nested ones included) as a ``FunctionDef``: its
+``_Arg`` nodes become the signature's input args (``arg_<k>``; a list value as
+``DT_VARIANT``, a variable passed by reference with ``is_ref``, the static
+shape in ``arg_attr``), its other nodes its ``node_def``, and its outputs
+``ret`` entries named ``output_<i>``. Inside a function a node's input is
+written ``node:output:<i>`` (one output argument name for every op) and an
+argument by its name. Attributes naming functions (``then_branch``,
+``else_branch``, ``cond``, ``body``, ``body_grad``) are written as ``func``
+attributes, as TensorFlow writes them.
+
+Import rebuilds every function, nested ones first, before the graph's nodes.
+The library imports into ferroflow; TensorFlow does not run these functions
+(their ops and output naming are ferroflow's).
+"""
+
+from __future__ import annotations
+
+from ferroflow.framework import dtypes
+
+#: Attributes whose value names a function of the library.
+FUNCTION_ATTRS = ("then_branch", "else_branch", "cond", "body", "body_grad")
+
+_DT_VARIANT = 21
+
+
+def mark_function_attrs(node):
+    """Rewrites ``node``'s function-name attributes from strings to ``func`` values, in place."""
+    for key in FUNCTION_ATTRS:
+        value = node.attr.get(key)
+        if value is not None and value.WhichOneof("value") == "s":
+            name = value.s.decode()
+            value.Clear()
+            value.func.name = name
+
+
+def add_function_library(graph_def, native_graph, producer, add_shapes=False):
+    """Adds every function of ``native_graph``'s library to ``graph_def.library``."""
+    from ferroflow import _native
+    from ferroflow.core.framework import graph_pb2
+
+    shift = _native.TID_SHIFT
+    mask = (1 << shift) - 1
+    for name in native_graph.function_names():
+        fgraph, arg_tids, out_tids = native_graph.function_graph(name)
+        body = graph_pb2.GraphDef.FromString(_native.graph_def(fgraph, 0, bool(add_shapes), producer))
+        arg_nodes = {tid >> shift for tid in arg_tids}
+        fdef = graph_def.library.function.add()
+        fdef.signature.name = name
+        arg_names = {}
+        for k, tid in enumerate(arg_tids):
+            node = body.node[tid >> shift]
+            arg = fdef.signature.input_arg.add()
+            # FunctionDef argument names are plain identifiers.
+            arg.name = arg_names[tid >> shift] = f"arg_{k}"
+            arg.type = _DT_VARIANT if node.attr["is_list"].b else node.attr["T"].type
+            arg.is_ref = node.attr["is_ref"].b
+            fdef.arg_attr[k].attr["_output_shapes"].list.shape.add().CopyFrom(node.attr["shape"].shape)
+
+        def ref(node_id, index):
+            if node_id in arg_nodes:
+                return arg_names[node_id]
+            return f"{body.node[node_id].name}:output:{index}"
+
+        by_name = {n.name: i for i, n in enumerate(body.node)}
+        for i, node in enumerate(body.node):
+            if i in arg_nodes:
+                continue
+            nd = fdef.node_def.add()
+            nd.CopyFrom(node)
+            del nd.input[:]
+            for inp in node.input:
+                if inp.startswith("^"):
+                    nd.input.append(inp)
+                    continue
+                src, _, idx = inp.partition(":")
+                nd.input.append(ref(by_name[src], int(idx or 0)))
+            mark_function_attrs(nd)
+        for j, tid in enumerate(out_tids):
+            out = fdef.signature.output_arg.add()
+            out.name = f"output_{j}"
+            out.type = _DT_VARIANT if fgraph.is_list(tid) else fgraph.output_info(tid)[0]
+            fdef.ret[out.name] = ref(tid >> shift, tid & mask)
+
+
+def _parse_function_input(name):
+    """``"^a"`` -> ("a", 0, True); ``"a:output:1"`` / ``"a:1"`` -> ("a", 1, False); ``"a"`` -> ("a", 0, False)."""
+    if name.startswith("^"):
+        return name[1:], 0, True
+    parts = name.split(":")
+    if len(parts) == 3:
+        return parts[0], int(parts[2]), False
+    if len(parts) == 2 and parts[1].isdigit():
+        return parts[0], int(parts[1]), False
+    return name, 0, False
+
+
+def import_function_library(library, graph, create_nodes):
+    """Adds every ``FunctionDef`` of ``library`` to ``graph``'s library (ones already there are kept).
+
+    ``create_nodes(node_defs, graph, resolve)`` creates NodeDefs in dependency
+    order in ``graph``, taking each input from ``resolve(name, index)`` for a
+    name not among the nodes themselves; it returns the created ops by name.
+    """
+    from ferroflow.framework.func_graph import FuncGraph
+    from ferroflow.framework.tensor_shape import TensorShape
+
+    fdefs = {f.signature.name: f for f in library.function}
+
+    def build(name, target):
+        if name in target._native.function_names():
+            return
+        if name not in fdefs:
+            raise ValueError(f"function '{name}' is used but not in the GraphDef's library")
+        fdef = fdefs[name]
+        fg = FuncGraph(name, graph)
+        args = {}
+        arg_list = []
+        for k, arg in enumerate(fdef.signature.input_arg):
+            shapes = fdef.arg_attr[k].attr["_output_shapes"].list.shape if k in fdef.arg_attr else []
+            shape = None
+            if shapes and not shapes[0].unknown_rank:
+                shape = TensorShape([d.size if d.size >= 0 else None for d in shapes[0].dim])
+            is_list = arg.type == _DT_VARIANT
+            t = fg.add_arg(dtypes.float32 if is_list else dtypes.as_dtype(arg.type), shape, name=arg.name,
+                           is_ref=arg.is_ref, is_list=is_list)
+            args[arg.name] = t
+            arg_list.append(t)
+        for node in fdef.node_def:
+            for key in FUNCTION_ATTRS:
+                value = node.attr.get(key)
+                if value is not None:
+                    build(value.func.name or value.s.decode(), fg)
+
+        def resolve(src, index):
+            if src in args:
+                return args[src]
+            raise ValueError(f"function '{name}': input '{src}' is neither a node nor an argument")
+
+        with fg.as_default():
+            created = create_nodes(list(fdef.node_def), fg, resolve)
+        outputs = []
+        for out in fdef.signature.output_arg:
+            src, index, _ = _parse_function_input(fdef.ret[out.name])
+            outputs.append(args[src] if src in args else created[src].outputs[index])
+        fg.inputs = arg_list
+        target._native.add_function(name, fg._native, [t._tid for t in arg_list], [t._tid for t in outputs])
+
+    for name in fdefs:
+        build(name, graph)
+
