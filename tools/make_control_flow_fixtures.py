@@ -21,6 +21,8 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
+# tf.compat.v1.nn.rnn_cell (the dynamic_rnn cases) is TF1's cells only with tf-keras as Keras.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "control_flow"
@@ -37,7 +39,8 @@ holding one array per fetch key: the values that real TensorFlow computed for th
 Made by `tools/make_control_flow_fixtures.py` with TensorFlow {tf_version} (`{tf_package}`),
 NumPy {np_version}, Python {py_version}, on CPU, through `tensorflow.compat.v1` after
 `disable_v2_behavior()` (TF1 control flow: Switch/Merge/Enter/Exit/NextIteration; ref variables;
-`tf.switch_case` alone is built as a functional `StatelessCase` op even then).
+`tf.switch_case` alone is built as a functional `StatelessCase` op even then), with
+`TF_USE_LEGACY_KERAS=1` so that `tf.nn.rnn_cell` is TF1's cells (from tf-keras).
 Each case runs in a fresh `tf.Graph` and `tf.Session`: `global_variables_initializer()`, then a
 single `Session.run(fetches, feed_dict)`. Feeds come from seeded `np.random.RandomState`s and
 variables from `tf.constant_initializer` with fixed arrays, so the values are reproducible.
