@@ -25,13 +25,15 @@ def _leaf_to_tensor(x):
     return t
 
 
-def build_branch(fn, name, outer):
+def build_branch(fn, name, outer, which="fn"):
     """Runs ``fn`` in a new function graph; returns ``(graph, structure, flat results)``."""
     from ferroflow.ops.tensor_array_ops import to_flow
 
     g = FuncGraph(name, outer)
     with g.as_default():
         structure = fn()
+        if structure is None:
+            raise ValueError(f"'{which}' must have a return value.")
         flat = [_leaf_to_tensor(to_flow(x)) for x in nest.flatten(structure)]
     return g, structure, flat
 
@@ -91,42 +93,45 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
     """``true_fn()`` if ``pred`` is true, else ``false_fn()``; only the chosen branch runs."""
     if fn1 is not None:
         if true_fn is not None:
-            raise TypeError("cond(): true_fn and fn1 may not be set simultaneously.")
+            raise TypeError("cond(): 'true_fn' and 'fn1' may not be set simultaneously.")
         true_fn = fn1
     if fn2 is not None:
         if false_fn is not None:
-            raise TypeError("cond(): false_fn and fn2 may not be set simultaneously.")
+            raise TypeError("cond(): 'false_fn' and 'fn2' may not be set simultaneously.")
         false_fn = fn2
     if not callable(true_fn):
-        raise TypeError("true_fn must be callable.")
+        raise TypeError("'true_fn' must be callable.")
     if not callable(false_fn):
-        raise TypeError("false_fn must be callable.")
+        raise TypeError("'false_fn' must be callable.")
     if isinstance(pred, bool):
-        raise TypeError("pred must not be a Python bool")
+        raise TypeError("'pred' must not be a Python bool.")
     with ops.name_scope(name, "cond", [pred]) as scope:
         pred = ops.convert_to_tensor(pred)
         if pred.dtype.base_dtype != dtypes.bool:
-            raise TypeError(f"pred must be a bool tensor, got {pred.dtype.name} ({pred.name})")
+            raise TypeError(
+                f"Input 'pred' of 'If' Op has type {pred.dtype.base_dtype.name} that does not match expected "
+                "type of bool."
+            )
         if pred.shape.rank not in (None, 0):
-            raise ValueError(f"pred must be a scalar, got shape {pred.shape} ({pred.name})")
+            raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.rank} for 'pred' ({pred.name})")
         outer = ops.get_default_graph()
         base = scope.rstrip("/") or "cond"
-        g_true, s_true, f_true = build_branch(true_fn, base + "_true", outer)
-        g_false, s_false, f_false = build_branch(false_fn, base + "_false", outer)
+        g_true, s_true, f_true = build_branch(true_fn, base + "_true", outer, "true_fn")
+        g_false, s_false, f_false = build_branch(false_fn, base + "_false", outer, "false_fn")
         try:
             nest.assert_same_structure(s_true, s_false)
         except (TypeError, ValueError) as e:
             raise ValueError(
-                f"true_fn and false_fn arguments to tf.cond must have the same number, type, and overall "
-                f"structure of return values.\n\n{e}"
+                f"The two structures don't have the same nested structure (the results of 'true_fn' and "
+                f"'false_fn').\n\n{e}"
             ) from None
         out_true = _as_outputs(g_true, f_true)
         out_false = _as_outputs(g_false, f_false)
         for a, b in zip(out_true, out_false):
             if a.dtype.base_dtype != b.dtype.base_dtype:
                 raise ValueError(
-                    f"Outputs of true_fn and false_fn must have the same type(s). Got {a.dtype.name} "
-                    f"and {b.dtype.name}."
+                    f"Outputs of 'true_fn' and 'false_fn' must have the same type(s). Received "
+                    f"{a.dtype.base_dtype.name} from 'true_fn' and {b.dtype.base_dtype.name} from 'false_fn'."
                 )
         outer_inputs = unify_captures([g_true, g_false])
         for g in (g_true, g_false):
@@ -180,15 +185,22 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     from ferroflow.ops import array_ops, control_flow_ops, math_ops
 
     pairs = _pairs(pred_fn_pairs)
-    if default is None:
-        if not pairs:
-            raise ValueError("pred_fn_pairs must not be empty when no default is given")
-        pairs, default = pairs[:-1], pairs[-1][1]
-    elif not callable(default):
+    if default is not None and not callable(default):
         raise TypeError("default must be callable.")
+    if default is None and not pairs:
+        raise ValueError("pred_fn_pairs must not be empty when no default is given")
     with ops.name_scope(name, "case", [p for p, _ in pairs]):
         preds = [ops.convert_to_tensor(p) for p, _ in pairs]
         fns = [f for _, f in pairs]
+        if default is None:
+            # The last pair's function is the default; TF checks that some predicate holds.
+            stacked = array_ops.stack(preds)
+            msg = "Input error: None of conditions evaluated as True:"
+            check = control_flow_ops.Assert(math_ops.reduce_any(stacked), [msg, stacked], summarize=len(preds))
+            with ops.control_dependencies([check]):
+                preds = [array_ops.identity(p) for p in preds]
+            preds, default = preds[:-1], fns[-1]
+            fns = fns[:-1]
         if not preds:
             return default()
 
@@ -218,19 +230,25 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
         items = sorted(branch_fns.items())
         if any(not isinstance(k, int) for k, _ in items):
             raise TypeError("branch_fns dict keys must be ints")
+        keys = [k for k, _ in items]
+        if keys != list(range(len(keys))):
+            found = ",".join(str(k) for k in keys)
+            raise ValueError(
+                f"branch indices (keys) must form contiguous range of [0 to {len(keys)}) but found {{{found}}}"
+            )
     elif isinstance(branch_fns, (list, tuple)):
         items = list(enumerate(branch_fns))
     else:
         raise TypeError("branch_fns must be a list, tuple, or dict")
     if not items:
-        raise ValueError("Must provide at least one item in branch_fns")
+        raise ValueError("Must provide at least one item in 'branch_fns'")
     for _, f in items:
         if not callable(f):
             raise TypeError("branch_fns values must be callable")
     with ops.name_scope(name, "switch_case", [branch_index]):
         index = ops.convert_to_tensor(branch_index, name="branch_index")
-        if index.dtype.base_dtype != dtypes.int32:
-            raise TypeError("branch_index must be an int32 Tensor")
+        if not index.dtype.base_dtype.is_integer:
+            raise TypeError(f"'branch_index' must be an integer Tensor, got <dtype: '{index.dtype.base_dtype.name}'>")
         if default is None:
             items, default = items[:-1], items[-1][1]
         pairs = [(math_ops.equal(index, k), f) for k, f in items]

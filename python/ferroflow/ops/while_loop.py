@@ -59,9 +59,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
     """Repeats ``body`` while ``cond`` is true; returns the loop variables' final values."""
     if not callable(cond):
-        raise TypeError("cond must be callable.")
+        raise TypeError("'cond' must be callable.")
     if not callable(body):
-        raise TypeError("body must be callable.")
+        raise TypeError("'body' must be callable.")
     if parallel_iterations < 1:
         raise TypeError("parallel_iterations must be a positive integer.")
     if not isinstance(loop_vars, (list, tuple)) or hasattr(loop_vars, "_fields"):
@@ -69,7 +69,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         if shape_invariants is not None:
             shape_invariants = [shape_invariants]
     if not loop_vars:
-        raise ValueError("No loop variables provided")
+        raise ValueError("'loop_vars' must be provided.")
     single = len(loop_vars) == 1 and not return_same_structure
     with ops.name_scope(name, "while", nest.flatten(loop_vars)) as scope:
         if maximum_iterations is not None:
@@ -137,7 +137,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             if pred.dtype.base_dtype != dtypes.bool:
                 raise TypeError(f"A while loop's condition must be a bool tensor, got {pred.dtype.name}")
             if pred.shape.rank not in (None, 0):
-                raise ValueError(f"A while loop's condition must be a scalar, got shape {pred.shape}")
+                raise ValueError(
+                    f"Shape must be rank 0 but is rank {pred.shape.rank} for the condition of while loop '{base}'"
+                )
         g_body, body_args = new_graph("body")
         with g_body.as_default():
             result = body(*packed(body_args))

@@ -90,7 +90,12 @@ fn gather(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     expect_list(ctx, 0)?;
     ctx.expect_dtype(1, INDEX)?;
     let (d, s) = element(ctx)?;
-    Ok(vec![OutputInfo::new(d, stacked(&s))])
+    let rows = ctx.shape(1).dim(0);
+    let shape = match (rows, s.dims()) {
+        (Some(k), Some(dims)) => PartialShape::from_dims([&[Some(k)][..], dims].concat()),
+        _ => stacked(&s),
+    };
+    Ok(vec![OutputInfo::new(d, shape)])
 }
 
 fn concat(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
