@@ -66,6 +66,15 @@ pub struct Plan {
     /// Per-step nanoseconds and run count, when `FERROFLOW_PROFILE` is set;
     /// printed (slowest first) when the plan is dropped.
     profile: Option<Profile>,
+    /// The slot vectors of the last finished run, reused by the next (a
+    /// loop body's plan runs once per iteration).
+    scratch: parking_lot::Mutex<Option<Scratch>>,
+}
+
+/// A run's value slots and their remaining read counts.
+struct Scratch {
+    slots: Vec<Option<Value>>,
+    remaining: Vec<u32>,
 }
 
 struct Profile {
@@ -270,6 +279,7 @@ impl Plan {
             fetch_slots,
             use_counts,
             profile,
+            scratch: parking_lot::Mutex::new(None),
         })
     }
 
@@ -325,19 +335,42 @@ impl Plan {
                 args.len()
             )));
         }
-        let (mut slots, mut remaining) = self.execute_steps(session, args, None)?;
+        let mut scratch = self.take_scratch();
+        self.execute_steps(session, args, None, &mut scratch)?;
         let num_args = self.feeds.len();
-        self.fetch_slots
+        let Scratch { slots, remaining } = &mut scratch;
+        let out = self
+            .fetch_slots
             .iter()
             .map(|&s| {
-                let v = take(s, &mut slots, &mut remaining)?;
+                let v = take(s, slots, remaining)?;
                 if s < num_args {
                     Ok(v)
                 } else {
                     v.deref_variable()
                 }
             })
-            .collect()
+            .collect();
+        self.put_scratch(scratch);
+        out
+    }
+
+    /// Slot vectors for a run: the cached ones, or new ones.
+    fn take_scratch(&self) -> Scratch {
+        let mut s = self.scratch.lock().take().unwrap_or_else(|| Scratch {
+            slots: (0..self.num_slots).map(|_| None).collect(),
+            remaining: vec![0; self.num_slots],
+        });
+        s.remaining.copy_from_slice(&self.use_counts);
+        s
+    }
+
+    /// Keeps a finished run's slot vectors for the next run, emptied.
+    fn put_scratch(&self, mut s: Scratch) {
+        for slot in s.slots.iter_mut().filter(|x| x.is_some()) {
+            *slot = None;
+        }
+        *self.scratch.lock() = Some(s);
     }
 
     /// Runs the plan once, recording when each node started and ended.
@@ -359,24 +392,29 @@ impl Plan {
     ) -> Result<Vec<Tensor>> {
         self.check_feeds(&feeds)?;
         let feeds = feeds.into_iter().map(Value::Tensor).collect();
-        let (mut slots, mut remaining) = self.execute_steps(session, feeds, trace)?;
-        self.fetch_slots
+        let mut scratch = self.take_scratch();
+        self.execute_steps(session, feeds, trace, &mut scratch)?;
+        let Scratch { slots, remaining } = &mut scratch;
+        let out = self
+            .fetch_slots
             .iter()
-            .map(|&s| take(s, &mut slots, &mut remaining)?.into_tensor())
-            .collect()
+            .map(|&s| take(s, slots, remaining)?.into_tensor())
+            .collect();
+        self.put_scratch(scratch);
+        out
     }
 
-    /// Runs every step with `feeds` in the feed slots; returns the slots
-    /// and their remaining read counts, for the caller to take the fetches.
+    /// Runs every step with `feeds` in the feed slots of `scratch`, leaving
+    /// the fetched values in its slots for the caller to take.
     fn execute_steps(
         &self,
         session: &SessionState,
         feeds: Vec<Value>,
         mut trace: Option<&mut StepTrace>,
-    ) -> Result<(Vec<Option<Value>>, Vec<u32>)> {
+        scratch: &mut Scratch,
+    ) -> Result<()> {
         let clock = trace.as_ref().map(|_| TraceClock::start());
-        let mut slots: Vec<Option<Value>> = (0..self.num_slots).map(|_| None).collect();
-        let mut remaining = self.use_counts.clone();
+        let Scratch { slots, remaining } = scratch;
         for (spec, v) in self.feeds.iter().zip(feeds) {
             slots[spec.slot] = Some(v);
         }
@@ -408,7 +446,7 @@ impl Plan {
                     continue;
                 }
                 if step.forward {
-                    let v = read(&step.inputs[0], &mut slots, &mut remaining)
+                    let v = read(&step.inputs[0], slots, remaining)
                         .map_err(|e| e.at_node(&step.name))?;
                     if remaining[step.out_base] > 0 {
                         slots[step.out_base] = Some(v);
@@ -422,7 +460,7 @@ impl Plan {
                 inputs.push(match (&inp.source, inp.deref) {
                     (Source::Fixed(v), false) => Input::Lent(v),
                     _ => Input::Owned(
-                        read(inp, &mut slots, &mut remaining).map_err(|e| e.at_node(&step.name))?,
+                        read(inp, slots, remaining).map_err(|e| e.at_node(&step.name))?,
                     ),
                 });
             }
@@ -485,7 +523,7 @@ impl Plan {
                 });
             }
         }
-        Ok((slots, remaining))
+        Ok(())
     }
 }
 

@@ -24,8 +24,9 @@ pub struct Broadcast {
 }
 
 impl Broadcast {
-    /// Plans `a op b`; `op` names the operation in the error message.
-    pub fn new(a: &[usize], b: &[usize], op: &str) -> Result<Broadcast> {
+    /// Plans `a op b`; `op` names the operation in the error message
+    /// (formatted only then: no allocation on the way to a kernel).
+    pub fn new(a: &[usize], b: &[usize], op: &dyn std::fmt::Display) -> Result<Broadcast> {
         let out = broadcast_shapes(a, b).ok_or_else(|| {
             Error::invalid_argument(format!(
                 "{op}: Incompatible shapes: {} vs. {}",
@@ -268,7 +269,7 @@ mod tests {
             let b: Vec<f32> = (0..bsh.iter().product::<usize>())
                 .map(|i| i as f32)
                 .collect();
-            let plan = Broadcast::new(ash, bsh, "t").unwrap();
+            let plan = Broadcast::new(ash, bsh, &"t").unwrap();
             let got = plan.map(&a, &b, |x, y| x + 10.0 * y);
             assert_eq!(got, naive(&a, ash, &b, bsh), "{ash:?} {bsh:?}");
             if plan.out.dims() == *ash {

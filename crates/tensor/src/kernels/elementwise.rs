@@ -142,6 +142,7 @@ pub fn unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
         _ => {}
     }
     match dtype {
+        DType::Float32 if matches!(op, Tanh | Sigmoid | Exp) => fast_f32_unary(op, x),
         DType::Float32 => float_unary::<f32>(op, x),
         DType::Float64 => float_unary::<f64>(op, x),
         DType::Float16 | DType::BFloat16 => {
@@ -151,6 +152,25 @@ pub fn unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
         DType::Bool | DType::String => Err(unsupported(op, dtype)),
         _ => with_real!(x.data().clone(), _v => int_unary(op, x), _ => Err(unsupported(op, dtype))),
     }
+}
+
+/// `Tanh`, `Sigmoid` and `Exp` of a float32 tensor with the vectorized
+/// approximations of [`fast_math`](super::fast_math).
+fn fast_f32_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
+    let f = match op {
+        UnaryOp::Tanh => super::fast_math::tanh_in_place,
+        UnaryOp::Sigmoid => super::fast_math::sigmoid_in_place,
+        _ => super::fast_math::exp_in_place,
+    };
+    let (shape, mut data) = x.into_parts();
+    let buf = f32::buffer_mut(&mut data).ok_or_else(|| Error::internal("dtype mismatch"))?;
+    if let Some(v) = Arc::get_mut(buf) {
+        parallel::fill_indexed(v, |_, chunk| f(chunk));
+        return Tensor::new(shape, data);
+    }
+    let mut out = buf.as_slice().to_vec();
+    parallel::fill_indexed(&mut out, |_, chunk| f(chunk));
+    Tensor::from_vec(shape, out)
 }
 
 fn float_predicate<T: Float>(op: UnaryOp, x: &Tensor) -> Result<Tensor> {
@@ -319,7 +339,7 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
             "{op:?}: both inputs must have one dtype, got {da} and {db}"
         )));
     }
-    let plan = Broadcast::new(a.dims(), b.dims(), &format!("{op:?}"))?;
+    let plan = Broadcast::new(a.dims(), b.dims(), &format_args!("{op:?}"))?;
     match da {
         DType::Float32 => float_binary::<f32>(op, a, b, &plan),
         DType::Float64 => float_binary::<f64>(op, a, b, &plan),

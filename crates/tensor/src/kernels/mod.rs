@@ -4,6 +4,7 @@ pub mod array;
 pub mod broadcast;
 pub mod conv;
 pub mod elementwise;
+pub mod fast_math;
 pub mod grad;
 pub mod matmul;
 pub mod nn;
