@@ -108,12 +108,10 @@ from ferroflow.ops.array_ops import (  # noqa: F401
 )
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
 from ferroflow.ops.clip_ops import *  # noqa: F401,F403
+from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
 from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
-from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
-from ferroflow.ops.while_loop import while_loop  # noqa: F401
 from ferroflow.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
-from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,
@@ -222,6 +220,7 @@ from ferroflow.ops.random_ops import (  # noqa: F401
     truncated_normal,
 )
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
+from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
 from ferroflow.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
     VariableScope,
@@ -252,6 +251,7 @@ from ferroflow.ops.variables import (  # noqa: F401
     trainable_variables,
     variables_initializer,
 )
+from ferroflow.ops.while_loop import while_loop  # noqa: F401
 from ferroflow.summary.summary_ops import (  # noqa: F401
     audio_summary,
     histogram_summary,

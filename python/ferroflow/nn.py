@@ -39,6 +39,7 @@ from ferroflow.ops.nn_sampled import *  # noqa: F401,F403,E402
 from ferroflow.ops.rnn import (  # noqa: F401,E402
     bidirectional_dynamic_rnn,
     dynamic_rnn,
+    raw_rnn,
     static_bidirectional_rnn,
     static_rnn,
 )

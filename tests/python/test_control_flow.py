@@ -252,8 +252,12 @@ def test_finite_difference_gradient_of_dynamic_rnn_lstm():
 
 def test_tensor_array_errors_name_the_index():
     ta = tf.TensorArray(tf.float32, size=2)
-    with pytest.raises(errors.InvalidArgumentError, match="has not yet been written to"):
+    with pytest.raises(errors.InvalidArgumentError, match="Could not read from TensorArray index 0.  Furthermore, "
+                                                          "the element shape is not fully defined"):
         run(ta.read(0))
+    # Once the element shape is known, an element never written reads as zeros (as in TensorFlow).
+    fresh = tf.TensorArray(tf.float32, size=2)
+    np.testing.assert_array_equal(run(fresh.write(1, [1.0, 2.0]).stack()), [[0, 0], [1, 2]])
     w = ta.write(0, 1.0)
     with pytest.raises(errors.InvalidArgumentError, match="index 0 because it has already been written to"):
         run(w.write(0, 2.0).stack())
@@ -261,7 +265,7 @@ def test_tensor_array_errors_name_the_index():
         run(w.read(5))
     with pytest.raises(errors.InvalidArgumentError, match="Tried to write to index 2 but array is not resizeable"):
         run(w.write(2, 3.0).stack())
-    with pytest.raises(ValueError, match="Size must be provided"):
+    with pytest.raises(ValueError, match="Argument `size` must be provided if handle is not provided."):
         tf.TensorArray(tf.float32)
 
 
@@ -312,3 +316,30 @@ def test_meta_graph_with_dynamic_rnn_restores_and_trains_identically(tmp_path):
                 got.append(sess.run("loss:0", {"x:0": xv}))
                 sess.run(g.get_operation_by_name("train"), {"x:0": xv})
     np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
+def test_raw_rnn_reproduces_dynamic_rnn():
+    T, B, D, H = 5, 3, 2, 4
+    xv = np.random.RandomState(3).randn(T, B, D).astype(np.float32)
+    lengths = np.array([5, 2, 0], np.int32)
+    inputs = tf.constant(xv)
+    seq = tf.constant(lengths)
+    cell = tf.nn.rnn_cell.BasicLSTMCell(H)
+    inputs_ta = tf.TensorArray(tf.float32, size=T).unstack(inputs)
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        emit = cell_output
+        state = cell.zero_state(B, tf.float32) if cell_output is None else cell_state
+        finished = time >= seq
+        next_input = tf.cond(tf.reduce_all(finished), lambda: tf.zeros([B, D]), lambda: inputs_ta.read(time))
+        return finished, next_input, state, emit, None
+
+    emit_ta, final_state, loop_state = tf.nn.raw_rnn(cell, loop_fn)
+    assert loop_state is None
+    raw_out = emit_ta.stack()
+    with tf.variable_scope(tf.get_variable_scope(), reuse=True):
+        dyn_out, dyn_state = tf.nn.dynamic_rnn(cell, inputs, sequence_length=seq, dtype=tf.float32, time_major=True)
+    a, b, sa, sb = run([raw_out, dyn_out, final_state.h, dyn_state.h])
+    np.testing.assert_allclose(a, b[: a.shape[0]], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(sa, sb, rtol=1e-6, atol=1e-7)
+    assert a.shape[0] == 5

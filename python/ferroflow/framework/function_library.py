@@ -46,7 +46,6 @@ def add_function_library(graph_def, native_graph, producer, add_shapes=False):
     for name in native_graph.function_names():
         fgraph, arg_tids, out_tids = native_graph.function_graph(name)
         body = graph_pb2.GraphDef.FromString(_native.graph_def(fgraph, 0, bool(add_shapes), producer))
-        arg_nodes = {tid >> shift for tid in arg_tids}
         fdef = graph_def.library.function.add()
         fdef.signature.name = name
         arg_names = {}
@@ -59,14 +58,14 @@ def add_function_library(graph_def, native_graph, producer, add_shapes=False):
             arg.is_ref = node.attr["is_ref"].b
             fdef.arg_attr[k].attr["_output_shapes"].list.shape.add().CopyFrom(node.attr["shape"].shape)
 
-        def ref(node_id, index):
-            if node_id in arg_nodes:
+        def ref(node_id, index, arg_names=arg_names, body=body):
+            if node_id in arg_names:
                 return arg_names[node_id]
             return f"{body.node[node_id].name}:output:{index}"
 
         by_name = {n.name: i for i, n in enumerate(body.node)}
         for i, node in enumerate(body.node):
-            if i in arg_nodes:
+            if i in arg_names:
                 continue
             nd = fdef.node_def.add()
             nd.CopyFrom(node)

@@ -174,9 +174,9 @@ def _pairs(pred_fn_pairs):
             raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
         pred, fn = p
         if not callable(fn):
-            raise TypeError("fn for pred %s must be callable." % getattr(pred, "name", pred))
+            raise TypeError("fn for pred {} must be callable.".format(getattr(pred, "name", pred)))
         if isinstance(pred, ops.Tensor) and pred.dtype.base_dtype != dtypes.bool:
-            raise TypeError("pred must be Tensor of type bool: %s" % pred.name)
+            raise TypeError(f"pred must be Tensor of type bool: {pred.name}")
     return pairs
 
 

@@ -17,7 +17,7 @@ from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops import variable_scope as vs
 from ferroflow.ops.rnn_cell_impl import _zero_state_tensors, assert_like_rnncell
 
-__all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "static_bidirectional_rnn", "static_rnn"]
+__all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "raw_rnn", "static_bidirectional_rnn", "static_rnn"]
 
 
 def _infer_state_dtype(explicit_dtype, state):
@@ -207,14 +207,19 @@ def static_bidirectional_rnn(cell_fw, cell_bw, inputs, initial_state_fw=None, in
 def _transpose_batch_time(x):
     """``x`` with its first two axes swapped (batch-major <-> time-major)."""
     x = ops.convert_to_tensor(x)
-    if x.shape.rank is not None and x.shape.rank < 2:
-        return x
     if x.shape.rank is None:
         raise ValueError(f"Expected an input of known rank >= 2, got {x}")
+    if x.shape.rank < 2:
+        return x
     perm = [1, 0] + list(range(2, x.shape.rank))
     y = array_ops.transpose(x, perm)
     y.set_shape(TensorShape([x.shape[1], x.shape[0]]).concatenate(x.shape[2:]))
     return y
+
+
+def _shape_tuple(shape):
+    dims = ["None" if d is None else str(d) for d in shape.as_list()]
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
 def _best_effort_batch_size(flat_input):
@@ -246,6 +251,9 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
     assert_like_rnncell("cell", cell)
     with vs.variable_scope(scope or "rnn"):
         flat_input = [ops.convert_to_tensor(x) for x in nest.flatten(inputs)]
+        for x in flat_input:
+            if x.shape.rank is not None and x.shape.rank < 3:
+                raise ValueError(f"Shape {_shape_tuple(x.shape)} must have rank at least 3")
         if not time_major:
             flat_input = [_transpose_batch_time(x) for x in flat_input]
         parallel_iterations = parallel_iterations or 32
@@ -262,7 +270,7 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
             state = initial_state
         else:
             if not dtype:
-                raise ValueError("If there is no initial_state, you must give a dtype.")
+                raise ValueError("If no initial_state is provided, argument `dtype` must be specified")
             if getattr(cell, "get_initial_state", None) is not None:
                 state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
             else:
@@ -370,3 +378,78 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, in
                 time_major=time_major, scope=bw_scope)
     output_bw = nest.map_structure(reverse, tmp)
     return (output_fw, output_bw), (output_state_fw, output_state_bw)
+
+
+def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory=False, scope=None):
+    """Runs ``cell`` in a ``tf.while_loop`` driven by ``loop_fn``, TF1's most general RNN.
+
+    ``loop_fn(time, cell_output, cell_state, loop_state)`` returns ``(finished, next_input,
+    next_cell_state, emit_output, next_loop_state)``; it is called once at time 0 with
+    ``cell_output``, ``cell_state`` and ``loop_state`` None (giving the initial state, and the
+    structure of what is emitted when ``emit_output`` is not None), then after every step. The loop
+    stops when every batch entry is finished; a finished entry emits zeros and keeps its state.
+    Returns ``(emit_ta, final_state, final_loop_state)``, ``emit_ta`` a (structure of)
+    TensorArray(s) of the emitted values.
+    """
+    from ferroflow.ops.tensor_array_ops import TensorArray
+    from ferroflow.ops.while_loop import while_loop
+
+    assert_like_rnncell("cell", cell)
+    if not callable(loop_fn):
+        raise TypeError("loop_fn must be a callable")
+    parallel_iterations = parallel_iterations or 32
+    with vs.variable_scope(scope or "rnn"):
+        time = ops.convert_to_tensor(0, dtype=dtypes.int32, name="time")
+        finished, next_input, initial_state, emit_structure, init_loop_state = loop_fn(time, None, None, None)
+        finished = ops.convert_to_tensor(finished)
+        flat_input = [ops.convert_to_tensor(x) for x in nest.flatten(next_input)]
+        static_batch = dimension_value(flat_input[0].shape[0]) if flat_input[0].shape.rank else None
+        batch_size = static_batch if static_batch is not None else array_ops.shape(flat_input[0])[0]
+        state = initial_state
+        flat_state = nest.flatten(state)
+        if emit_structure is not None:
+            flat_emit = [ops.convert_to_tensor(e) for e in nest.flatten(emit_structure)]
+            emit_dtypes = [e.dtype for e in flat_emit]
+            zero_emit = nest.pack_sequence_as(
+                emit_structure, [array_ops.zeros_like(e) for e in flat_emit])
+        else:
+            emit_structure = cell.output_size
+            emit_dtypes = [ops.convert_to_tensor(flat_state[0]).dtype] * len(nest.flatten(emit_structure))
+            zero_emit = _zero_state_tensors(emit_structure, batch_size, emit_dtypes[0])
+        emit_tas = [TensorArray(d, size=0, dynamic_size=True, element_shape=z.shape)
+                    for d, z in zip(emit_dtypes, nest.flatten(zero_emit))]
+        has_loop_state = init_loop_state is not None
+
+        def cond(time, finished, *_):
+            return math_ops.logical_not(math_ops.reduce_all(finished))
+
+        def body(time, finished, current_input, state, tas, loop_state):
+            output, cell_state = cell(current_input, state)
+            nest.assert_same_structure(state, cell_state)
+            next_time = time + 1
+            next_finished, next_input, next_state, emit, next_loop_state = loop_fn(
+                next_time, output, cell_state, loop_state if has_loop_state else None)
+            nest.assert_same_structure(state, next_state)
+            emit = output if emit is None else emit
+            nest.assert_same_structure(zero_emit, emit)
+
+            def keep_if_finished(old, new):
+                new = ops.convert_to_tensor(new)
+                if new.shape.rank == 0:
+                    return new
+                return array_ops.where(finished, old, new)
+
+            emit = nest.map_structure(keep_if_finished, zero_emit, emit)
+            next_state = nest.map_structure(keep_if_finished, state, next_state)
+            tas = [ta.write(time, e) for ta, e in zip(tas, nest.flatten(emit))]
+            next_finished = math_ops.logical_or(finished, next_finished)
+            return (next_time, next_finished, next_input, next_state, tas,
+                    next_loop_state if has_loop_state else loop_state)
+
+        loop_vars = (time, finished, next_input, state, emit_tas,
+                     init_loop_state if has_loop_state else ops.convert_to_tensor(0, name="no_loop_state"))
+        out = while_loop(cond, body, loop_vars, parallel_iterations=parallel_iterations,
+                         swap_memory=swap_memory, return_same_structure=True)
+        _, _, _, final_state, emit_tas, final_loop_state = out
+        emit_ta = nest.pack_sequence_as(emit_structure, emit_tas)
+        return emit_ta, final_state, final_loop_state if has_loop_state else None

@@ -33,6 +33,7 @@ class TensorArray:
         self._clear_after_read = True if clear_after_read is None else bool(clear_after_read)
         self._infer_shape = bool(infer_shape)
         self._element_shape = unknown_shape() if element_shape is None else as_shape(element_shape)
+        self._static_size = None
         if handle is not None and flow is None:
             raise ValueError("flow must not be None if handle is not None.")
         if flow is not None:
@@ -41,9 +42,14 @@ class TensorArray:
             self._flow = flow
             return
         if handle is None and size is None:
-            raise ValueError("Size must be provided if handle is not provided")
+            raise ValueError("Argument `size` must be provided if handle is not provided.")
         with ops.name_scope(name, "TensorArray", [size]) as scope:
             size = ops.convert_to_tensor(size, dtype=dtypes.int32, name="size")
+            if not self._dynamic_size:
+                from ferroflow.framework import tensor_util
+
+                value = tensor_util.constant_value(size)
+                self._static_size = None if value is None else int(value)
             self._flow = make(
                 "ListReserve", [size], self._attrs(dynamic_size=self._dynamic_size),
                 name=tensor_array_name or scope.rstrip("/") or "TensorArray",
@@ -67,6 +73,7 @@ class TensorArray:
         ta._clear_after_read = self._clear_after_read
         ta._infer_shape = self._infer_shape
         ta._element_shape = self._element_shape
+        ta._static_size = self._static_size
         ta._flow = flow
         return ta
 
@@ -112,7 +119,10 @@ class TensorArray:
     def stack(self, name=None):
         """Every element stacked along a new first axis."""
         with ops.name_scope(name, "TensorArrayStack", [self._flow]):
-            return make("ListStack", [self._flow], self._attrs(), name="TensorArrayGatherV3")
+            out = make("ListStack", [self._flow], self._attrs(), name="TensorArrayGatherV3")
+            if self._static_size is not None:
+                out.set_shape(TensorShape([self._static_size]).concatenate(self._element_shape))
+            return out
 
     def gather(self, indices, name=None):
         """The elements at ``indices``, stacked."""
@@ -158,7 +168,16 @@ class TensorArray:
                     raise ValueError("Shape must be at least rank 1 but is rank 0 (TensorArray.unstack)")
                 self._merge_element_shape(value.shape[1:])
             flow = make("ListFromTensor", [value], self._attrs(), name="TensorArrayScatterV3")
-            return self._with_flow(flow)
+            ta = self._with_flow(flow)
+            rows = value.shape[0] if value.shape.rank else None
+            rows = getattr(rows, "value", rows)
+            if rows is not None:
+                if self._static_size is not None and rows > self._static_size:
+                    raise ValueError(
+                        f"Max scatter index must be < array size ({rows - 1} vs. {self._static_size})"
+                    )
+                ta._static_size = rows if self._static_size is None or self._dynamic_size else self._static_size
+            return ta
 
     def split(self, value, lengths, name=None):
         """A TensorArray of the pieces of ``value`` of the given ``lengths`` along its first axis."""

@@ -51,23 +51,33 @@ impl Spec {
         })?;
         match &list.items[k] {
             Some(t) => Ok(t.clone()),
-            None if self.zeros_if_absent => self.zeros(list),
+            // An element never written reads as zeros once the element shape
+            // is known, as in TensorFlow (and always in lists of gradients).
+            None if self.zeros_if_absent || self.known_shape(list).is_some() => self.zeros(list),
             None => Err(Error::invalid_argument(format!(
-                "Could not read from TensorArray index {i} because it has not yet been written to."
+                "Could not read from TensorArray index {i}.  Furthermore, the element shape is not \
+                 fully defined: {}.  It is possible you are working with a resizeable TensorArray \
+                 and stop_gradients is not allowing the gradients to be written.  If you set the \
+                 full element_shape property on the forward TensorArray, the proper all-zeros \
+                 tensor will be returned instead of incurring this error.",
+                self.element_shape
             ))),
         }
     }
 
-    fn zeros(&self, list: &TensorList) -> Result<Tensor> {
-        let shape = list
-            .element_shape
+    /// The element shape, when the list or the op's declaration knows it.
+    fn known_shape(&self, list: &TensorList) -> Option<Shape> {
+        list.element_shape
             .clone()
             .or_else(|| self.element_shape.to_shape())
-            .ok_or_else(|| {
-                Error::invalid_argument(
-                    "an element of a list of gradients is zero, but the element shape is unknown",
-                )
-            })?;
+    }
+
+    fn zeros(&self, list: &TensorList) -> Result<Tensor> {
+        let shape = self.known_shape(list).ok_or_else(|| {
+            Error::invalid_argument(
+                "an element of a list of gradients is zero, but the element shape is unknown",
+            )
+        })?;
         Ok(Tensor::zeros(self.dtype, shape))
     }
 
@@ -315,7 +325,9 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     .and_then(|d| d.into_iter().collect::<Option<Vec<_>>>())
                     .ok_or_else(|| {
                         Error::unimplemented(
-                            "TensorArray has size zero and its element shape is not fully defined",
+                            "TensorArray has size zero, but element_shape_except0 <unknown> is not \
+                             fully defined. Currently only static shapes are supported when \
+                             concatenating zero-size TensorArrays.",
                         )
                     })?;
                 let mut dims = vec![0];
