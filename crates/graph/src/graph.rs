@@ -314,6 +314,29 @@ impl Graph {
         Ok(id)
     }
 
+    /// Makes the nodes from `first` on read `to` wherever they read `from`.
+    ///
+    /// Only for building a function graph whose argument `to` (an `_Arg`,
+    /// which may come after its readers: arguments are fed, never run)
+    /// stands for a value the graph would otherwise compute.
+    pub fn redirect(&mut self, from: Output, to: Output, first: NodeId) -> Result<()> {
+        if self.output(from).dtype != self.output(to).dtype {
+            return Err(Error::internal(format!(
+                "cannot redirect {} to {}: their dtypes differ",
+                self.output_name(from),
+                self.output_name(to)
+            )));
+        }
+        for node in &mut self.nodes[first..] {
+            for input in &mut node.inputs {
+                if *input == from {
+                    *input = to;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Narrows the static shape of an output (`Tensor.set_shape`).
     pub fn set_output_shape(&mut self, o: Output, shape: &PartialShape) -> Result<()> {
         let cur = &self.nodes[o.node].outputs[o.index].shape;

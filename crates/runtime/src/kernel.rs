@@ -18,9 +18,9 @@ pub enum Value {
     Ref(Arc<Variable>),
     /// A list of tensors (a `TensorArray`), shared until a kernel changes it.
     List(Arc<TensorList>),
-    /// A while loop's values of one loop variable, one per iteration, kept
-    /// for its gradient; passed between kernels, never fetched.
-    History(Arc<Vec<Value>>),
+    /// What a while loop kept of its iterations for its gradient; passed
+    /// between kernels, never fetched.
+    History(Arc<LoopHistory>),
     /// An input already moved out by [`OpContext::take_input`].
     Taken,
 }
@@ -62,6 +62,31 @@ impl TensorList {
         TensorList {
             items: items.into_iter().map(Some).collect(),
             element_shape: None,
+        }
+    }
+}
+
+/// What a while loop kept of each iteration for its gradient.
+#[derive(Debug, Default)]
+pub struct LoopHistory {
+    /// Per loop variable, its value at the start of each iteration (empty
+    /// for the variables the gradient does not read).
+    pub columns: Vec<Vec<Value>>,
+    /// Per iteration, the forward values the gradient reads (see
+    /// `saved_by`); empty when the loop ran its plain body.
+    pub saved: Vec<Vec<Value>>,
+    /// The body function that produced `saved`.
+    pub saved_by: String,
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Tensor(t) => write!(f, "Tensor({})", t.shape()),
+            Value::Ref(v) => write!(f, "Ref({})", v.name()),
+            Value::List(l) => write!(f, "List({})", l.items.len()),
+            Value::History(h) => write!(f, "History({} saved)", h.saved.len()),
+            Value::Taken => write!(f, "Taken"),
         }
     }
 }

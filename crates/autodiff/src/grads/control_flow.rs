@@ -16,6 +16,15 @@ use ferroflow_tensor::{Error, Result};
 
 /// Adds the gradient function of function `name` to the library; returns its name.
 fn grad_function(b: &mut Builder<'_>, name: &str) -> Result<String> {
+    let (func, _) = build_grad_function(b, name)?;
+    let grad_name = b.graph.unique_function_name(&format!("{name}_grad"));
+    b.graph.add_function(&grad_name, func)?;
+    Ok(grad_name)
+}
+
+/// The gradient function of function `name` (not yet in the library), and
+/// the number of the forward body's nodes at the front of its graph.
+fn build_grad_function(b: &mut Builder<'_>, name: &str) -> Result<(Function, usize)> {
     let f = b.graph.function(name)?.clone();
     let mut g = f.graph.clone();
     let mut grad_args = Vec::with_capacity(f.outputs.len());
@@ -48,12 +57,95 @@ fn grad_function(b: &mut Builder<'_>, name: &str) -> Result<String> {
     }
     let mut args = f.args.clone();
     args.extend(grad_args);
+    let forward_nodes = f.graph.len();
     let mut func = Function::new(g, args, outputs)?;
     // The backward pass only recomputes values: side effects ran forward.
     func.control_outputs.clear();
-    let grad_name = b.graph.unique_function_name(&format!("{name}_grad"));
+    Ok((func, forward_nodes))
+}
+
+/// The forward values a gradient function reads: outputs of the forward
+/// body's nodes (other than arguments and constants) that gradient nodes
+/// needed for its outputs take as inputs, in a fixed order.
+fn values_read_by_gradient(g: &Function, forward_nodes: usize) -> Vec<Output> {
+    let graph = &g.graph;
+    let mut needed = vec![false; graph.len()];
+    let mut stack: Vec<usize> = g.outputs.iter().map(|o| o.node).collect();
+    while let Some(id) = stack.pop() {
+        if std::mem::replace(&mut needed[id], true) {
+            continue;
+        }
+        let node = graph.node(id);
+        stack.extend(node.inputs.iter().map(|o| o.node));
+        stack.extend(node.control_inputs.iter().copied());
+    }
+    let mut read: Vec<Output> = Vec::new();
+    for node in &graph.nodes()[forward_nodes..] {
+        if !needed[node.id] {
+            continue;
+        }
+        for &input in &node.inputs {
+            let src = graph.node(input.node);
+            if input.node < forward_nodes
+                && !matches!(src.op.as_str(), "_Arg" | "Const")
+                && !graph.output(input).is_ref
+            {
+                read.push(input);
+            }
+        }
+    }
+    for &o in &g.outputs {
+        if o.node < forward_nodes && !matches!(graph.node(o.node).op.as_str(), "_Arg" | "Const") {
+            read.push(o);
+        }
+    }
+    read.sort_unstable();
+    read.dedup();
+    read
+}
+
+/// For a loop body `body` and its gradient function: a forward body that
+/// also returns the values the gradient reads (`saved`), and a gradient
+/// function that takes those values as extra arguments instead of
+/// recomputing them. Returns `(saving body, gradient from saved values,
+/// number of saved values)`, or None when the gradient reads no forward value.
+fn saving_functions(b: &mut Builder<'_>, body: &str) -> Result<Option<(String, String, usize)>> {
+    let (grad, forward_nodes) = build_grad_function(b, body)?;
+    let saved = values_read_by_gradient(&grad, forward_nodes);
+    if saved.is_empty() {
+        return Ok(None);
+    }
+    let f = b.graph.function(body)?.clone();
+    let mut saving = (*f).clone();
+    saving.outputs.extend(saved.iter().copied());
+    let saving_name = b.graph.unique_function_name(&format!("{body}_saving"));
+    b.graph.add_function(&saving_name, saving)?;
+
+    let mut g = grad.graph.clone();
+    let mut args = grad.args.clone();
+    for (k, &o) in saved.iter().enumerate() {
+        let info = g.output(o).clone();
+        let arg_name = g.unique_name(&format!("saved_{k}"), true);
+        let id = g.add_node(
+            NodeSpec::new("_Arg", &arg_name)
+                .attr("T", AttrValue::Type(info.dtype))
+                .attr("shape", AttrValue::Shape(info.shape))
+                .attr("is_list", AttrValue::Bool(info.is_list)),
+        )?;
+        g.redirect(o, Output::new(id, 0), forward_nodes)?;
+        args.push(Output::new(id, 0));
+    }
+    let mut outputs = grad.outputs.clone();
+    for (out, &o) in outputs.iter_mut().zip(&grad.outputs) {
+        if let Some(k) = saved.iter().position(|&s| s == o) {
+            *out = args[grad.args.len() + k];
+        }
+    }
+    let mut func = Function::new(g, args, outputs)?;
+    func.control_outputs.clear();
+    let grad_name = b.graph.unique_function_name(&format!("{body}_grad_saved"));
     b.graph.add_function(&grad_name, func)?;
-    Ok(grad_name)
+    Ok(Some((saving_name, grad_name, saved.len())))
 }
 
 /// The gradient of each output, zeros where none arrived.
@@ -156,14 +248,18 @@ fn while_grad(
         }
     }));
     inputs.extend(dy);
-    let id = b.node(
-        "WhileGrad",
-        &inputs,
-        vec![
-            ("body_grad", AttrValue::Str(body_grad.into_bytes())),
-            ("from_history", AttrValue::BoolList(from_history)),
-        ],
-    )?;
+    let mut attrs = vec![
+        ("body_grad", AttrValue::Str(body_grad.into_bytes())),
+        ("from_history", AttrValue::BoolList(from_history)),
+    ];
+    // Where the forward loop can keep the values the backward body reads,
+    // the backward body takes them instead of recomputing them.
+    if let Some((saving_body, grad_saved, n_saved)) = saving_functions(b, &body)? {
+        attrs.push(("saving_body", AttrValue::Str(saving_body.into_bytes())));
+        attrs.push(("body_grad_saved", AttrValue::Str(grad_saved.into_bytes())));
+        attrs.push(("num_saved", AttrValue::Int(n_saved as i64)));
+    }
+    let id = b.node("WhileGrad", &inputs, attrs)?;
     Ok(input_grads(b, node, 0, id))
 }
 

@@ -10,14 +10,17 @@
 //! kernels. Iterations run one after another, so results never depend on
 //! `parallel_iterations` or the thread count.
 //!
-//! Gradients: a `While` whose gradient is taken records each iteration's
-//! loop variables (its history outputs, lists of the tensors themselves:
-//! no copies, and shapes may vary); `WhileGrad` walks the history
-//! backwards, calling the body's gradient function, which recomputes the
-//! body's forward values from the recorded variables.
+//! Gradients: a `While` whose gradient is taken records, per iteration, the
+//! loop variables its gradient reads and, when the gradient asked for it
+//! (a `saving_body`), the forward values the backward body reads (gate
+//! activations, say), by running a variant of the body that also returns
+//! them. `WhileGrad` walks the iterations backwards calling the body's
+//! gradient function; with saved values it skips recomputing the forward
+//! body, otherwise it recomputes it from the recorded loop variables.
+//! Records hold the tensors themselves (no copies), so shapes may vary.
 
 use super::boxed;
-use crate::kernel::{factory, Kernel, KernelFactory, KernelInit, OpContext, Value};
+use crate::kernel::{factory, Kernel, KernelFactory, KernelInit, LoopHistory, OpContext, Value};
 use crate::plan::Plan;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::{DType, Error, Result, Tensor};
@@ -101,6 +104,9 @@ struct While {
     body: Plan,
     /// Whether the node has history outputs (read by its gradient).
     history: bool,
+    /// The body that also returns the values its gradient reads, when a
+    /// `WhileGrad` of this loop asked for one: `(name, plan, values)`.
+    saving: Option<(String, Plan, usize)>,
 }
 
 impl Kernel for While {
@@ -111,7 +117,11 @@ impl Kernel for While {
             .map(|i| self.history && ctx.output_wanted(n + i))
             .collect();
         let recording = record.iter().any(|&r| r);
-        let mut history: Vec<Vec<Value>> = vec![Vec::new(); if recording { n } else { 0 }];
+        let saving = self.saving.as_ref().filter(|_| recording);
+        let mut history = LoopHistory {
+            columns: vec![Vec::new(); n],
+            ..LoopHistory::default()
+        };
         loop {
             let pred = self.cond.run_function(ctx.session, vars.clone())?;
             let pred = pred
@@ -125,20 +135,30 @@ impl Kernel for While {
             if recording {
                 for (i, v) in vars.iter().enumerate() {
                     if record[i] {
-                        history[i].push(match v {
+                        history.columns[i].push(match v {
                             Value::Ref(var) => Value::Tensor(var.read()?),
                             other => other.clone(),
                         });
                     }
                 }
             }
-            vars = self.body.run_function(ctx.session, vars)?;
+            match saving {
+                Some((_, plan, _)) => {
+                    let mut out = plan.run_function(ctx.session, vars)?;
+                    history.saved.push(out.split_off(n));
+                    vars = out;
+                }
+                None => vars = self.body.run_function(ctx.session, vars)?,
+            }
         }
         output_all(ctx, vars)?;
         if self.history {
-            history.resize(n, Vec::new());
-            for h in history {
-                ctx.output_value(Value::History(Arc::new(h)));
+            if let Some((name, _, _)) = saving {
+                history.saved_by.clone_from(name);
+            }
+            let h = Arc::new(history);
+            for _ in 0..n {
+                ctx.output_value(Value::History(h.clone()));
             }
         }
         Ok(())
@@ -151,6 +171,9 @@ impl Kernel for While {
 
 struct WhileGrad {
     body_grad: Plan,
+    /// The gradient body taking the forward values the loop saved, and the
+    /// name of the forward body that saves them.
+    from_saved: Option<(Plan, String)>,
     /// Loop variables whose per-iteration values come from the history
     /// (the others are fed the loop's input on every iteration).
     from_history: Vec<bool>,
@@ -159,32 +182,39 @@ struct WhileGrad {
 impl Kernel for WhileGrad {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
         let n = ctx.num_inputs() / 3;
-        let mut per_iteration: Vec<Option<Arc<Vec<Value>>>> = Vec::with_capacity(n);
-        let mut iterations = 0;
-        for i in 0..n {
-            if !self.from_history[i] {
-                per_iteration.push(None);
-            } else {
-                let h = match ctx.take_value(n + i) {
-                    Value::History(h) => h,
-                    _ => return Err(Error::internal("WhileGrad expects loop histories")),
-                };
-                iterations = h.len();
-                per_iteration.push(Some(h));
-            }
-        }
+        let first = self
+            .from_history
+            .iter()
+            .position(|&h| h)
+            .ok_or_else(|| Error::internal("WhileGrad reads no loop history"))?;
+        let history = match ctx.take_value(n + first) {
+            Value::History(h) => h,
+            _ => return Err(Error::internal("WhileGrad expects loop histories")),
+        };
+        let iterations = history.columns[first].len();
+        let saved = self
+            .from_saved
+            .as_ref()
+            .filter(|(_, by)| *by == history.saved_by && history.saved.len() == iterations);
         let forward: Vec<Value> = (0..n).map(|i| ctx.take_value(i)).collect();
         let mut grads: Vec<Value> = (0..n).map(|i| ctx.take_value(2 * n + i)).collect();
         for k in (0..iterations).rev() {
             let mut args: Vec<Value> = Vec::with_capacity(2 * n);
             for i in 0..n {
-                args.push(match &per_iteration[i] {
-                    Some(h) => h[k].clone(),
-                    None => forward[i].clone(),
+                args.push(if self.from_history[i] {
+                    history.columns[i][k].clone()
+                } else {
+                    forward[i].clone()
                 });
             }
             args.extend(grads);
-            grads = self.body_grad.run_function(ctx.session, args)?;
+            grads = match saved {
+                Some((plan, _)) => {
+                    args.extend(history.saved[k].iter().cloned());
+                    plan.run_function(ctx.session, args)?
+                }
+                None => self.body_grad.run_function(ctx.session, args)?,
+            };
         }
         output_all(ctx, grads)
     }
@@ -202,17 +232,52 @@ fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
 fn while_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, cond) = compile(init, "cond")?;
     let (_, body) = compile(init, "body")?;
+    // A gradient of this loop may ask it to keep the values the backward
+    // body reads (see autodiff's `saving_functions`).
+    let n = init.node.inputs.len();
+    let mine = |o: &ferroflow_graph::Output| o.node == init.node.id && o.index >= n;
+    let asked = init
+        .graph
+        .nodes()
+        .iter()
+        .filter(|g| g.op == "WhileGrad" && g.inputs.iter().any(mine))
+        .find_map(|g| g.attrs.string("saving_body").ok());
+    let saving = match asked {
+        Some(name) => {
+            let f = init.graph.function(&name)?.clone();
+            let plan = Plan::compile(
+                &f.graph,
+                init.session,
+                &f.args,
+                &f.outputs,
+                &f.control_outputs,
+            )
+            .map_err(|e| annotate(e, &format!("function '{name}'")))?;
+            let extra = f.outputs.len() - n;
+            Some((name, plan, extra))
+        }
+        None => None,
+    };
     Ok(Box::new(While {
         cond,
         body,
         history: init.node.attrs.bool_or("_history", false)?,
+        saving,
     }))
 }
 
 fn while_grad_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, body_grad) = compile(init, "body_grad")?;
+    let from_saved = match init.node.attrs.get("body_grad_saved") {
+        Some(_) => {
+            let (_, plan) = compile(init, "body_grad_saved")?;
+            Some((plan, init.node.attrs.string("saving_body")?))
+        }
+        None => None,
+    };
     Ok(Box::new(WhileGrad {
         body_grad,
+        from_saved,
         from_history: init.node.attrs.bools("from_history")?,
     }))
 }
