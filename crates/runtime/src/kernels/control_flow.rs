@@ -200,11 +200,11 @@ impl Kernel for WhileGrad {
         let mut grads: Vec<Value> = (0..n).map(|i| ctx.take_value(2 * n + i)).collect();
         for k in (0..iterations).rev() {
             let mut args: Vec<Value> = Vec::with_capacity(2 * n);
-            for i in 0..n {
+            for (i, fwd) in forward.iter().enumerate() {
                 args.push(if self.from_history[i] {
                     history.columns[i][k].clone()
                 } else {
-                    forward[i].clone()
+                    fwd.clone()
                 });
             }
             args.extend(grads);
