@@ -343,3 +343,25 @@ def test_raw_rnn_reproduces_dynamic_rnn():
     np.testing.assert_allclose(a, b[: a.shape[0]], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(sa, sb, rtol=1e-6, atol=1e-7)
     assert a.shape[0] == 5
+
+
+def test_gradient_through_random_ops_uses_the_forward_draw():
+    # The classic TF1 pattern: dropout only when training. The gradient must use the mask the
+    # forward pass drew, in a branch and in a loop body alike (the forward op keeps it).
+    x = tf.placeholder(tf.float32, [2000])
+    training = tf.placeholder(tf.bool, [])
+    w = tf.Variable(np.full(2000, 1.5, np.float32))
+    y = tf.cond(training, lambda: tf.nn.dropout(x * w, rate=0.5), lambda: x * w)
+    gw = tf.gradients(tf.reduce_sum(y), w)[0]
+    _, z = tf.while_loop(lambda i, z: i < 2, lambda i, z: (i + 1, tf.nn.dropout(z * w, rate=0.5)), [0, x])
+    gz = tf.gradients(tf.reduce_sum(z), w)[0]
+    xv = np.ones(2000, np.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        yv, g = sess.run([y, gw], {x: xv, training: True})
+        np.testing.assert_allclose(g, yv / 1.5, rtol=1e-6)  # dy/dw = y / w wherever the mask kept x
+        assert 0.4 < np.mean(g == 0) < 0.6
+        yv, g = sess.run([y, gw], {x: xv, training: False})
+        np.testing.assert_allclose(g, xv, rtol=1e-6)
+        zv, g = sess.run([z, gz], {x: xv})
+        np.testing.assert_allclose(g, 2 * zv / 1.5, rtol=1e-6)  # z = m1 m2 x w^2 * 4

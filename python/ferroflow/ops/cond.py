@@ -147,6 +147,9 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                 "else_branch": else_name,
                 "Tout": ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in out_true]),
                 "output_shapes": ("list_shape", [s._as_native() for s in shapes]),
+                # A gradient can then have the taken branch keep what it reads
+                # (a dropout mask, say) instead of recomputing it.
+                "_history": any(t.dtype.base_dtype.is_floating for t in outer_inputs + out_true),
             },
             "If", [g_true, g_false],
         )

@@ -111,7 +111,17 @@ fn values_read_by_gradient(g: &Function, forward_nodes: usize) -> Vec<Output> {
 /// number of saved values)`, or None when the gradient reads no forward value.
 fn saving_functions(b: &mut Builder<'_>, body: &str) -> Result<Option<(String, String, usize)>> {
     let (grad, forward_nodes) = build_grad_function(b, body)?;
-    let saved = values_read_by_gradient(&grad, forward_nodes);
+    saving_functions_of(b, body, &grad, forward_nodes)
+}
+
+/// [`saving_functions`] for a gradient function already built.
+fn saving_functions_of(
+    b: &mut Builder<'_>,
+    body: &str,
+    grad: &Function,
+    forward_nodes: usize,
+) -> Result<Option<(String, String, usize)>> {
+    let saved = values_read_by_gradient(grad, forward_nodes);
     if saved.is_empty() {
         return Ok(None);
     }
@@ -183,11 +193,8 @@ fn if_grad(
     node: &Node,
     grads: &[Option<Output>],
 ) -> Result<Vec<Option<Grad>>> {
-    let then_grad = grad_function(b, &node.attrs.string("then_branch")?)?;
-    let else_grad = grad_function(b, &node.attrs.string("else_branch")?)?;
-    let dy = output_grads(b, node, node.outputs.len(), grads)?;
-    let mut inputs = node.inputs.clone();
-    inputs.extend(dy);
+    let tout_len = node.attrs.dtypes("Tout")?.len();
+    let history = node.attrs.bool_or("_history", false)?;
     let xs = &node.inputs[1..];
     let tout: Vec<_> = xs.iter().map(|&x| b.graph.output(x).dtype).collect();
     let shapes: Vec<_> = xs
@@ -195,15 +202,52 @@ fn if_grad(
         .map(|&x| b.graph.output(x).shape.clone())
         .collect();
     let mut attrs = vec![
-        ("then_branch", AttrValue::Str(then_grad.into_bytes())),
-        ("else_branch", AttrValue::Str(else_grad.into_bytes())),
         ("Tout", AttrValue::TypeList(tout)),
         ("output_shapes", AttrValue::ShapeList(shapes)),
     ];
-    if let Some(r) = node.attrs.get("_ref_inputs") {
-        attrs.push(("_ref_inputs", r.clone()));
+    let mut inputs = node.inputs.clone();
+    inputs.extend(output_grads(b, node, tout_len, grads)?);
+    if !history {
+        // An If without a history output (imported): an If of the two
+        // branches' gradient functions, which recompute the forward values.
+        let then_grad = grad_function(b, &node.attrs.string("then_branch")?)?;
+        let else_grad = grad_function(b, &node.attrs.string("else_branch")?)?;
+        attrs.push(("then_branch", AttrValue::Str(then_grad.into_bytes())));
+        attrs.push(("else_branch", AttrValue::Str(else_grad.into_bytes())));
+        if let Some(r) = node.attrs.get("_ref_inputs") {
+            attrs.push(("_ref_inputs", r.clone()));
+        }
+        let id = b.node("If", &inputs, attrs)?;
+        return Ok(input_grads(b, node, 1, id));
     }
-    let id = b.node("If", &inputs, attrs)?;
+    // The forward If keeps what the taken branch's gradient reads; IfGrad
+    // runs that branch's gradient on it (or recomputes, see WhileGrad).
+    for (branch, key) in [("then_branch", "then"), ("else_branch", "else")] {
+        let name = node.attrs.string(branch)?;
+        let (grad, forward_nodes) = build_grad_function(b, &name)?;
+        let saving = saving_functions_of(b, &name, &grad, forward_nodes)?;
+        let grad_name = b.graph.unique_function_name(&format!("{name}_grad"));
+        b.graph.add_function(&grad_name, grad)?;
+        attrs.push((
+            if key == "then" {
+                "then_grad"
+            } else {
+                "else_grad"
+            },
+            AttrValue::Str(grad_name.into_bytes()),
+        ));
+        if let Some((saving_body, grad_saved, _)) = saving {
+            let (s_key, g_key) = if key == "then" {
+                ("then_saving", "then_grad_saved")
+            } else {
+                ("else_saving", "else_grad_saved")
+            };
+            attrs.push((s_key, AttrValue::Str(saving_body.into_bytes())));
+            attrs.push((g_key, AttrValue::Str(grad_saved.into_bytes())));
+        }
+    }
+    inputs.push(Output::new(node.id, tout_len));
+    let id = b.node("IfGrad", &inputs, attrs)?;
     Ok(input_grads(b, node, 1, id))
 }
 
@@ -282,5 +326,6 @@ fn args_read(f: &Function) -> Vec<bool> {
 pub(super) fn register(reg: &mut dyn FnMut(&'static str, crate::registry::GradEntry)) {
     use crate::registry::GradEntry::Func;
     reg("If", Func(if_grad));
+    reg("IfGrad", crate::registry::GradEntry::NotDifferentiable);
     reg("While", Func(while_grad));
 }

@@ -1,5 +1,6 @@
-//! Control flow: function arguments (`_Arg`), `If`, `While`, and the
-//! backward loop of a `While` (`WhileGrad`). The ops name their bodies by
+//! Control flow: function arguments (`_Arg`), `If`, `While`, and their
+//! gradients when the forward op kept what they read (`IfGrad`,
+//! `WhileGrad`). The ops name their bodies by
 //! attribute; the bodies are [`Function`](crate::Function)s in the graph's
 //! library.
 
@@ -85,7 +86,16 @@ fn if_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             *o = OutputInfo::list();
         }
     }
+    if a.bool_or("_history", false)? {
+        // What the taken branch kept for the gradient (read by `IfGrad`).
+        outs.push(OutputInfo::list());
+    }
     Ok(outs)
+}
+
+fn if_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    Ok(declared(&a.dtypes("Tout")?, &a.shapes("output_shapes")?))
 }
 
 fn while_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -133,5 +143,6 @@ pub(super) fn ops() -> Vec<OpDef> {
         OpDef::new("If", &["cond", "input*"], if_op).ref_input(listed_ref),
         OpDef::new("While", &["input*"], while_op).ref_input(listed_ref),
         OpDef::new("WhileGrad", &["input*"], while_grad),
+        OpDef::new("IfGrad", &["cond", "input*"], if_grad),
     ]
 }

@@ -83,18 +83,80 @@ fn output_all(ctx: &mut OpContext<'_>, values: Vec<Value>) -> Result<()> {
 struct If {
     then_plan: Plan,
     else_plan: Plan,
+    /// The node has a history output (index `num_outputs`), read by its
+    /// `IfGrad`: the saving variant of each branch it asked for.
+    history: Option<usize>,
+    then_saving: Option<(String, Plan)>,
+    else_saving: Option<(String, Plan)>,
 }
 
 impl Kernel for If {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
         let pred = truth(ctx.input(0)?)?;
         let args: Vec<Value> = (1..ctx.num_inputs()).map(|i| ctx.take_value(i)).collect();
-        let plan = if pred {
-            &self.then_plan
+        let (plan, saving) = if pred {
+            (&self.then_plan, &self.then_saving)
         } else {
-            &self.else_plan
+            (&self.else_plan, &self.else_saving)
         };
-        let out = plan.run_function(ctx.session, args)?;
+        let Some(num_outputs) = self.history else {
+            let out = plan.run_function(ctx.session, args)?;
+            return output_all(ctx, out);
+        };
+        let mut history = LoopHistory::default();
+        let out = match saving.as_ref().filter(|_| ctx.output_wanted(num_outputs)) {
+            Some((name, saving_plan)) => {
+                let mut out = saving_plan.run_function(ctx.session, args)?;
+                history.saved.push(out.split_off(num_outputs));
+                history.saved_by.clone_from(name);
+                out
+            }
+            None => plan.run_function(ctx.session, args)?,
+        };
+        output_all(ctx, out)?;
+        ctx.output_value(Value::History(Arc::new(history)));
+        Ok(())
+    }
+
+    fn wants_output_mask(&self) -> bool {
+        self.history.is_some()
+    }
+}
+
+/// The gradient of an `If` that kept what its taken branch's gradient
+/// reads: runs that branch's gradient function on the saved values, or
+/// the recomputing one when nothing was saved.
+struct IfGrad {
+    then_grad: Plan,
+    else_grad: Plan,
+    then_saved: Option<(Plan, String)>,
+    else_saved: Option<(Plan, String)>,
+}
+
+impl Kernel for IfGrad {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        let pred = truth(ctx.input(0)?)?;
+        let last = ctx.num_inputs() - 1;
+        let history = match ctx.take_value(last) {
+            Value::History(h) => h,
+            _ => return Err(Error::internal("IfGrad expects the If's history")),
+        };
+        let mut args: Vec<Value> = (1..last).map(|i| ctx.take_value(i)).collect();
+        let (plan, saved) = if pred {
+            (&self.then_grad, &self.then_saved)
+        } else {
+            (&self.else_grad, &self.else_saved)
+        };
+        let out = match saved
+            .as_ref()
+            .filter(|(_, by)| *by == history.saved_by && history.saved.len() == 1)
+        {
+            Some((saved_plan, _)) => {
+                args.extend(history.saved[0].iter().cloned());
+                saved_plan.run_function(ctx.session, args)?
+            }
+            None => plan.run_function(ctx.session, args)?,
+        };
         output_all(ctx, out)
     }
 }
@@ -105,8 +167,8 @@ struct While {
     /// Whether the node has history outputs (read by its gradient).
     history: bool,
     /// The body that also returns the values its gradient reads, when a
-    /// `WhileGrad` of this loop asked for one: `(name, plan, values)`.
-    saving: Option<(String, Plan, usize)>,
+    /// `WhileGrad` of this loop asked for one: `(name, plan)`.
+    saving: Option<(String, Plan)>,
 }
 
 impl Kernel for While {
@@ -143,7 +205,7 @@ impl Kernel for While {
                 }
             }
             match saving {
-                Some((_, plan, _)) => {
+                Some((_, plan)) => {
                     let mut out = plan.run_function(ctx.session, vars)?;
                     history.saved.push(out.split_off(n));
                     vars = out;
@@ -153,7 +215,7 @@ impl Kernel for While {
         }
         output_all(ctx, vars)?;
         if self.history {
-            if let Some((name, _, _)) = saving {
+            if let Some((name, _)) = saving {
                 history.saved_by.clone_from(name);
             }
             let h = Arc::new(history);
@@ -220,12 +282,84 @@ impl Kernel for WhileGrad {
     }
 }
 
+/// Compiles the function named by attribute `attr` when the node has it.
+fn compile_optional(init: &KernelInit<'_>, attr: &str) -> Result<Option<(String, Plan)>> {
+    if init.node.attrs.get(attr).is_none() {
+        return Ok(None);
+    }
+    let (_, plan) = compile(init, attr)?;
+    Ok(Some((init.node.attrs.string(attr)?, plan)))
+}
+
+/// The gradient node (`op`) reading output `index` of this node, if any.
+fn gradient_reading<'g>(
+    init: &KernelInit<'g>,
+    op: &str,
+    from_index: usize,
+) -> Option<&'g ferroflow_graph::Node> {
+    let id = init.node.id;
+    init.graph.nodes().iter().find(|g| {
+        g.op == op
+            && g.inputs
+                .iter()
+                .any(|o| o.node == id && o.index >= from_index)
+    })
+}
+
+/// Compiles a saving variant named by attribute `attr` of `grad`.
+fn compile_saving(
+    init: &KernelInit<'_>,
+    grad: Option<&ferroflow_graph::Node>,
+    attr: &str,
+) -> Result<Option<(String, Plan)>> {
+    let Some(name) = grad.and_then(|g| g.attrs.string(attr).ok()) else {
+        return Ok(None);
+    };
+    let f = init.graph.function(&name)?.clone();
+    let plan = Plan::compile(
+        &f.graph,
+        init.session,
+        &f.args,
+        &f.outputs,
+        &f.control_outputs,
+    )
+    .map_err(|e| annotate(e, &format!("function '{name}'")))?;
+    Ok(Some((name, plan)))
+}
+
 fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, then_plan) = compile(init, "then_branch")?;
     let (_, else_plan) = compile(init, "else_branch")?;
+    let num_outputs = init.node.attrs.dtypes("Tout")?.len();
+    let history = init
+        .node
+        .attrs
+        .bool_or("_history", false)?
+        .then_some(num_outputs);
+    let grad = gradient_reading(init, "IfGrad", num_outputs);
     Ok(Box::new(If {
         then_plan,
         else_plan,
+        history,
+        then_saving: compile_saving(init, grad, "then_saving")?,
+        else_saving: compile_saving(init, grad, "else_saving")?,
+    }))
+}
+
+fn if_grad_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let (_, then_grad) = compile(init, "then_grad")?;
+    let (_, else_grad) = compile(init, "else_grad")?;
+    let saved = |grad_attr: &str, saving_attr: &str| -> Result<Option<(Plan, String)>> {
+        Ok(match compile_optional(init, grad_attr)? {
+            Some((_, plan)) => Some((plan, init.node.attrs.string(saving_attr)?)),
+            None => None,
+        })
+    };
+    Ok(Box::new(IfGrad {
+        then_grad,
+        else_grad,
+        then_saved: saved("then_grad_saved", "then_saving")?,
+        else_saved: saved("else_grad_saved", "else_saving")?,
     }))
 }
 
@@ -235,29 +369,8 @@ fn while_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     // A gradient of this loop may ask it to keep the values the backward
     // body reads (see autodiff's `saving_functions`).
     let n = init.node.inputs.len();
-    let mine = |o: &ferroflow_graph::Output| o.node == init.node.id && o.index >= n;
-    let asked = init
-        .graph
-        .nodes()
-        .iter()
-        .filter(|g| g.op == "WhileGrad" && g.inputs.iter().any(mine))
-        .find_map(|g| g.attrs.string("saving_body").ok());
-    let saving = match asked {
-        Some(name) => {
-            let f = init.graph.function(&name)?.clone();
-            let plan = Plan::compile(
-                &f.graph,
-                init.session,
-                &f.args,
-                &f.outputs,
-                &f.control_outputs,
-            )
-            .map_err(|e| annotate(e, &format!("function '{name}'")))?;
-            let extra = f.outputs.len() - n;
-            Some((name, plan, extra))
-        }
-        None => None,
-    };
+    let grad = gradient_reading(init, "WhileGrad", n);
+    let saving = compile_saving(init, grad, "saving_body")?;
     Ok(Box::new(While {
         cond,
         body,
@@ -296,4 +409,5 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     reg("If", factory(if_kernel));
     reg("While", factory(while_kernel));
     reg("WhileGrad", factory(while_grad_kernel));
+    reg("IfGrad", factory(if_grad_kernel));
 }
