@@ -284,7 +284,7 @@ impl Kernel for WhileGrad {
 
 /// Compiles the function named by attribute `attr` when the node has it.
 fn compile_optional(init: &KernelInit<'_>, attr: &str) -> Result<Option<(String, Plan)>> {
-    if init.node.attrs.get(attr).is_none() {
+    if !init.node.attrs.contains_key(attr) {
         return Ok(None);
     }
     let (_, plan) = compile(init, attr)?;
