@@ -14,6 +14,19 @@ use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Function, Node, NodeSpec, Output};
 use ferroflow_tensor::{Error, Result};
 
+/// Adds to `g` an argument named `name` of the dtype, shape and kind of `like`.
+fn add_arg_like(g: &mut ferroflow_graph::Graph, name: &str, like: Output) -> Result<Output> {
+    let info = g.output(like).clone();
+    let arg_name = g.unique_name(name, true);
+    let id = g.add_node(
+        NodeSpec::new("_Arg", &arg_name)
+            .attr("T", AttrValue::Type(info.dtype))
+            .attr("shape", AttrValue::Shape(info.shape))
+            .attr("is_list", AttrValue::Bool(info.is_list)),
+    )?;
+    Ok(Output::new(id, 0))
+}
+
 /// Adds the gradient function of function `name` to the library; returns its name.
 fn grad_function(b: &mut Builder<'_>, name: &str) -> Result<String> {
     let (func, _) = build_grad_function(b, name)?;
@@ -29,15 +42,7 @@ fn build_grad_function(b: &mut Builder<'_>, name: &str) -> Result<(Function, usi
     let mut g = f.graph.clone();
     let mut grad_args = Vec::with_capacity(f.outputs.len());
     for (j, &o) in f.outputs.iter().enumerate() {
-        let info = g.output(o).clone();
-        let arg_name = g.unique_name(&format!("grad_{j}"), true);
-        let id = g.add_node(
-            NodeSpec::new("_Arg", &arg_name)
-                .attr("T", AttrValue::Type(info.dtype))
-                .attr("shape", AttrValue::Shape(info.shape))
-                .attr("is_list", AttrValue::Bool(info.is_list)),
-        )?;
-        grad_args.push(Output::new(id, 0));
+        grad_args.push(add_arg_like(&mut g, &format!("grad_{j}"), o)?);
     }
     let seeds: Vec<Option<Output>> = grad_args.iter().copied().map(Some).collect();
     let scope = g.unique_name("gradients", true);
@@ -134,16 +139,9 @@ fn saving_functions_of(
     let mut g = grad.graph.clone();
     let mut args = grad.args.clone();
     for (k, &o) in saved.iter().enumerate() {
-        let info = g.output(o).clone();
-        let arg_name = g.unique_name(&format!("saved_{k}"), true);
-        let id = g.add_node(
-            NodeSpec::new("_Arg", &arg_name)
-                .attr("T", AttrValue::Type(info.dtype))
-                .attr("shape", AttrValue::Shape(info.shape))
-                .attr("is_list", AttrValue::Bool(info.is_list)),
-        )?;
-        g.redirect(o, Output::new(id, 0), forward_nodes)?;
-        args.push(Output::new(id, 0));
+        let arg = add_arg_like(&mut g, &format!("saved_{k}"), o)?;
+        g.redirect(o, arg, forward_nodes)?;
+        args.push(arg);
     }
     let mut outputs = grad.outputs.clone();
     for (out, &o) in outputs.iter_mut().zip(&grad.outputs) {

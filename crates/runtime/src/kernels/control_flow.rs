@@ -28,8 +28,15 @@ use std::sync::Arc;
 
 /// Compiles the function named by attribute `attr` of the node.
 fn compile(init: &KernelInit<'_>, attr: &str) -> Result<(Arc<ferroflow_graph::Function>, Plan)> {
-    let name = init.node.attrs.string(attr)?;
-    let f = init.graph.function(&name)?.clone();
+    compile_named(init, &init.node.attrs.string(attr)?)
+}
+
+/// Compiles function `name` of the node's graph's library.
+fn compile_named(
+    init: &KernelInit<'_>,
+    name: &str,
+) -> Result<(Arc<ferroflow_graph::Function>, Plan)> {
+    let f = init.graph.function(name)?.clone();
     let plan = Plan::compile(
         &f.graph,
         init.session,
@@ -315,15 +322,7 @@ fn compile_saving(
     let Some(name) = grad.and_then(|g| g.attrs.string(attr).ok()) else {
         return Ok(None);
     };
-    let f = init.graph.function(&name)?.clone();
-    let plan = Plan::compile(
-        &f.graph,
-        init.session,
-        &f.args,
-        &f.outputs,
-        &f.control_outputs,
-    )
-    .map_err(|e| annotate(e, &format!("function '{name}'")))?;
+    let (_, plan) = compile_named(init, &name)?;
     Ok(Some((name, plan)))
 }
 
