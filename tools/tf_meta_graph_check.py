@@ -21,6 +21,9 @@ too, and the losses and trained variables agree to float32 round-off
 * ``ops``: reductions over several axes (their gradients use ``ReducedShape``,
   exported as TensorFlow ops), concat/stack/split/unstack, gather, tile,
   transpose, slicing, casts, ``add_n``, int64 indices;
+* ``control_flow``: ``tf.cond`` and a ``tf.while_loop`` with a nested cond and a
+  captured variable, their outputs feeding the loss and an update written
+  out by hand (ferroflow's If/While and their FunctionDefs run in TensorFlow);
 * ``write_graph``: the ``mlp`` graph written by ``tf.io.write_graph`` (text),
   read back by TensorFlow's ``import_graph_def``, initialised and run;
 * ``minimize``: ``AdamOptimizer.minimize`` with a global step: ferroflow's
@@ -73,7 +76,7 @@ SPARSE_OPTIMIZERS = {
     "proximal_sgd": lambda t, step: t.ProximalGradientDescentOptimizer(0.1, l2_regularization_strength=0.01),
     "rmsprop": lambda t, step: t.RMSPropOptimizer(0.01, momentum=0.5),
 }
-CASES = (("mlp", "conv", "ops", "write_graph", "minimize") + tuple(f"minimize_{o}" for o in OPTIMIZERS)
+CASES = (("mlp", "conv", "ops", "write_graph", "minimize", "control_flow") + tuple(f"minimize_{o}" for o in OPTIMIZERS)
          + tuple(f"sparse_{o}" for o in SPARSE_OPTIMIZERS))
 STEPS = 3
 LR = 0.1
@@ -199,7 +202,31 @@ def _model_sparse(name):
     return build
 
 
-MODELS = {"mlp": _model_mlp, "conv": _model_conv, "ops": _model_ops, "write_graph": _model_mlp,
+def _model_control_flow(tf):
+    """tf.cond and tf.while_loop (a captured variable, a nested cond in the body) whose outputs drive
+    the loss and a hand-written update (TensorFlow runs ferroflow's If/While and their FunctionDefs;
+    their gradients are ferroflow's own ops, so the update is written without tf.gradients)."""
+    rng = np.random.default_rng(2)
+    x = tf.placeholder(tf.float32, [None, 6], name="x")
+    labels = tf.placeholder(tf.int64, [None], name="labels")
+    w = tf.get_variable("w", [6, 3], initializer=tf.constant_initializer(rng.normal(size=[6, 3]) * 0.5))
+    u = tf.get_variable("u", [3, 3], initializer=tf.constant_initializer(rng.normal(size=[3, 3]) * 0.5))
+    h = tf.matmul(x, w)
+    y = tf.cond(tf.reduce_sum(h) > 0, lambda: tf.nn.relu(h) * 2.0, lambda: tf.tanh(h) - 1.0)
+
+    def body(i, z):
+        z = tf.cond(i < 2, lambda: tf.tanh(tf.matmul(z, u)) + z, lambda: z * 0.5)
+        return i + 1, z
+
+    _, z = tf.while_loop(lambda i, z: i < 4, body, [0, y])
+    onehot = tf.one_hot(labels, 3)
+    loss = tf.reduce_mean(tf.square(z - onehot), name="loss")
+    train = tf.group(tf.assign_sub(u, 0.05 * tf.reduce_mean(z) * tf.ones_like(u)),
+                     tf.assign_sub(w, 0.05 * loss * tf.ones_like(w)), name="train")
+    return {"loss": loss, "train": train}
+
+
+MODELS = {"mlp": _model_mlp, "control_flow": _model_control_flow, "conv": _model_conv, "ops": _model_ops, "write_graph": _model_mlp,
           "minimize": _model_minimize, **{f"minimize_{o}": _model_optimizer(o) for o in OPTIMIZERS},
           **{f"sparse_{o}": _model_sparse(o) for o in SPARSE_OPTIMIZERS}}
 BATCHES = {"conv": _conv_batch, "ops": _ops_batch}

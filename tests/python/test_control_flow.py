@@ -365,3 +365,26 @@ def test_gradient_through_random_ops_uses_the_forward_draw():
         np.testing.assert_allclose(g, xv, rtol=1e-6)
         zv, g = sess.run([z, gz], {x: xv})
         np.testing.assert_allclose(g, 2 * zv / 1.5, rtol=1e-6)  # z = m1 m2 x w^2 * 4
+
+
+def test_graph_def_function_library_uses_tensorflow_names():
+    x = tf.placeholder(tf.float32, [2, 2], name="x")
+    w = tf.constant(np.eye(2, dtype=np.float32))
+    y = tf.cond(tf.reduce_sum(x) > 0, lambda: tf.matmul(x, w), lambda: x)
+    gd = tf.get_default_graph().as_graph_def()
+    cond_op = [n for n in gd.node if n.op == "If"][0]
+    assert cond_op.attr["then_branch"].func.name == "cond_true"
+    assert cond_op.attr["Tcond"].type == tf.bool.as_datatype_enum
+    then_fn = [f for f in gd.library.function if f.signature.name == "cond_true"][0]
+    assert [a.name for a in then_fn.signature.input_arg] == ["arg_0", "arg_1"]
+    matmul = [n for n in then_fn.node_def if n.op == "MatMul"][0]
+    assert matmul.attr["T"].type == tf.float32.as_datatype_enum
+    assert then_fn.ret["output_0"] == matmul.name + ":product:0"
+    # And back: the imported graph computes the same (tf.import_graph_def is issue 23's; its core here).
+    from ferroflow.training.meta_graph import import_graph_def_nodes
+
+    with tf.Graph().as_default():
+        import_graph_def_nodes(gd)
+        with tf.Session() as sess:
+            out = sess.run(y.name, {"x:0": np.ones([2, 2], np.float32)})
+    np.testing.assert_array_equal(out, np.ones([2, 2]))

@@ -6,14 +6,16 @@ bodies, their gradients, nested ones included) as a ``FunctionDef``: its
 ``DT_VARIANT``, a variable passed by reference with ``is_ref``, the static
 shape in ``arg_attr``), its other nodes its ``node_def``, and its outputs
 ``ret`` entries named ``output_<i>``. Inside a function a node's input is
-written ``node:output:<i>`` (one output argument name for every op) and an
-argument by its name. Attributes naming functions (``then_branch``,
+written ``node:<output arg>:<i>`` with the output arg names of TensorFlow's
+signature of the op (``output`` for ferroflow's own ops), and an argument by
+its name; nodes get the attrs TensorFlow's signatures require. Attributes naming functions (``then_branch``,
 ``else_branch``, ``cond``, ``body``, ``body_grad``) are written as ``func``
 attributes, as TensorFlow writes them.
 
 Import rebuilds every function, nested ones first, before the graph's nodes.
-The library imports into ferroflow; TensorFlow does not run these functions
-(their ops and output naming are ferroflow's).
+TensorFlow runs the functions of forward control flow (``tf.cond`` and
+``tf.while_loop`` over tensors); functions that use ferroflow's own ops
+(TensorArray lists, ``WhileGrad``/``IfGrad``) import into ferroflow only.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ def add_function_library(graph_def, native_graph, producer, add_shapes=False):
     """Adds every function of ``native_graph``'s library to ``graph_def.library``."""
     from ferroflow import _native
     from ferroflow.core.framework import graph_pb2
+    from ferroflow.framework.op_signatures import add_signature_attrs
 
     shift = _native.TID_SHIFT
     mask = (1 << shift) - 1
@@ -58,10 +61,14 @@ def add_function_library(graph_def, native_graph, producer, add_shapes=False):
             arg.is_ref = node.attr["is_ref"].b
             fdef.arg_attr[k].attr["_output_shapes"].list.shape.add().CopyFrom(node.attr["shape"].shape)
 
-        def ref(node_id, index, arg_names=arg_names, body=body):
+        summaries = {item[0]: item for item in fgraph.node_summaries(0)}
+
+        def ref(node_id, index, arg_names=arg_names, body=body, summaries=summaries):
             if node_id in arg_names:
                 return arg_names[node_id]
-            return f"{body.node[node_id].name}:output:{index}"
+            node = body.node[node_id]
+            arg, k = _output_arg(node, index, len(summaries[node_id][6]))
+            return f"{node.name}:{arg}:{k}"
 
         by_name = {n.name: i for i, n in enumerate(body.node)}
         for i, node in enumerate(body.node):
@@ -77,6 +84,9 @@ def add_function_library(graph_def, native_graph, producer, add_shapes=False):
                 src, _, idx = inp.partition(":")
                 nd.input.append(ref(by_name[src], int(idx or 0)))
             mark_function_attrs(nd)
+            _, _, _, in_tids, _, _, out_specs = summaries[i]
+            in_types = [fgraph.output_info(t)[0] for t in in_tids]
+            add_signature_attrs(nd, in_types, [spec[0] for spec in out_specs])
         for j, tid in enumerate(out_tids):
             out = fdef.signature.output_arg.add()
             out.name = f"output_{j}"
@@ -84,13 +94,52 @@ def add_function_library(graph_def, native_graph, producer, add_shapes=False):
             fdef.ret[out.name] = ref(tid >> shift, tid & mask)
 
 
+def _output_arg(node_def, index, count):
+    """``(output arg name, index within it)`` of output ``index`` of ``node_def`` (``count`` outputs),
+    as TensorFlow's signature of the op names it; ``("output", index)`` for ops TensorFlow lacks."""
+    from ferroflow.framework.op_signatures import _arg_lengths, op_signature
+
+    signature = op_signature(node_def.op)
+    lengths = signature and _arg_lengths(signature["outputs"], count, node_def.attr)
+    if not lengths:
+        return "output", index
+    start = 0
+    for arg, length in zip(signature["outputs"], lengths):
+        if index < start + length:
+            return arg["name"], index - start
+        start += length
+    return "output", index
+
+
+def _output_index(op, arg_name, k):
+    """The output number of ``op`` that FunctionDef input ``op:arg_name:k`` names."""
+    from ferroflow.framework.op_signatures import op_signature
+
+    signature = op_signature(op.type)
+    names = [a["name"] for a in signature["outputs"]] if signature else []
+    if arg_name not in names:
+        return k
+    start = 0
+    for arg in signature["outputs"]:
+        if arg["name"] == arg_name:
+            return start + k
+        list_attr = arg.get("number_attr") or arg.get("type_list_attr")
+        if list_attr is None:
+            start += 1
+        else:
+            value = op.get_attr(list_attr)
+            start += value if isinstance(value, int) else len(value)
+    return k
+
+
 def _parse_function_input(name):
-    """``"^a"`` -> ("a", 0, True); ``"a:output:1"`` / ``"a:1"`` -> ("a", 1, False); ``"a"`` -> ("a", 0, False)."""
+    """``"^a"`` -> ("a", 0, True); ``"a:out_arg:1"`` -> ("a", ("out_arg", 1), False) (the output
+    within the op's output arg, resolved once the op exists); ``"a:1"`` -> ("a", 1, False)."""
     if name.startswith("^"):
         return name[1:], 0, True
     parts = name.split(":")
     if len(parts) == 3:
-        return parts[0], int(parts[2]), False
+        return parts[0], (parts[1], int(parts[2])), False
     if len(parts) == 2 and parts[1].isdigit():
         return parts[0], int(parts[1]), False
     return name, 0, False
@@ -143,7 +192,12 @@ def import_function_library(library, graph, create_nodes):
         outputs = []
         for out in fdef.signature.output_arg:
             src, index, _ = _parse_function_input(fdef.ret[out.name])
-            outputs.append(args[src] if src in args else created[src].outputs[index])
+            if src in args:
+                outputs.append(args[src])
+                continue
+            if isinstance(index, tuple):
+                index = _output_index(created[src], *index)
+            outputs.append(created[src].outputs[index])
         fg.inputs = arg_list
         target._native.add_function(name, fg._native, [t._tid for t in arg_list], [t._tid for t in outputs])
 

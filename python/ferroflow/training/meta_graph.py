@@ -384,6 +384,10 @@ def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices)
                 if is_control:
                     controls.append(op)
                 else:
+                    if isinstance(idx, tuple):  # a FunctionDef's "node:out_arg:k"
+                        from ferroflow.framework.function_library import _output_index
+
+                        idx = _output_index(op, *idx)
                     if idx >= len(op.outputs):
                         raise ValueError(f"node {node.name} has input '{inp}' but {dep} has {len(op.outputs)} outputs")
                     inputs.append(op.outputs[idx])
