@@ -388,3 +388,30 @@ def test_graph_def_function_library_uses_tensorflow_names():
         with tf.Session() as sess:
             out = sess.run(y.name, {"x:0": np.ones([2, 2], np.float32)})
     np.testing.assert_array_equal(out, np.ones([2, 2]))
+
+
+def test_defun_defines_a_function_called_by_ops_with_gradients(tmp_path):
+    from ferroflow.framework import function
+
+    w = tf.Variable(2.0, name="w")
+
+    @function.Defun(tf.float32, tf.float32)
+    def scaled_sum(x, y):
+        return x * y + w  # w is captured: an extra argument of the function
+
+    a = tf.placeholder(tf.float32, [], name="a")
+    z = tf.identity(scaled_sum(a, 3.0) + scaled_sum(a, a), name="z")
+    ga, gw = tf.gradients(z, [a, w])
+    assert z.op.inputs[0].op.inputs[0].op.type == "PartitionedCall"
+    assert tf.get_default_graph()._native.function_names().count("scaled_sum") == 1
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run([z, ga, gw], {a: 1.5}) == [10.75, 6.0, 2.0]
+        path = tf.train.Saver().save(sess, str(tmp_path / "m"))
+    with tf.Graph().as_default():
+        saver = tf.train.import_meta_graph(path + ".meta")
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            assert sess.run("z:0", {"a:0": 2.0}) == 2.0 * 3.0 + 2.0 + 4.0 + 2.0
+    with pytest.raises(NotImplementedError, match="grad_func"):
+        function.Defun(tf.float32, grad_func=lambda op, g: g)

@@ -23,7 +23,11 @@ from __future__ import annotations
 from ferroflow.framework import dtypes
 
 #: Attributes whose value names a function of the library.
-FUNCTION_ATTRS = ("then_branch", "else_branch", "cond", "body", "body_grad")
+FUNCTION_ATTRS = (
+    "then_branch", "else_branch", "cond", "body", "body_grad", "f",
+    "saving_body", "body_grad_saved", "then_grad", "else_grad", "then_saving", "else_saving",
+    "then_grad_saved", "else_grad_saved",
+)
 
 _DT_VARIANT = 21
 

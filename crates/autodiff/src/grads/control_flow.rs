@@ -249,6 +249,24 @@ fn if_grad(
     Ok(input_grads(b, node, 1, id))
 }
 
+/// The gradient of a function call: a call of the function's gradient
+/// function (which recomputes the forward values it reads).
+fn call_grad(
+    b: &mut Builder<'_>,
+    node: &Node,
+    grads: &[Option<Output>],
+) -> Result<Vec<Option<Grad>>> {
+    let grad = grad_function(b, &node.attrs.string("f")?)?;
+    let mut inputs = node.inputs.clone();
+    inputs.extend(output_grads(b, node, node.outputs.len(), grads)?);
+    let id = b.node(
+        "PartitionedCall",
+        &inputs,
+        vec![("f", AttrValue::Str(grad.into_bytes()))],
+    )?;
+    Ok(input_grads(b, node, 0, id))
+}
+
 fn while_grad(
     b: &mut Builder<'_>,
     node: &Node,
@@ -324,6 +342,8 @@ fn args_read(f: &Function) -> Vec<bool> {
 pub(super) fn register(reg: &mut dyn FnMut(&'static str, crate::registry::GradEntry)) {
     use crate::registry::GradEntry::Func;
     reg("If", Func(if_grad));
+    reg("PartitionedCall", Func(call_grad));
+    reg("StatefulPartitionedCall", Func(call_grad));
     reg("IfGrad", crate::registry::GradEntry::NotDifferentiable);
     reg("While", Func(while_grad));
 }

@@ -1,4 +1,5 @@
-//! Control flow: function arguments (`_Arg`), `If`, `While`, and their
+//! Control flow: function arguments (`_Arg`), function calls
+//! (`PartitionedCall`, `Defun`'s op), `If`, `While`, and their
 //! gradients when the forward op kept what they read (`IfGrad`,
 //! `WhileGrad`). The ops name their bodies by
 //! attribute; the bodies are [`Function`](crate::Function)s in the graph's
@@ -93,6 +94,22 @@ fn if_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     Ok(outs)
 }
 
+/// A call of function `f`: its outputs are the function's.
+fn call(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let name = ctx.attrs().string("f")?;
+    let ins: Vec<DType> = (0..ctx.num_inputs()).map(|i| ctx.dtype(i)).collect();
+    check_signature(ctx, "f", &ins, None)?;
+    let f = ctx.graph.function(&name)?;
+    Ok(f.outputs
+        .iter()
+        .map(|&o| {
+            let mut info = f.graph.output(o).clone();
+            info.is_ref = false;
+            info
+        })
+        .collect())
+}
+
 fn if_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let a = ctx.attrs();
     Ok(declared(&a.dtypes("Tout")?, &a.shapes("output_shapes")?))
@@ -144,5 +161,7 @@ pub(super) fn ops() -> Vec<OpDef> {
         OpDef::new("While", &["input*"], while_op).ref_input(listed_ref),
         OpDef::new("WhileGrad", &["input*"], while_grad),
         OpDef::new("IfGrad", &["cond", "input*"], if_grad),
+        OpDef::new("PartitionedCall", &["args*"], call),
+        OpDef::new("StatefulPartitionedCall", &["args*"], call).ref_input(listed_ref),
     ]
 }

@@ -326,6 +326,24 @@ fn compile_saving(
     Ok(Some((name, plan)))
 }
 
+/// A function call: one run of the function's plan.
+struct Call {
+    plan: Plan,
+}
+
+impl Kernel for Call {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        let args: Vec<Value> = (0..ctx.num_inputs()).map(|i| ctx.take_value(i)).collect();
+        let out = self.plan.run_function(ctx.session, args)?;
+        output_all(ctx, out)
+    }
+}
+
+fn call_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let (_, plan) = compile(init, "f")?;
+    Ok(Box::new(Call { plan }))
+}
+
 fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, then_plan) = compile(init, "then_branch")?;
     let (_, else_plan) = compile(init, "else_branch")?;
@@ -409,4 +427,6 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     reg("While", factory(while_kernel));
     reg("WhileGrad", factory(while_grad_kernel));
     reg("IfGrad", factory(if_grad_kernel));
+    reg("PartitionedCall", factory(call_kernel));
+    reg("StatefulPartitionedCall", factory(call_kernel));
 }
