@@ -325,6 +325,13 @@ impl Graph {
         ))
     }
 
+    /// Whether a library function has side effects (stateful ops that run
+    /// on every call).
+    fn function_is_stateful(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        let g = self.inner.read();
+        Ok(!g.function(name).py(py)?.control_outputs.is_empty())
+    }
+
     /// A function name not yet in the library, starting with `base`.
     fn unique_function_name(&self, base: &str) -> String {
         self.inner.read().unique_function_name(base)

@@ -69,7 +69,7 @@ class _DefinedFunction:
             captures = [outer for outer, _ in body.captures]
             body.inputs = args + [inner for _, inner in body.captures]
         name = to_function(body, outputs, self._name)
-        stateful = any(op.type in _STATEFUL for op in body.get_operations())
+        stateful = graph._native.function_is_stateful(name)
         entry = (name, captures, single, bool(outputs), stateful, body.outer_control_inputs)
         self._defined[graph] = entry
         return entry
@@ -102,10 +102,3 @@ class _Controls:
     def __init__(self, controls):
         self.outer_control_inputs = controls
 
-
-#: Op types that make a call stateful (its side effects must run).
-_STATEFUL = {
-    "Assign", "AssignAdd", "AssignSub", "ScatterUpdate", "ScatterAdd", "ScatterSub", "Assert", "PrintV2",
-    "RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt", "RandomShuffle",
-    "StatefulPartitionedCall", "While", "If",
-}
