@@ -124,38 +124,29 @@ def assert_like_rnncell(cell_name, cell):
     raise TypeError(f"The argument {cell_name!r} ({cell}) is not an RNNCell: {', '.join(problems)}.")
 
 
+def _shape_part(part, what):
+    """One side of ``_concat``: ``(int32 vector tensor or None, static dims list or None)``."""
+    if isinstance(part, ops.Tensor):
+        static = tensor_util.constant_value(part)
+        if static is None and part.shape.ndims == 0:
+            static = [None]
+        elif static is not None:
+            static = [int(d) for d in static.reshape(-1)]
+        if part.shape.ndims == 0:
+            part = array_ops.expand_dims(part, 0)
+        elif part.shape.ndims != 1:
+            raise ValueError(f"{what} tensor must be either a scalar or vector, but saw tensor: {part}")
+        return part, static
+    shape = as_shape(part)
+    static = shape.as_list() if shape.ndims is not None else None
+    tensor = constant_op.constant(shape.as_list(), dtype=dtypes.int32) if shape.is_fully_defined() else None
+    return tensor, static
+
+
 def _concat(prefix, suffix, static=False):
     """``[prefix] + suffix`` as a shape: a list when ``static`` (None for unknown parts), else an int32 tensor."""
-    if isinstance(prefix, ops.Tensor):
-        p = prefix
-        p_static = tensor_util.constant_value(prefix)
-        if p_static is None and p.shape.ndims == 0:
-            p_static = [None]
-        elif p_static is not None:
-            p_static = [int(d) for d in (p_static.reshape(-1))]
-        if p.shape.ndims == 0:
-            p = array_ops.expand_dims(p, 0)
-        elif p.shape.ndims != 1:
-            raise ValueError(f"prefix tensor must be either a scalar or vector, but saw tensor: {p}")
-    else:
-        p = as_shape(prefix)
-        p_static = p.as_list() if p.ndims is not None else None
-        p = constant_op.constant(p.as_list(), dtype=dtypes.int32) if p.is_fully_defined() else None
-    if isinstance(suffix, ops.Tensor):
-        s = suffix
-        s_static = tensor_util.constant_value(suffix)
-        if s_static is None and s.shape.ndims == 0:
-            s_static = [None]
-        elif s_static is not None:
-            s_static = [int(d) for d in (s_static.reshape(-1))]
-        if s.shape.ndims == 0:
-            s = array_ops.expand_dims(s, 0)
-        elif s.shape.ndims != 1:
-            raise ValueError(f"suffix tensor must be either a scalar or vector, but saw tensor: {s}")
-    else:
-        s = as_shape(suffix)
-        s_static = s.as_list() if s.ndims is not None else None
-        s = constant_op.constant(s.as_list(), dtype=dtypes.int32) if s.is_fully_defined() else None
+    p, p_static = _shape_part(prefix, "prefix")
+    s, s_static = _shape_part(suffix, "suffix")
     if static:
         shape = as_shape(p_static).concatenate(s_static)
         return shape.as_list() if shape.ndims is not None else None
