@@ -46,14 +46,15 @@ class FuncGraph(ops.Graph):
     # -- arguments and captures ------------------------------------------------
     def add_arg(self, dtype, shape=None, name="arg", is_ref=False, is_list=False):
         """Adds an argument of ``dtype`` and ``shape`` (a list: a TensorArray's flow); returns its tensor."""
-        from ferroflow.ops._op_util import shape_attr, type_attr
+        from ferroflow.framework.tensor_shape import as_shape
 
         dtype = dtypes.as_dtype(dtype).base_dtype
         saved = self._control_dependencies_stack
         self._control_dependencies_stack = []
         try:
             op = ops.Graph._create_op(
-                self, "_Arg", [], {"T": type_attr(dtype), "shape": shape_attr(shape), "is_ref": bool(is_ref),
+                self, "_Arg", [], {"T": ("type", dtype.as_datatype_enum),
+                 "shape": ("shape", None if shape is None else as_shape(shape)._as_native()), "is_ref": bool(is_ref),
                  "is_list": bool(is_list)},
                 name=name,
             )
@@ -66,11 +67,9 @@ class FuncGraph(ops.Graph):
         key = (id(tensor.graph), tensor._tid)
         inner = self._captured.get(key)
         if inner is None:
-            native = tensor.graph._native
-            is_ref = bool(native.output_info(tensor._tid)[2])
             name = tensor.op.name.rsplit("/", 1)[-1]
-            inner = self.add_arg(tensor.dtype, tensor.shape, name=name, is_ref=is_ref,
-                                 is_list=native.is_list(tensor._tid))
+            inner = self.add_arg(tensor.dtype, tensor.shape, name=name, is_ref=_is_ref(tensor),
+                                 is_list=tensor.graph._native.is_list(tensor._tid))
             self._captured[key] = inner
             self.captures.append((tensor, inner))
         return inner
@@ -119,3 +118,47 @@ def to_function(func_graph, outputs, base_name):
         name, func_graph._native, [t._tid for t in func_graph.inputs], [t._tid for t in outputs]
     )
     return name
+
+
+def leaf_to_tensor(x):
+    """A function result (a leaf of what a branch or body returned) as a tensor of the function graph
+    being built, an outer tensor captured; an Operation stays one."""
+    if isinstance(x, ops.Operation):
+        return x
+    t = ops.convert_to_tensor(x)
+    g = ops.get_default_graph()
+    if t.graph is not g:
+        t = g.capture(t)
+    return t
+
+
+def unify_captures(graphs):
+    """The outer tensors any of ``graphs`` captured, each once, in capture order (every graph then
+    gets an argument for each, so they share one argument list)."""
+    outer = []
+    seen = set()
+    for g in graphs:
+        for t, _ in g.captures:
+            key = (id(t.graph), t._tid)
+            if key not in seen:
+                seen.add(key)
+                outer.append(t)
+    return outer
+
+
+def call_function_op(outer_graph, op_type, inputs, attrs, name, graphs):
+    """Creates the op calling function graphs in ``outer_graph`` (refs passed as references)."""
+    ref_inputs = [i for i, t in enumerate(inputs) if outer_graph is t.graph and _is_ref(t)]
+    attrs = dict(attrs)
+    attrs["_ref_inputs"] = ref_inputs
+    controls = []
+    for g in graphs:
+        for c in g.outer_control_inputs:
+            if c not in controls:
+                controls.append(c)
+    return outer_graph._create_op(op_type, list(inputs), attrs, name=name, control_inputs=controls)
+
+
+def _is_ref(t):
+    """Whether ``t`` is a variable reference."""
+    return bool(t.graph._native.output_info(t._tid)[2])

@@ -11,7 +11,7 @@ Tensors the body uses from outside become extra arguments, as in
 from __future__ import annotations
 
 from ferroflow.framework import dtypes, ops
-from ferroflow.framework.func_graph import FuncGraph, to_function
+from ferroflow.framework.func_graph import FuncGraph, call_function_op, to_function
 
 __all__ = ["Defun"]
 
@@ -85,8 +85,6 @@ class _DefinedFunction:
         inputs = [ops.convert_to_tensor(a, dtype=t) for a, t in zip(args, self._input_types)]
         graph = ops._get_graph_from_inputs(inputs)
         fname, captures, single, has_outputs, stateful, controls = self._define(graph)
-        from ferroflow.ops.cond import call_function_op
-
         op = call_function_op(
             graph, "StatefulPartitionedCall" if stateful else "PartitionedCall", inputs + captures,
             {"f": fname}, name_arg or self._name, [_Controls(controls)],

@@ -9,20 +9,15 @@ branches' gradient functions.
 from __future__ import annotations
 
 from ferroflow.framework import dtypes, ops
-from ferroflow.framework.func_graph import FuncGraph, to_function
+from ferroflow.framework.func_graph import (
+    FuncGraph,
+    call_function_op,
+    leaf_to_tensor,
+    to_function,
+    unify_captures,
+)
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.ops import _nest as nest
-
-
-def _leaf_to_tensor(x):
-    """A branch result leaf as a tensor of the current (branch) graph, or an Operation."""
-    if isinstance(x, ops.Operation):
-        return x
-    t = ops.convert_to_tensor(x)
-    g = ops.get_default_graph()
-    if t.graph is not g:
-        t = g.capture(t)
-    return t
 
 
 def build_branch(fn, name, outer, which="fn"):
@@ -34,7 +29,7 @@ def build_branch(fn, name, outer, which="fn"):
         structure = fn()
         if structure is None:
             raise ValueError(f"'{which}' must have a return value.")
-        flat = [_leaf_to_tensor(to_flow(x)) for x in nest.flatten(structure)]
+        flat = [leaf_to_tensor(to_flow(x)) for x in nest.flatten(structure)]
     return g, structure, flat
 
 
@@ -57,36 +52,6 @@ def _merged_shape(a, b):
     if a.rank is None or b.rank is None or a.rank != b.rank:
         return TensorShape(None)
     return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
-
-
-def unify_captures(graphs):
-    """Gives every graph an argument for every tensor any of them captured; returns the outer tensors."""
-    outer = []
-    seen = set()
-    for g in graphs:
-        for t, _ in g.captures:
-            key = (id(t.graph), t._tid)
-            if key not in seen:
-                seen.add(key)
-                outer.append(t)
-    return outer
-
-
-def call_function_op(outer_graph, op_type, inputs, attrs, name, graphs):
-    """Creates the op calling function graphs in ``outer_graph`` (refs passed as references)."""
-    ref_inputs = [i for i, t in enumerate(inputs) if outer_graph is t.graph and _is_ref(t)]
-    attrs = dict(attrs)
-    attrs["_ref_inputs"] = ref_inputs
-    controls = []
-    for g in graphs:
-        for c in g.outer_control_inputs:
-            if c not in controls:
-                controls.append(c)
-    return outer_graph._create_op(op_type, list(inputs), attrs, name=name, control_inputs=controls)
-
-
-def _is_ref(t):
-    return bool(t.graph._native.output_info(t._tid)[2])
 
 
 def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):

@@ -13,10 +13,15 @@ gradient over them backwards.
 from __future__ import annotations
 
 from ferroflow.framework import dtypes, ops
-from ferroflow.framework.func_graph import FuncGraph, to_function
+from ferroflow.framework.func_graph import (
+    FuncGraph,
+    call_function_op,
+    leaf_to_tensor,
+    to_function,
+    unify_captures,
+)
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.ops import _nest as nest
-from ferroflow.ops.cond import _leaf_to_tensor, call_function_op, unify_captures
 from ferroflow.ops.tensor_array_ops import TensorArray, from_flow, to_flow
 
 
@@ -133,7 +138,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
 
         g_cond, cond_args = new_graph("cond")
         with g_cond.as_default():
-            pred = _leaf_to_tensor(cond(*packed(cond_args)))
+            pred = leaf_to_tensor(cond(*packed(cond_args)))
             if pred.dtype.base_dtype != dtypes.bool:
                 raise TypeError(f"A while loop's condition must be a bool tensor, got {pred.dtype.name}")
             if pred.shape.rank not in (None, 0):
@@ -161,7 +166,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                         f"A loop variable is {type(x).__name__} on entry but the body returned "
                         f"{type(r).__name__} for it."
                     )
-            flat_out = [_leaf_to_tensor(to_flow(x)) for x in result_templates]
+            flat_out = [leaf_to_tensor(to_flow(x)) for x in result_templates]
         for t, s, o, listed in zip(flat_in, invariants, flat_out, is_list):
             if not listed:
                 _check_result(t, s, o)
