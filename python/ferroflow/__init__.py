@@ -58,6 +58,11 @@ from ferroflow.framework.ops import (  # noqa: F401
 )
 from ferroflow.framework.protos import *  # noqa: F401,F403  (tf.GraphDef, tf.ConfigProto, ... messages)
 from ferroflow.framework.random_seed import get_seed, set_random_seed  # noqa: F401
+from ferroflow.framework.sparse_tensor import (  # noqa: F401
+    SparseTensor,
+    SparseTensorValue,
+    convert_to_tensor_or_sparse_tensor,
+)
 from ferroflow.framework.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value  # noqa: F401
 from ferroflow.framework.tensor_util import make_ndarray  # noqa: F401
 from ferroflow.ops.array_ops import (  # noqa: F401
@@ -111,6 +116,7 @@ from ferroflow.ops.clip_ops import *  # noqa: F401,F403
 from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
 from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
+from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
 from ferroflow.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
@@ -126,6 +132,7 @@ from ferroflow.ops.init_ops import (  # noqa: F401
     variance_scaling_initializer,
     zeros_initializer,
 )
+from ferroflow.ops.io_ops import *  # noqa: F401,F403  (readers, read_file, matching_files)
 from ferroflow.ops.math_ops import (  # noqa: F401
     abs,
     accumulate_n,
@@ -206,6 +213,7 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truediv,
     truncatemod,
 )
+from ferroflow.ops.parsing_ops import *  # noqa: F401,F403  (parse_example, FixedLenFeature, decode_raw, ...)
 from ferroflow.ops.partitioned_variables import (  # noqa: F401
     create_partitioned_variables,
     fixed_size_partitioner,
@@ -219,6 +227,7 @@ from ferroflow.ops.random_ops import (  # noqa: F401
     random_uniform,
     truncated_normal,
 )
+from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
 from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
 from ferroflow.ops.variable_scope import (  # noqa: F401
@@ -264,6 +273,7 @@ from ferroflow.summary.summary_ops import (  # noqa: F401
 # isort: split
 from ferroflow import (  # noqa: E402,F401
     app,
+    data,
     debugging,
     dtypes,
     errors,
@@ -275,7 +285,9 @@ from ferroflow import (  # noqa: E402,F401
     math,
     nn,
     python_io,
+    queue,
     random,
+    sparse,
     summary,
     test,
     train,
@@ -287,8 +299,8 @@ __version__ = "0.1.0"
 VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
-    "app", "compat", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses", "math",
-    "nn", "python_io", "random", "summary", "test", "train",
+    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses",
+    "math", "nn", "python_io", "queue", "random", "sparse", "summary", "test", "train",
 )
 
 

@@ -49,7 +49,7 @@ class Graph:
 class Runner:
     """A compiled run signature (``Session.make_callable``)."""
 
-    def __call__(self, feed_values: Sequence[Any], trace: bool = False) -> Any:
+    def __call__(self, feed_values: Sequence[Any], trace: bool = False, timeout_ms: int = 0) -> Any:
         """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set."""
 
 class Session:
@@ -64,8 +64,10 @@ class Session:
         fetch_ids: Sequence[int],
         target_ids: Sequence[int],
         trace: bool = False,
+        timeout_ms: int = 0,
     ) -> Any:
-        """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set."""
+        """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set; ``timeout_ms > 0`` fails a run
+        still waiting (on a queue, an iterator) after that long with DeadlineExceededError."""
     def run_target(self, target_id: int) -> None:
         """Runs one op and what it depends on (no feeds, no fetches)."""
     def run_fetch(self, fetch_id: int) -> Any:

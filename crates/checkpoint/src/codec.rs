@@ -275,7 +275,7 @@ pub fn checked_fixed_to_tensor(
                 let (v, crc) = copy_and_crc::<u16>(b);
                 (Data::U16(v.into()), crc)
             }
-            DType::Bool | DType::String => return None,
+            DType::Bool | DType::String | DType::Resource | DType::Variant => return None,
         })
     };
     let dt = DType::from_enum(dtype);
@@ -336,7 +336,9 @@ pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
             // Any non-zero byte is true (a bool byte other than 0/1 is not
             // something TensorFlow writes).
             DType::Bool => Data::Bool(b.iter().map(|&x| x != 0).collect::<Vec<_>>().into()),
-            DType::String => return Err(Error::internal("string tensors are not fixed-size")),
+            DType::String | DType::Resource | DType::Variant => {
+                return Err(Error::internal(format!("{d} tensors are not fixed-size")))
+            }
         },
         None => {
             return Err(Error::unimplemented(format!(

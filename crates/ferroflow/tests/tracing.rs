@@ -22,7 +22,7 @@ fn traced_run_times_every_executed_node() {
     let plan = sess.prepare(&[x], &[s], &[]).unwrap();
     let feed = || vec![Tensor::vector(vec![3.0f32, 4.0])];
     let plain = sess.run_plan(&plan, feed()).unwrap();
-    let (traced, trace) = sess.run_plan_traced(&plan, feed()).unwrap();
+    let (traced, trace) = sess.run_plan_traced(&plan, feed(), None).unwrap();
     assert_eq!(plain[0].as_slice::<f32>().unwrap(), &[10.0]);
     assert_eq!(traced[0].as_slice::<f32>().unwrap(), &[10.0]);
 
@@ -72,7 +72,7 @@ fn control_inputs_appear_in_the_label() {
     );
     let sess = RuntimeSession::new(g.graph());
     let plan = sess.prepare(&[], &[sum], &[]).unwrap();
-    let (_, trace) = sess.run_plan_traced(&plan, vec![]).unwrap();
+    let (_, trace) = sess.run_plan_traced(&plan, vec![], None).unwrap();
     let node = trace.nodes.iter().find(|n| n.node_name == "sum").unwrap();
     assert_eq!(node.timeline_label, "sum = AddV2(a, b, ^grp)");
 }

@@ -147,6 +147,10 @@ pub fn to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
             arr.call_method1("__setitem__", (pyo3::types::PySlice::full(py), list))?;
             arr.call_method1("reshape", (PyTuple::new(py, t.dims())?,))
         }
+        // A tensor's dtype comes from its buffer; no buffer is a handle's.
+        DType::Resource | DType::Variant => Err(PyValueError::new_err(
+            "a resource or variant handle cannot be converted to a NumPy value",
+        )),
     }
 }
 

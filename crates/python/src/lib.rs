@@ -415,23 +415,28 @@ fn trace_to_py(py: Python<'_>, trace: StepTrace) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-/// Runs a plan; with `trace`, returns `(results, trace)` instead of `results`.
+/// Runs a plan; with `trace`, returns `(results, trace)` instead of
+/// `results`. `timeout_ms > 0` bounds how long its kernels may wait
+/// (`RunOptions.timeout_in_ms`).
 fn run_plan(
     py: Python<'_>,
     session: &CoreSession,
     plan: &Plan,
     feeds: Vec<Tensor>,
     trace: bool,
+    timeout_ms: i64,
 ) -> PyResult<Py<PyAny>> {
+    let deadline = (timeout_ms > 0)
+        .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64));
     if trace {
         let (out, tr) = py
-            .detach(|| guard(|| session.run_plan_traced(plan, feeds)))
+            .detach(|| guard(|| session.run_plan_traced(plan, feeds, deadline)))
             .py(py)?;
         let pair = (results_to_py(py, out)?, trace_to_py(py, tr)?);
         return Ok(pair.into_pyobject(py)?.into_any().unbind());
     }
     let out = py
-        .detach(|| guard(|| session.run_plan(plan, feeds)))
+        .detach(|| guard(|| session.run_plan_until(plan, feeds, deadline)))
         .py(py)?;
     results_to_py(py, out)
 }
@@ -453,7 +458,9 @@ impl Session {
     /// Runs one step: feeds (tensor ids, arrays, dtype enums), fetches
     /// (tensor ids) and targets (op ids). Returns the fetched values, or
     /// `(values, trace)` when `trace` is set (see `trace_to_py`).
-    #[pyo3(signature = (feed_ids, feed_values, feed_dtypes, fetch_ids, target_ids, trace = false))]
+    /// `timeout_ms > 0` fails the run with `DeadlineExceededError` if its
+    /// kernels still wait (for a queue, an iterator) after that long.
+    #[pyo3(signature = (feed_ids, feed_values, feed_dtypes, fetch_ids, target_ids, trace = false, timeout_ms = 0))]
     #[allow(clippy::too_many_arguments)]
     fn run(
         &self,
@@ -464,12 +471,13 @@ impl Session {
         fetch_ids: Vec<u64>,
         target_ids: Vec<usize>,
         trace: bool,
+        timeout_ms: i64,
     ) -> PyResult<Py<PyAny>> {
         let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
         let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
         let tensors = feeds_to_tensors(&feed_values, &feed_dtypes)?;
         let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
-        run_plan(py, &self.inner, &plan, tensors, trace)
+        run_plan(py, &self.inner, &plan, tensors, trace, timeout_ms)
     }
 
     /// Runs one op and everything it depends on, with no feeds or fetches:
@@ -522,8 +530,10 @@ impl Session {
         })
     }
 
-    fn close(&self) {
-        self.inner.close();
+    /// Wakes every waiting kernel with `CancelledError` and frees the
+    /// session's state (without the GIL: waiters may need it to return).
+    fn close(&self, py: Python<'_>) {
+        py.detach(|| self.inner.close());
     }
 
     #[getter]
@@ -542,16 +552,18 @@ struct Runner {
 
 #[pymethods]
 impl Runner {
-    /// Runs the plan; with `trace`, returns `(values, trace)` like `Session.run`.
-    #[pyo3(signature = (feed_values, trace = false))]
+    /// Runs the plan; with `trace`, returns `(values, trace)` like
+    /// `Session.run`; `timeout_ms` as in `Session.run`.
+    #[pyo3(signature = (feed_values, trace = false, timeout_ms = 0))]
     fn __call__(
         &self,
         py: Python<'_>,
         feed_values: Vec<Bound<'_, PyAny>>,
         trace: bool,
+        timeout_ms: i64,
     ) -> PyResult<Py<PyAny>> {
         let tensors = feeds_to_tensors(&feed_values, &self.feed_dtypes)?;
-        run_plan(py, &self.session, &self.plan, tensors, trace)
+        run_plan(py, &self.session, &self.plan, tensors, trace, timeout_ms)
     }
 }
 
@@ -612,6 +624,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ferroflow_checkpoint::register();
     checkpoint::register(m)?;
     ferroflow_records::register();
+    ferroflow_data::register();
     records::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<Session>()?;

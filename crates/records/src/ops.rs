@@ -367,7 +367,9 @@ pub fn tensor_to_proto(t: &Tensor) -> TensorProto {
         DType::UInt8 => DataType::DtUint8,
         DType::Int16 => DataType::DtInt16,
         DType::Int8 => DataType::DtInt8,
-        DType::String => DataType::DtString,
+        // A tensor's dtype comes from its buffer, and handle types have
+        // none of their own (they are held as bytes).
+        DType::String | DType::Resource | DType::Variant => DataType::DtString,
         DType::Int64 => DataType::DtInt64,
         DType::Bool => DataType::DtBool,
         DType::BFloat16 => DataType::DtBfloat16,

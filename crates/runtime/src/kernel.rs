@@ -8,8 +8,15 @@ use ferroflow_graph::{Graph, Node};
 use ferroflow_tensor::{Error, Result, Tensor};
 use parking_lot::RwLock;
 use smallvec::SmallVec;
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
+
+/// A shared handle to a resource (a queue, a reader, an iterator) or to an
+/// opaque value (a dataset): what flows along a `resource` or `variant`
+/// edge. Kernels downcast it to the type they expect
+/// ([`OpContext::input_resource`]).
+pub type Resource = Arc<dyn Any + Send + Sync>;
 
 /// A value flowing along an edge: a tensor, or a reference to a variable.
 #[derive(Clone)]
@@ -21,6 +28,8 @@ pub enum Value {
     /// What a while loop kept of its iterations for its gradient; passed
     /// between kernels, never fetched.
     History(Arc<LoopHistory>),
+    /// A resource handle or an opaque value (see [`Resource`]).
+    Resource(Resource),
     /// An input already moved out by [`OpContext::take_input`].
     Taken,
 }
@@ -43,6 +52,9 @@ impl Value {
                 "a TensorArray's flow is a list of tensors and cannot be read as a tensor",
             )),
             Value::History(_) => Err(Error::internal("a loop's history is not a tensor")),
+            Value::Resource(_) => Err(Error::invalid_argument(
+                "a resource handle (a queue, reader, iterator or dataset) cannot be read as a tensor",
+            )),
             Value::Taken => Err(Error::internal("value was already consumed")),
         }
     }
@@ -86,6 +98,7 @@ impl std::fmt::Debug for Value {
             Value::Ref(v) => write!(f, "Ref({})", v.name()),
             Value::List(l) => write!(f, "List({})", l.items.len()),
             Value::History(h) => write!(f, "History({} saved)", h.saved.len()),
+            Value::Resource(_) => write!(f, "Resource"),
             Value::Taken => write!(f, "Taken"),
         }
     }
@@ -170,6 +183,10 @@ impl<'a> OpContext<'a> {
                 "input {i} of {} is a list of tensors (a TensorArray's flow), not a tensor",
                 self.node
             ))),
+            Value::Resource(_) => Err(Error::invalid_argument(format!(
+                "input {i} of {} is a resource handle, not a tensor",
+                self.node
+            ))),
             Value::Taken => Err(Error::internal("input already taken")),
         }
     }
@@ -183,6 +200,28 @@ impl<'a> OpContext<'a> {
                 self.node
             ))),
         }
+    }
+
+    /// Input `i` as a resource of type `T` (a queue, a reader, a dataset...).
+    pub fn input_resource<T: Any + Send + Sync>(&self, i: usize) -> Result<Arc<T>> {
+        match self.inputs[i].value() {
+            Value::Resource(r) => r.clone().downcast::<T>().map_err(|_| {
+                Error::invalid_argument(format!(
+                    "input {i} of {} is a handle to another kind of resource than {}",
+                    self.node,
+                    short_type_name::<T>()
+                ))
+            }),
+            _ => Err(Error::invalid_argument(format!(
+                "input {i} of {} is not a resource handle",
+                self.node
+            ))),
+        }
+    }
+
+    /// Outputs a resource handle or opaque value.
+    pub fn output_resource(&mut self, r: Resource) {
+        self.outputs.push(Value::Resource(r));
     }
 
     /// Moves input `i` out, so a kernel may reuse its buffer (a lent input,
@@ -250,6 +289,21 @@ pub trait Kernel: Send + Sync {
     fn wants_output_mask(&self) -> bool {
         false
     }
+
+    /// Whether the kernel may wait for another run (a dequeue waiting for
+    /// data, an enqueue waiting for room). A plan holding such a kernel
+    /// runs on its caller's thread, never on a pool worker, so waiting
+    /// runs cannot starve the runs they wait for (see
+    /// [`crate::blocking`]).
+    fn may_block(&self) -> bool {
+        false
+    }
+}
+
+/// The last path segment of a type's name (`FifoQueue`), for messages.
+fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    full.rsplit("::").next().unwrap_or(full)
 }
 
 /// A kernel whose single output is the same value on every run.

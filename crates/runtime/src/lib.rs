@@ -7,6 +7,7 @@
 //! Kernels are looked up by op type in an open registry
 //! ([`register_kernel`]).
 
+pub mod blocking;
 pub mod kernel;
 mod kernels;
 mod plan;
@@ -15,7 +16,8 @@ mod session;
 mod trace;
 
 pub use kernel::{
-    factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, TensorList, Value,
+    factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, Resource, TensorList,
+    Value,
 };
 pub use plan::Plan;
 pub use resources::{SessionState, Variable};

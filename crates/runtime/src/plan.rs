@@ -66,6 +66,8 @@ pub struct Plan {
     /// Per-step nanoseconds and run count, when `FERROFLOW_PROFILE` is set;
     /// printed (slowest first) when the plan is dropped.
     profile: Option<Profile>,
+    /// Some kernel [may block](Kernel::may_block).
+    may_block: bool,
     /// The slot vectors of the last finished run, reused by the next (a
     /// loop body's plan runs once per iteration).
     scratch: parking_lot::Mutex<Option<Scratch>>,
@@ -272,7 +274,9 @@ impl Plan {
                 .collect(),
             runs: std::sync::atomic::AtomicU64::new(0),
         });
+        let may_block = steps.iter().any(|s| s.kernel.may_block());
         Ok(Plan {
+            may_block,
             steps,
             num_slots: next,
             feeds: feed_specs,
@@ -281,6 +285,11 @@ impl Plan {
             profile,
             scratch: parking_lot::Mutex::new(None),
         })
+    }
+
+    /// Whether a run may wait for another run (a queue or iterator op).
+    pub fn may_block(&self) -> bool {
+        self.may_block
     }
 
     /// Number of nodes the plan runs.

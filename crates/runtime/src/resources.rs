@@ -1,11 +1,12 @@
 //! Per-session state: variables and the state of stateful ops.
 
+use crate::blocking::Cancellable;
 use ferroflow_graph::NodeId;
 use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
 use parking_lot::{Mutex, RwLock, RwLockWriteGuard};
 use std::any::Any;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 /// A variable's storage in one session.
 ///
@@ -86,6 +87,11 @@ impl Variable {
 #[derive(Default)]
 pub struct SessionState {
     resources: Mutex<HashMap<NodeId, Arc<dyn Any + Send + Sync>>>,
+    /// Resources shared by name (`shared_name`, `container`) rather than
+    /// owned by one node: TF's resource manager.
+    shared: Mutex<HashMap<(String, String), Arc<dyn Any + Send + Sync>>>,
+    /// Resources to wake when the session closes (see [`crate::blocking`]).
+    cancellables: Mutex<Vec<Weak<dyn Cancellable>>>,
 }
 
 impl SessionState {
@@ -112,8 +118,53 @@ impl SessionState {
             .and_then(|r| r.downcast::<T>().ok())
     }
 
-    /// Drops every resource (on `Session.close`).
+    /// The resource shared as `name` in `container` (TF's `shared_name` and
+    /// `container` attributes), created by `make` on first use. A resource
+    /// of another type under the same name is an `InvalidArgument` error.
+    pub fn get_or_create_shared<T: Any + Send + Sync>(
+        &self,
+        container: &str,
+        name: &str,
+        make: impl FnOnce() -> Result<T>,
+    ) -> Result<Arc<T>> {
+        let mut map = self.shared.lock();
+        let key = (container.to_string(), name.to_string());
+        let entry = match map.get(&key) {
+            Some(r) => r.clone(),
+            None => {
+                let r: Arc<dyn Any + Send + Sync> = Arc::new(make()?);
+                map.insert(key, r.clone());
+                r
+            }
+        };
+        entry.downcast::<T>().map_err(|_| {
+            Error::invalid_argument(format!(
+                "the resource shared as '{name}' in container '{container}' has another type"
+            ))
+        })
+    }
+
+    /// Makes `Session.close` wake `resource`'s waiters (see
+    /// [`Cancellable`]). The session holds it weakly.
+    pub fn register_cancellable(&self, resource: Weak<dyn Cancellable>) {
+        let mut list = self.cancellables.lock();
+        list.retain(|w| w.strong_count() > 0);
+        list.push(resource);
+    }
+
+    /// Wakes every waiting kernel with `CancelledError` (the first half of
+    /// `Session.close`).
+    pub fn cancel_all(&self) {
+        let list = std::mem::take(&mut *self.cancellables.lock());
+        for r in list.iter().filter_map(Weak::upgrade) {
+            r.cancel();
+        }
+    }
+
+    /// Cancels every waiter, then drops every resource (on `Session.close`).
     pub fn clear(&self) {
+        self.cancel_all();
         self.resources.lock().clear();
+        self.shared.lock().clear();
     }
 }

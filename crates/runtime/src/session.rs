@@ -1,5 +1,6 @@
 //! Sessions: a graph, per-session state and a cache of compiled plans.
 
+use crate::blocking;
 use crate::plan::Plan;
 use crate::resources::SessionState;
 use crate::trace::StepTrace;
@@ -10,6 +11,7 @@ use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
+use std::time::Instant;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct PlanKey {
@@ -95,8 +97,17 @@ impl Session {
     /// holds (concurrent training steps deadlocked this way). On the global
     /// pool the plan stays on the caller's thread and only lock-free kernel
     /// chunks reach the workers, so runs proceed concurrently.
-    fn on_pool<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+    ///
+    /// A plan that [may block](Plan::may_block) runs on the caller's thread
+    /// instead, outside the one-at-a-time turn: a waiting dequeue must not
+    /// hold the turn the enqueue that would wake it needs (its kernels'
+    /// parallel chunks then go to the process-wide pool).
+    fn on_pool<R: Send>(&self, plan: &Plan, f: impl FnOnce() -> R + Send) -> R {
         match &self.pool {
+            Some(_) if plan.may_block() => {
+                let _flush = FlushDenormals::new();
+                f()
+            }
             // The pool's workers flush for good (set when it was built).
             Some((p, one_run)) => {
                 let _turn = one_run.lock();
@@ -171,17 +182,35 @@ impl Session {
     /// Runs a prepared plan with values for its feeds (in plan order).
     pub fn run_plan(&self, plan: &Plan, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
         self.check_open()?;
-        self.on_pool(|| plan.run(&self.state, feeds))
+        self.on_pool(plan, || plan.run(&self.state, feeds))
     }
 
-    /// Like [`Session::run_plan`], also returning per-node timings.
+    /// Like [`Session::run_plan`], failing with `DeadlineExceededError` if a
+    /// kernel still waits (for a queue, an iterator) at `deadline`
+    /// (`RunOptions.timeout_in_ms`).
+    pub fn run_plan_until(
+        &self,
+        plan: &Plan,
+        feeds: Vec<Tensor>,
+        deadline: Option<Instant>,
+    ) -> Result<Vec<Tensor>> {
+        self.check_open()?;
+        self.on_pool(plan, || {
+            blocking::with_deadline(deadline, || plan.run(&self.state, feeds))
+        })
+    }
+
+    /// Like [`Session::run_plan_until`], also returning per-node timings.
     pub fn run_plan_traced(
         &self,
         plan: &Plan,
         feeds: Vec<Tensor>,
+        deadline: Option<Instant>,
     ) -> Result<(Vec<Tensor>, StepTrace)> {
         self.check_open()?;
-        self.on_pool(|| plan.run_traced(&self.state, feeds))
+        self.on_pool(plan, || {
+            blocking::with_deadline(deadline, || plan.run_traced(&self.state, feeds))
+        })
     }
 
     /// Feeds `feeds`, runs `targets` and whatever `fetches` need, and returns
@@ -197,7 +226,8 @@ impl Session {
         self.run_plan(&plan, vals)
     }
 
-    /// Frees the session's variables and state; later runs fail.
+    /// Wakes every waiting kernel with `CancelledError`, then frees the
+    /// session's variables and state; later runs fail.
     pub fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.plans.lock().clear();

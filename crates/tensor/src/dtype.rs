@@ -23,10 +23,16 @@ pub enum DType {
     BFloat16 = 14,
     UInt16 = 17,
     Float16 = 19,
+    /// A handle to a resource (a queue, a reader, an iterator): graph edges
+    /// only. Its run-time value is a `Value::Resource`, never a tensor.
+    Resource = 20,
+    /// An opaque value (a dataset): graph edges only, like `Resource`.
+    Variant = 21,
 }
 
 impl DType {
-    /// Every dtype ferroflow supports, in enum order.
+    /// Every dtype a tensor can hold, in enum order (not the handle types
+    /// [`DType::Resource`] and [`DType::Variant`]).
     pub const ALL: [DType; 12] = [
         DType::Float32,
         DType::Float64,
@@ -46,7 +52,11 @@ impl DType {
     /// (`value + 100`) map to their base type.
     pub fn from_enum(value: i32) -> Option<DType> {
         let base = if value > 100 { value - 100 } else { value };
-        DType::ALL.iter().copied().find(|d| *d as i32 == base)
+        match base {
+            20 => Some(DType::Resource),
+            21 => Some(DType::Variant),
+            _ => DType::ALL.iter().copied().find(|d| *d as i32 == base),
+        }
     }
 
     /// TensorFlow's enum value.
@@ -69,6 +79,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::UInt16 => "uint16",
             DType::Float16 => "float16",
+            DType::Resource => "resource",
+            DType::Variant => "variant",
         }
     }
 
@@ -88,6 +100,8 @@ impl DType {
             "uint16" => DType::UInt16,
             "bool" => DType::Bool,
             "string" => DType::String,
+            "resource" => DType::Resource,
+            "variant" => DType::Variant,
             _ => return None,
         })
     }
@@ -99,7 +113,7 @@ impl DType {
             DType::Float32 | DType::Int32 => 4,
             DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
             DType::Int8 | DType::UInt8 | DType::Bool => 1,
-            DType::String => return None,
+            DType::String | DType::Resource | DType::Variant => return None,
         })
     }
 
@@ -119,6 +133,11 @@ impl DType {
 
     pub fn is_unsigned(self) -> bool {
         matches!(self, DType::UInt8 | DType::UInt16)
+    }
+
+    /// A handle type: its values are not tensors.
+    pub fn is_handle(self) -> bool {
+        matches!(self, DType::Resource | DType::Variant)
     }
 
     /// Numbers that arithmetic applies to (floating or integer).

@@ -160,7 +160,11 @@ impl Data {
             DType::UInt8 => Data::U8(Arc::new(vec![0; n])),
             DType::UInt16 => Data::U16(Arc::new(vec![0; n])),
             DType::Bool => Data::Bool(Arc::new(vec![false; n])),
-            DType::String => Data::Str(Arc::new(vec![Vec::new(); n])),
+            // Handles have no tensor form of their own; a tensor standing in
+            // for one holds bytes, as TensorFlow serializes a handle.
+            DType::String | DType::Resource | DType::Variant => {
+                Data::Str(Arc::new(vec![Vec::new(); n]))
+            }
         }
     }
 

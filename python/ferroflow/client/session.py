@@ -13,7 +13,7 @@ on such a session take turns (on the default pool they run side by side).
 ``inter_op_parallelism_threads`` is honoured trivially: the executor runs one
 op at a time on the calling thread, which satisfies any limit.
 Every other field (``device_count``, ``gpu_options``, ``allow_soft_placement``,
-``log_device_placement``, ``graph_options``, ``operation_timeout_in_ms``,
+``log_device_placement``, ``graph_options``,
 ``session_inter_op_thread_pool``, ``use_per_session_threads``, ...) is
 accepted and ignored.
 
@@ -21,8 +21,13 @@ accepted and ignored.
 any trace level above ``NO_TRACE`` makes the executor time every node and
 fills ``run_metadata.step_stats`` (one ``DeviceStepStats`` for the CPU with a
 ``NodeExecStats`` per executed node); untraced runs take no timestamps.
-Other ``RunOptions`` fields (``timeout_in_ms``, ``output_partition_graphs``,
-...) are ignored.
+``RunOptions.timeout_in_ms`` (or ``ConfigProto.operation_timeout_in_ms`` for
+every run) bounds how long a run's kernels may wait on queues and iterators:
+past it the run raises ``DeadlineExceededError``. Other ``RunOptions`` fields
+(``output_partition_graphs``, ...) are ignored.
+
+``close()`` wakes every run still waiting on a queue or an iterator with
+``CancelledError`` before freeing the session's state.
 """
 
 from __future__ import annotations
@@ -192,6 +197,14 @@ def _resolve_feed_key(graph, key):
         raise TypeError(f"Cannot interpret feed_dict key as Tensor: {e}") from None
 
 
+def _timeout_ms(options, default_ms):
+    """How long a run's kernels may wait, in ms (0: no limit): the run's own ``timeout_in_ms``, else the session's
+    ``operation_timeout_in_ms``."""
+    if options is not None and options.timeout_in_ms > 0:
+        return options.timeout_in_ms
+    return default_ms
+
+
 def _wants_trace(options, run_metadata):
     """Whether a run must record step stats; checks the argument types as TensorFlow does."""
     if options is not None and not isinstance(options, config_pb2.RunOptions):
@@ -239,6 +252,7 @@ class BaseSession:
         self._config = config
         intra = max(0, config.intra_op_parallelism_threads) if config is not None else 0
         self._native = _native.Session(self._graph._native, intra)
+        self._timeout_ms = max(0, config.operation_timeout_in_ms) if config is not None else 0
         self._closed = False
         # Fetch structures of flat lists/tuples of graph elements, by their items' ids (see _fetch_plan).
         self._fetch_plans = {}
@@ -276,7 +290,7 @@ class BaseSession:
         # Fast paths: one op (a training step) or one tensor, no options, nothing marked unfetchable. Kept to a
         # few attribute reads: after a step that streamed megabytes through the caches, every line of Python
         # this touches is a cache miss.
-        if options is None and run_metadata is None and not self._closed and not graph._unfetchable:
+        if options is None and run_metadata is None and not self._timeout_ms and not self._closed and not graph._unfetchable:
             if isinstance(fetches, _Operation) and fetches._graph is graph:
                 try:
                     if feed_dict:
@@ -304,7 +318,8 @@ class BaseSession:
         trace = _wants_trace(options, run_metadata)
         plan = self._fetch_plan(graph, fetches)
         feed_ids, feed_vals, feed_types = self._prepare_feeds(feed_dict)
-        out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets, trace)
+        timeout = _timeout_ms(options, self._timeout_ms)
+        out = self._call_native(feed_ids, feed_vals, feed_types, plan.tensors, plan.targets, trace, timeout)
         if trace:
             out, step_trace = out
             _fill_run_metadata(run_metadata, step_trace)
@@ -355,11 +370,9 @@ class BaseSession:
             feed_types.append(dt._type_enum)
         return feed_ids, feed_vals, feed_types
 
-    def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids, trace=False):
+    def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids, trace=False, timeout_ms=0):
         try:
-            if trace:
-                return self._native.run(feed_ids, feed_vals, feed_types, fetch_ids, target_ids, True)
-            return self._native.run(feed_ids, feed_vals, feed_types, fetch_ids, target_ids)
+            return self._native.run(feed_ids, feed_vals, feed_types, fetch_ids, target_ids, trace, timeout_ms)
         except errors.OpError as e:
             raise self._attach_op(e) from None
 
@@ -395,9 +408,10 @@ class BaseSession:
                 raise TypeError(f"Expected {len(feeds)} feed values, got {len(args)}")
             session._check_open()
             trace = _wants_trace(options, run_metadata)
+            timeout = _timeout_ms(options, session._timeout_ms)
             vals = [_feed_value(t, v) for t, v in zip(feeds, args)]
             try:
-                out = runner(vals, True) if trace else runner(vals)
+                out = runner(vals, trace, timeout) if trace or timeout else runner(vals)
             except errors.OpError as e:
                 raise session._attach_op(e) from None
             if trace:

@@ -1,4 +1,4 @@
-"""``tf.io``: file access and TFRecord files."""
+"""``tf.io``: file access, TFRecord files, readers and parsing."""
 
 from ferroflow.framework.graph_io import write_graph  # noqa: F401
 from ferroflow.io import gfile  # noqa: F401
@@ -8,3 +8,5 @@ from ferroflow.io.tf_record import (  # noqa: F401
     TFRecordWriter,
     tf_record_iterator,
 )
+from ferroflow.ops.io_ops import *  # noqa: F401,F403
+from ferroflow.ops.parsing_ops import *  # noqa: F401,F403

@@ -10,6 +10,7 @@ from ferroflow.training.checkpoint_management import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_options import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_utils import *  # noqa: F401,F403
 from ferroflow.training.coordinator import *  # noqa: F401,F403
+from ferroflow.training.input import *  # noqa: F401,F403  (batch, shuffle_batch, the input producers)
 from ferroflow.training.learning_rate_decay import *  # noqa: F401,F403
 from ferroflow.training.monitored_session import *  # noqa: F401,F403
 from ferroflow.training.moving_averages import *  # noqa: F401,F403

@@ -646,9 +646,9 @@ fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
         DType::UInt8 => u8::wrap(cast_slice(src)),
         DType::UInt16 => u16::wrap(cast_slice(src)),
         DType::Bool => bool::wrap(cast_slice(src)),
-        DType::String => {
+        DType::String | DType::Resource | DType::Variant => {
             return Err(Error::unimplemented(format!(
-                "Cast {} to string is not supported",
+                "Cast {} to {to} is not supported",
                 S::DTYPE
             )))
         }

@@ -1,0 +1,42 @@
+//! ferroflow's input pipelines, as graph ops with runtime kernels: data
+//! flows from files to the training step in Rust, on the kernel threads,
+//! without the GIL.
+//!
+//! * [`queue`]: TF1's queues (`FIFOQueueV2`, `PaddingFIFOQueueV2`,
+//!   `RandomShuffleQueueV2`, `PriorityQueueV2`) and the gradient
+//!   accumulators; blocking enqueues and dequeues wait without holding a
+//!   kernel thread and wake on close (see `ferroflow_runtime::blocking`).
+//! * [`reader`]: the TF1 readers (`TFRecordReaderV2`, `TextLineReaderV2`,
+//!   `FixedLengthRecordReaderV2`, `WholeFileReaderV2`, `IdentityReaderV2`),
+//!   which take their work (file names) from a queue.
+//! * [`file_ops`]: `ReadFile`, `WriteFile`, `MatchingFiles`.
+//! * [`parse`]: `tf.train.Example` and `SequenceExample` parsing.
+//! * [`decode`]: `DecodeRaw`, `DecodeCSV`, base64, compression, tensor
+//!   serialization.
+//! * [`dataset`]: `tf.data`: dataset ops building a pipeline description,
+//!   iterators running it (map functions are graph functions).
+//!
+//! [`register`] installs every op and kernel.
+
+pub mod dataset;
+pub mod decode;
+pub mod file_ops;
+pub mod parse;
+pub mod queue;
+pub mod reader;
+
+use std::sync::Once;
+
+/// Registers the input-pipeline ops and their kernels (idempotent).
+pub fn register() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        ferroflow_records::register();
+        dataset::register();
+        decode::register();
+        file_ops::register();
+        parse::register();
+        queue::register();
+        reader::register();
+    });
+}

@@ -1,0 +1,1 @@
+"""``tf.data`` (being written)."""

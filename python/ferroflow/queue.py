@@ -1,0 +1,1 @@
+"""``tf.queue`` (being written)."""

@@ -1,0 +1,1 @@
+"""``tf.sparse`` (being written)."""
