@@ -1,1 +1,13 @@
-"""``tf.data`` (being written)."""
+"""``tf.data``: input pipelines as dataset ops, run by Rust iterators (see ``dataset_ops``)."""
+
+from ferroflow.data import experimental  # noqa: F401
+from ferroflow.data.dataset_ops import AUTOTUNE, Dataset
+from ferroflow.data.iterator_ops import Iterator, make_initializable_iterator, make_one_shot_iterator
+from ferroflow.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
+
+DatasetV1 = Dataset
+
+__all__ = [
+    "AUTOTUNE", "Dataset", "DatasetV1", "FixedLengthRecordDataset", "Iterator", "TFRecordDataset",
+    "TextLineDataset", "experimental", "make_initializable_iterator", "make_one_shot_iterator",
+]

@@ -1,4 +1,180 @@
-//! (being written; see lib.rs)
+//! `tf.data`: datasets as values, iterators as resources.
+//!
+//! Design: every dataset op's kernel outputs a [`DatasetRef`] (a `variant`
+//! edge), an immutable description of the pipeline holding its inputs
+//! (other datasets, captured tensors) and, for ops taking a function (`f`,
+//! `predicate`), that graph function compiled once into a [`Plan`]. Running
+//! the pipeline means building a fresh tree of [`DatasetIter`]s from the
+//! description ([`Dataset::iterate`]); each iterator pulls elements (a
+//! `Vec<Tensor>`, one tensor per component) from its inputs.
+//!
+//! Iterators are resources (`IteratorV2`, see [`iterator`]): `MakeIterator`
+//! builds the tree, `IteratorGetNext` pulls one element. Background work
+//! (`prefetch`) runs on dedicated threads owned by the iterator tree, so
+//! dropping the tree (re-initializing, closing the session) stops them;
+//! parallel `map` runs its calls on the rayon pool from the thread that
+//! pulls, never leaving a kernel thread waiting.
+//!
+//! Function bodies run against a private [`SessionState`] of the dataset op
+//! (their random generators live there), so a pipeline needs nothing from
+//! the session that built it and its threads may outlive any one run.
+
+pub mod iterator;
+mod ops;
+mod sources;
+mod transforms;
+
+use ferroflow_runtime::{Plan, SessionState, Value};
+use ferroflow_tensor::{with_data, Error, Result, Shape, Tensor};
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
+
+/// One element of a dataset: one tensor per component.
+pub type Element = Vec<Tensor>;
+
+/// An immutable description of a pipeline stage.
+pub trait Dataset: Send + Sync + 'static {
+    /// A fresh iterator over the elements, from the start.
+    fn iterate(&self, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>>;
+}
+
+/// A running pipeline stage.
+pub trait DatasetIter: Send {
+    /// The next element, or `None` at the end.
+    fn next(&mut self) -> Result<Option<Element>>;
+}
+
+/// What flows along a dataset op's `variant` output.
+#[derive(Clone)]
+pub struct DatasetRef(pub Arc<dyn Dataset>);
+
+/// Shared by every iterator of one tree: lets `Session.close` wake threads
+/// waiting inside the tree.
+#[derive(Clone, Default)]
+pub struct IterCtx {
+    pub(crate) token: Arc<CancelToken>,
+}
+
+/// Something waiting inside an iterator tree that cancellation must wake.
+pub(crate) trait Wake: Send + Sync {
+    fn wake(&self);
+}
+
+/// Cancellation of one iterator tree.
+#[derive(Default)]
+pub struct CancelToken {
+    cancelled: AtomicBool,
+    waiters: Mutex<Vec<Weak<dyn Wake>>>,
+}
+
+impl CancelToken {
+    /// Marks the tree cancelled and wakes every waiter.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Release);
+        let waiters = std::mem::take(&mut *self.waiters.lock());
+        for w in waiters.iter().filter_map(Weak::upgrade) {
+            w.wake();
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn register(&self, w: Weak<dyn Wake>) {
+        let mut list = self.waiters.lock();
+        list.retain(|w| w.strong_count() > 0);
+        list.push(w);
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.is_cancelled() {
+            Err(Error::cancelled(
+                "Iterator was cancelled (its session closed)",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// A graph function of a dataset op, compiled once, with the tensors it
+/// captured (`other_arguments`).
+#[derive(Clone)]
+pub struct Func {
+    pub(crate) name: String,
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) state: Arc<SessionState>,
+    pub(crate) captured: Vec<Value>,
+}
+
+impl Func {
+    /// Calls the function on an element's components followed by the
+    /// captured values; returns its results (a dataset result stays a
+    /// resource).
+    pub fn call_values(&self, args: Element) -> Result<Vec<Value>> {
+        let mut all: Vec<Value> = args.into_iter().map(Value::Tensor).collect();
+        all.extend(self.captured.iter().cloned());
+        self.plan.run_function(&self.state, all)
+    }
+
+    /// Like [`Func::call_values`], with every result a tensor.
+    pub fn call(&self, args: Element) -> Result<Element> {
+        self.call_values(args)?
+            .into_iter()
+            .map(|v| {
+                v.into_tensor().map_err(|e| {
+                    Error::invalid_argument(format!(
+                        "function '{}' must return tensors: {}",
+                        self.name,
+                        e.message()
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    /// Calls a function returning one dataset (`flat_map`, `interleave`).
+    pub fn call_dataset(&self, args: Element) -> Result<DatasetRef> {
+        let mut out = self.call_values(args)?;
+        match (out.len(), out.pop()) {
+            (1, Some(Value::Resource(r))) => r
+                .downcast::<DatasetRef>()
+                .map(|d| (*d).clone())
+                .map_err(|_| self.not_a_dataset()),
+            _ => Err(self.not_a_dataset()),
+        }
+    }
+
+    fn not_a_dataset(&self) -> Error {
+        Error::invalid_argument(format!(
+            "function '{}' must return a single dataset",
+            self.name
+        ))
+    }
+
+    /// Calls a predicate: a scalar bool.
+    pub fn call_predicate(&self, args: Element) -> Result<bool> {
+        let out = self.call(args)?;
+        match out.as_slice() {
+            [t] if t.rank() == 0 && t.dtype() == ferroflow_tensor::DType::Bool => t.scalar_bool(),
+            _ => Err(Error::invalid_argument(
+                "Filter predicate `f` must return a scalar bool.",
+            )),
+        }
+    }
+}
+
+/// Row `i` of `t` along its first dimension.
+pub(crate) fn row(t: &Tensor, i: usize) -> Result<Tensor> {
+    let dims = &t.dims()[1..];
+    let n: usize = dims.iter().product();
+    let shape = Shape::new(dims);
+    with_data!(t.data(), v => Tensor::from_vec(shape, v[i * n..(i + 1) * n].to_vec()))
+}
 
 /// Registers the dataset and iterator ops and kernels.
-pub(crate) fn register() {}
+pub(crate) fn register() {
+    ops::register();
+}

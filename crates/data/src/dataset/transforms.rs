@@ -1,0 +1,1050 @@
+//! Datasets that transform other datasets.
+
+use super::{row, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Wake};
+use ferroflow_runtime::blocking;
+use ferroflow_tensor::kernels::array::{pad, stack, PadMode};
+use ferroflow_tensor::{Code, Error, Result, Tensor};
+use parking_lot::{Condvar, Mutex};
+use rayon::prelude::*;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+type Iter = Box<dyn DatasetIter>;
+
+/// What `AUTOTUNE` (-1) means for a parallelism or buffer size: the
+/// machine's core count.
+pub(crate) fn autotune(n: i64) -> usize {
+    if n < 0 {
+        std::thread::available_parallelism().map_or(4, |n| n.get())
+    } else {
+        n as usize
+    }
+}
+
+// --- zip, concatenate ------------------------------------------------------
+
+/// `Dataset.zip`: one element from each input, components concatenated.
+pub struct Zip(pub Vec<DatasetRef>);
+
+struct ZipIter(Vec<Iter>);
+
+impl Dataset for Zip {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        let its = self
+            .0
+            .iter()
+            .map(|d| d.0.iterate(ctx))
+            .collect::<Result<_>>()?;
+        Ok(Box::new(ZipIter(its)))
+    }
+}
+
+impl DatasetIter for ZipIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        let mut out = Vec::new();
+        for it in &mut self.0 {
+            match it.next()? {
+                Some(e) => out.extend(e),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(out))
+    }
+}
+
+/// `Dataset.concatenate`.
+pub struct Concatenate(pub DatasetRef, pub DatasetRef);
+
+struct ConcatIter {
+    first: Option<Iter>,
+    second: Option<DatasetRef>,
+    current: Option<Iter>,
+    ctx: IterCtx,
+}
+
+impl Dataset for Concatenate {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(ConcatIter {
+            first: Some(self.0 .0.iterate(ctx)?),
+            second: Some(self.1.clone()),
+            current: None,
+            ctx: ctx.clone(),
+        }))
+    }
+}
+
+impl DatasetIter for ConcatIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        if let Some(first) = &mut self.first {
+            if let Some(e) = first.next()? {
+                return Ok(Some(e));
+            }
+            self.first = None;
+        }
+        if let Some(second) = self.second.take() {
+            self.current = Some(second.0.iterate(&self.ctx)?);
+        }
+        match &mut self.current {
+            Some(it) => it.next(),
+            None => Ok(None),
+        }
+    }
+}
+
+// --- map, filter, flat_map, interleave -------------------------------------
+
+/// `map` (`num_parallel_calls` of 1: calls one after another).
+pub struct Map {
+    pub input: DatasetRef,
+    pub f: Func,
+}
+
+struct MapIter {
+    input: Iter,
+    f: Func,
+}
+
+impl Dataset for Map {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(MapIter {
+            input: self.input.0.iterate(ctx)?,
+            f: self.f.clone(),
+        }))
+    }
+}
+
+impl DatasetIter for MapIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        match self.input.next()? {
+            Some(e) => self.f.call(e).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// `map(num_parallel_calls=N)`: pulls up to N elements, runs their calls
+/// on the rayon pool at once, and yields the results in input order
+/// (deterministic, as TensorFlow's default).
+pub struct ParallelMap {
+    pub input: DatasetRef,
+    pub f: Func,
+    pub parallelism: usize,
+}
+
+struct ParallelMapIter {
+    input: Iter,
+    f: Func,
+    parallelism: usize,
+    ready: VecDeque<Result<Element>>,
+    input_done: bool,
+}
+
+impl Dataset for ParallelMap {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(ParallelMapIter {
+            input: self.input.0.iterate(ctx)?,
+            f: self.f.clone(),
+            parallelism: self.parallelism.max(1),
+            ready: VecDeque::new(),
+            input_done: false,
+        }))
+    }
+}
+
+impl ParallelMapIter {
+    fn refill(&mut self) {
+        let mut batch: Vec<Result<Element>> = Vec::with_capacity(self.parallelism);
+        while batch.len() < self.parallelism {
+            match self.input.next() {
+                Ok(Some(e)) => batch.push(Ok(e)),
+                Ok(None) => {
+                    self.input_done = true;
+                    break;
+                }
+                Err(e) => {
+                    let stop = e.code() == Some(Code::Cancelled);
+                    batch.push(Err(e));
+                    if stop {
+                        self.input_done = true;
+                    }
+                    break;
+                }
+            }
+        }
+        let f = &self.f;
+        let results: Vec<Result<Element>> = if batch.len() <= 1 {
+            batch
+                .into_iter()
+                .map(|r| r.and_then(|e| f.call(e)))
+                .collect()
+        } else {
+            batch
+                .into_par_iter()
+                .map(|r| r.and_then(|e| f.call(e)))
+                .collect()
+        };
+        self.ready.extend(results);
+    }
+}
+
+impl DatasetIter for ParallelMapIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        if self.ready.is_empty() && !self.input_done {
+            self.refill();
+        }
+        match self.ready.pop_front() {
+            Some(r) => r.map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// `filter(predicate)`.
+pub struct Filter {
+    pub input: DatasetRef,
+    pub predicate: Func,
+}
+
+struct FilterIter {
+    input: Iter,
+    predicate: Func,
+}
+
+impl Dataset for Filter {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(FilterIter {
+            input: self.input.0.iterate(ctx)?,
+            predicate: self.predicate.clone(),
+        }))
+    }
+}
+
+impl DatasetIter for FilterIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        while let Some(e) = self.input.next()? {
+            if self.predicate.call_predicate(e.clone())? {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `flat_map(f)`: the elements of `f(x)` for each `x` in turn.
+pub struct FlatMap {
+    pub input: DatasetRef,
+    pub f: Func,
+}
+
+struct FlatMapIter {
+    input: Iter,
+    f: Func,
+    current: Option<Iter>,
+    ctx: IterCtx,
+}
+
+impl Dataset for FlatMap {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(FlatMapIter {
+            input: self.input.0.iterate(ctx)?,
+            f: self.f.clone(),
+            current: None,
+            ctx: ctx.clone(),
+        }))
+    }
+}
+
+impl DatasetIter for FlatMapIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        loop {
+            if let Some(it) = &mut self.current {
+                if let Some(e) = it.next()? {
+                    return Ok(Some(e));
+                }
+                self.current = None;
+            }
+            match self.input.next()? {
+                Some(x) => {
+                    let ds = self.f.call_dataset(x)?;
+                    self.current = Some(ds.0.iterate(&self.ctx)?);
+                }
+                None => return Ok(None),
+            }
+        }
+    }
+}
+
+/// `interleave(f, cycle_length, block_length)`: `block_length` elements
+/// from each of `cycle_length` open datasets in turn, TensorFlow's order
+/// (also for `num_parallel_calls`, whose deterministic order is the same).
+pub struct Interleave {
+    pub input: DatasetRef,
+    pub f: Func,
+    pub cycle_length: usize,
+    pub block_length: usize,
+}
+
+struct InterleaveIter {
+    input: Iter,
+    f: Func,
+    ctx: IterCtx,
+    slots: Vec<Option<Iter>>,
+    cycle_index: usize,
+    block_index: usize,
+    block_length: usize,
+    num_open: usize,
+    end_of_input: bool,
+}
+
+impl Dataset for Interleave {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        let cycle = self.cycle_length.max(1);
+        Ok(Box::new(InterleaveIter {
+            input: self.input.0.iterate(ctx)?,
+            f: self.f.clone(),
+            ctx: ctx.clone(),
+            slots: (0..cycle).map(|_| None).collect(),
+            cycle_index: 0,
+            block_index: 0,
+            block_length: self.block_length.max(1),
+            num_open: 0,
+            end_of_input: false,
+        }))
+    }
+}
+
+impl InterleaveIter {
+    fn advance(&mut self) {
+        self.block_index = 0;
+        self.cycle_index = (self.cycle_index + 1) % self.slots.len();
+    }
+}
+
+impl DatasetIter for InterleaveIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        while !self.end_of_input || self.num_open > 0 {
+            if let Some(it) = &mut self.slots[self.cycle_index] {
+                match it.next()? {
+                    Some(e) => {
+                        self.block_index += 1;
+                        if self.block_index == self.block_length {
+                            self.advance();
+                        }
+                        return Ok(Some(e));
+                    }
+                    None => {
+                        self.slots[self.cycle_index] = None;
+                        self.num_open -= 1;
+                        self.advance();
+                    }
+                }
+            } else if !self.end_of_input {
+                match self.input.next()? {
+                    Some(x) => {
+                        let ds = self.f.call_dataset(x)?;
+                        self.slots[self.cycle_index] = Some(ds.0.iterate(&self.ctx)?);
+                        self.num_open += 1;
+                    }
+                    None => self.end_of_input = true,
+                }
+            } else {
+                self.advance();
+            }
+        }
+        Ok(None)
+    }
+}
+
+// --- batching --------------------------------------------------------------
+
+fn shape_text(t: &Tensor) -> String {
+    format!(
+        "[{}]",
+        t.dims()
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+/// Stacks the elements' components into one batch element.
+pub(crate) fn batch_elements(elements: &[Element]) -> Result<Element> {
+    let n = elements[0].len();
+    (0..n)
+        .map(|c| {
+            let first = &elements[0][c];
+            let items: Vec<Tensor> = elements.iter().map(|e| e[c].clone()).collect();
+            for (i, t) in items.iter().enumerate().skip(1) {
+                if t.shape() != first.shape() {
+                    return Err(Error::invalid_argument(format!(
+                        "Cannot batch tensors with different shapes in component {c}. First element had shape {} and element {i} had shape {}.",
+                        shape_text(first),
+                        shape_text(t)
+                    )));
+                }
+            }
+            stack(&items, 0)
+        })
+        .collect()
+}
+
+/// `batch(batch_size, drop_remainder)`.
+pub struct Batch {
+    pub input: DatasetRef,
+    pub batch_size: usize,
+    pub drop_remainder: bool,
+}
+
+struct BatchIter {
+    input: Iter,
+    batch_size: usize,
+    drop_remainder: bool,
+}
+
+impl Dataset for Batch {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        if self.batch_size == 0 {
+            return Err(Error::invalid_argument(
+                "Batch size must be greater than zero.",
+            ));
+        }
+        Ok(Box::new(BatchIter {
+            input: self.input.0.iterate(ctx)?,
+            batch_size: self.batch_size,
+            drop_remainder: self.drop_remainder,
+        }))
+    }
+}
+
+/// Pulls up to `n` elements (fewer at the end).
+fn pull(input: &mut Iter, n: usize) -> Result<Vec<Element>> {
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        match input.next()? {
+            Some(e) => out.push(e),
+            None => break,
+        }
+    }
+    Ok(out)
+}
+
+impl DatasetIter for BatchIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        let items = pull(&mut self.input, self.batch_size)?;
+        if items.is_empty() || (self.drop_remainder && items.len() < self.batch_size) {
+            return Ok(None);
+        }
+        batch_elements(&items).map(Some)
+    }
+}
+
+/// `padded_batch(batch_size, padded_shapes, padding_values)`: each
+/// component padded to its padded shape (-1: the batch's largest).
+pub struct PaddedBatch {
+    pub input: DatasetRef,
+    pub batch_size: usize,
+    pub padded_shapes: Vec<Vec<i64>>,
+    pub padding_values: Vec<Tensor>,
+    pub drop_remainder: bool,
+}
+
+struct PaddedBatchIter {
+    input: Iter,
+    spec: Arc<PaddedSpec>,
+}
+
+struct PaddedSpec {
+    batch_size: usize,
+    padded_shapes: Vec<Vec<i64>>,
+    padding_values: Vec<Tensor>,
+    drop_remainder: bool,
+}
+
+impl Dataset for PaddedBatch {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        if self.batch_size == 0 {
+            return Err(Error::invalid_argument(
+                "Batch size must be greater than zero.",
+            ));
+        }
+        Ok(Box::new(PaddedBatchIter {
+            input: self.input.0.iterate(ctx)?,
+            spec: Arc::new(PaddedSpec {
+                batch_size: self.batch_size,
+                padded_shapes: self.padded_shapes.clone(),
+                padding_values: self.padding_values.clone(),
+                drop_remainder: self.drop_remainder,
+            }),
+        }))
+    }
+}
+
+impl DatasetIter for PaddedBatchIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        let s = &self.spec;
+        let items = pull(&mut self.input, s.batch_size)?;
+        if items.is_empty() || (s.drop_remainder && items.len() < s.batch_size) {
+            return Ok(None);
+        }
+        let n = items[0].len();
+        if s.padded_shapes.len() != n || s.padding_values.len() != n {
+            return Err(Error::invalid_argument(format!(
+                "padded_batch: {n} components but {} padded shapes and {} padding values",
+                s.padded_shapes.len(),
+                s.padding_values.len()
+            )));
+        }
+        let mut out = Vec::with_capacity(n);
+        for c in 0..n {
+            let want = &s.padded_shapes[c];
+            let rank = want.len();
+            let mut target = vec![0usize; rank];
+            for e in &items {
+                let t = &e[c];
+                if t.rank() != rank {
+                    return Err(Error::invalid_argument(format!(
+                        "Mismatch in the number of dimensions of component {c}: the padded shape has {rank} dimensions but an element has shape {}.",
+                        shape_text(t)
+                    )));
+                }
+                for (d, &size) in t.dims().iter().enumerate() {
+                    target[d] = target[d].max(size);
+                }
+            }
+            for (d, &w) in want.iter().enumerate() {
+                if w >= 0 {
+                    if (w as usize) < target[d] {
+                        return Err(Error::data_loss(format!(
+                            "Attempted to pad to a smaller size than the input element (component {c}, dimension {d}: {} > {w}).",
+                            target[d]
+                        )));
+                    }
+                    target[d] = w as usize;
+                }
+            }
+            let value = &s.padding_values[c];
+            let padded = items
+                .iter()
+                .map(|e| {
+                    let t = &e[c];
+                    let paddings: Vec<(i64, i64)> = t
+                        .dims()
+                        .iter()
+                        .zip(&target)
+                        .map(|(&have, &want)| (0, (want - have) as i64))
+                        .collect();
+                    if paddings.iter().all(|p| p.1 == 0) {
+                        Ok(t.clone())
+                    } else {
+                        pad(t, &paddings, PadMode::Constant, value)
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            out.push(stack(&padded, 0)?);
+        }
+        Ok(Some(out))
+    }
+}
+
+/// `unbatch()`: the rows of each element.
+pub struct Unbatch(pub DatasetRef);
+
+struct UnbatchIter {
+    input: Iter,
+    current: Option<Element>,
+    index: usize,
+}
+
+impl Dataset for Unbatch {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(UnbatchIter {
+            input: self.0 .0.iterate(ctx)?,
+            current: None,
+            index: 0,
+        }))
+    }
+}
+
+impl DatasetIter for UnbatchIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        loop {
+            if let Some(e) = &self.current {
+                if self.index < e[0].dims()[0] {
+                    let i = self.index;
+                    self.index += 1;
+                    return e.iter().map(|t| row(t, i)).collect::<Result<_>>().map(Some);
+                }
+                self.current = None;
+            }
+            let Some(e) = self.input.next()? else {
+                return Ok(None);
+            };
+            let n = e.first().and_then(|t| t.dims().first().copied());
+            let Some(n) = n else {
+                return Err(Error::invalid_argument(
+                    "Input element must have a non-scalar value in each component.",
+                ));
+            };
+            if e.iter().any(|t| t.rank() == 0 || t.dims()[0] != n) {
+                return Err(Error::invalid_argument(
+                    "Input element must have the same batch size in each component.",
+                ));
+            }
+            self.current = Some(e);
+            self.index = 0;
+        }
+    }
+}
+
+// --- order and counts ------------------------------------------------------
+
+/// A small, fast generator (SplitMix64) for shuffling.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// `shuffle(buffer_size, seed, reshuffle_each_iteration)`: TensorFlow's
+/// buffer algorithm; the order is fixed by the seed pair, and each new
+/// iteration of the same dataset (the next epoch of a `repeat`) reshuffles
+/// when asked to.
+pub struct Shuffle {
+    pub input: DatasetRef,
+    pub buffer_size: usize,
+    pub seed: u64,
+    pub reshuffle: bool,
+    /// Iterations started so far (mixed into the seed when reshuffling).
+    pub epochs: AtomicU64,
+}
+
+struct ShuffleIter {
+    input: Iter,
+    buffer: Vec<Element>,
+    size: usize,
+    rng: SplitMix,
+    input_done: bool,
+}
+
+impl Dataset for Shuffle {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        if self.buffer_size == 0 {
+            return Err(Error::invalid_argument(
+                "buffer_size must be greater than zero.",
+            ));
+        }
+        let epoch = self.epochs.fetch_add(1, Ordering::Relaxed);
+        let seed = if self.reshuffle {
+            SplitMix(self.seed ^ epoch.wrapping_mul(0xA24B_AED4_963E_E407)).next()
+        } else {
+            self.seed
+        };
+        Ok(Box::new(ShuffleIter {
+            input: self.input.0.iterate(ctx)?,
+            buffer: Vec::new(),
+            size: self.buffer_size,
+            rng: SplitMix(seed),
+            input_done: false,
+        }))
+    }
+}
+
+impl DatasetIter for ShuffleIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        while !self.input_done && self.buffer.len() < self.size {
+            match self.input.next()? {
+                Some(e) => self.buffer.push(e),
+                None => self.input_done = true,
+            }
+        }
+        if self.buffer.is_empty() {
+            return Ok(None);
+        }
+        let i = (self.rng.next() % self.buffer.len() as u64) as usize;
+        Ok(Some(self.buffer.swap_remove(i)))
+    }
+}
+
+/// A seed from the clock, for a shuffle whose seeds are both 0 (TF's
+/// "random seed").
+pub(crate) fn fresh_seed() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    SplitMix(t ^ COUNTER.fetch_add(1, Ordering::Relaxed).rotate_left(32)).next()
+}
+
+/// `repeat(count)` (-1: forever).
+pub struct Repeat {
+    pub input: DatasetRef,
+    pub count: i64,
+}
+
+struct RepeatIter {
+    input: DatasetRef,
+    ctx: IterCtx,
+    current: Option<Iter>,
+    remaining: i64,
+    /// The current epoch gave no element yet.
+    fresh: bool,
+}
+
+impl Dataset for Repeat {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(RepeatIter {
+            input: self.input.clone(),
+            ctx: ctx.clone(),
+            current: None,
+            remaining: self.count,
+            fresh: true,
+        }))
+    }
+}
+
+impl DatasetIter for RepeatIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        loop {
+            if self.current.is_none() {
+                if self.remaining == 0 {
+                    return Ok(None);
+                }
+                self.ctx.token.check()?;
+                self.current = Some(self.input.0.iterate(&self.ctx)?);
+                self.fresh = true;
+            }
+            let it = self.current.as_mut().expect("made above");
+            if let Some(e) = it.next()? {
+                self.fresh = false;
+                return Ok(Some(e));
+            }
+            self.current = None;
+            if self.remaining > 0 {
+                self.remaining -= 1;
+            }
+            // An empty input repeated forever is empty, not a hang.
+            if self.fresh {
+                return Ok(None);
+            }
+        }
+    }
+}
+
+/// `take(count)` (-1: all).
+pub struct Take {
+    pub input: DatasetRef,
+    pub count: i64,
+}
+
+struct TakeIter {
+    input: Iter,
+    remaining: i64,
+}
+
+impl Dataset for Take {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(TakeIter {
+            input: self.input.0.iterate(ctx)?,
+            remaining: self.count,
+        }))
+    }
+}
+
+impl DatasetIter for TakeIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        if self.remaining == 0 {
+            return Ok(None);
+        }
+        let e = self.input.next()?;
+        if e.is_some() && self.remaining > 0 {
+            self.remaining -= 1;
+        }
+        Ok(e)
+    }
+}
+
+/// `skip(count)` (-1: all).
+pub struct Skip {
+    pub input: DatasetRef,
+    pub count: i64,
+}
+
+struct SkipIter {
+    input: Iter,
+    to_skip: i64,
+}
+
+impl Dataset for Skip {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(SkipIter {
+            input: self.input.0.iterate(ctx)?,
+            to_skip: self.count,
+        }))
+    }
+}
+
+impl DatasetIter for SkipIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        while self.to_skip != 0 {
+            if self.input.next()?.is_none() {
+                self.to_skip = 0;
+                return Ok(None);
+            }
+            if self.to_skip > 0 {
+                self.to_skip -= 1;
+            }
+        }
+        self.input.next()
+    }
+}
+
+/// `shard(num_shards, index)`.
+pub struct Shard {
+    pub input: DatasetRef,
+    pub num_shards: usize,
+    pub index: usize,
+}
+
+struct ShardIter {
+    input: Iter,
+    num_shards: usize,
+    index: usize,
+    position: usize,
+}
+
+impl Dataset for Shard {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(ShardIter {
+            input: self.input.0.iterate(ctx)?,
+            num_shards: self.num_shards,
+            index: self.index,
+            position: 0,
+        }))
+    }
+}
+
+impl DatasetIter for ShardIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        while let Some(e) = self.input.next()? {
+            let p = self.position;
+            self.position += 1;
+            if p % self.num_shards == self.index {
+                return Ok(Some(e));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `ignore_errors()`: elements whose computation failed are dropped.
+pub struct IgnoreErrors(pub DatasetRef);
+
+struct IgnoreErrorsIter(Iter);
+
+impl Dataset for IgnoreErrors {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(IgnoreErrorsIter(self.0 .0.iterate(ctx)?)))
+    }
+}
+
+impl DatasetIter for IgnoreErrorsIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        loop {
+            match self.0.next() {
+                Ok(e) => return Ok(e),
+                // A cancelled pipeline or a passed deadline is no bad element.
+                Err(e) if matches!(e.code(), Some(Code::Cancelled | Code::DeadlineExceeded)) => {
+                    return Err(e)
+                }
+                Err(_) => continue,
+            }
+        }
+    }
+}
+
+/// `cache()` in memory: the first complete pass records the elements; later
+/// iterations of the same dataset (the next epochs of a `repeat`) replay
+/// them without running the input again.
+pub struct Cache {
+    pub input: DatasetRef,
+    pub cached: Arc<Mutex<Option<Arc<Vec<Element>>>>>,
+}
+
+struct CacheWriter {
+    input: Iter,
+    seen: Vec<Element>,
+    cell: Arc<Mutex<Option<Arc<Vec<Element>>>>>,
+}
+
+struct CacheReader {
+    elements: Arc<Vec<Element>>,
+    index: usize,
+}
+
+impl Dataset for Cache {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        if let Some(elements) = self.cached.lock().clone() {
+            return Ok(Box::new(CacheReader { elements, index: 0 }));
+        }
+        Ok(Box::new(CacheWriter {
+            input: self.input.0.iterate(ctx)?,
+            seen: Vec::new(),
+            cell: self.cached.clone(),
+        }))
+    }
+}
+
+impl DatasetIter for CacheWriter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        match self.input.next()? {
+            Some(e) => {
+                self.seen.push(e.clone());
+                Ok(Some(e))
+            }
+            None => {
+                let seen = std::mem::take(&mut self.seen);
+                self.cell.lock().get_or_insert_with(|| Arc::new(seen));
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl DatasetIter for CacheReader {
+    fn next(&mut self) -> Result<Option<Element>> {
+        let e = self.elements.get(self.index).cloned();
+        self.index += 1;
+        Ok(e)
+    }
+}
+
+// --- prefetch --------------------------------------------------------------
+
+/// `prefetch(buffer_size)`: a background thread keeps up to `buffer_size`
+/// elements ready.
+pub struct Prefetch {
+    pub input: DatasetRef,
+    pub buffer_size: usize,
+}
+
+struct PrefetchState {
+    buffer: VecDeque<Result<Option<Element>>>,
+    /// The consumer is gone: the producer stops.
+    stop: bool,
+}
+
+struct PrefetchShared {
+    state: Mutex<PrefetchState>,
+    cv: Condvar,
+    capacity: usize,
+}
+
+impl Wake for PrefetchShared {
+    fn wake(&self) {
+        let mut s = self.state.lock();
+        s.stop = true;
+        self.cv.notify_all();
+    }
+}
+
+struct PrefetchIter {
+    shared: Arc<PrefetchShared>,
+    thread: Option<JoinHandle<()>>,
+    ctx: IterCtx,
+    finished: bool,
+}
+
+impl Dataset for Prefetch {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        let mut input = self.input.0.iterate(ctx)?;
+        let shared = Arc::new(PrefetchShared {
+            state: Mutex::new(PrefetchState {
+                buffer: VecDeque::new(),
+                stop: false,
+            }),
+            cv: Condvar::new(),
+            capacity: self.buffer_size.max(1),
+        });
+        let weak: std::sync::Weak<dyn Wake> = Arc::downgrade(&shared) as _;
+        ctx.token.register(weak);
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("ferroflow prefetch".into())
+            .spawn(move || {
+                let _flush = ferroflow_tensor::denormal::FlushDenormals::new();
+                loop {
+                    {
+                        let mut st = s.state.lock();
+                        while st.buffer.len() >= s.capacity && !st.stop {
+                            s.cv.wait(&mut st);
+                        }
+                        if st.stop {
+                            return;
+                        }
+                    }
+                    let r = input.next();
+                    let end = matches!(r, Ok(None))
+                        || matches!(&r, Err(e) if e.code() == Some(Code::Cancelled));
+                    let mut st = s.state.lock();
+                    st.buffer.push_back(r);
+                    s.cv.notify_all();
+                    if end {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| {
+                Error::resource_exhausted(format!("cannot start a prefetch thread: {e}"))
+            })?;
+        Ok(Box::new(PrefetchIter {
+            shared,
+            thread: Some(thread),
+            ctx: ctx.clone(),
+            finished: false,
+        }))
+    }
+}
+
+impl DatasetIter for PrefetchIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        if self.finished {
+            return Ok(None);
+        }
+        let token = self.ctx.token.clone();
+        let mut st = self.shared.state.lock();
+        blocking::wait_while(
+            &self.shared.cv,
+            &mut st,
+            "the next element of a prefetching dataset",
+            |s| s.buffer.is_empty() && !token.is_cancelled(),
+        )?;
+        let Some(r) = st.buffer.pop_front() else {
+            return Err(Error::cancelled(
+                "Iterator was cancelled (its session closed)",
+            ));
+        };
+        self.shared.cv.notify_all();
+        if matches!(r, Ok(None)) {
+            self.finished = true;
+        }
+        r
+    }
+}
+
+impl Drop for PrefetchIter {
+    fn drop(&mut self) {
+        self.shared.wake();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

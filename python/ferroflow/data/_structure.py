@@ -1,0 +1,216 @@
+"""Element structures of ``tf.data``: nested tuples/dicts of tensors and SparseTensors.
+
+A dataset's element is described by a structure of specs (``TensorSpec`` or
+``SparseSpec`` leaves inside tuples, namedtuples and dicts). In the graph an
+element is a flat list of component tensors: one per dense leaf, three per
+sparse leaf (indices, values, dense_shape), in ``nest`` order (dicts by
+sorted key).
+"""
+
+from __future__ import annotations
+
+from ferroflow.framework import dtypes, ops
+from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from ferroflow.framework.tensor_shape import TensorShape, as_shape
+
+
+class TensorSpec:
+    """A dense component: dtype and (partial) shape."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        self.dtype = dtypes.as_dtype(dtype).base_dtype
+        self.shape = as_shape(shape)
+
+    @property
+    def value_type(self):
+        return ops.Tensor
+
+    def __repr__(self):
+        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r})"
+
+
+class SparseSpec:
+    """A SparseTensor leaf: its values' dtype and its dense shape."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, dtype, shape):
+        self.dtype = dtypes.as_dtype(dtype).base_dtype
+        self.shape = as_shape(shape)
+
+    @property
+    def value_type(self):
+        return SparseTensor
+
+    def __repr__(self):
+        return f"SparseTensorSpec(shape={self.shape}, dtype={self.dtype!r})"
+
+
+# -- nesting: tuples, namedtuples and dicts are structure; anything else a leaf --
+
+
+def is_nested(x):
+    return isinstance(x, (tuple, dict))
+
+
+def _children(x):
+    if isinstance(x, dict):
+        return [x[k] for k in sorted(x)]
+    return list(x)
+
+
+def flatten(s):
+    if not is_nested(s):
+        return [s]
+    out = []
+    for c in _children(s):
+        out.extend(flatten(c))
+    return out
+
+
+def pack_as(structure, flat):
+    """``structure`` with its leaves replaced by ``flat``, in order."""
+    it = iter(flat)
+
+    def build(s):
+        if not is_nested(s):
+            return next(it)
+        kids = [build(c) for c in _children(s)]
+        if isinstance(s, dict):
+            by_key = dict(zip(sorted(s), kids))
+            return type(s)((k, by_key[k]) for k in s)
+        if hasattr(type(s), "_fields"):
+            return type(s)(*kids)
+        return tuple(kids)
+
+    return build(structure)
+
+
+def map_structure(fn, s):
+    return pack_as(s, [fn(x) for x in flatten(s)])
+
+
+def same_structure(a, b):
+    if is_nested(a) != is_nested(b):
+        return False
+    if not is_nested(a):
+        return True
+    if isinstance(a, dict) != isinstance(b, dict):
+        return False
+    if isinstance(a, dict) and sorted(a) != sorted(b):
+        return False
+    ka, kb = _children(a), _children(b)
+    return len(ka) == len(kb) and all(same_structure(x, y) for x, y in zip(ka, kb))
+
+
+# -- values <-> components -----------------------------------------------------
+
+
+def normalize(value, lists_are_structure=False):
+    """``value`` with every leaf a Tensor or SparseTensor (lists become tensors, as TF's tf.data does)."""
+    if lists_are_structure and isinstance(value, list):
+        value = tuple(value)
+    if is_nested(value):
+        kids = [normalize(v, lists_are_structure) for v in _children(value)]
+        if isinstance(value, dict):
+            by_key = dict(zip(sorted(value), kids))
+            return type(value)((k, by_key[k]) for k in value)
+        if hasattr(type(value), "_fields"):
+            return type(value)(*kids)
+        return tuple(kids)
+    if isinstance(value, SparseTensorValue):
+        return SparseTensor.from_value(value)
+    if isinstance(value, SparseTensor):
+        return value
+    return ops.convert_to_tensor(value)
+
+
+def spec_of(leaf):
+    if isinstance(leaf, SparseTensor):
+        shape = leaf.shape if isinstance(leaf.shape, TensorShape) else TensorShape(None)
+        return SparseSpec(leaf.dtype, shape)
+    return TensorSpec(leaf.dtype, leaf.shape)
+
+
+def to_components(value):
+    """(flat component tensors, structure of specs) of a normalized value."""
+    comps = []
+    for leaf in flatten(value):
+        if isinstance(leaf, SparseTensor):
+            comps.extend([leaf.indices, leaf.values, leaf.dense_shape])
+        else:
+            comps.append(leaf)
+    return comps, map_structure(spec_of, value)
+
+
+def component_specs(structure):
+    """(dtype, shape) of each flat component of ``structure``."""
+    out = []
+    for spec in flatten(structure):
+        if isinstance(spec, SparseSpec):
+            rank = spec.shape.rank
+            out.append((dtypes.int64, TensorShape([None, rank])))
+            out.append((spec.dtype, TensorShape([None])))
+            out.append((dtypes.int64, TensorShape([rank])))
+        else:
+            out.append((spec.dtype, spec.shape))
+    return out
+
+
+def from_components(structure, comps):
+    """The value of ``structure`` made of the flat component tensors ``comps``."""
+    comps = list(comps)
+    leaves = []
+    i = 0
+    for spec in flatten(structure):
+        if isinstance(spec, SparseSpec):
+            leaves.append(SparseTensor(comps[i], comps[i + 1], comps[i + 2]))
+            i += 3
+        else:
+            t = comps[i]
+            if spec.shape.rank is not None:
+                try:
+                    t.set_shape(spec.shape)
+                except (ValueError, AttributeError):
+                    pass
+            leaves.append(t)
+            i += 1
+    return pack_as(structure, leaves)
+
+
+def type_attrs(structure, types_name="output_types", shapes_name="output_shapes"):
+    specs = component_specs(structure)
+    return {
+        types_name: ("list_type", [d.as_datatype_enum for d, _ in specs]),
+        shapes_name: ("list_shape", [s._as_native() for _, s in specs]),
+    }
+
+
+def types_of(structure):
+    return map_structure(lambda s: s.dtype, structure)
+
+
+def shapes_of(structure):
+    return map_structure(lambda s: s.shape, structure)
+
+
+def classes_of(structure):
+    return map_structure(lambda s: s.value_type, structure)
+
+
+def structure_from(types, shapes=None, classes=None):
+    """A structure of specs from TF1's output_types / output_shapes / output_classes."""
+    if shapes is None:
+        shapes = map_structure(lambda _: TensorShape(None), types)
+    if classes is None:
+        classes = map_structure(lambda _: ops.Tensor, types)
+    flat_t, flat_s, flat_c = flatten(types), flatten(shapes), flatten(classes)
+    if not (len(flat_t) == len(flat_s) == len(flat_c)):
+        raise ValueError("output_types, output_shapes and output_classes must have the same structure")
+    specs = [
+        SparseSpec(t, s) if c is SparseTensor else TensorSpec(t, s)
+        for t, s, c in zip(flat_t, flat_s, flat_c)
+    ]
+    return pack_as(types, specs)

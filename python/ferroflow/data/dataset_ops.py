@@ -1,0 +1,448 @@
+"""``tf.data.Dataset``: a pipeline built as dataset ops in the graph, run by Rust iterators.
+
+Each method adds one dataset op (TensorFlow's op names, inputs and attrs)
+whose ``variant`` output describes the pipeline; ``make_one_shot_iterator``
+/ ``make_initializable_iterator`` add the iterator ops that run it. Functions
+given to ``map``, ``filter``, ``flat_map`` and ``interleave`` are traced once
+into graph functions; tensors they use from the enclosing graph are passed
+to the op as its ``other_arguments`` (a variable stays a reference, so the
+function reads its current value).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ferroflow.data import _structure as structure
+from ferroflow.framework import dtypes, ops, random_seed
+from ferroflow.framework.func_graph import FuncGraph, call_function_op, leaf_to_tensor, to_function
+from ferroflow.framework.sparse_tensor import SparseTensor
+from ferroflow.framework.tensor_shape import TensorShape
+from ferroflow.ops._op_util import make
+
+__all__ = ["AUTOTUNE", "Dataset"]
+
+#: Let the runtime pick a parallelism or buffer size (the core count).
+AUTOTUNE = -1
+
+
+def _int64(value, name):
+    return ops.convert_to_tensor(value, dtype=dtypes.int64, name=name)
+
+
+def _bool(value, name):
+    return ops.convert_to_tensor(value, dtype=dtypes.bool, name=name)
+
+
+def _string(value, name):
+    return ops.convert_to_tensor(value, dtype=dtypes.string, name=name)
+
+
+class _Traced:
+    """A user function traced into a graph function over a dataset's elements."""
+
+    def __init__(self, fn, input_structure, what, dataset_result=False):
+        outer = ops.get_default_graph()
+        base = getattr(fn, "__name__", what)
+        if not base.isidentifier():
+            base = what
+        g = FuncGraph(f"{what}_{base}", outer)
+        with g.as_default():
+            args = [
+                g.add_arg(dtype, shape, name=f"args_{i}")
+                for i, (dtype, shape) in enumerate(structure.component_specs(input_structure))
+            ]
+            value = structure.from_components(input_structure, args)
+            # A tuple element is unpacked into positional arguments, as TF does.
+            if isinstance(value, tuple) and not hasattr(type(value), "_fields"):
+                result = fn(*value)
+            else:
+                result = fn(value)
+            if dataset_result:
+                if not isinstance(result, Dataset):
+                    raise TypeError(f"`{what}` must return a Dataset object, got {type(result).__name__}.")
+                self.result_structure = result._structure
+                flat = [leaf_to_tensor(result._variant_tensor)]
+            else:
+                if result is None:
+                    raise ValueError(f"The function given to `{what}` must return a value.")
+                result = structure.normalize(result, lists_are_structure=True)
+                comps, self.result_structure = structure.to_components(result)
+                flat = [leaf_to_tensor(t) for t in comps]
+        g.inputs = args + [inner for _, inner in g.captures]
+        self.graph = g
+        self.outputs = flat
+        self.name = to_function(g, flat, f"{what}_{base}")
+        self.captures = list(g.external_captures)
+
+    def op(self, op_type, inputs_before, inputs_after, attrs, name, func_attr="f"):
+        attrs = dict(attrs)
+        attrs[func_attr] = self.name
+        attrs["Targuments"] = ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in self.captures])
+        outer = ops.get_default_graph()
+        inputs = list(inputs_before) + self.captures + list(inputs_after)
+        return call_function_op(outer, op_type, inputs, attrs, name, [self.graph])._outputs[0]
+
+
+class Dataset:
+    """A sequence of elements, each a structure of tensors (TF1's ``tf.data.Dataset``)."""
+
+    def __init__(self, variant_tensor, element_structure):
+        self._variant_tensor = variant_tensor
+        self._structure = element_structure
+
+    # -- element structure ---------------------------------------------------
+    @property
+    def output_types(self):
+        return structure.types_of(self._structure)
+
+    @property
+    def output_shapes(self):
+        return structure.shapes_of(self._structure)
+
+    @property
+    def output_classes(self):
+        return structure.classes_of(self._structure)
+
+    @property
+    def element_spec(self):
+        return self._structure
+
+    def _attrs(self, s=None):
+        return structure.type_attrs(self._structure if s is None else s)
+
+    def _unary(self, op_type, inputs, s=None, attrs=None, name=None):
+        s = self._structure if s is None else s
+        a = structure.type_attrs(s)
+        a.update(attrs or {})
+        with ops.name_scope(name, op_type):
+            v = make(op_type, [self._variant_tensor] + list(inputs), a)
+        return Dataset(v, s)
+
+    def __repr__(self):
+        return f"<Dataset shapes: {self.output_shapes}, types: {self.output_types}>"
+
+    # -- sources -------------------------------------------------------------
+    @staticmethod
+    def from_tensors(tensors):
+        """A dataset of one element, ``tensors``."""
+        value = structure.normalize(tensors)
+        comps, s = structure.to_components(value)
+        with ops.name_scope(None, "TensorDataset"):
+            v = make("TensorDataset", comps, structure.type_attrs(s, "Toutput_types"))
+        return Dataset(v, s)
+
+    @staticmethod
+    def from_tensor_slices(tensors):
+        """A dataset of the slices of ``tensors`` along their first dimension."""
+        value = structure.normalize(tensors)
+        for leaf in structure.flatten(value):
+            if isinstance(leaf, SparseTensor):
+                raise TypeError("ferroflow: from_tensor_slices of a SparseTensor is not supported yet.")
+            if leaf.shape.rank == 0:
+                raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got {leaf.name}")
+        comps, s = structure.to_components(value)
+        first = None
+        for t in comps:
+            d = t.shape[0] if t.shape.rank else None
+            d = getattr(d, "value", d)
+            if first is None:
+                first = d
+            elif d is not None and first is not None and d != first:
+                raise ValueError(
+                    f"Dimensions {first} and {d} are not compatible: all components must have the same size "
+                    "in their first dimension."
+                )
+        s = structure.map_structure(lambda sp: structure.TensorSpec(sp.dtype, sp.shape[1:]), s)
+        with ops.name_scope(None, "TensorSliceDataset"):
+            v = make("TensorSliceDataset", comps, structure.type_attrs(s, "Toutput_types"))
+        return Dataset(v, s)
+
+    @staticmethod
+    def range(*args, output_type=dtypes.int64):
+        """``range(stop)``, ``range(start, stop)`` or ``range(start, stop, step)``."""
+        if len(args) == 1:
+            start, stop, step = 0, args[0], 1
+        elif len(args) == 2:
+            start, stop, step = args[0], args[1], 1
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            raise ValueError(f"Invalid arguments to range: {args}")
+        s = structure.TensorSpec(output_type, [])
+        with ops.name_scope(None, "RangeDataset"):
+            v = make(
+                "RangeDataset",
+                [_int64(start, "start"), _int64(stop, "stop"), _int64(step, "step")],
+                structure.type_attrs(s),
+            )
+        return Dataset(v, s)
+
+    @staticmethod
+    def zip(datasets):
+        """Elements of ``datasets`` (a nested tuple or dict of datasets) side by side."""
+        flat = structure.flatten(datasets)
+        for d in flat:
+            if not isinstance(d, Dataset):
+                raise TypeError(f"The argument to `Dataset.zip()` must be a (nested) structure of Dataset objects, got {type(d).__name__}.")
+        s = structure.pack_as(datasets, [d._structure for d in flat])
+        with ops.name_scope(None, "ZipDataset"):
+            v = make("ZipDataset", [d._variant_tensor for d in flat], structure.type_attrs(s))
+        return Dataset(v, s)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None):
+        """The files matching ``file_pattern`` (a pattern or list), shuffled unless ``shuffle=False``."""
+        with ops.name_scope(None, "list_files"):
+            pattern = _string(file_pattern, "file_pattern")
+            matching = make("MatchingFiles", [pattern], {})
+            ds = Dataset.from_tensor_slices(matching)
+            if shuffle is None or shuffle:
+                ds = ds.shuffle(10000, seed=seed)
+        return ds
+
+    @staticmethod
+    def from_generator(generator, output_types, output_shapes=None, args=None):
+        raise NotImplementedError("ferroflow: Dataset.from_generator is not supported yet.")
+
+    # -- transformations -----------------------------------------------------
+    def concatenate(self, dataset):
+        """This dataset's elements, then ``dataset``'s."""
+        if not structure.same_structure(self._structure, dataset._structure):
+            raise TypeError(f"Two datasets to concatenate have different structures: {self._structure} vs {dataset._structure}")
+        a = structure.flatten(self._structure)
+        b = structure.flatten(dataset._structure)
+        for x, y in zip(a, b):
+            if x.dtype != y.dtype or type(x) is not type(y):
+                raise TypeError(f"Two datasets to concatenate have different types {self.output_types} and {dataset.output_types}")
+        merged = structure.pack_as(
+            self._structure,
+            [type(x)(x.dtype, _most_specific(x.shape, y.shape)) for x, y in zip(a, b)],
+        )
+        return self._unary("ConcatenateDataset", [dataset._variant_tensor], merged)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
+        """``map_func`` of each element (calls run in parallel with ``num_parallel_calls``; order kept)."""
+        with ops.name_scope(name, "MapDataset"):
+            f = _Traced(map_func, self._structure, "map")
+            attrs = structure.type_attrs(f.result_structure)
+            if num_parallel_calls is None:
+                attrs.update(use_inter_op_parallelism=True, preserve_cardinality=True)
+                v = f.op("MapDataset", [self._variant_tensor], [], attrs, None)
+            else:
+                attrs.update(
+                    use_inter_op_parallelism=True, preserve_cardinality=True,
+                    deterministic="default" if deterministic is None else ("true" if deterministic else "false"),
+                )
+                v = f.op(
+                    "ParallelMapDatasetV2", [self._variant_tensor],
+                    [_int64(num_parallel_calls, "num_parallel_calls")], attrs, None,
+                )
+        return Dataset(v, f.result_structure)
+
+    def filter(self, predicate, name=None):
+        """The elements for which ``predicate`` (a scalar bool) holds."""
+        with ops.name_scope(name, "FilterDataset"):
+            f = _Traced(predicate, self._structure, "filter")
+            specs = structure.flatten(f.result_structure)
+            if len(specs) != 1 or specs[0].dtype != dtypes.bool or specs[0].shape.rank not in (None, 0):
+                raise ValueError("`predicate` return type must be convertible to a scalar boolean tensor.")
+            v = f.op("FilterDataset", [self._variant_tensor], [], self._attrs(), None, func_attr="predicate")
+        return Dataset(v, self._structure)
+
+    def flat_map(self, map_func, name=None):
+        """The elements of the dataset ``map_func`` returns for each element, in turn."""
+        with ops.name_scope(name, "FlatMapDataset"):
+            f = _Traced(map_func, self._structure, "flat_map", dataset_result=True)
+            v = f.op("FlatMapDataset", [self._variant_tensor], [], structure.type_attrs(f.result_structure), None)
+        return Dataset(v, f.result_structure)
+
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
+                   deterministic=None, name=None):
+        """``block_length`` elements of each of ``cycle_length`` datasets ``map_func`` returns, in turn."""
+        cycle_length = AUTOTUNE if cycle_length is None else cycle_length
+        block_length = 1 if block_length is None else block_length
+        with ops.name_scope(name, "InterleaveDataset"):
+            f = _Traced(map_func, self._structure, "interleave", dataset_result=True)
+            attrs = structure.type_attrs(f.result_structure)
+            after = [_int64(cycle_length, "cycle_length"), _int64(block_length, "block_length")]
+            if num_parallel_calls is None:
+                v = f.op("InterleaveDataset", [self._variant_tensor], after, attrs, None)
+            else:
+                attrs["deterministic"] = "default" if deterministic is None else ("true" if deterministic else "false")
+                after += [
+                    _int64(-1, "buffer_output_elements"),
+                    _int64(-1, "prefetch_input_elements"),
+                    _int64(num_parallel_calls, "num_parallel_calls"),
+                ]
+                v = f.op("ParallelInterleaveDatasetV4", [self._variant_tensor], after, attrs, None)
+        return Dataset(v, f.result_structure)
+
+    def _batched(self, batch_size, drop_remainder):
+        static = None
+        if drop_remainder is True and isinstance(batch_size, (int, np.integer)):
+            static = int(batch_size)
+
+        def batch_spec(sp):
+            if isinstance(sp, structure.SparseSpec):
+                raise TypeError("ferroflow: batching SparseTensor elements is not supported yet (batch before parsing).")
+            return structure.TensorSpec(sp.dtype, TensorShape([static]).concatenate(sp.shape))
+
+        return structure.map_structure(batch_spec, self._structure)
+
+    def batch(self, batch_size, drop_remainder=False, name=None):
+        """Consecutive elements stacked ``batch_size`` at a time (the last batch may be smaller)."""
+        s = self._batched(batch_size, drop_remainder)
+        return self._unary(
+            "BatchDatasetV2",
+            [_int64(batch_size, "batch_size"), _bool(drop_remainder, "drop_remainder")],
+            s, {"parallel_copy": False}, name,
+        )
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
+        """Like ``batch``, each component padded to ``padded_shapes`` (-1 or None: the batch's largest)."""
+        flat_specs = structure.flatten(self._structure)
+        if padded_shapes is None:
+            flat_shapes = [sp.shape for sp in flat_specs]
+        else:
+            flat_shapes = _flatten_up_to(self._structure, padded_shapes)
+        if padding_values is None:
+            flat_values = [None] * len(flat_specs)
+        else:
+            flat_values = _flatten_up_to(self._structure, padding_values)
+        shape_tensors, value_tensors, out_shapes = [], [], []
+        static = int(batch_size) if drop_remainder is True and isinstance(batch_size, (int, np.integer)) else None
+        for sp, shape, value in zip(flat_specs, flat_shapes, flat_values):
+            if isinstance(sp, structure.SparseSpec):
+                raise TypeError("ferroflow: padded_batch of SparseTensor elements is not supported.")
+            if isinstance(shape, ops.Tensor):
+                shape_t = ops.convert_to_tensor(shape, dtype=dtypes.int64)
+                padded = TensorShape([None] * (sp.shape.rank or 0))
+            else:
+                if isinstance(shape, (list, tuple)):
+                    dims = [-1 if d is None else int(getattr(d, "value", d) if d is not None else -1) for d in shape]
+                else:
+                    ts = TensorShape(shape)
+                    if ts.rank is None:
+                        raise ValueError("padded_batch needs the rank of each component's padded shape")
+                    dims = [-1 if d is None else int(d) for d in ts.as_list()]
+                ts = TensorShape([None if d < 0 else d for d in dims])
+                if sp.shape.rank is not None and len(dims) != sp.shape.rank:
+                    raise ValueError(
+                        f"The padded shape {ts} is not compatible with the shape {sp.shape} of the element."
+                    )
+                shape_t = ops.convert_to_tensor(np.array(dims, np.int64), dtype=dtypes.int64)
+                padded = TensorShape([None if d < 0 else d for d in dims])
+            if value is None:
+                value = b"" if sp.dtype == dtypes.string else np.zeros((), sp.dtype.as_numpy_dtype)
+            value_tensors.append(ops.convert_to_tensor(value, dtype=sp.dtype, name="padding_value"))
+            shape_tensors.append(shape_t)
+            out_shapes.append(structure.TensorSpec(sp.dtype, TensorShape([static]).concatenate(padded)))
+        s = structure.pack_as(self._structure, out_shapes)
+        attrs = structure.type_attrs(s)
+        attrs["Toutput_types"] = ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in value_tensors])
+        attrs["N"] = len(shape_tensors)
+        attrs["parallel_copy"] = False
+        del attrs["output_types"]
+        with ops.name_scope(name, "PaddedBatchDatasetV2"):
+            v = make(
+                "PaddedBatchDatasetV2",
+                [self._variant_tensor, _int64(batch_size, "batch_size")] + shape_tensors + value_tensors
+                + [_bool(drop_remainder, "drop_remainder")],
+                attrs,
+            )
+        return Dataset(v, s)
+
+    def unbatch(self, name=None):
+        """The rows of each element (the inverse of ``batch``)."""
+        s = structure.map_structure(
+            lambda sp: structure.TensorSpec(sp.dtype, sp.shape[1:] if sp.shape.rank else TensorShape(None)),
+            self._structure,
+        )
+        return self._unary("UnbatchDataset", [], s, name=name)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
+        """The elements in a random order drawn through a buffer of ``buffer_size``."""
+        seed1, seed2 = random_seed.get_seed(seed)
+        seed1, seed2 = (0, 0) if seed1 is None else (seed1, seed2)
+        reshuffle = True if reshuffle_each_iteration is None else bool(reshuffle_each_iteration)
+        return self._unary(
+            "ShuffleDataset",
+            [_int64(buffer_size, "buffer_size"), _int64(seed1, "seed"), _int64(seed2, "seed2")],
+            attrs={"reshuffle_each_iteration": reshuffle}, name=name,
+        )
+
+    def repeat(self, count=None, name=None):
+        """The elements ``count`` times over (forever for None or -1)."""
+        return self._unary("RepeatDataset", [_int64(-1 if count is None else count, "count")], name=name)
+
+    def take(self, count, name=None):
+        """The first ``count`` elements (-1: all)."""
+        return self._unary("TakeDataset", [_int64(count, "count")], name=name)
+
+    def skip(self, count, name=None):
+        """All but the first ``count`` elements (-1: none)."""
+        return self._unary("SkipDataset", [_int64(count, "count")], name=name)
+
+    def prefetch(self, buffer_size, name=None):
+        """The same elements, up to ``buffer_size`` made ahead on a background thread."""
+        return self._unary(
+            "PrefetchDataset", [_int64(buffer_size, "buffer_size")],
+            attrs={"slack_period": 0, "legacy_autotune": True, "buffer_size_min": 0}, name=name,
+        )
+
+    def cache(self, filename="", name=None):
+        """The same elements, kept in memory after the first full pass."""
+        return self._unary("CacheDataset", [_string(filename, "filename")], name=name)
+
+    def shard(self, num_shards, index, name=None):
+        """Every ``num_shards``-th element, starting at ``index``."""
+        return self._unary(
+            "ShardDataset", [_int64(num_shards, "num_shards"), _int64(index, "index")],
+            attrs={"require_non_empty": False}, name=name,
+        )
+
+    def apply(self, transformation_func):
+        """``transformation_func(self)``, which must return a Dataset."""
+        ds = transformation_func(self)
+        if not isinstance(ds, Dataset):
+            raise TypeError("`transformation_func` must return a Dataset.")
+        return ds
+
+    # -- iterators -----------------------------------------------------------
+    def make_one_shot_iterator(self):
+        """An iterator over this dataset that needs no initialization."""
+        from ferroflow.data.iterator_ops import Iterator
+
+        return Iterator._one_shot(self)
+
+    def make_initializable_iterator(self, shared_name=None):
+        """An iterator whose ``initializer`` (re)starts it at this dataset's beginning."""
+        from ferroflow.data.iterator_ops import Iterator
+
+        it = Iterator.from_structure(self.output_types, self.output_shapes, shared_name, self.output_classes)
+        it._initializer = it.make_initializer(self)
+        return it
+
+    def __iter__(self):
+        raise RuntimeError(
+            "`tf.data.Dataset` only supports Python-style iteration in eager mode; use make_one_shot_iterator()."
+        )
+
+
+def _most_specific(a, b):
+    a, b = TensorShape(a), TensorShape(b)
+    if a.rank is None or b.rank is None or a.rank != b.rank:
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.as_list(), b.as_list())])
+
+
+def _flatten_up_to(shallow, value):
+    """The parts of ``value`` matching the leaves of ``shallow`` (a shape or value per component)."""
+    if not structure.is_nested(shallow):
+        return [value]
+    if isinstance(shallow, dict):
+        return [x for k in sorted(shallow) for x in _flatten_up_to(shallow[k], value[k])]
+    if not isinstance(value, (tuple, list)) or len(value) != len(shallow):
+        raise ValueError(f"The structure {value!r} does not match the dataset's element structure.")
+    return [x for s, v in zip(shallow, value) for x in _flatten_up_to(s, v)]

@@ -1,0 +1,62 @@
+"""``tf.data.experimental``: the transformations TF1 programs use."""
+
+from __future__ import annotations
+
+from ferroflow.data import _structure as structure
+from ferroflow.data.dataset_ops import AUTOTUNE, Dataset, _bool, _int64, _Traced
+from ferroflow.data.iterator_ops import make_initializable_iterator, make_one_shot_iterator
+from ferroflow.framework import ops
+from ferroflow.framework.tensor_shape import TensorShape
+
+__all__ = [
+    "AUTOTUNE", "ignore_errors", "make_initializable_iterator", "make_one_shot_iterator", "map_and_batch",
+    "parse_example_dataset",
+]
+
+
+def ignore_errors(log_warning=False):
+    """A transformation dropping the elements whose computation failed."""
+
+    def apply(ds):
+        return ds._unary("IgnoreErrorsDataset", [], attrs={"log_warning": bool(log_warning)})
+
+    return apply
+
+
+def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainder=False, num_parallel_calls=None):
+    """``map(map_func)`` then ``batch(batch_size)``, fused (``MapAndBatchDataset``)."""
+    if num_parallel_batches is not None and num_parallel_calls is not None:
+        raise ValueError("`num_parallel_batches` and `num_parallel_calls` are mutually exclusive.")
+    if num_parallel_calls is None:
+        num_parallel_calls = batch_size * (num_parallel_batches or 1)
+
+    def apply(ds):
+        with ops.name_scope(None, "MapAndBatchDataset"):
+            f = _Traced(map_func, ds._structure, "map_and_batch")
+            static = batch_size if drop_remainder is True and isinstance(batch_size, int) else None
+            s = structure.map_structure(
+                lambda sp: structure.TensorSpec(sp.dtype, TensorShape([static]).concatenate(sp.shape)),
+                f.result_structure,
+            )
+            attrs = structure.type_attrs(s)
+            attrs["preserve_cardinality"] = True
+            v = f.op(
+                "MapAndBatchDataset", [ds._variant_tensor],
+                [_int64(batch_size, "batch_size"), _int64(num_parallel_calls, "num_parallel_calls"),
+                 _bool(drop_remainder, "drop_remainder")],
+                attrs, None,
+            )
+        return Dataset(v, s)
+
+    return apply
+
+
+def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
+    """A transformation parsing serialized ``tf.train.Example`` batches with ``features``."""
+    from ferroflow.ops import parsing_ops
+
+    def apply(ds):
+        return ds.map(lambda serialized: parsing_ops.parse_example(serialized, features),
+                      num_parallel_calls=num_parallel_calls)
+
+    return apply
