@@ -42,6 +42,7 @@ from ferroflow import _native
 from ferroflow.core.protobuf import config_pb2
 from ferroflow.framework import dtypes, errors, ops, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
 _BF16 = dtypes.bfloat16
 _Operation = ops.Operation
@@ -113,6 +114,8 @@ class _FetchPlan:
         if isinstance(fetch, IndexedSlices):
             parts = [fetch.values, fetch.indices] + ([fetch.dense_shape] if fetch.dense_shape is not None else [])
             return ("indexed_slices", None, [self._build(p) for p in parts])
+        if isinstance(fetch, SparseTensor):
+            return ("sparse", None, [self._build(p) for p in (fetch.indices, fetch.values, fetch.dense_shape)])
         if isinstance(fetch, (list, tuple)) and not _is_namedtuple(fetch):
             return (type(fetch), [self._build(f) for f in fetch])
         if _is_namedtuple(fetch):
@@ -131,6 +134,8 @@ class _FetchPlan:
         if node[0] == "indexed_slices":
             vals = [self.rebuild(values, n) for n in node[2]]
             return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
+        if node[0] == "sparse":
+            return SparseTensorValue(*[self.rebuild(values, n) for n in node[2]])
         if node[0] == "namedtuple":
             return node[1](*[self.rebuild(values, n) for n in node[2]])
         if node[0] == "dict":
@@ -181,6 +186,22 @@ def _feed_value(tensor, value, dt=None):
     if arr.dtype == object:
         raise TypeError(f"Cannot feed a value of type object to {tensor.name!r}")
     return arr
+
+
+def _sparse_feed_pairs(key, value):
+    """The (tensor, value) feeds of a SparseTensor key: its indices, values and dense_shape from a
+    ``SparseTensorValue`` or an ``(indices, values, dense_shape)`` tuple, as TensorFlow accepts."""
+    if isinstance(value, SparseTensor):
+        raise TypeError(
+            "The value of a feed cannot be a tf.Tensor object. Acceptable feed values include Python scalars, "
+            "strings, lists, numpy ndarrays, or TensorHandles."
+        )
+    if not isinstance(value, tuple) or len(value) != 3:
+        raise TypeError(
+            f"The value fed for the SparseTensor {key.values.name!r} must be a SparseTensorValue or an "
+            f"(indices, values, dense_shape) tuple, got {type(value).__name__}."
+        )
+    return tuple(zip((key.indices, key.values, key.dense_shape), value))
 
 
 def _resolve_feed_key(graph, key):
@@ -353,21 +374,23 @@ class BaseSession:
         unfeedable = graph._unfeedable
         for key, value in feed_dict.items():
             if isinstance(key, _Tensor):
-                t = key
+                pairs = ((key, value),)
+            elif isinstance(key, SparseTensor):
+                pairs = _sparse_feed_pairs(key, value)
             else:
-                if isinstance(key, tuple) and type(key).__name__ == "SparseTensor":
-                    raise NotImplementedError("feeding SparseTensors is not supported yet")
                 t = _resolve_feed_key(graph, key)
                 if not isinstance(t, _Tensor):
                     raise TypeError(f"Cannot interpret feed_dict key as Tensor: {key!r} is not a Tensor")
-            if t.graph is not graph:
-                raise ValueError(f"Tensor {t} is not an element of this graph.")
-            if unfeedable and t in unfeedable:
-                raise ValueError(f"Tensor {t.name} may not be fed.")
-            dt = t._dtype.base_dtype
-            feed_ids.append(t._tid)
-            feed_vals.append(_feed_value(t, value, dt))
-            feed_types.append(dt._type_enum)
+                pairs = ((t, value),)
+            for t, v in pairs:
+                if t.graph is not graph:
+                    raise ValueError(f"Tensor {t} is not an element of this graph.")
+                if unfeedable and t in unfeedable:
+                    raise ValueError(f"Tensor {t.name} may not be fed.")
+                dt = t._dtype.base_dtype
+                feed_ids.append(t._tid)
+                feed_vals.append(_feed_value(t, v, dt))
+                feed_types.append(dt._type_enum)
         return feed_ids, feed_vals, feed_types
 
     def _call_native(self, feed_ids, feed_vals, feed_types, fetch_ids, target_ids, trace=False, timeout_ms=0):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 
 from ferroflow.framework import dtypes, ops, tensor_util
-from ferroflow.framework.tensor_shape import TensorShape, unknown_shape
+from ferroflow.framework.tensor_shape import TensorShape
 
 __all__ = ["SparseTensor", "SparseTensorValue", "convert_to_tensor_or_sparse_tensor", "is_sparse"]
 
@@ -45,6 +45,9 @@ class SparseTensor:
         self._dense_shape.get_shape().with_rank(1)
         self._indices.get_shape()[1].merge_with(self._dense_shape.get_shape()[0])
         self._indices.get_shape()[0].merge_with(self._values.get_shape()[0])
+        # The static dense shape where ``dense_shape`` is not a constant (set by ``set_shape`` and the ops
+        # that know their output's shape, as TensorFlow's ``_dense_shape_default``).
+        self._dense_shape_default = None
 
     @property
     def indices(self):
@@ -80,12 +83,18 @@ class SparseTensor:
         value = tensor_util.constant_value(self._dense_shape)
         if value is not None:
             return TensorShape([int(d) for d in value])
-        rank = self._dense_shape.get_shape()[0]
-        rank = rank if isinstance(rank, int) or rank is None else getattr(rank, "value", rank)
-        return unknown_shape() if rank is None else unknown_shape(rank=rank)
+        if self._dense_shape_default is not None:
+            return self._dense_shape_default
+        return tensor_util.constant_value_as_shape(self._dense_shape)
 
     def get_shape(self):
         return self.shape
+
+    def set_shape(self, shape):
+        """Narrows the static dense shape to ``shape`` (ValueError if they are incompatible)."""
+        if not isinstance(shape, TensorShape):
+            shape = TensorShape(shape)
+        self._dense_shape_default = self.shape.merge_with(shape)
 
     def consumers(self):
         return sorted({op for t in (self._indices, self._values, self._dense_shape) for op in t.consumers()},
@@ -113,6 +122,20 @@ class SparseTensor:
         from ferroflow.ops import math_ops
 
         return self.with_values(math_ops.negative(self._values))
+
+    def __mul__(self, other):
+        """``sp * dense``: the entries times the (broadcast) dense tensor (``SparseDenseCwiseMul``)."""
+        from ferroflow.ops import sparse_ops
+
+        return sparse_ops._sparse_dense_cwise("SparseDenseCwiseMul", self, other, "mul")
+
+    def __truediv__(self, other):
+        """``sp / dense``: the entries divided by the (broadcast) dense tensor (``SparseDenseCwiseDiv``)."""
+        from ferroflow.ops import sparse_ops
+
+        return sparse_ops._sparse_dense_cwise("SparseDenseCwiseDiv", self, other, "truediv")
+
+    __div__ = __truediv__
 
     def _as_parts(self):
         return self._indices, self._values, self._dense_shape

@@ -6,6 +6,7 @@ mod list;
 mod math;
 mod nn;
 mod nn_conv;
+mod sparse;
 
 use crate::registry::GradEntry;
 use crate::Grad;
@@ -82,6 +83,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     array::register(reg);
     nn::register(reg);
     nn_conv::register(reg);
+    sparse::register(reg);
 }
 
 /// One dense gradient.

@@ -15,6 +15,7 @@ mod logging;
 mod math;
 mod nn;
 mod random;
+mod sparse;
 mod state;
 
 use crate::attr::{Attrs, AttrsExt};
@@ -107,6 +108,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         math::ops(),
         nn::ops(),
         random::ops(),
+        sparse::ops(),
         state::ops(),
     ] {
         for d in list {

@@ -10,6 +10,7 @@ mod logging;
 mod math;
 mod nn;
 mod random;
+mod sparse;
 mod state;
 
 use crate::kernel::{Kernel, KernelFactory, OpContext};
@@ -27,6 +28,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     math::register(reg);
     nn::register(reg);
     random::register(reg);
+    sparse::register(reg);
     state::register(reg);
 }
 
