@@ -822,7 +822,11 @@ fn queue_shapes(ctx: &InferContext) -> Vec<PartialShape> {
     };
     let node = ctx.graph.node(src.node);
     if node.op.ends_with("QueueV2") {
-        node.attrs.shapes("shapes").unwrap_or_default()
+        let mut shapes = node.attrs.shapes("shapes").unwrap_or_default();
+        if node.op == "PriorityQueueV2" && !shapes.is_empty() {
+            shapes.insert(0, PartialShape::scalar());
+        }
+        shapes
     } else {
         Vec::new()
     }
@@ -925,11 +929,20 @@ fn create_factory(kind: QueueKind) -> KernelFactory {
     factory(move |init| {
         let a = &init.node.attrs;
         let capacity = a.int_or("capacity", -1)?;
+        let mut dtypes = a.dtypes("component_types")?;
+        let mut shapes = a.shapes("shapes")?;
+        if kind == QueueKind::Priority {
+            // TensorFlow's attrs leave out the int64 priority component.
+            dtypes.insert(0, DType::Int64);
+            if !shapes.is_empty() {
+                shapes.insert(0, PartialShape::scalar());
+            }
+        }
         let cfg = QueueConfig {
             kind,
             name: init.node.name.clone(),
-            dtypes: a.dtypes("component_types")?,
-            shapes: a.shapes("shapes")?,
+            dtypes,
+            shapes,
             capacity: usize::try_from(capacity).ok(),
             min_after_dequeue: a.int_or("min_after_dequeue", 0)?.max(0) as usize,
             seed: a.int_or("seed", 0)? as u64,
@@ -1001,9 +1014,53 @@ fn close_factory() -> KernelFactory {
     })
 }
 
+fn infer_count_up_to(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let d = ctx.expect_dtype(0, &[DType::Int32, DType::Int64])?;
+    ctx.expect_rank(0, 0)?;
+    Ok(vec![OutputInfo::new(d, PartialShape::scalar())])
+}
+
+/// `CountUpTo`: increments a scalar integer variable and outputs its old
+/// value, or fails with `OutOfRangeError` once it has reached `limit`
+/// (`limit_epochs` counts epochs with it).
+fn count_up_to_factory() -> KernelFactory {
+    factory(|init| {
+        let limit = init.node.attrs.int("limit")?;
+        Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+            let var = ctx.input_ref(0)?.clone();
+            let old = var.update(|t| {
+                fn bump<T: Element + Copy + Into<i64>>(
+                    t: &mut Tensor,
+                    limit: i64,
+                    one: T,
+                    add: fn(T, T) -> T,
+                ) -> Result<Tensor> {
+                    let v = t.make_mut::<T>()?;
+                    let old = v[0];
+                    if old.into() >= limit {
+                        return Err(Error::out_of_range(format!("Reached limit of {limit}")));
+                    }
+                    v[0] = add(old, one);
+                    Ok(Tensor::scalar(old))
+                }
+                match t.dtype() {
+                    DType::Int32 => bump::<i32>(t, limit, 1, |a, b| a + b),
+                    DType::Int64 => bump::<i64>(t, limit, 1, |a, b| a + b),
+                    d => Err(Error::invalid_argument(format!(
+                        "CountUpTo needs an int32 or int64 variable, got {d}"
+                    ))),
+                }
+            })?;
+            ctx.output(old);
+            Ok(())
+        }))
+    })
+}
+
 /// The graph-level definitions of the queue ops.
 pub fn op_defs() -> Vec<OpDef> {
     vec![
+        OpDef::new("CountUpTo", &["ref"], infer_count_up_to).refs(&[0]),
         OpDef::new("FIFOQueueV2", &[], infer_queue).stateful(),
         OpDef::new("PaddingFIFOQueueV2", &[], infer_queue).stateful(),
         OpDef::new("RandomShuffleQueueV2", &[], infer_queue).stateful(),
@@ -1022,6 +1079,7 @@ pub fn op_defs() -> Vec<OpDef> {
 /// The runtime kernels of the queue ops.
 pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
     vec![
+        ("CountUpTo", count_up_to_factory()),
         ("FIFOQueueV2", create_factory(QueueKind::Fifo)),
         ("PaddingFIFOQueueV2", create_factory(QueueKind::Padding)),
         ("RandomShuffleQueueV2", create_factory(QueueKind::Shuffle)),

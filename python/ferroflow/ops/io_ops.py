@@ -1,3 +1,159 @@
-"""(being written)"""
+"""TF1's readers (``tf.TFRecordReader``, ``tf.TextLineReader``, ``tf.FixedLengthRecordReader``,
+``tf.WholeFileReader``, ``tf.IdentityReader`` and their base ``tf.ReaderBase``) and the whole-file ops
+``tf.read_file``, ``tf.write_file``, ``tf.matching_files`` (also under ``tf.io``).
 
-__all__ = []
+A reader takes file names from a queue (``string_input_producer``) and yields ``(key, value)`` records; the
+reading runs in Rust and waits on the queue without holding the GIL.
+"""
+
+from __future__ import annotations
+
+from ferroflow.framework import dtypes, ops
+from ferroflow.ops._op_util import make, make_op
+from ferroflow.ops.data_flow_ops import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+
+__all__ = [
+    "ReaderBase",
+    "TFRecordReader",
+    "TextLineReader",
+    "FixedLengthRecordReader",
+    "WholeFileReader",
+    "IdentityReader",
+    "read_file",
+    "write_file",
+    "matching_files",
+    # tf.io's queue names
+    "PaddingFIFOQueue",
+    "PriorityQueue",
+    "QueueBase",
+    "RandomShuffleQueue",
+]
+
+
+def _queue_handle(queue):
+    return queue.queue_ref if hasattr(queue, "queue_ref") else ops.convert_to_tensor(queue)
+
+
+class ReaderBase:
+    """Base class for readers: the read ops over a reader handle (``reader_ref``)."""
+
+    def __init__(self, reader_ref, supports_serialize=False):
+        self._reader_ref = reader_ref
+        self._supports_serialize = supports_serialize
+
+    @property
+    def reader_ref(self):
+        """The reader's resource handle."""
+        return self._reader_ref
+
+    @property
+    def supports_serialize(self):
+        """Whether ``serialize_state`` and ``restore_state`` work for this reader."""
+        return self._supports_serialize
+
+    def read(self, queue, name=None):
+        """The next ``(key, value)`` record, taking a new file name from ``queue`` when one is used up;
+        ``OutOfRangeError`` once the queue is closed and empty."""
+        op = make_op("ReaderReadV2", [self._reader_ref, _queue_handle(queue)], {}, name=name)
+        return op.outputs[0], op.outputs[1]
+
+    def read_up_to(self, queue, num_records, name=None):
+        """Up to ``num_records`` records (``keys``, ``values`` vectors) from one file."""
+        n = ops.convert_to_tensor(num_records, dtype=dtypes.int64, name="num_records")
+        op = make_op("ReaderReadUpToV2", [self._reader_ref, _queue_handle(queue), n], {}, name=name)
+        return op.outputs[0], op.outputs[1]
+
+    def num_records_produced(self, name=None):
+        """An int64 tensor: the records read so far."""
+        return make("ReaderNumRecordsProducedV2", [self._reader_ref], {}, name=name)
+
+    def num_work_units_completed(self, name=None):
+        """An int64 tensor: the files finished so far."""
+        return make("ReaderNumWorkUnitsCompletedV2", [self._reader_ref], {}, name=name)
+
+    def serialize_state(self, name=None):
+        """A string tensor: the reader's state (``UnimplementedError`` for readers that cannot)."""
+        return make("ReaderSerializeStateV2", [self._reader_ref], {}, name=name)
+
+    def restore_state(self, state, name=None):
+        """An op restoring a state from ``serialize_state``."""
+        state = ops.convert_to_tensor(state, dtype=dtypes.string, name="state")
+        return make_op("ReaderRestoreStateV2", [self._reader_ref, state], {}, name=name)
+
+    def reset(self, name=None):
+        """An op returning the reader to its initial state."""
+        return make_op("ReaderResetV2", [self._reader_ref], {}, name=name)
+
+
+def _reader(op_type, name, **attrs):
+    attrs.setdefault("container", "")
+    attrs.setdefault("shared_name", "")
+    return make(op_type, [], attrs, name=name)
+
+
+class TFRecordReader(ReaderBase):
+    """Reads the records of TFRecord files; ``options`` (a ``TFRecordOptions`` or compression name) gives
+    the compression. Keys are ``file:offset``."""
+
+    def __init__(self, name=None, options=None):
+        from ferroflow.io.tf_record import TFRecordOptions
+
+        compression = TFRecordOptions.get_compression_type_string(options)
+        super().__init__(_reader("TFRecordReaderV2", name, compression_type=compression))
+
+
+class TextLineReader(ReaderBase):
+    """Reads the lines of text files (newlines removed), after ``skip_header_lines`` lines of each file.
+    Keys are ``file:line`` (1-based)."""
+
+    def __init__(self, skip_header_lines=None, name=None):
+        super().__init__(_reader("TextLineReaderV2", name, skip_header_lines=int(skip_header_lines or 0)))
+
+
+class FixedLengthRecordReader(ReaderBase):
+    """Reads records of ``record_bytes`` bytes between ``header_bytes`` and ``footer_bytes`` of each file,
+    one every ``hop_bytes`` bytes (default: back to back). Keys are ``file:index``."""
+
+    def __init__(self, record_bytes, header_bytes=None, footer_bytes=None, hop_bytes=None, name=None,
+                 encoding=None):
+        super().__init__(_reader(
+            "FixedLengthRecordReaderV2", name,
+            record_bytes=int(record_bytes),
+            header_bytes=int(header_bytes or 0),
+            footer_bytes=int(footer_bytes or 0),
+            hop_bytes=int(hop_bytes or 0),
+            encoding=encoding or "",
+        ))
+
+
+class WholeFileReader(ReaderBase):
+    """Reads each file whole: key the file name, value its contents."""
+
+    def __init__(self, name=None):
+        super().__init__(_reader("WholeFileReaderV2", name))
+
+
+class IdentityReader(ReaderBase):
+    """Outputs each work item itself as key and value (supports ``serialize_state``)."""
+
+    def __init__(self, name=None):
+        super().__init__(_reader("IdentityReaderV2", name), supports_serialize=True)
+
+
+def read_file(filename, name=None):
+    """A string tensor: the contents of the file ``filename``."""
+    filename = ops.convert_to_tensor(filename, dtype=dtypes.string, name="filename")
+    return make("ReadFile", [filename], {}, name=name)
+
+
+def write_file(filename, contents, name=None):
+    """An op writing ``contents`` to ``filename`` (atomically; parent directories are created)."""
+    filename = ops.convert_to_tensor(filename, dtype=dtypes.string, name="filename")
+    contents = ops.convert_to_tensor(contents, dtype=dtypes.string, name="contents")
+    return make_op("WriteFile", [filename, contents], {}, name=name)
+
+
+def matching_files(pattern, name=None):
+    """A string vector: the sorted files matching the glob ``pattern`` (a string or a vector of them)."""
+    pattern = ops.convert_to_tensor(pattern, dtype=dtypes.string, name="pattern")
+    return make("MatchingFiles", [pattern], {}, name=name)
