@@ -102,12 +102,8 @@ def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, 
         default_value = "" if sp.dtype == dtypes.string else np.zeros((), sp.dtype.as_numpy_dtype)
     with ops.name_scope(name, "sparse_tensor_to_dense", [sp.indices, sp.values, sp.dense_shape]) as scope:
         default = ops.convert_to_tensor(default_value, dtype=sp.dtype, name="default_value")
-        y = make("SparseToDense", [sp.indices, sp.dense_shape, sp.values, default],
-                 {"validate_indices": bool(validate_indices)}, scope)
-    static = sp.get_shape()
-    if static.rank is not None:
-        y.set_shape(y.get_shape().merge_with(static))
-    return y
+        return make("SparseToDense", [sp.indices, sp.dense_shape, sp.values, default],
+                    {"validate_indices": bool(validate_indices)}, scope)
 
 
 def from_dense(tensor, name=None):
@@ -348,12 +344,7 @@ def expand_dims(sp_input, axis=None, name=None):
             indices = array_ops.concat(parts, 1)
             one = ops.convert_to_tensor([1], dtype=dtypes.int64)
             shape = array_ops.concat([sp.dense_shape[:a], one, sp.dense_shape[a:]], 0)
-            old = sp.get_shape()
-            out = SparseTensor(indices, sp.values, shape)
-            if old.rank is not None:
-                dims = old.as_list()
-                out.set_shape(TensorShape(dims[:a] + [1] + dims[a:]))
-            return out
+            return SparseTensor(indices, sp.values, shape)
         axis = ops.convert_to_tensor(axis, dtype=dtypes.int32, name="axis")
         r = math_ops.cast(array_ops.size(sp.dense_shape), dtypes.int32)
         axis = array_ops.where(axis >= 0, axis, axis + r + 1)

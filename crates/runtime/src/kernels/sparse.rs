@@ -409,7 +409,7 @@ fn reshape(ctx: &mut OpContext<'_>) -> Result<()> {
     if let Some(u) = unknown {
         if known == 0 || dense % known != 0 {
             return Err(Error::invalid_argument(format!(
-                "Input to reshape is a SparseTensor with {dense} dense values, but the requested shape requires a multiple of {known}. inputShape={} outputShape={}",
+                "Input to reshape is a SparseTensor with {dense} dense values, but the requested shape requires a multiple of {known}. input_shape={} output_shape={}",
                 shape_text(&in_shape),
                 shape_text(&target)
             )));
@@ -417,7 +417,7 @@ fn reshape(ctx: &mut OpContext<'_>) -> Result<()> {
         out_shape[u] = dense / known;
     } else if known != dense {
         return Err(Error::invalid_argument(format!(
-            "Input to reshape is a tensor with {dense} dense values, but the requested shape has {known}. inputShape={} outputShape={}",
+            "Input to reshape is a tensor with {dense} dense values, but the requested shape has {known}. input_shape={} output_shape={}",
             shape_text(&in_shape),
             shape_text(&target)
         )));
@@ -663,17 +663,6 @@ fn reduction_mask(axes: &[i64], rank: usize) -> Result<Vec<bool>> {
     Ok(mask)
 }
 
-/// The lowest value of a type: TensorFlow's starting point of a max (`NumTraits::lowest`).
-fn lowest<T: Scalar>() -> T {
-    if !T::IS_FLOAT {
-        T::min_value()
-    } else if std::mem::size_of::<T>() == 4 {
-        T::from_f64(f32::MIN as f64)
-    } else {
-        T::from_f64(f64::MIN)
-    }
-}
-
 /// Sum or max of the values falling on each output position, in row-major
 /// order of the positions that have values.
 fn reduce_groups<T: Scalar>(v: &[T], lin: &[i64], max: bool) -> BTreeMap<i64, T> {
@@ -697,8 +686,8 @@ fn reduce_groups<T: Scalar>(v: &[T], lin: &[i64], max: bool) -> BTreeMap<i64, T>
 }
 
 fn reduce_dense<T: Scalar>(v: &[T], lin: &[i64], max: bool, shape: Shape) -> Result<Tensor> {
-    let init = if max { lowest::<T>() } else { T::zero() };
-    let mut out = vec![init; shape.num_elements()];
+    // Positions without entries are 0 for max as for sum (TensorFlow's result).
+    let mut out = vec![T::zero(); shape.num_elements()];
     for (l, x) in reduce_groups(v, lin, max) {
         out[l as usize] = x;
     }
