@@ -250,3 +250,43 @@ def test_compat_v1_helpers_and_one_shot_is_lazy():
             assert [int(v) for v in _drain(s, it.get_next())] == [0, 1, 2]
             s.run(it2.initializer)
             assert int(s.run(it2.get_next())) == 0
+
+
+def test_from_generator_errors_are_typed():
+    def wrong_type():
+        yield np.zeros(2)
+
+    def wrong_shape():
+        yield np.zeros(3, np.int64)
+
+    def raises():
+        yield 1
+        raise RuntimeError("generator broke")
+
+    with tf.Graph().as_default():
+        a = tf.data.Dataset.from_generator(wrong_type, tf.int64).make_one_shot_iterator().get_next()
+        b = tf.data.Dataset.from_generator(wrong_shape, tf.int64, tf.TensorShape([2])) \
+            .make_one_shot_iterator().get_next()
+        c = tf.data.Dataset.from_generator(raises, tf.int64).make_one_shot_iterator().get_next()
+        with tf.Session() as s:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="could not be converted"):
+                s.run(a)
+            with pytest.raises(tf.errors.InvalidArgumentError, match="shape"):
+                s.run(b)
+            assert int(s.run(c)) == 1
+            with pytest.raises(tf.errors.UnknownError, match="generator broke"):
+                s.run(c)
+
+
+def test_from_generator_with_prefetch_closes_cleanly():
+    def forever():
+        i = 0
+        while True:
+            yield i
+            i += 1
+
+    with tf.Graph().as_default():
+        nxt = tf.data.Dataset.from_generator(forever, tf.int64).prefetch(4).make_one_shot_iterator().get_next()
+        s = tf.Session()
+        assert [int(s.run(nxt)) for _ in range(3)] == [0, 1, 2]
+        s.close()

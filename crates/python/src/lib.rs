@@ -6,6 +6,7 @@
 mod checkpoint;
 mod convert;
 mod errors;
+mod generator;
 mod records;
 
 use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
@@ -625,6 +626,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     checkpoint::register(m)?;
     ferroflow_records::register();
     ferroflow_data::register();
+    generator::register();
     records::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<Session>()?;

@@ -11,6 +11,8 @@ function reads its current value).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ferroflow.data import _structure as structure
@@ -203,7 +205,25 @@ class Dataset:
 
     @staticmethod
     def from_generator(generator, output_types, output_shapes=None, args=None):
-        raise NotImplementedError("ferroflow: Dataset.from_generator is not supported yet.")
+        """The elements a Python generator yields (``generator(*args)``, called afresh for each iteration).
+
+        Each element must match ``output_types`` (and ``output_shapes``, when given); the generator runs
+        with the GIL on the thread that pulls elements.
+        """
+        if not callable(generator):
+            raise TypeError("`generator` must be callable.")
+        s = structure.structure_from(output_types, output_shapes)
+        for sp in structure.flatten(s):
+            if isinstance(sp, structure.SparseSpec):
+                raise TypeError("from_generator yields dense tensors only.")
+        args = tuple(args) if args is not None else ()
+        token = next(_GENERATOR_TOKENS)
+        _GENERATORS[token] = (generator, args, s)
+        a = structure.type_attrs(s)
+        a["token"] = token
+        with ops.name_scope(None, "FromGenerator"):
+            v = make("PyGeneratorDataset", [], a)
+        return Dataset(v, s)
 
     # -- transformations -----------------------------------------------------
     def concatenate(self, dataset):
@@ -428,6 +448,82 @@ class Dataset:
         raise RuntimeError(
             "`tf.data.Dataset` only supports Python-style iteration in eager mode; use make_one_shot_iterator()."
         )
+
+
+# -- from_generator: the registry the PyGeneratorDataset kernel calls into (with the GIL) --
+
+_GENERATORS = {}
+_GENERATOR_TOKENS = itertools.count(1)
+
+
+def _generator_start(token):
+    """A fresh iterator over the generator registered as ``token``."""
+    generator, args, _ = _GENERATORS[token]
+    return iter(generator(*[_as_numpy_arg(a) for a in args]))
+
+
+def _as_numpy_arg(a):
+    """An argument as TensorFlow hands it to the generator: through a tensor (strings become bytes)."""
+    if isinstance(a, str):
+        return a.encode()
+    if isinstance(a, bytes):
+        return a
+    arr = np.asarray(a)
+    if arr.dtype.kind == "U":
+        arr = np.char.encode(arr)
+    return arr[()] if arr.ndim == 0 else arr
+
+
+def _as_component(value, spec):
+    np_dtype = spec.dtype.as_numpy_dtype
+    if spec.dtype == dtypes.string:
+        arr = np.asarray(value, dtype=object)
+        flat = [v.encode() if isinstance(v, str) else bytes(v) for v in arr.ravel()]
+        shape = arr.shape
+    else:
+        try:
+            arr = np.asarray(value)
+            if arr.dtype != np_dtype:
+                if arr.dtype == object or (arr.dtype.kind in "fc" and np.dtype(np_dtype).kind in "iub") or (
+                    arr.dtype.kind in "SU"
+                ):
+                    raise TypeError
+                arr = arr.astype(np_dtype)
+        except (TypeError, ValueError):
+            raise TypeError(
+                "`generator` yielded an element that could not be converted to the expected type. The expected "
+                f"type was {spec.dtype.name}, but the yielded element was {value!r}."
+            ) from None
+        shape = arr.shape
+    if not spec.shape.is_compatible_with(TensorShape(list(shape))):
+        raise ValueError(
+            f"`generator` yielded an element of shape {tuple(shape)} where an element of shape "
+            f"{tuple(spec.shape.as_list()) if spec.shape.rank is not None else None} was expected."
+        )
+    if spec.dtype == dtypes.string:
+        return ("strings", list(shape), flat)
+    return arr if arr.flags.c_contiguous else arr.copy(order="C")
+
+
+def _generator_next(state, token):
+    """The next element's components, converted, or None at the end."""
+    try:
+        value = next(state)
+    except StopIteration:
+        return None
+    s = _GENERATORS[token][2]
+    if structure.is_nested(s):
+        if isinstance(value, list):
+            value = tuple(value)
+        if not structure.same_structure(s, value):
+            raise TypeError(
+                f"`generator` yielded an element that did not match the expected structure. The expected "
+                f"structure was {structure.types_of(s)}, but the yielded element was {value!r}."
+            )
+        leaves = structure.flatten(value)
+    else:
+        leaves = [value]
+    return [_as_component(v, sp) for v, sp in zip(leaves, structure.flatten(s))]
 
 
 def _most_specific(a, b):
