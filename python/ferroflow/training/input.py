@@ -259,7 +259,7 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
            dynamic_pad=False, allow_smaller_final_batch=False, shared_name=None, name=None, join=False):
     lists = _as_tensor_list_list(tensors) if join else [_as_tensor_list(tensors)]
     flat = [t for tl in lists for t in tl]
-    with ops.name_scope(name, "batch", flat + [keep_input]) as name:
+    with ops.name_scope(name, "batch_join" if join else "batch", flat + [keep_input]) as name:
         lists = _validate_join(lists)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
         types = _dtypes(lists)
@@ -279,7 +279,7 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
                    join=False):
     lists = _as_tensor_list_list(tensors) if join else [_as_tensor_list(tensors)]
     flat = [t for tl in lists for t in tl]
-    with ops.name_scope(name, "shuffle_batch", flat + [keep_input]) as name:
+    with ops.name_scope(name, "shuffle_batch_join" if join else "shuffle_batch", flat + [keep_input]) as name:
         if capacity <= min_after_dequeue:
             raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue {min_after_dequeue}.")
         lists = _validate_join(lists)
