@@ -1,0 +1,432 @@
+//! `tf.train.Example` and `SequenceExample` parsing as graph ops:
+//! `ParseExampleV2` (what `tf.compat.v1.parse_example` and
+//! `parse_single_example` emit in TensorFlow 2.x), `ParseExample` (v1),
+//! `ParseSingleExample`, `ParseSequenceExampleV2` and
+//! `ParseSingleSequenceExample`, with TensorFlow's input names, attributes
+//! and error messages.
+//!
+//! The messages are read straight from their wire format ([`wire`]) into
+//! the output buffers ([`example`]); tf.data's `parse_example_dataset`
+//! reuses [`parse_batch`] directly.
+
+pub mod example;
+mod sequence;
+pub mod wire;
+
+use std::sync::Once;
+
+use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
+use ferroflow_runtime::{factory, KernelFactory, OpContext};
+use ferroflow_tensor::{DType, Error, Result, Tensor};
+
+pub use example::{parse_batch, DenseSpec, Parsed, SparseSpec, Spec};
+
+/// Registers the parsing ops and kernels (idempotent).
+pub(crate) fn register() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        for def in op_defs() {
+            ferroflow_graph::register_op(def);
+        }
+        for (name, f) in kernels() {
+            ferroflow_runtime::register_kernel(name, f);
+        }
+    });
+}
+
+/// The graph-level definitions of the parsing ops.
+pub fn op_defs() -> Vec<OpDef> {
+    let mut v = vec![
+        OpDef::new(
+            "ParseExampleV2",
+            &[
+                "serialized",
+                "names",
+                "sparse_keys",
+                "dense_keys",
+                "ragged_keys",
+                "dense_defaults*",
+            ],
+            infer_parse_example_v2,
+        ),
+        OpDef::new(
+            "ParseExample",
+            &[
+                "serialized",
+                "names",
+                "sparse_keys*",
+                "dense_keys*",
+                "dense_defaults*",
+            ],
+            infer_parse_example_v1,
+        ),
+        OpDef::new(
+            "ParseSingleExample",
+            &["serialized", "dense_defaults*"],
+            infer_parse_single_example,
+        ),
+    ];
+    v.extend(sequence::op_defs());
+    v
+}
+
+fn kernels() -> Vec<(&'static str, KernelFactory)> {
+    let mut v: Vec<(&'static str, KernelFactory)> = vec![
+        (
+            "ParseExampleV2",
+            factory(|init| {
+                let attrs = ExampleAttrs::v2(&init.node.attrs)?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let sparse_keys = strings(ctx.input(2)?, "sparse_keys")?.to_vec();
+                    let dense_keys = strings(ctx.input(3)?, "dense_keys")?.to_vec();
+                    let ragged_keys = strings(ctx.input(4)?, "ragged_keys")?;
+                    if !ragged_keys.is_empty() {
+                        return Err(Error::unimplemented(
+                            "ParseExampleV2: RaggedFeature is not supported by ferroflow yet",
+                        ));
+                    }
+                    run_parse(ctx, &attrs, sparse_keys, dense_keys, 5, true)
+                }))
+            }),
+        ),
+        (
+            "ParseExample",
+            factory(|init| {
+                let attrs = ExampleAttrs::v1(&init.node.attrs)?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let ns = attrs.sparse_types.len();
+                    let nd = attrs.dense_types.len();
+                    let sparse_keys = (0..ns)
+                        .map(|i| scalar_string(ctx.input(2 + i)?, "sparse_keys"))
+                        .collect::<Result<_>>()?;
+                    let dense_keys = (0..nd)
+                        .map(|i| scalar_string(ctx.input(2 + ns + i)?, "dense_keys"))
+                        .collect::<Result<_>>()?;
+                    run_parse(ctx, &attrs, sparse_keys, dense_keys, 2 + ns + nd, true)
+                }))
+            }),
+        ),
+        (
+            "ParseSingleExample",
+            factory(|init| {
+                let a = &init.node.attrs;
+                let attrs = ExampleAttrs::single(a)?;
+                let sparse_keys = str_list(a, "sparse_keys")?;
+                let dense_keys = str_list(a, "dense_keys")?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    run_parse(
+                        ctx,
+                        &attrs,
+                        sparse_keys.clone(),
+                        dense_keys.clone(),
+                        1,
+                        false,
+                    )
+                }))
+            }),
+        ),
+    ];
+    v.extend(sequence::kernels());
+    v
+}
+
+/// The attributes the three Example ops share.
+struct ExampleAttrs {
+    sparse_types: Vec<DType>,
+    dense_types: Vec<DType>,
+    dense_shapes: Vec<Vec<i64>>,
+}
+
+impl ExampleAttrs {
+    fn build(a: &Attrs, num_sparse: &str) -> Result<Self> {
+        let sparse_types = a.dtypes("sparse_types")?;
+        let n = a.int_or(num_sparse, sparse_types.len() as i64)?;
+        if n != sparse_types.len() as i64 {
+            return Err(Error::invalid_argument(format!(
+                "len(sparse_types) != {num_sparse}: {} vs. {n}",
+                sparse_types.len()
+            )));
+        }
+        let dense_types = a.dtypes("Tdense")?;
+        let dense_shapes = shape_list(a, "dense_shapes")?;
+        if dense_shapes.len() != dense_types.len() {
+            return Err(Error::invalid_argument(format!(
+                "len(dense_shapes) != len(Tdense): {} vs. {}",
+                dense_shapes.len(),
+                dense_types.len()
+            )));
+        }
+        Ok(ExampleAttrs {
+            sparse_types,
+            dense_types,
+            dense_shapes,
+        })
+    }
+    fn v2(a: &Attrs) -> Result<Self> {
+        if !a.dtypes("ragged_value_types")?.is_empty() {
+            return Err(Error::unimplemented(
+                "ParseExampleV2: RaggedFeature is not supported by ferroflow yet",
+            ));
+        }
+        Self::build(a, "num_sparse")
+    }
+    fn v1(a: &Attrs) -> Result<Self> {
+        let s = Self::build(a, "Nsparse")?;
+        let nd = a.int_or("Ndense", s.dense_types.len() as i64)?;
+        if nd != s.dense_types.len() as i64 {
+            return Err(Error::invalid_argument(format!(
+                "len(Tdense) != Ndense: {} vs. {nd}",
+                s.dense_types.len()
+            )));
+        }
+        Ok(s)
+    }
+    fn single(a: &Attrs) -> Result<Self> {
+        Self::build(a, "num_sparse")
+    }
+}
+
+/// A `list(shape)` attribute as dims (-1 for unknown ones).
+pub(crate) fn shape_list(a: &Attrs, name: &str) -> Result<Vec<Vec<i64>>> {
+    a.shapes(name)?
+        .iter()
+        .map(|s| {
+            s.dims()
+                .map(|d| d.iter().map(|x| x.map_or(-1, |v| v as i64)).collect())
+                .ok_or_else(|| {
+                    Error::invalid_argument(format!("{name}: every shape must have a known rank"))
+                })
+        })
+        .collect()
+}
+
+/// A `list(string)` attribute (an empty list may arrive untyped).
+pub(crate) fn str_list(a: &Attrs, name: &str) -> Result<Vec<Vec<u8>>> {
+    match a.get(name) {
+        None => Ok(Vec::new()),
+        Some(AttrValue::StrList(v)) => Ok(v.clone()),
+        Some(AttrValue::IntList(v)) if v.is_empty() => Ok(Vec::new()),
+        Some(AttrValue::TypeList(v)) if v.is_empty() => Ok(Vec::new()),
+        Some(_) => Err(Error::invalid_argument(format!(
+            "attribute '{name}' must be a list of strings"
+        ))),
+    }
+}
+
+pub(crate) fn strings<'a>(t: &'a Tensor, what: &str) -> Result<&'a [Vec<u8>]> {
+    t.as_slice::<Vec<u8>>().map_err(|_| {
+        Error::invalid_argument(format!("{what} must be a string tensor, got {}", t.dtype()))
+    })
+}
+
+fn scalar_string(t: &Tensor, what: &str) -> Result<Vec<u8>> {
+    match (t.rank(), strings(t, what)?) {
+        (0, [s]) => Ok(s.clone()),
+        _ => Err(Error::invalid_argument(format!(
+            "{what} must be scalars, got shape {}",
+            t.shape()
+        ))),
+    }
+}
+
+fn run_parse(
+    ctx: &mut OpContext<'_>,
+    attrs: &ExampleAttrs,
+    sparse_keys: Vec<Vec<u8>>,
+    dense_keys: Vec<Vec<u8>>,
+    defaults_at: usize,
+    has_names: bool,
+) -> Result<()> {
+    if sparse_keys.len() != attrs.sparse_types.len() {
+        return Err(Error::invalid_argument(format!(
+            "Expected len(sparse_keys) == len(sparse_types) but got: {} vs. {}",
+            sparse_keys.len(),
+            attrs.sparse_types.len()
+        )));
+    }
+    if dense_keys.len() != attrs.dense_types.len() {
+        return Err(Error::invalid_argument(format!(
+            "Expected len(dense_keys) == len(Tdense) but got: {} vs. {}",
+            dense_keys.len(),
+            attrs.dense_types.len()
+        )));
+    }
+    let sparse = sparse_keys
+        .into_iter()
+        .zip(&attrs.sparse_types)
+        .map(|(key, &dtype)| SparseSpec { key, dtype })
+        .collect();
+    let mut dense = Vec::with_capacity(dense_keys.len());
+    for (i, key) in dense_keys.into_iter().enumerate() {
+        let default = ctx.input(defaults_at + i)?.clone();
+        dense.push(DenseSpec::new(
+            key,
+            attrs.dense_types[i],
+            attrs.dense_shapes[i].clone(),
+            Some(default),
+        )?);
+    }
+    let spec = Spec::new(sparse, dense)?;
+    let serialized = ctx.input(0)?;
+    let scalar = match serialized.rank() {
+        0 => true,
+        1 => false,
+        r => {
+            return Err(Error::invalid_argument(format!(
+                "Expected serialized to be a scalar or vector, got shape {} (rank {r})",
+                serialized.shape()
+            )))
+        }
+    };
+    if !has_names && !scalar {
+        return Err(Error::invalid_argument(format!(
+            "Expected serialized to be a scalar, got shape: {}",
+            serialized.shape()
+        )));
+    }
+    let records = strings(serialized, "serialized")?;
+    let names: &[Vec<u8>] = if has_names {
+        let n = ctx.input(1)?;
+        let names = strings(n, "names")?;
+        if !names.is_empty() && n.dims() != serialized.dims() {
+            return Err(Error::invalid_argument(format!(
+                "Expected names have the same shape as serialized: {} vs {}",
+                n.shape(),
+                serialized.shape()
+            )));
+        }
+        names
+    } else {
+        &[]
+    };
+    let parsed = parse_batch(&spec, records, names, scalar)?;
+    let (mut idx, mut vals, mut shapes) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, v, s) in parsed.sparse {
+        idx.push(i);
+        vals.push(v);
+        shapes.push(s);
+    }
+    for t in idx
+        .into_iter()
+        .chain(vals)
+        .chain(shapes)
+        .chain(parsed.dense)
+    {
+        ctx.output(t);
+    }
+    Ok(())
+}
+
+/// Static shapes of the outputs: sparse indices `[?, rank+1]`, values
+/// `[?]`, dense shapes `[rank+1]`, dense values `batch + shape`.
+pub(crate) fn example_outputs(
+    batch: &PartialShape,
+    sparse_types: &[DType],
+    dense_types: &[DType],
+    dense_shapes: &[Vec<i64>],
+) -> Vec<OutputInfo> {
+    let width = batch.rank().map(|r| r + 1);
+    let mut out = Vec::new();
+    for _ in sparse_types {
+        out.push(OutputInfo::new(
+            DType::Int64,
+            PartialShape::from_dims(vec![None, width]),
+        ));
+    }
+    for &t in sparse_types {
+        out.push(OutputInfo::new(t, PartialShape::from_dims(vec![None])));
+    }
+    for _ in sparse_types {
+        out.push(OutputInfo::new(
+            DType::Int64,
+            PartialShape::from_dims(vec![width]),
+        ));
+    }
+    for (&t, shape) in dense_types.iter().zip(dense_shapes) {
+        let s = match batch.dims() {
+            None => PartialShape::unknown(),
+            Some(b) => {
+                let mut dims = b.to_vec();
+                dims.extend(shape.iter().map(|&d| usize::try_from(d).ok()));
+                PartialShape::from_dims(dims)
+            }
+        };
+        out.push(OutputInfo::new(t, s));
+    }
+    out
+}
+
+fn infer_common(ctx: &InferContext, attrs: &ExampleAttrs, first_default: usize) -> Result<()> {
+    ctx.expect_dtype(0, &[DType::String])?;
+    let want = first_default + attrs.dense_types.len();
+    if ctx.num_inputs() != want {
+        return Err(ctx.shape_error(format!(
+            "Expected {want} inputs ({} dense defaults), got {}",
+            attrs.dense_types.len(),
+            ctx.num_inputs()
+        )));
+    }
+    for (i, &t) in attrs.dense_types.iter().enumerate() {
+        if ctx.dtype(first_default + i) != t {
+            return Err(Error::type_error(format!(
+                "dense_defaults[{i}] of '{}' must be {t}, got {}",
+                ctx.name,
+                ctx.dtype(first_default + i)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn infer_parse_example_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let attrs = ExampleAttrs::build(ctx.attrs(), "num_sparse")?;
+    infer_common(ctx, &attrs, 5)?;
+    let batch = ctx.shape(0).clone();
+    if batch.rank().is_some_and(|r| r > 1) {
+        return Err(ctx.shape_error("Shape must be at most rank 1"));
+    }
+    let mut out = example_outputs(
+        &batch,
+        &attrs.sparse_types,
+        &attrs.dense_types,
+        &attrs.dense_shapes,
+    );
+    // Ragged outputs (values, row splits); the kernel rejects them for now.
+    let values = ctx.attrs().dtypes("ragged_value_types")?;
+    let splits = ctx.attrs().dtypes("ragged_split_types")?;
+    for t in values {
+        out.push(OutputInfo::new(t, PartialShape::from_dims(vec![None])));
+    }
+    for t in splits {
+        out.push(OutputInfo::new(t, PartialShape::from_dims(vec![None])));
+    }
+    Ok(out)
+}
+
+fn infer_parse_example_v1(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let attrs = ExampleAttrs::v1(ctx.attrs())?;
+    infer_common(
+        ctx,
+        &attrs,
+        2 + attrs.sparse_types.len() + attrs.dense_types.len(),
+    )?;
+    let batch = ctx.shape(0).with_rank(1, "serialized")?;
+    Ok(example_outputs(
+        &batch,
+        &attrs.sparse_types,
+        &attrs.dense_types,
+        &attrs.dense_shapes,
+    ))
+}
+
+fn infer_parse_single_example(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let attrs = ExampleAttrs::single(ctx.attrs())?;
+    infer_common(ctx, &attrs, 1)?;
+    let batch = ctx.shape(0).with_rank(0, "serialized")?;
+    Ok(example_outputs(
+        &batch,
+        &attrs.sparse_types,
+        &attrs.dense_types,
+        &attrs.dense_shapes,
+    ))
+}
