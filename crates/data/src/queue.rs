@@ -258,25 +258,20 @@ impl Queue {
                 cfg.shapes.len()
             )));
         }
-        match cfg.kind {
-            QueueKind::Padding => {
-                if cfg.shapes.is_empty() || cfg.shapes.iter().any(|s| s.rank().is_none()) {
-                    return Err(Error::invalid_argument(format!(
-                        "PaddingFIFOQueue '{}': shapes must be given, each of known rank \
-                         (dimensions may be unknown)",
-                        cfg.name
-                    )));
-                }
-            }
-            QueueKind::Priority => {
-                if cfg.dtypes.first() != Some(&DType::Int64) {
-                    return Err(Error::invalid_argument(format!(
-                        "PriorityQueue '{}': the first component must be the int64 priority",
-                        cfg.name
-                    )));
-                }
-            }
-            _ => {}
+        let padding_shapes_missing =
+            cfg.shapes.is_empty() || cfg.shapes.iter().any(|s| s.rank().is_none());
+        if cfg.kind == QueueKind::Padding && padding_shapes_missing {
+            return Err(Error::invalid_argument(format!(
+                "PaddingFIFOQueue '{}': shapes must be given, each of known rank \
+                 (dimensions may be unknown)",
+                cfg.name
+            )));
+        }
+        if cfg.kind == QueueKind::Priority && cfg.dtypes.first() != Some(&DType::Int64) {
+            return Err(Error::invalid_argument(format!(
+                "PriorityQueue '{}': the first component must be the int64 priority",
+                cfg.name
+            )));
         }
         let store = match cfg.kind {
             QueueKind::Fifo | QueueKind::Padding => Store::Deque(VecDeque::new()),

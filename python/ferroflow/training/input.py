@@ -9,7 +9,9 @@ scalar summary of how full the queue is, with TensorFlow's names (``fraction_of_
 ``MonitoredTrainingSession`` or ``Supervisor`` starts them itself). ``num_epochs`` counts epochs in a local
 variable: initialize it with ``tf.local_variables_initializer()``.
 
-SparseTensor components are not supported by the batching functions yet.
+SparseTensor components travel through the queues serialized (``serialize_sparse``, or
+``serialize_many_sparse`` with ``enqueue_many``) and come back as one batched SparseTensor (rank one higher),
+the result TensorFlow's batching gives.
 """
 
 from __future__ import annotations
@@ -173,9 +175,51 @@ def _validate(tensor_list):
 
     if not tensor_list:
         raise ValueError("Expected at least one tensor in batch().")
-    if any(sparse_tensor.is_sparse(t) for t in tensor_list):
-        raise NotImplementedError("SparseTensor components in tf.train.batch are not supported by ferroflow yet")
-    return [ops.convert_to_tensor(t) for t in tensor_list]
+    return [t if sparse_tensor.is_sparse(t) else ops.convert_to_tensor(t) for t in tensor_list]
+
+
+class _SparseInfo:
+    """How a SparseTensor component was stored in the queue: its dtype and rank (of one element)."""
+
+    def __init__(self, dtype, rank):
+        self.dtype = dtype
+        self.rank = rank
+
+
+def _store_sparse(tensor_list, enqueue_many):
+    """``tensor_list`` with each SparseTensor replaced by its serialized form, and per component the
+    ``_SparseInfo`` needed to restore it (``None`` for dense components)."""
+    from ferroflow.framework import sparse_tensor
+    from ferroflow.ops import parsing_ops
+
+    stored, info = [], []
+    for t in tensor_list:
+        if not sparse_tensor.is_sparse(t):
+            stored.append(t)
+            info.append(None)
+            continue
+        rank = t.dense_shape.get_shape().dims[0] if t.dense_shape.get_shape().dims else None
+        rank = None if rank is None else int(rank)
+        if enqueue_many:
+            stored.append(parsing_ops.serialize_many_sparse(t))
+            info.append(_SparseInfo(t.dtype, None if rank is None else rank - 1))
+        else:
+            stored.append(parsing_ops.serialize_sparse(t))
+            info.append(_SparseInfo(t.dtype, rank))
+    return stored, info
+
+
+def _restore_sparse(dequeued, info):
+    """The dequeued batch with serialized sparse components deserialized into batched SparseTensors."""
+    if not any(info):
+        return dequeued
+    from ferroflow.ops import parsing_ops
+
+    single = not isinstance(dequeued, (list, tuple))
+    items = [dequeued] if single else list(dequeued)
+    out = [parsing_ops.deserialize_many_sparse(t, i.dtype, rank=None if i.rank is None else i.rank + 1)
+           if i is not None else t for t, i in zip(items, info)]
+    return out[0] if single else out
 
 
 def _validate_join(tensor_list_list):
@@ -209,9 +253,11 @@ def _dtypes(tensor_list_list):
     return types
 
 
-def _shapes(tensor_list_list, shapes, enqueue_many):
+def _shapes(tensor_list_list, shapes, enqueue_many, sparse_info=None):
     if shapes is not None:
-        return [as_shape(s) for s in shapes]
+        shapes = [as_shape(s) for s in shapes]
+        # A serialized SparseTensor element is a string vector of 3.
+        return [TensorShape([3]) if i is not None else s for s, i in zip(shapes, sparse_info or [None] * len(shapes))]
     n = len(tensor_list_list[0])
     out = []
     for i in range(n):
@@ -262,15 +308,17 @@ def _batch(tensors, batch_size, keep_input, num_threads=1, capacity=32, enqueue_
     with ops.name_scope(name, "batch_join" if join else "batch", flat + [keep_input]) as name:
         lists = _validate_join(lists)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        stored = [_store_sparse(tl, enqueue_many) for tl in lists]
+        lists, info = [tl for tl, _ in stored], stored[0][1]
         types = _dtypes(lists)
-        shapes = _shapes(lists, shapes, enqueue_many)
+        shapes = _shapes(lists, shapes, enqueue_many, info)
         queue = _which_queue(dynamic_pad)(capacity=capacity, dtypes=types, shapes=shapes,
                                           shared_name=shared_name)
         _enqueue_ops(queue, lists, 1 if join else num_threads, enqueue_many, keep_input)
         _fraction_summary(f"fraction_of_{capacity}_full",
                           array_ops.cast(queue.size(), dtypes.float32) * (1.0 / capacity))
         dequeue = queue.dequeue_up_to if allow_smaller_final_batch else queue.dequeue_many
-        dequeued = dequeue(batch_size, name=name)
+        dequeued = _restore_sparse(dequeue(batch_size, name=name), info)
         return _as_original_type(tensors[0] if join else tensors, dequeued)
 
 
@@ -284,8 +332,10 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
             raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue {min_after_dequeue}.")
         lists = _validate_join(lists)
         keep_input = _validate_keep_input(keep_input, enqueue_many)
+        stored = [_store_sparse(tl, enqueue_many) for tl in lists]
+        lists, info = [tl for tl, _ in stored], stored[0][1]
         types = _dtypes(lists)
-        shapes = _shapes(lists, shapes, enqueue_many)
+        shapes = _shapes(lists, shapes, enqueue_many, info)
         queue = data_flow_ops.RandomShuffleQueue(capacity=capacity, min_after_dequeue=min_after_dequeue, seed=seed,
                                                  dtypes=types, shapes=shapes, shared_name=shared_name)
         _enqueue_ops(queue, lists, 1 if join else num_threads, enqueue_many, keep_input)
@@ -293,7 +343,7 @@ def _shuffle_batch(tensors, batch_size, capacity, min_after_dequeue, keep_input,
         full = array_ops.cast(over, dtypes.float32) * (1.0 / (capacity - min_after_dequeue))
         _fraction_summary(f"fraction_over_{min_after_dequeue}_of_{capacity - min_after_dequeue}_full", full)
         dequeue = queue.dequeue_up_to if allow_smaller_final_batch else queue.dequeue_many
-        dequeued = dequeue(batch_size, name=name)
+        dequeued = _restore_sparse(dequeue(batch_size, name=name), info)
         return _as_original_type(tensors[0] if join else tensors, dequeued)
 
 
