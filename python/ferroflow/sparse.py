@@ -2,7 +2,7 @@
 
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.ops import sparse_ops as _ops
-from ferroflow.ops.sparse_ops import cross, expand_dims, eye, from_dense
+from ferroflow.ops.sparse_ops import cross, cross_hashed, expand_dims, eye, from_dense
 
 add = _ops.sparse_add
 concat = _ops.sparse_concat
@@ -37,6 +37,7 @@ __all__ = [
     "add",
     "concat",
     "cross",
+    "cross_hashed",
     "expand_dims",
     "eye",
     "fill_empty_rows",

@@ -367,6 +367,25 @@ def cross(tf):
             "sep": tf.sparse.cross([b, a], separator="|")}, None
 
 
+# Strings of every length class of FarmHash's Fingerprint64 (0, 1-3, 4-7, 8-16, 17-32, 33-64, and the
+# 64-byte block loop with and without a partial last block).
+HASH_LENGTHS = [0, 1, 2, 3, 4, 7, 8, 12, 16, 17, 25, 32, 33, 50, 64, 65, 100, 128, 129, 200, 300]
+
+
+def cross_hashed(tf):
+    words = [bytes((i * 37 + k * 11) % 251 + 1 for k in range(n)) for i, n in enumerate(HASH_LENGTHS)]
+    rows = len(words)
+    a = tf.SparseTensor(tf.constant(np.array([[i, 0] for i in range(rows)], np.int64)),
+                        tf.constant(np.array(words, dtype=object)), tf.constant(np.array([rows, 1], np.int64)))
+    b = tf.SparseTensor(tf.constant(np.array([[i, j] for i in range(rows) for j in range(2)], np.int64)),
+                        tf.constant(np.arange(2 * rows, dtype=np.int64) * 7919 - 40000),
+                        tf.constant(np.array([rows, 2], np.int64)))
+    d = tf.constant(np.array([[w[:5]] for w in words], dtype=object))
+    return {"single": tf.sparse.cross_hashed([a]), "ab": tf.sparse.cross_hashed([a, b]),
+            "ab_buckets": tf.sparse.cross_hashed([a, b], num_buckets=1000),
+            "bad_key": tf.sparse.cross_hashed([b, d, a], num_buckets=97, hash_key=12345)}, None
+
+
 def mask(tf):
     a = tf.IndexedSlices(tf.constant(_f32_fixed(4, 2)), tf.constant(np.array([12, 26, 37, 45], np.int32)),
                          tf.constant(np.array([60, 2], np.int32)))
@@ -441,7 +460,7 @@ CASES = [
     matmul, matmul_adjoint_a, matmul_adjoint_b, matmul_adjoint_both, matmul_dense_sparse, matmul_inner_mismatch,
     reorder, reshape, reshape_bad, concat, concat_mismatch, retain_reset_transpose, merge_indicator,
     fill_empty_rows, fill_empty_rows_bad_row, split, slice_, softmax, maximum_minimum, add, add_shape_mismatch,
-    cwise, reduce, tensor_dense_add, segments, segments_unsorted, segments_bad_index, cross, mask,
+    cwise, reduce, tensor_dense_add, segments, segments_unsorted, segments_bad_index, cross, cross_hashed, mask,
     placeholder_feed, placeholder_default_shape, embedding_lookup_sparse, safe_embedding_lookup_sparse,
 ]
 

@@ -605,6 +605,10 @@ def sparse_segment_sqrt_n(data, indices, segment_ids, name=None, num_segments=No
 # --- feature crosses -------------------------------------------------------------------------------------------
 
 
+# TensorFlow's default key of hashed crosses.
+_DEFAULT_HASH_KEY = 0xDECAFCAFFE
+
+
 def _cross_parts(inputs):
     if not isinstance(inputs, (list, tuple)):
         raise TypeError("Inputs must be a list")
@@ -637,13 +641,16 @@ def cross(inputs, name=None, separator=None):
 
 
 def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
-    """The hashed feature cross (``SparseCross`` with ``hashed_output``): not implemented in ferroflow (it needs
-    TensorFlow's FarmHash fingerprints); the op raises UnimplementedError when run."""
+    """The hashed feature cross of ``inputs`` (``SparseCross`` with ``hashed_output``): each combination's
+    features (strings by their FarmHash fingerprint, integers as they are) folded with TensorFlow's
+    ``FingerprintCat64`` from ``hash_key``, modulo ``num_buckets`` (when positive); int64 values."""
     parts, attrs = _cross_parts(inputs)
+    types = attrs["sparse_types"][1] + attrs["dense_types"][1]
+    internal = dtypes.int64 if any(t != dtypes.string.as_datatype_enum for t in types) else dtypes.string
     attrs.update({"hashed_output": True, "num_buckets": int(num_buckets),
-                  "hash_key": int(0xDECAFCAFFE if hash_key is None else hash_key),
+                  "hash_key": int(_DEFAULT_HASH_KEY if hash_key is None else hash_key),
                   "out_type": ("type", dtypes.int64.as_datatype_enum),
-                  "internal_type": ("type", dtypes.int64.as_datatype_enum)})
+                  "internal_type": ("type", internal.as_datatype_enum)})
     with ops.name_scope(name, "SparseCross", []) as scope:
         op = make_op("SparseCross", parts, attrs, scope)
         return SparseTensor(op._outputs[0], op._outputs[1], op._outputs[2])

@@ -4,6 +4,7 @@ mod array;
 mod candidate;
 mod control_flow;
 mod conv;
+mod farmhash;
 mod grad;
 mod list;
 mod logging;

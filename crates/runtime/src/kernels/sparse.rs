@@ -6,7 +6,7 @@
 //! as TensorFlow does; those that reorder sort index rows with
 //! `sort_unstable_by`, ties broken by position so the result is stable.
 
-use super::boxed;
+use super::{boxed, farmhash};
 use crate::kernel::{factory, KernelFactory, OpContext};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::scalar::Scalar;
@@ -170,7 +170,7 @@ fn vector<T: Element>(v: Vec<T>) -> Tensor {
 }
 
 fn indices_tensor(idx: Vec<i64>, rank: usize) -> Result<Tensor> {
-    let n = if rank == 0 { 0 } else { idx.len() / rank };
+    let n = idx.len().checked_div(rank).unwrap_or(0);
     Tensor::from_vec(vec![n, rank], idx)
 }
 
@@ -466,11 +466,10 @@ fn concat(ctx: &mut OpContext<'_>, concat_dim: i64) -> Result<()> {
                 s.len()
             )));
         }
-        for d in 0..rank {
-            if d != cd && s[d] != parts[0].1[d] {
+        for (d, (&got, &want)) in s.iter().zip(&parts[0].1).enumerate() {
+            if d != cd && got != want {
                 return Err(Error::invalid_argument(format!(
-                    "Input shapes must match: expected {} for dimension {d} but got {} at position {i}",
-                    parts[0].1[d], s[d]
+                    "Input shapes must match: expected {want} for dimension {d} but got {got} at position {i}"
                 )));
             }
         }
@@ -707,8 +706,8 @@ fn sparse_reduce(ctx: &mut OpContext<'_>, max: bool, sparse_out: bool, keep: boo
     // The output's dense shape, and the input dimensions it keeps.
     let mut out_shape = Vec::new();
     let mut kept = Vec::new();
-    for d in 0..sp.rank {
-        if !mask[d] {
+    for (d, &reduced) in mask.iter().enumerate() {
+        if !reduced {
             out_shape.push(sp.shape[d]);
             kept.push(Some(d));
         } else if keep {
@@ -810,13 +809,13 @@ fn fill_empty_rows(ctx: &mut OpContext<'_>) -> Result<()> {
     let mut idx = vec![0i64; total * sp.rank];
     let mut rmap = vec![0i64; sp.n];
     let mut fill = offsets.clone();
-    for i in 0..sp.n {
+    for (i, back) in rmap.iter_mut().enumerate() {
         let r = sp.row(i)[0] as usize;
         let p = fill[r];
         fill[r] += 1;
         src[p] = Some(i);
         idx[p * sp.rank..(p + 1) * sp.rank].copy_from_slice(sp.row(i));
-        rmap[i] = p as i64;
+        *back = p as i64;
     }
     let empty: Vec<bool> = counts.iter().map(|&c| c == 0).collect();
     for r in 0..rows {
@@ -1370,35 +1369,61 @@ fn sparse_segment_grad(ctx: &mut OpContext<'_>, op: Seg) -> Result<()> {
     Ok(())
 }
 
-/// One crossed column: its features in each batch row, as strings.
+/// One feature of a crossed column: a string, or an integer (int32/int64 inputs).
+#[derive(Clone)]
+enum Cell {
+    Str(Vec<u8>),
+    Int(i64),
+}
+
+impl Cell {
+    /// The feature as it appears in a string cross (integers in decimal).
+    fn text(&self) -> Vec<u8> {
+        match self {
+            Cell::Str(s) => s.clone(),
+            Cell::Int(v) => v.to_string().into_bytes(),
+        }
+    }
+
+    /// The feature as a hashed cross takes it: a string's FarmHash fingerprint, an integer as is.
+    fn hash(&self) -> u64 {
+        match self {
+            Cell::Str(s) => farmhash::fingerprint64(s),
+            Cell::Int(v) => *v as u64,
+        }
+    }
+}
+
+fn cells(t: &Tensor) -> Result<Vec<Cell>> {
+    match t.dtype() {
+        DType::String => Ok(t
+            .as_slice::<Vec<u8>>()?
+            .iter()
+            .cloned()
+            .map(Cell::Str)
+            .collect()),
+        DType::Int64 | DType::Int32 => Ok(t.to_i64_vec()?.into_iter().map(Cell::Int).collect()),
+        d => Err(Error::invalid_argument(format!(
+            "SparseCross inputs must be int64 or string, got {}",
+            d.name()
+        ))),
+    }
+}
+
+/// One crossed column: its features in each batch row.
 fn column_features(
     ctx: &OpContext<'_>,
     i: usize,
     n: usize,
     sparse: bool,
     batch: usize,
-) -> Result<Vec<Vec<Vec<u8>>>> {
-    let text = |t: &Tensor| -> Result<Vec<Vec<u8>>> {
-        match t.dtype() {
-            DType::String => Ok(t.as_slice::<Vec<u8>>()?.to_vec()),
-            DType::Int64 | DType::Int32 => Ok(t
-                .to_i64_vec()?
-                .iter()
-                .map(|v| v.to_string().into_bytes())
-                .collect()),
-            d => Err(Error::invalid_argument(format!(
-                "SparseCross inputs must be int64 or string, got {}",
-                d.name()
-            ))),
-        }
-    };
+) -> Result<Vec<Vec<Cell>>> {
     let mut out = vec![Vec::new(); batch];
     if sparse {
         let (ind, vals) = (ctx.input(i)?, ctx.input(n + i)?);
         let idx = ind.to_i64_vec()?;
-        let strs = text(vals)?;
         let rank = ind.dims().get(1).copied().unwrap_or(0).max(1);
-        for (k, s) in strs.into_iter().enumerate() {
+        for (k, s) in cells(vals)?.into_iter().enumerate() {
             let r = idx[k * rank];
             if r < 0 || r as usize >= batch {
                 return Err(Error::invalid_argument(format!(
@@ -1415,27 +1440,42 @@ fn column_features(
                 t.shape()
             )));
         }
-        let w = t.dims()[1];
-        for (k, s) in text(t)?.into_iter().enumerate() {
-            out[k / w.max(1)].push(s);
+        let w = t.dims()[1].max(1);
+        for (k, s) in cells(t)?.into_iter().enumerate() {
+            out[k / w].push(s);
         }
     }
     Ok(out)
 }
 
-/// Crosses the `n` sparse and the dense columns among the first `end` inputs.
+/// How a hashed cross combines its features (`hashed_output` of `SparseCross`).
+#[derive(Clone, Copy)]
+struct Hashing {
+    num_buckets: i64,
+    hash_key: u64,
+}
+
+/// TensorFlow's `FingerprintCat64`: folds fingerprint `fp2` into `fp1`.
+fn fingerprint_cat64(fp1: u64, fp2: u64) -> u64 {
+    const MUL: u64 = 0xc6a4_a793_5bd1_e995;
+    let shift_mix = |v: u64| v ^ (v >> 47);
+    let mut r = fp1 ^ MUL;
+    r ^= shift_mix(fp2.wrapping_mul(MUL)).wrapping_mul(MUL);
+    r = r.wrapping_mul(MUL);
+    r = shift_mix(r).wrapping_mul(MUL);
+    shift_mix(r)
+}
+
+/// Crosses the `n` sparse and the dense columns among the first `end` inputs:
+/// for each batch row, every combination of one feature per column (the last
+/// column varying fastest), joined by `sep` or hashed.
 fn cross(
     ctx: &mut OpContext<'_>,
     n: usize,
     end: usize,
     sep: Option<Vec<u8>>,
-    hashed: bool,
+    hashing: Option<Hashing>,
 ) -> Result<()> {
-    if hashed {
-        return Err(Error::unimplemented(
-            "SparseCross with hashed_output=True (FarmHash fingerprints) is not implemented in ferroflow",
-        ));
-    }
     let sep = sep.unwrap_or_else(|| b"_X_".to_vec());
     let n_dense = end.saturating_sub(3 * n);
     let batch = if n > 0 {
@@ -1457,51 +1497,68 @@ fn cross(
         cols.push(column_features(ctx, 3 * n + i, n, false, batch)?);
     }
     let mut idx = Vec::new();
-    let mut vals: Vec<Vec<u8>> = Vec::new();
+    let mut strs: Vec<Vec<u8>> = Vec::new();
+    let mut hashes: Vec<i64> = Vec::new();
     let mut width = 0;
     for b in 0..batch {
         let counts: Vec<usize> = cols.iter().map(|c| c[b].len()).collect();
         if cols.is_empty() || counts.contains(&0) {
             continue;
         }
-        // The last column varies fastest.
         let mut pick = vec![0usize; cols.len()];
         let mut k = 0i64;
         loop {
-            let mut s = Vec::new();
-            for (c, &p) in pick.iter().enumerate() {
-                if c > 0 {
-                    s.extend_from_slice(&sep);
+            match hashing {
+                Some(h) => {
+                    let mut fp = h.hash_key;
+                    for (c, &p) in pick.iter().enumerate() {
+                        fp = fingerprint_cat64(fp, cols[c][b][p].hash());
+                    }
+                    let m = if h.num_buckets > 0 {
+                        h.num_buckets as u64
+                    } else {
+                        i64::MAX as u64
+                    };
+                    hashes.push((fp % m) as i64);
                 }
-                s.extend_from_slice(&cols[c][b][p]);
+                None => {
+                    let mut s = Vec::new();
+                    for (c, &p) in pick.iter().enumerate() {
+                        if c > 0 {
+                            s.extend_from_slice(&sep);
+                        }
+                        s.extend_from_slice(&cols[c][b][p].text());
+                    }
+                    strs.push(s);
+                }
             }
-            vals.push(s);
             idx.extend_from_slice(&[b as i64, k]);
             k += 1;
+            // Advance like an odometer, the last column fastest; done when the first wraps.
             let mut c = cols.len();
-            loop {
-                if c == 0 {
-                    break;
-                }
+            let done = loop {
                 c -= 1;
                 pick[c] += 1;
                 if pick[c] < counts[c] {
-                    break;
+                    break false;
                 }
                 pick[c] = 0;
                 if c == 0 {
-                    c = usize::MAX;
-                    break;
+                    break true;
                 }
-            }
-            if c == usize::MAX {
+            };
+            if done {
                 break;
             }
         }
         width = width.max(k);
     }
     ctx.output(indices_tensor(idx, 2)?);
-    ctx.output(vector(vals));
+    if hashing.is_some() {
+        ctx.output(vector(hashes));
+    } else {
+        ctx.output(vector(strs));
+    }
     ctx.output(vector(vec![batch as i64, width]));
     Ok(())
 }
@@ -1652,11 +1709,19 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     reg(
         "SparseCross",
         factory(|init| {
-            let n = init.node.attrs.int("N")? as usize;
-            let hashed = init.node.attrs.bool_or("hashed_output", false)?;
+            let a = &init.node.attrs;
+            let n = a.int("N")? as usize;
+            let hashing = if a.bool_or("hashed_output", false)? {
+                Some(Hashing {
+                    num_buckets: a.int_or("num_buckets", 0)?,
+                    hash_key: a.int_or("hash_key", 0)? as u64,
+                })
+            } else {
+                None
+            };
             boxed(move |ctx| {
                 let end = ctx.num_inputs();
-                cross(ctx, n, end, None, hashed)
+                cross(ctx, n, end, None, hashing)
             })
         }),
     );
@@ -1673,7 +1738,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     .cloned()
                     .unwrap_or_default();
                 // The separator is the last input, not a dense column.
-                cross(ctx, n, last, Some(sep), false)
+                cross(ctx, n, last, Some(sep), None)
             })
         }),
     );
