@@ -290,3 +290,32 @@ def test_from_generator_with_prefetch_closes_cleanly():
         s = tf.Session()
         assert [int(s.run(nxt)) for _ in range(3)] == [0, 1, 2]
         s.close()
+
+
+def test_cache_to_file_is_read_back_by_a_later_session(tmp_path):
+    calls = []
+
+    def gen():
+        for i in range(4):
+            calls.append(i)
+            yield i * i
+
+    prefix = str(tmp_path / "squares")
+    for session_no in range(2):
+        with tf.Graph().as_default():
+            ds = tf.data.Dataset.from_generator(gen, tf.int64).cache(prefix).repeat(2)
+            nxt = ds.make_one_shot_iterator().get_next()
+            with tf.Session() as s:
+                assert [int(v) for v in _drain(s, nxt)] == [0, 1, 4, 9] * 2
+        # The generator ran for the first pass of the first session only.
+        assert calls == [0, 1, 2, 3]
+    assert os.path.exists(prefix + ".ffcache")
+
+
+def test_cache_to_file_interrupted_pass_leaves_no_file(tmp_path):
+    prefix = str(tmp_path / "partial")
+    with tf.Graph().as_default():
+        nxt = tf.data.Dataset.range(100).cache(prefix).make_one_shot_iterator().get_next()
+        with tf.Session() as s:
+            assert int(s.run(nxt)) == 0
+    assert os.listdir(tmp_path) == []

@@ -412,7 +412,8 @@ class Dataset:
         )
 
     def cache(self, filename="", name=None):
-        """The same elements, kept in memory after the first full pass."""
+        """The same elements, kept after the first full pass: in memory, or with ``filename`` in the file
+        ``filename + ".ffcache"``, which later iterations (in any session) read instead of the input."""
         return self._unary("CacheDataset", [_string(filename, "filename")], name=name)
 
     def shard(self, num_shards, index, name=None):

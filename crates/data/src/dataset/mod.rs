@@ -43,6 +43,14 @@ pub trait Dataset: Send + Sync + 'static {
 pub trait DatasetIter: Send {
     /// The next element, or `None` at the end.
     fn next(&mut self) -> Result<Option<Element>>;
+
+    /// Up to `n` next elements already stacked along a new first
+    /// dimension, with their count (`Ok(None)` at the end), for iterators
+    /// that can do it in one copy (slices of a tensor); `None` when this
+    /// iterator cannot, and `batch` pulls elements one at a time.
+    fn next_stacked(&mut self, _n: usize) -> Option<Result<Option<(Element, usize)>>> {
+        None
+    }
 }
 
 /// What flows along a dataset op's `variant` output.
@@ -172,6 +180,15 @@ pub(crate) fn row(t: &Tensor, i: usize) -> Result<Tensor> {
     let n: usize = dims.iter().product();
     let shape = Shape::new(dims);
     with_data!(t.data(), v => Tensor::from_vec(shape, v[i * n..(i + 1) * n].to_vec()))
+}
+
+/// Rows `start..start + k` of `t` along its first dimension (one copy).
+pub(crate) fn rows(t: &Tensor, start: usize, k: usize) -> Result<Tensor> {
+    let mut dims = t.dims().to_vec();
+    let n: usize = dims[1..].iter().product();
+    dims[0] = k;
+    let shape = Shape::new(&dims);
+    with_data!(t.data(), v => Tensor::from_vec(shape, v[start * n..(start + k) * n].to_vec()))
 }
 
 /// Registers the dataset and iterator ops and kernels.

@@ -6,8 +6,9 @@ use super::sources::{
     compression, file_names, FixedLengthRecords, Range, TensorSlices, Tensors, TextLines, TfRecords,
 };
 use super::transforms::{
-    autotune, fresh_seed, Batch, Cache, Concatenate, Filter, FlatMap, IgnoreErrors, Interleave,
-    Map, PaddedBatch, ParallelMap, Prefetch, Repeat, Shard, Shuffle, Skip, Take, Unbatch, Zip,
+    autotune, fresh_seed, Batch, Cache, Concatenate, FileCache, Filter, FlatMap, IgnoreErrors,
+    Interleave, Map, PaddedBatch, ParallelMap, Prefetch, Repeat, Shard, Shuffle, Skip, Take,
+    Unbatch, Zip,
 };
 use super::{Dataset, DatasetRef, Func};
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
@@ -638,9 +639,9 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             simple(|ctx| {
                 let filename = string_input(ctx, 1, "filename")?;
                 if !filename.is_empty() {
-                    return Err(Error::unimplemented(format!(
-                        "cache(filename={filename:?}): ferroflow caches in memory only (pass no filename)"
-                    )));
+                    let input = input_dataset(ctx, 0)?;
+                    output_dataset(ctx, FileCache { input, filename });
+                    return Ok(());
                 }
                 let d = Cache {
                     input: input_dataset(ctx, 0)?,

@@ -1,6 +1,6 @@
 //! Datasets that make elements: from tensors, a range, or files.
 
-use super::{row, Dataset, DatasetIter, Element, IterCtx};
+use super::{row, rows, Dataset, DatasetIter, Element, IterCtx};
 use ferroflow_records::{Compression, ReadOptions, RecordReader};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
 use std::fs::File;
@@ -51,6 +51,23 @@ impl Dataset for TensorSlices {
 }
 
 impl DatasetIter for TensorSlicesIter {
+    fn next_stacked(&mut self, n: usize) -> Option<Result<Option<(Element, usize)>>> {
+        let total = self.components[0].dims()[0];
+        let k = n.min(total - self.i.min(total));
+        if k == 0 {
+            return Some(Ok(None));
+        }
+        let start = self.i;
+        self.i += k;
+        Some(
+            self.components
+                .iter()
+                .map(|c| rows(c, start, k))
+                .collect::<Result<_>>()
+                .map(|e| Some((e, k))),
+        )
+    }
+
     fn next(&mut self) -> Result<Option<Element>> {
         if self.i >= self.components[0].dims()[0] {
             return Ok(None);

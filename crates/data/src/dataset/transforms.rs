@@ -2,8 +2,8 @@
 
 use super::{row, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Wake};
 use ferroflow_runtime::blocking;
-use ferroflow_tensor::kernels::array::{pad, stack, PadMode};
-use ferroflow_tensor::{Code, Error, Result, Tensor};
+use ferroflow_tensor::kernels::array::{concat, pad, stack, PadMode};
+use ferroflow_tensor::{Code, DType, Data, Error, Result, Shape, Tensor};
 use parking_lot::{Condvar, Mutex};
 use rayon::prelude::*;
 use std::collections::VecDeque;
@@ -433,11 +433,51 @@ fn pull(input: &mut Iter, n: usize) -> Result<Vec<Element>> {
 
 impl DatasetIter for BatchIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        let items = pull(&mut self.input, self.batch_size)?;
-        if items.is_empty() || (self.drop_remainder && items.len() < self.batch_size) {
+        // Runs of stacked elements (from inputs that slice a tensor) and of
+        // single elements, in order.
+        let mut parts: Vec<Element> = Vec::new();
+        let mut singles: Vec<Element> = Vec::new();
+        let mut have = 0;
+        while have < self.batch_size {
+            match self.input.next_stacked(self.batch_size - have) {
+                Some(r) => match r? {
+                    Some((e, k)) => {
+                        if !singles.is_empty() {
+                            parts.push(batch_elements(&std::mem::take(&mut singles))?);
+                        }
+                        parts.push(e);
+                        have += k;
+                    }
+                    None => break,
+                },
+                None => match self.input.next()? {
+                    Some(e) => {
+                        singles.push(e);
+                        have += 1;
+                    }
+                    None => break,
+                },
+            }
+        }
+        if have == 0 || (self.drop_remainder && have < self.batch_size) {
             return Ok(None);
         }
-        batch_elements(&items).map(Some)
+        if parts.is_empty() {
+            return batch_elements(&singles).map(Some);
+        }
+        if !singles.is_empty() {
+            parts.push(batch_elements(&singles)?);
+        }
+        if parts.len() == 1 {
+            return Ok(parts.pop());
+        }
+        (0..parts[0].len())
+            .map(|c| {
+                let items: Vec<Tensor> = parts.iter().map(|p| p[c].clone()).collect();
+                concat(&items, 0)
+            })
+            .collect::<Result<_>>()
+            .map(Some)
     }
 }
 
@@ -712,6 +752,41 @@ impl Dataset for Repeat {
 }
 
 impl DatasetIter for RepeatIter {
+    fn next_stacked(&mut self, n: usize) -> Option<Result<Option<(Element, usize)>>> {
+        loop {
+            if self.current.is_none() {
+                if self.remaining == 0 {
+                    return Some(Ok(None));
+                }
+                if let Err(e) = self.ctx.token.check() {
+                    return Some(Err(e));
+                }
+                match self.input.0.iterate(&self.ctx) {
+                    Ok(it) => self.current = Some(it),
+                    Err(e) => return Some(Err(e)),
+                }
+                self.fresh = true;
+            }
+            let it = self.current.as_mut().expect("made above");
+            match it.next_stacked(n)? {
+                Ok(Some(r)) => {
+                    self.fresh = false;
+                    return Some(Ok(Some(r)));
+                }
+                Ok(None) => {
+                    self.current = None;
+                    if self.remaining > 0 {
+                        self.remaining -= 1;
+                    }
+                    if self.fresh {
+                        return Some(Ok(None));
+                    }
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+
     fn next(&mut self) -> Result<Option<Element>> {
         loop {
             if self.current.is_none() {
@@ -1045,6 +1120,226 @@ impl Drop for PrefetchIter {
         self.shared.wake();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
+        }
+    }
+}
+
+// --- cache to a file ---------------------------------------------------------
+
+/// `cache(filename)`: the first complete pass writes the elements to
+/// `filename.ffcache` (TFRecord framing, one record per element holding its
+/// components as serialized `TensorProto`s); any later iteration, in this
+/// session or another, reads them back from there instead of running the
+/// input. The file appears (by an atomic rename) only once a pass ends, so
+/// an interrupted pass leaves no partial cache behind.
+pub struct FileCache {
+    pub input: DatasetRef,
+    pub filename: String,
+}
+
+impl FileCache {
+    fn path(&self) -> String {
+        format!("{}.ffcache", self.filename)
+    }
+}
+
+struct FileCacheWriter {
+    input: Iter,
+    writer: Option<ferroflow_records::RecordWriter>,
+    tmp: String,
+    path: String,
+}
+
+struct FileCacheReader {
+    reader: ferroflow_records::RecordReader,
+}
+
+/// An element as bytes: per component its dtype, dims and little-endian
+/// values (strings length-prefixed).
+fn encode_element(e: &Element) -> Result<Vec<u8>> {
+    let mut out = (e.len() as u32).to_le_bytes().to_vec();
+    for t in e {
+        out.extend_from_slice(&t.dtype().as_enum().to_le_bytes());
+        out.push(t.rank() as u8);
+        for &d in t.dims() {
+            out.extend_from_slice(&(d as u64).to_le_bytes());
+        }
+        macro_rules! le {
+            ($v:expr) => {
+                for x in $v.iter() {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            };
+        }
+        match t.data() {
+            Data::F32(v) => le!(v),
+            Data::F64(v) => le!(v),
+            Data::F16(v) => le!(v),
+            Data::BF16(v) => le!(v),
+            Data::I8(v) => le!(v),
+            Data::I16(v) => le!(v),
+            Data::I32(v) => le!(v),
+            Data::I64(v) => le!(v),
+            Data::U8(v) => le!(v),
+            Data::U16(v) => le!(v),
+            Data::Bool(v) => out.extend(v.iter().map(|&b| b as u8)),
+            Data::Str(v) => {
+                for s in v.iter() {
+                    out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+                    out.extend_from_slice(s);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reads what [`encode_element`] wrote.
+fn decode_element(mut b: &[u8], path: &str) -> Result<Element> {
+    let bad = || Error::data_loss(format!("the cache file {path} is corrupt"));
+    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        if b.len() < n {
+            return None;
+        }
+        let (head, rest) = b.split_at(n);
+        *b = rest;
+        Some(head)
+    }
+    let u64_of =
+        |b: &mut &[u8]| -> Option<u64> { Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?)) };
+    let n = u32::from_le_bytes(
+        take(&mut b, 4)
+            .ok_or_else(bad)?
+            .try_into()
+            .map_err(|_| bad())?,
+    );
+    let mut out = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let code = i32::from_le_bytes(
+            take(&mut b, 4)
+                .ok_or_else(bad)?
+                .try_into()
+                .map_err(|_| bad())?,
+        );
+        let dtype = DType::from_enum(code).ok_or_else(bad)?;
+        let rank = take(&mut b, 1).ok_or_else(bad)?[0] as usize;
+        let dims = (0..rank)
+            .map(|_| u64_of(&mut b).map(|d| d as usize))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?;
+        let count: usize = dims.iter().product();
+        let shape = Shape::new(&dims);
+        macro_rules! le {
+            ($t:ty) => {{
+                let w = std::mem::size_of::<$t>();
+                let bytes = take(&mut b, count * w).ok_or_else(bad)?;
+                let v: Vec<$t> = bytes
+                    .chunks_exact(w)
+                    .map(|c| <$t>::from_le_bytes(c.try_into().expect("chunk of the width")))
+                    .collect();
+                Tensor::from_vec(shape, v)?
+            }};
+        }
+        let t = match dtype {
+            DType::Float32 => le!(f32),
+            DType::Float64 => le!(f64),
+            DType::Float16 => le!(ferroflow_tensor::f16),
+            DType::BFloat16 => le!(ferroflow_tensor::bf16),
+            DType::Int8 => le!(i8),
+            DType::Int16 => le!(i16),
+            DType::Int32 => le!(i32),
+            DType::Int64 => le!(i64),
+            DType::UInt8 => le!(u8),
+            DType::UInt16 => le!(u16),
+            DType::Bool => {
+                let bytes = take(&mut b, count).ok_or_else(bad)?;
+                Tensor::from_vec(shape, bytes.iter().map(|&x| x != 0).collect::<Vec<bool>>())?
+            }
+            DType::String => {
+                let mut v = Vec::with_capacity(count);
+                for _ in 0..count {
+                    let len =
+                        usize::try_from(u64_of(&mut b).ok_or_else(bad)?).map_err(|_| bad())?;
+                    v.push(take(&mut b, len).ok_or_else(bad)?.to_vec());
+                }
+                Tensor::from_vec(shape, v)?
+            }
+            _ => return Err(bad()),
+        };
+        out.push(t);
+    }
+    Ok(out)
+}
+
+impl Dataset for FileCache {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        let path = self.path();
+        if std::path::Path::new(&path).exists() {
+            let reader = ferroflow_records::RecordReader::open(
+                &path,
+                ferroflow_records::Compression::None,
+                ferroflow_records::ReadOptions::strict(),
+            )?;
+            return Ok(Box::new(FileCacheReader { reader }));
+        }
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let tmp = format!(
+            "{path}.tmp-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let writer =
+            ferroflow_records::RecordWriter::create(&tmp, ferroflow_records::Compression::None)?;
+        Ok(Box::new(FileCacheWriter {
+            input: self.input.0.iterate(ctx)?,
+            writer: Some(writer),
+            tmp,
+            path,
+        }))
+    }
+}
+
+impl DatasetIter for FileCacheWriter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        let e = self.input.next()?;
+        let Some(writer) = self.writer.as_mut() else {
+            return Ok(e);
+        };
+        match e {
+            Some(e) => {
+                writer.write(&encode_element(&e)?)?;
+                Ok(Some(e))
+            }
+            None => {
+                let mut writer = self.writer.take().expect("checked above");
+                writer.close()?;
+                std::fs::rename(&self.tmp, &self.path).map_err(|err| {
+                    Error::unknown(format!(
+                        "cannot rename {} to {}: {err}",
+                        self.tmp, self.path
+                    ))
+                })?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+impl Drop for FileCacheWriter {
+    fn drop(&mut self) {
+        // A pass that did not finish leaves no cache.
+        if self.writer.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+impl DatasetIter for FileCacheReader {
+    fn next(&mut self) -> Result<Option<Element>> {
+        let name = self.reader.name().to_string();
+        match self.reader.read_record()? {
+            Some(r) => decode_element(&r.data, &name).map(Some),
+            None => Ok(None),
         }
     }
 }
