@@ -301,7 +301,7 @@ def test_cache_to_file_is_read_back_by_a_later_session(tmp_path):
             yield i * i
 
     prefix = str(tmp_path / "squares")
-    for session_no in range(2):
+    for _session in range(2):
         with tf.Graph().as_default():
             ds = tf.data.Dataset.from_generator(gen, tf.int64).cache(prefix).repeat(2)
             nxt = ds.make_one_shot_iterator().get_next()
