@@ -434,6 +434,19 @@ def embedding_lookup_sparse(tf):
     return outs, None
 
 
+def embedding_lookup_sparse_sharded(tf):
+    ids, w = _ids(tf)
+    mod = [tf.constant(PARAMS[0::2]), tf.constant(PARAMS[1::2])]
+    div = [tf.constant(PARAMS[:3]), tf.constant(PARAMS[3:])]
+    outs = {
+        "mod": tf.nn.embedding_lookup_sparse(mod, ids, w, combiner="sum"),
+        "div": tf.nn.embedding_lookup_sparse(div, ids, None, partition_strategy="div", combiner="sqrtn"),
+        "max_norm": tf.nn.embedding_lookup_sparse(tf.constant(PARAMS), ids, w, max_norm=1.0),
+    }
+    outs["mod_grads"] = tf.gradients(tf.reduce_sum(outs["mod"] * outs["mod"]), mod)
+    return outs, None
+
+
 def safe_embedding_lookup_sparse(tf):
     params = tf.constant(PARAMS)
     ind = np.array([[0, 0], [0, 1], [1, 0], [1, 1], [3, 0]], np.int64)
@@ -461,7 +474,8 @@ CASES = [
     reorder, reshape, reshape_bad, concat, concat_mismatch, retain_reset_transpose, merge_indicator,
     fill_empty_rows, fill_empty_rows_bad_row, split, slice_, softmax, maximum_minimum, add, add_shape_mismatch,
     cwise, reduce, tensor_dense_add, segments, segments_unsorted, segments_bad_index, cross, cross_hashed, mask,
-    placeholder_feed, placeholder_default_shape, embedding_lookup_sparse, safe_embedding_lookup_sparse,
+    placeholder_feed, placeholder_default_shape, embedding_lookup_sparse, embedding_lookup_sparse_sharded,
+    safe_embedding_lookup_sparse,
 ]
 
 
