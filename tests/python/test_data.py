@@ -319,3 +319,30 @@ def test_cache_to_file_interrupted_pass_leaves_no_file(tmp_path):
         with tf.Session() as s:
             assert int(s.run(nxt)) == 0
     assert os.listdir(tmp_path) == []
+
+
+def test_get_next_checks_the_iterator_shapes():
+    with tf.Graph().as_default():
+        ds = tf.data.Dataset.from_generator(lambda: iter([np.zeros(3, np.float32)]), tf.float32)
+        it = tf.data.Iterator.from_structure(tf.float32, tf.TensorShape([2]))
+        init = it.make_initializer(ds)
+        nxt = it.get_next()
+        with tf.Session() as s:
+            s.run(init)
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Incompatible shapes at component 0"):
+                s.run(nxt)
+
+
+def test_pipeline_survives_meta_graph_export_and_import():
+    with tf.Graph().as_default():
+        c = tf.constant(3, tf.int64)
+        ds = tf.data.Dataset.range(5).map(lambda v: v * c).filter(lambda v: tf.greater(v, 2)).batch(2)
+        it = ds.make_initializable_iterator()
+        nxt = it.get_next()
+        meta = tf.train.export_meta_graph()
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(meta)
+        with tf.Session() as s:
+            s.run(g.get_operation_by_name(it.initializer.name))
+            got = _drain(s, g.get_tensor_by_name(nxt.name))
+    assert [b.tolist() for b in got] == [[3, 6], [9, 12]]

@@ -1,6 +1,7 @@
 //! Iterator resources: the state `IteratorGetNext` pulls from.
 
 use super::{CancelToken, DatasetIter, DatasetRef, Element, IterCtx};
+use ferroflow_graph::PartialShape;
 use ferroflow_runtime::blocking::Cancellable;
 use ferroflow_tensor::{DType, Error, Result};
 use parking_lot::Mutex;
@@ -20,12 +21,19 @@ pub struct IteratorResource {
     pub handle: String,
     /// What every element must be (`output_types`; empty: unchecked).
     pub output_types: Vec<DType>,
+    /// The shapes elements must be compatible with (`output_shapes`;
+    /// empty: unchecked).
+    pub output_shapes: Vec<PartialShape>,
     /// Where the iterator was made, for messages.
     pub name: String,
 }
 
 impl IteratorResource {
-    pub fn new(name: &str, output_types: Vec<DType>) -> IteratorResource {
+    pub fn new(
+        name: &str,
+        output_types: Vec<DType>,
+        output_shapes: Vec<PartialShape>,
+    ) -> IteratorResource {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         IteratorResource {
             tree: Mutex::new(None),
@@ -38,6 +46,7 @@ impl IteratorResource {
                 NEXT.fetch_add(1, Ordering::Relaxed)
             ),
             output_types,
+            output_shapes,
             name: name.to_string(),
         }
     }
@@ -99,6 +108,16 @@ impl IteratorResource {
                             "Iterator {}: the element has types {got:?} but the iterator was made for {:?}",
                             self.name, self.output_types
                         )));
+                    }
+                }
+                if self.output_shapes.len() == e.len() {
+                    for (i, (t, want)) in e.iter().zip(&self.output_shapes).enumerate() {
+                        if !want.is_compatible_with_shape(t.shape()) {
+                            return Err(Error::invalid_argument(format!(
+                                "Incompatible shapes at component {i}: expected {want} but got {}.",
+                                PartialShape::from(t.shape())
+                            )));
+                        }
                     }
                 }
                 Ok(e)

@@ -326,8 +326,9 @@ fn iterator_v2(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let shared_name = init.node.attrs.str_or("shared_name", "")?;
     let container = init.node.attrs.str_or("container", "")?;
     let types = init.node.attrs.dtypes("output_types").unwrap_or_default();
+    let shapes = init.node.attrs.shapes("output_shapes").unwrap_or_default();
     Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-        let make = || IteratorResource::new(&name, types.clone());
+        let make = || IteratorResource::new(&name, types.clone(), shapes.clone());
         let it = if shared_name.is_empty() {
             ctx.session.get_or_create(id, make)?
         } else {
@@ -348,10 +349,11 @@ fn one_shot(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let id = init.node.id;
     let name = init.node.name.clone();
     let types = init.node.attrs.dtypes("output_types").unwrap_or_default();
+    let shapes = init.node.attrs.shapes("output_shapes").unwrap_or_default();
     Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-        let it = ctx
-            .session
-            .get_or_create(id, || IteratorResource::new(&name, types.clone()))?;
+        let it = ctx.session.get_or_create(id, || {
+            IteratorResource::new(&name, types.clone(), shapes.clone())
+        })?;
         register_iterator(ctx.session, &it);
         it.make_once(|| input_dataset(ctx, 0))?;
         ctx.output_resource(it);
@@ -741,6 +743,9 @@ fn interleave(ctx: &mut OpContext<'_>, f: Func, end: usize) -> Result<()> {
     let input = input_dataset(ctx, 0)?;
     let cycle_length = autotune(int_input(ctx, end, "cycle_length")?);
     let block_length = positive(int_input(ctx, end + 1, "block_length")?, "block_length")?;
+    // ParallelInterleaveDatasetV4 has five scalars after the captures.
+    let parallel =
+        ctx.num_inputs() - end == 5 && autotune(int_input(ctx, end + 4, "num_parallel_calls")?) > 1;
     output_dataset(
         ctx,
         Interleave {
@@ -748,6 +753,7 @@ fn interleave(ctx: &mut OpContext<'_>, f: Func, end: usize) -> Result<()> {
             f,
             cycle_length,
             block_length,
+            parallel,
         },
     );
     Ok(())

@@ -278,12 +278,15 @@ impl DatasetIter for FlatMapIter {
 
 /// `interleave(f, cycle_length, block_length)`: `block_length` elements
 /// from each of `cycle_length` open datasets in turn, TensorFlow's order
-/// (also for `num_parallel_calls`, whose deterministic order is the same).
+/// (also for `num_parallel_calls`, whose deterministic order is the same:
+/// there each open dataset fills its own buffer on a background thread, so
+/// the `cycle_length` inputs are read and computed at once).
 pub struct Interleave {
     pub input: DatasetRef,
     pub f: Func,
     pub cycle_length: usize,
     pub block_length: usize,
+    pub parallel: bool,
 }
 
 struct InterleaveIter {
@@ -296,6 +299,7 @@ struct InterleaveIter {
     block_length: usize,
     num_open: usize,
     end_of_input: bool,
+    parallel: bool,
 }
 
 impl Dataset for Interleave {
@@ -311,6 +315,7 @@ impl Dataset for Interleave {
             block_length: self.block_length.max(1),
             num_open: 0,
             end_of_input: false,
+            parallel: self.parallel,
         }))
     }
 }
@@ -343,7 +348,13 @@ impl DatasetIter for InterleaveIter {
             } else if !self.end_of_input {
                 match self.input.next()? {
                     Some(x) => {
-                        let ds = self.f.call_dataset(x)?;
+                        let mut ds = self.f.call_dataset(x)?;
+                        if self.parallel {
+                            ds = DatasetRef(Arc::new(Prefetch {
+                                input: ds,
+                                buffer_size: self.block_length.max(2),
+                            }));
+                        }
                         self.slots[self.cycle_index] = Some(ds.0.iterate(&self.ctx)?);
                         self.num_open += 1;
                     }
