@@ -2,7 +2,7 @@
 
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.ops import sparse_ops as _ops
-from ferroflow.ops.sparse_ops import cross, cross_hashed, expand_dims, eye, from_dense
+from ferroflow.ops.sparse_ops import bincount, cross, cross_hashed, expand_dims, eye, from_dense
 
 add = _ops.sparse_add
 concat = _ops.sparse_concat
@@ -35,6 +35,7 @@ transpose = _ops.sparse_transpose
 __all__ = [
     "SparseTensor",
     "add",
+    "bincount",
     "concat",
     "cross",
     "cross_hashed",

@@ -386,6 +386,37 @@ def cross_hashed(tf):
             "bad_key": tf.sparse.cross_hashed([b, d, a], num_buckets=97, hash_key=12345)}, None
 
 
+def bincount(tf):
+    v = tf.constant(np.array([[1, 3, 3, 0], [5, 1, 1, 1]], np.int64))
+    w = tf.constant(np.array([[0.5, 1.0, 2.0, 1.5], [1.0, 0.25, 0.25, 3.0]], np.float32))
+    sp = tf.SparseTensor(tf.constant(np.array([[0, 0], [0, 2], [2, 1], [2, 3]], np.int64)),
+                         tf.constant(np.array([4, 2, 4, 4], np.int32)), tf.constant(np.array([3, 5], np.int64)))
+    return {
+        "flat": tf.sparse.bincount(v),
+        "rows": tf.sparse.bincount(v, axis=-1),
+        "weighted_rows": tf.sparse.bincount(v, weights=w, axis=-1),
+        "minlength": tf.sparse.bincount(v, minlength=9),
+        "maxlength": tf.sparse.bincount(v, axis=-1, maxlength=3),
+        "binary": tf.sparse.bincount(v, axis=-1, binary_output=True),
+        "sparse_flat": tf.sparse.bincount(sp),
+        "sparse_rows": tf.sparse.bincount(sp, axis=-1, minlength=6),
+        "sparse_weighted": tf.sparse.bincount(sp, weights=tf.SparseTensor(sp.indices, tf.constant([1.0, 2.0, 3.0, 4.0]),
+                                                                          sp.dense_shape), axis=-1),
+    }, None
+
+
+def segment_sparse_gradient(tf):
+    data = tf.constant(SEG_DATA)
+    idx = tf.constant(np.array([0, 2, 2, 4, 1, 2], np.int32))
+    seg = tf.constant(np.array([0, 0, 1, 1, 1, 3], np.int32))
+    outs = {}
+    for name, fn in (("sum", tf.sparse.segment_sum), ("mean", tf.sparse.segment_mean),
+                     ("sqrt_n", tf.sparse.segment_sqrt_n)):
+        y = fn(data, idx, seg, sparse_gradient=True)
+        outs[name + "_grad"] = tf.gradients(tf.reduce_sum(y * tf.constant(_f32_fixed(4, 3))), data)[0]
+    return outs, None
+
+
 def mask(tf):
     a = tf.IndexedSlices(tf.constant(_f32_fixed(4, 2)), tf.constant(np.array([12, 26, 37, 45], np.int32)),
                          tf.constant(np.array([60, 2], np.int32)))
@@ -473,7 +504,8 @@ CASES = [
     matmul, matmul_adjoint_a, matmul_adjoint_b, matmul_adjoint_both, matmul_dense_sparse, matmul_inner_mismatch,
     reorder, reshape, reshape_bad, concat, concat_mismatch, retain_reset_transpose, merge_indicator,
     fill_empty_rows, fill_empty_rows_bad_row, split, slice_, softmax, maximum_minimum, add, add_shape_mismatch,
-    cwise, reduce, tensor_dense_add, segments, segments_unsorted, segments_bad_index, cross, cross_hashed, mask,
+    cwise, reduce, tensor_dense_add, segments, segments_unsorted, segments_bad_index, cross, cross_hashed, bincount, segment_sparse_gradient,
+    mask,
     placeholder_feed, placeholder_default_shape, embedding_lookup_sparse, embedding_lookup_sparse_sharded,
     safe_embedding_lookup_sparse,
 ]

@@ -654,3 +654,51 @@ def cross_hashed(inputs, num_buckets=0, hash_key=None, name=None):
     with ops.name_scope(name, "SparseCross", []) as scope:
         op = make_op("SparseCross", parts, attrs, scope)
         return SparseTensor(op._outputs[0], op._outputs[1], op._outputs[2])
+
+
+# --- counting --------------------------------------------------------------------------------------------------
+
+
+def bincount(values, weights=None, axis=0, minlength=None, maxlength=None, binary_output=False, name=None):
+    """Counts (or sums ``weights``) of each non-negative int value of ``values`` (dense or sparse) as a
+    SparseTensor: over all values (``axis=0``) or per row of a rank-2 input (``axis=-1``). ``minlength`` and
+    ``maxlength`` bound the last dimension; ``binary_output`` records presence (1) instead of counts."""
+    with ops.name_scope(name, "count", [values, weights]):
+        if isinstance(values, SparseTensorValue):
+            values = SparseTensor.from_value(values)
+        if not isinstance(values, SparseTensor):
+            values = ops.convert_to_tensor(values, name="values")
+        if isinstance(weights, SparseTensorValue):
+            weights = SparseTensor.from_value(weights)
+        if weights is not None and not isinstance(weights, SparseTensor):
+            weights = ops.convert_to_tensor(weights, name="weights")
+        if weights is not None and binary_output:
+            raise ValueError("Arguments `binary_output` and `weights` are mutually exclusive. Please specify only one.")
+        if axis is None:
+            axis = 0
+        if axis not in [0, -1]:
+            raise ValueError(f"Unsupported value for argument axis={axis}. Only 0 and -1 are currently supported.")
+        attrs = {"minlength": -1 if minlength is None else int(minlength),
+                 "maxlength": -1 if maxlength is None else int(maxlength),
+                 "binary_output": bool(binary_output)}
+        if isinstance(values, SparseTensor) and weights is not None and not isinstance(weights, SparseTensor):
+            raise ValueError("Argument `weights` must be a SparseTensor if `values` is a SparseTensor. "
+                             f"Received weights={weights} of type: {type(weights).__name__}")
+        if isinstance(weights, SparseTensor):
+            weights = weights.values
+        if axis == 0:
+            if isinstance(values, SparseTensor):
+                values = values.values
+            else:
+                if weights is not None:
+                    weights = array_ops.reshape(weights, [-1])
+                values = array_ops.reshape(values, [-1])
+        if weights is None:
+            vdtype = values.dtype if not isinstance(values, SparseTensor) else values.values.dtype
+            weights = ops.convert_to_tensor(np.zeros([0], vdtype.as_numpy_dtype))
+        attrs["output_type"] = ("type", weights.dtype.as_datatype_enum)
+        if isinstance(values, SparseTensor):
+            op = make_op("SparseCountSparseOutput", [values.indices, values.values, values.dense_shape, weights], attrs)
+        else:
+            op = make_op("DenseCountSparseOutput", [values, weights], attrs)
+        return SparseTensor(op._outputs[0], op._outputs[1], op._outputs[2])

@@ -32,6 +32,11 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "SparseCross",
     "SparseCrossV2",
     "ListDiff",
+    "SparseSegmentSumGradV2",
+    "SparseSegmentMeanGradV2",
+    "SparseSegmentSqrtNGradV2",
+    "DenseCountSparseOutput",
+    "SparseCountSparseOutput",
 ];
 
 /// `grads[i]` or, when that output received none, None for every input.
@@ -260,8 +265,19 @@ fn segment(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>], grad_op: &str) -
     let g = need!(g, 0, k);
     let shape = b.shape(n.inputs[0])?;
     let dim0 = b.element(shape, 0)?;
-    let dg = b.op(grad_op, &[g, n.inputs[1], n.inputs[2], dim0], vec![])?;
     let mut out = none(k);
+    if n.attrs.bool_or("sparse_gradient", false)? {
+        // An IndexedSlices over the distinct indices (TensorFlow's `sparse_gradient=True`).
+        let v2 = format!("{grad_op}V2");
+        let node = b.node(&v2, &[g, n.inputs[1], n.inputs[2], dim0], vec![])?;
+        out[0] = Some(Grad::Sparse {
+            values: Output::new(node, 0),
+            indices: Output::new(node, 1),
+            dense_shape: shape,
+        });
+        return Ok(out);
+    }
+    let dg = b.op(grad_op, &[g, n.inputs[1], n.inputs[2], dim0], vec![])?;
     out[0] = d(dg);
     Ok(out)
 }

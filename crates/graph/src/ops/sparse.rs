@@ -298,6 +298,29 @@ fn segment_grad(ctx: &InferContext) -> Infer {
     single(ctx.dtype(0), segment_shape(ctx, 0, rows))
 }
 
+fn segment_grad_v2(ctx: &InferContext) -> Infer {
+    Ok(vec![
+        OutputInfo::new(ctx.dtype(0), segment_shape(ctx, 0, None)),
+        OutputInfo::new(ctx.dtype(1), vec_of(None)),
+    ])
+}
+
+/// `DenseCountSparseOutput(values, weights)` and `SparseCountSparseOutput(indices, values, shape, weights)`:
+/// a sparse tensor of the rank of the counted values, of the weights' dtype.
+fn count_sparse(ctx: &InferContext) -> Infer {
+    let w = ctx.num_inputs() - 1;
+    let rank = if ctx.num_inputs() == 2 {
+        ctx.shape(0).rank()
+    } else {
+        ctx.shape(0).dim(1)
+    };
+    Ok(vec![
+        OutputInfo::new(DType::Int64, mat(None, rank)),
+        OutputInfo::new(ctx.dtype(w), vec_of(None)),
+        OutputInfo::new(DType::Int64, vec_of(rank)),
+    ])
+}
+
 fn cross(ctx: &InferContext) -> Infer {
     let out = ctx.type_or("out_type", DType::String)?;
     Ok(vec![
@@ -344,6 +367,7 @@ pub fn ops() -> Vec<OpDef> {
     const CWISE: &[&str] = &["sp_indices", "sp_values", "sp_shape", "dense"];
     const SEG: &[&str] = &["data", "indices", "segment_ids", "num_segments"];
     const SEG_GRAD: &[&str] = &["grad", "indices", "segment_ids", "output_dim0"];
+    const SEG_GRAD_V2: &[&str] = &["grad", "indices", "segment_ids", "dense_output_dim0"];
     vec![
         OpDef::new(
             "SparseToDense",
@@ -427,6 +451,19 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("SparseSegmentSumGrad", SEG_GRAD, segment_grad),
         OpDef::new("SparseSegmentMeanGrad", SEG_GRAD, segment_grad),
         OpDef::new("SparseSegmentSqrtNGrad", SEG_GRAD, segment_grad),
+        OpDef::new("SparseSegmentSumGradV2", SEG_GRAD_V2, segment_grad_v2),
+        OpDef::new("SparseSegmentMeanGradV2", SEG_GRAD_V2, segment_grad_v2),
+        OpDef::new("SparseSegmentSqrtNGradV2", SEG_GRAD_V2, segment_grad_v2),
+        OpDef::new(
+            "DenseCountSparseOutput",
+            &["values", "weights"],
+            count_sparse,
+        ),
+        OpDef::new(
+            "SparseCountSparseOutput",
+            &["indices", "values", "dense_shape", "weights"],
+            count_sparse,
+        ),
         OpDef::new("SparseCross", &["inputs*"], cross),
         OpDef::new("SparseCrossV2", &["inputs*"], cross_v2),
         // `tf.sparse.mask`'s set difference (`tf.compat.v1.setdiff1d`).

@@ -1369,6 +1369,203 @@ fn sparse_segment_grad(ctx: &mut OpContext<'_>, op: Seg) -> Result<()> {
     Ok(())
 }
 
+fn segment_grad_v2_typed<T: Scalar>(
+    g: &[T],
+    row: usize,
+    ind: &[i64],
+    ids: &[i64],
+    op: Seg,
+) -> (Vec<i64>, Vec<T>) {
+    let nseg = ids.last().map_or(0, |&s| s as usize + 1);
+    let mut counts = vec![0usize; nseg];
+    for &s in ids {
+        counts[s as usize] += 1;
+    }
+    let mut uniq: Vec<i64> = ind.to_vec();
+    uniq.sort_unstable();
+    uniq.dedup();
+    let mut out = vec![T::zero(); uniq.len() * row];
+    for (&i, &s) in ind.iter().zip(ids) {
+        let k = uniq.binary_search(&i).unwrap_or(0);
+        let s = s as usize;
+        let f = op.scale(counts[s]);
+        for (o, &x) in out[k * row..(k + 1) * row]
+            .iter_mut()
+            .zip(&g[s * row..(s + 1) * row])
+        {
+            *o = if op == Seg::Sum {
+                o.add(x)
+            } else {
+                T::from_f64(o.to_f64() + x.to_f64() * f)
+            };
+        }
+    }
+    (uniq, out)
+}
+
+/// `SparseSegment*GradV2`: the gradient rows of the distinct indices only
+/// (sorted), for an `IndexedSlices` gradient (`sparse_gradient=True`).
+fn sparse_segment_grad_v2(ctx: &mut OpContext<'_>, op: Seg) -> Result<()> {
+    let g = ctx.input(0)?;
+    let (ind, ids) = segment_inputs(ctx)?;
+    let rows = ctx.input(3)?.scalar_i64()?;
+    if g.rank() == 0 {
+        return Err(Error::invalid_argument("grad must be at least rank 1"));
+    }
+    let g0 = g.dims()[0] as i64;
+    if let Some((i, &s)) = ids.iter().enumerate().find(|(_, &s)| s >= g0) {
+        return Err(Error::invalid_argument(format!(
+            "Invalid segment_ids[{i}] = {s}: need < {g0}"
+        )));
+    }
+    if let Some((i, &x)) = ind.iter().enumerate().find(|(_, &x)| x < 0 || x >= rows) {
+        return Err(Error::invalid_argument(format!(
+            "Index {x} at position {i} is out of range [0, {rows})"
+        )));
+    }
+    let row: usize = g.dims()[1..].iter().product();
+    let idx_type = ctx.input(1)?.dtype();
+    let (uniq, vals) = with_real!(g.data(), v => {
+        let (u, o) = segment_grad_v2_typed(v, row, &ind, &ids, op);
+        let mut dims = g.dims().to_vec();
+        dims[0] = u.len();
+        (u, Tensor::from_vec(dims, o)?)
+    }, _ => return Err(unsupported("SparseSegmentGradV2", g.dtype())));
+    let uniq = if idx_type == DType::Int32 {
+        vector(uniq.into_iter().map(|x| x as i32).collect())
+    } else {
+        vector(uniq)
+    };
+    ctx.output(vals);
+    ctx.output(uniq);
+    Ok(())
+}
+
+/// Attributes of `DenseCountSparseOutput` / `SparseCountSparseOutput`.
+#[derive(Clone, Copy)]
+struct Counting {
+    minlength: i64,
+    maxlength: i64,
+    binary: bool,
+}
+
+fn count_typed<W: Scalar>(
+    w: &[W],
+    values: &[i64],
+    batch_of: &[usize],
+    batches: usize,
+    two_d: bool,
+    c: Counting,
+) -> Result<(Vec<i64>, Tensor, Vec<i64>)> {
+    if !w.is_empty() && w.len() != values.len() {
+        return Err(Error::invalid_argument(format!(
+            "Weights and values must have the same shape. Weight shape: [{}]; values shape: [{}]",
+            w.len(),
+            values.len()
+        )));
+    }
+    let mut per_batch: Vec<BTreeMap<i64, f64>> = vec![BTreeMap::new(); batches];
+    let mut max_value = 0i64;
+    for (k, (&v, &b)) in values.iter().zip(batch_of).enumerate() {
+        if v < 0 {
+            return Err(Error::invalid_argument(format!(
+                "Input values must all be non-negative; got {v} at position {k}"
+            )));
+        }
+        if c.maxlength >= 0 && v >= c.maxlength {
+            continue;
+        }
+        max_value = max_value.max(v);
+        let add = if w.is_empty() { 1.0 } else { w[k].to_f64() };
+        let e = per_batch[b].entry(v).or_insert(0.0);
+        *e = if c.binary { 1.0 } else { *e + add };
+    }
+    let size = if c.maxlength > 0 {
+        c.maxlength
+    } else {
+        (max_value + 1).max(c.minlength)
+    };
+    let mut idx = Vec::new();
+    let mut out = Vec::new();
+    for (b, m) in per_batch.iter().enumerate() {
+        for (&v, &x) in m {
+            if two_d {
+                idx.push(b as i64);
+            }
+            idx.push(v);
+            out.push(W::from_f64(x));
+        }
+    }
+    let shape = if two_d {
+        vec![batches as i64, size]
+    } else {
+        vec![size]
+    };
+    Ok((idx, vector(out), shape))
+}
+
+/// Counts of each value (per batch row when the values are 2-D) as a sparse tensor.
+fn count_sparse_output(ctx: &mut OpContext<'_>, sparse_input: bool, c: Counting) -> Result<()> {
+    let (values, batch_of, batches, two_d, weights) = if sparse_input {
+        let sp = read_sparse(ctx, 0)?;
+        if sp.rank == 0 || sp.rank > 2 {
+            return Err(Error::invalid_argument(format!(
+                "Input indices must be a 2-dimensional tensor with 1 or 2 columns; got {} columns",
+                sp.rank
+            )));
+        }
+        let two_d = sp.rank == 2;
+        let batches = if two_d {
+            sp.shape[0].max(0) as usize
+        } else {
+            1
+        };
+        let mut rows = Vec::with_capacity(sp.n);
+        for i in 0..sp.n {
+            let r = if two_d { sp.row(i)[0] } else { 0 };
+            if r < 0 || r as usize >= batches.max(1) {
+                return Err(Error::invalid_argument(format!(
+                    "Indices must be within the dense shape: indices[{i}] = [{}] for dense_shape {}",
+                    index_text(sp.row(i)),
+                    shape_text(&sp.shape)
+                )));
+            }
+            rows.push(r as usize);
+        }
+        (
+            sp.values.to_i64_vec()?,
+            rows,
+            batches.max(1),
+            two_d,
+            ctx.input(3)?,
+        )
+    } else {
+        let v = ctx.input(0)?;
+        if v.rank() == 0 || v.rank() > 2 {
+            return Err(Error::invalid_argument(format!(
+                "Input must be a 1 or 2-dimensional tensor. Got: {}",
+                v.shape()
+            )));
+        }
+        let two_d = v.rank() == 2;
+        let (batches, width) = if two_d {
+            (v.dims()[0], v.dims()[1])
+        } else {
+            (1, v.dims()[0])
+        };
+        let rows = (0..v.num_elements()).map(|k| k / width.max(1)).collect();
+        (v.to_i64_vec()?, rows, batches, two_d, ctx.input(1)?)
+    };
+    let (idx, vals, shape) = with_real!(weights.data(),
+        w => count_typed(w, &values, &batch_of, batches, two_d, c)?,
+        _ => return Err(unsupported("CountSparseOutput", weights.dtype())));
+    let rank = if two_d { 2 } else { 1 };
+    ctx.output(indices_tensor(idx, rank)?);
+    ctx.output(vals);
+    ctx.output(vector(shape));
+    Ok(())
+}
+
 /// One feature of a crossed column: a string, or an integer (int32/int64 inputs).
 #[derive(Clone)]
 enum Cell {
@@ -1704,6 +1901,33 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         reg(
             name,
             factory(move |_| boxed(move |ctx| sparse_segment_grad(ctx, op))),
+        );
+    }
+    for (name, op) in [
+        ("SparseSegmentSumGradV2", Seg::Sum),
+        ("SparseSegmentMeanGradV2", Seg::Mean),
+        ("SparseSegmentSqrtNGradV2", Seg::SqrtN),
+    ] {
+        reg(
+            name,
+            factory(move |_| boxed(move |ctx| sparse_segment_grad_v2(ctx, op))),
+        );
+    }
+    for (name, sparse_input) in [
+        ("DenseCountSparseOutput", false),
+        ("SparseCountSparseOutput", true),
+    ] {
+        reg(
+            name,
+            factory(move |init| {
+                let a = &init.node.attrs;
+                let c = Counting {
+                    minlength: a.int_or("minlength", -1)?,
+                    maxlength: a.int_or("maxlength", -1)?,
+                    binary: a.bool_or("binary_output", false)?,
+                };
+                boxed(move |ctx| count_sparse_output(ctx, sparse_input, c))
+            }),
         );
     }
     reg(
