@@ -159,3 +159,19 @@ def test_sparse_dense_operators_and_set_shape():
         assert p.shape.as_list() == [None, 7]
         with pytest.raises(ValueError):
             p.set_shape([3, 8])
+
+
+def test_make_callable_feeds_and_fetches_sparse_tensors():
+    with tf.Graph().as_default():
+        sp = tf.sparse_placeholder(tf.float32)
+        x = tf.placeholder(tf.float32, [])
+        scaled = tf.SparseTensor(sp.indices, sp.values * x, sp.dense_shape)
+        with tf.Session() as sess:
+            run = sess.make_callable([scaled, tf.sparse.reduce_sum(sp)], feed_list=[sp, x])
+            got, total = run(tf.SparseTensorValue(IND, VAL, SHAPE), 2.0)
+            _same(got, IND, VAL * 2, SHAPE)
+            np.testing.assert_allclose(total, VAL.sum())
+            got, _ = run((IND[:1], VAL[:1], SHAPE), 3.0)
+            _same(got, IND[:1], VAL[:1] * 3, SHAPE)
+            with pytest.raises(TypeError, match="Expected 2 feed values"):
+                run(tf.SparseTensorValue(IND, VAL, SHAPE))

@@ -411,7 +411,12 @@ class BaseSession:
         """A function running ``fetches`` with positional values for ``feed_list``; the plan is compiled once."""
         self._check_open()
         plan = _FetchPlan(self._graph, fetches)
-        feeds = [_resolve_feed_key(self._graph, f) for f in (feed_list or [])]
+        # A SparseTensor in feed_list takes one value (a SparseTensorValue or a 3-tuple) for its three parts.
+        keys = list(feed_list or [])
+        sparse_at = [isinstance(f, SparseTensor) for f in keys]
+        feeds = []
+        for f, is_sparse in zip(keys, sparse_at):
+            feeds.extend((f.indices, f.values, f.dense_shape) if is_sparse else (_resolve_feed_key(self._graph, f),))
         runner = self._native.make_callable(
             [t._tid for t in feeds],
             [t.dtype.base_dtype.as_datatype_enum for t in feeds],
@@ -427,8 +432,11 @@ class BaseSession:
                 run_metadata = kwargs.pop("run_metadata", None)
             if kwargs:
                 raise TypeError(f"callable got unexpected keyword arguments: {sorted(kwargs)}")
-            if len(args) != len(feeds):
-                raise TypeError(f"Expected {len(feeds)} feed values, got {len(args)}")
+            if len(args) != len(keys):
+                raise TypeError(f"Expected {len(keys)} feed values, got {len(args)}")
+            if any(sparse_at):
+                args = [p for k, a, sp in zip(keys, args, sparse_at)
+                        for p in ((v for _, v in _sparse_feed_pairs(k, a)) if sp else (a,))]
             session._check_open()
             trace = _wants_trace(options, run_metadata)
             timeout = _timeout_ms(options, session._timeout_ms)
