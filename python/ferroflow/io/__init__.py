@@ -10,3 +10,4 @@ from ferroflow.io.tf_record import (  # noqa: F401
 )
 from ferroflow.ops.io_ops import *  # noqa: F401,F403
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403
+from ferroflow.training.input import match_filenames_once  # noqa: F401

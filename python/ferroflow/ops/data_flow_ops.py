@@ -5,6 +5,10 @@ Each queue is a resource created by its op (``FIFOQueueV2`` ...); enqueues and d
 that run in Rust and may wait (for room, for elements) without holding the GIL or a kernel thread.
 ``Session.close()`` wakes every waiter with ``CancelledError``; a closed, empty queue ends dequeues with
 ``OutOfRangeError``.
+
+Also the gradient accumulators ``tf.ConditionalAccumulator`` and ``tf.SparseConditionalAccumulator`` (what
+``SyncReplicasOptimizer`` aggregates with): ``apply_grad`` adds a gradient unless its ``local_step`` is older
+than the accumulator's global step, ``take_grad(n)`` waits for ``n`` gradients and returns their mean (or sum).
 """
 
 from __future__ import annotations
@@ -14,9 +18,19 @@ import hashlib
 from ferroflow.framework import dtypes as _dtypes
 from ferroflow.framework import ops, random_seed, tensor_util
 from ferroflow.framework.tensor_shape import Dimension, TensorShape, as_shape, unknown_shape
-from ferroflow.ops._op_util import make, make_op
+from ferroflow.ops._op_util import make, make_op, shape_attr
 
-__all__ = ["QueueBase", "FIFOQueue", "PaddingFIFOQueue", "RandomShuffleQueue", "PriorityQueue"]
+__all__ = [
+    "QueueBase",
+    "FIFOQueue",
+    "PaddingFIFOQueue",
+    "RandomShuffleQueue",
+    "PriorityQueue",
+    "ConditionalAccumulatorBase",
+    "ConditionalAccumulator",
+    "SparseConditionalAccumulator",
+    "count_up_to",
+]
 
 
 def _as_type_list(dtypes):
@@ -301,3 +315,141 @@ class PriorityQueue(QueueBase):
         priority_dtypes = [_dtypes.int64] + types
         priority_shapes = [TensorShape([])] + shapes if shapes else shapes
         super().__init__(priority_dtypes, priority_shapes or None, names, ref)
+
+
+class ConditionalAccumulatorBase:
+    """Base class of the gradient accumulators: ``num_accumulated`` and ``set_global_step`` over an
+    accumulator handle."""
+
+    def __init__(self, dtype, shape, accumulator_ref):
+        self._dtype = _dtypes.as_dtype(dtype)
+        self._shape = as_shape(shape) if shape is not None else unknown_shape()
+        self._accumulator_ref = accumulator_ref
+        self._name = accumulator_ref.op.name.split("/")[-1]
+
+    @property
+    def accumulator_ref(self):
+        """The accumulator's resource handle."""
+        return self._accumulator_ref
+
+    @property
+    def name(self):
+        """The name of the accumulator op."""
+        return self._accumulator_ref.op.name
+
+    @property
+    def dtype(self):
+        """The gradients' dtype."""
+        return self._dtype
+
+    def num_accumulated(self, name=None):
+        """An int32 tensor: the gradients accumulated since the last take."""
+        if name is None:
+            name = f"{self._name}_NumAccumulated"
+        return make(self._op_names["count"], [self._accumulator_ref], {}, name=name)
+
+    def set_global_step(self, new_global_step, name=None):
+        """An op setting the accumulator's global step (gradients older than it are dropped)."""
+        step = _cast(new_global_step, _dtypes.int64)
+        return make_op(self._op_names["step"], [self._accumulator_ref, step], {}, name=name)
+
+
+def _cast(value, dtype):
+    from ferroflow.ops import array_ops
+
+    t = ops.convert_to_tensor(value)
+    return t if t.dtype == dtype else array_ops.cast(t, dtype)
+
+
+class ConditionalAccumulator(ConditionalAccumulatorBase):
+    """Accumulates dense gradients; ``take_grad(n)`` returns the mean (``reduction_type="MEAN"``) or sum
+    (``"SUM"``) of the ``n`` or more gradients applied since the last take."""
+
+    _op_names = {"count": "ResourceAccumulatorNumAccumulated", "step": "ResourceAccumulatorSetGlobalStep"}
+
+    def __init__(self, dtype, shape=None, shared_name=None, name="conditional_accumulator", reduction_type="MEAN"):
+        dtype = _dtypes.as_dtype(dtype)
+        ref = make("ResourceConditionalAccumulator", [], {
+            "dtype": ("type", dtype.as_datatype_enum),
+            "shape": shape_attr(shape),
+            "container": "",
+            "shared_name": shared_name or "",
+            "reduction_type": reduction_type,
+        }, name=name)
+        super().__init__(dtype, shape, ref)
+
+    def apply_grad(self, grad, local_step=0, name=None):
+        """An op adding ``grad`` if ``local_step`` is not older than the accumulator's global step."""
+        grad = ops.convert_to_tensor(grad, self._dtype)
+        if not self._shape.is_compatible_with(grad.get_shape()):
+            raise ValueError(f"Shapes {grad.get_shape()} and {self._shape} are incompatible")
+        step = _cast(local_step, _dtypes.int64)
+        return make_op("ResourceAccumulatorApplyGradient", [self._accumulator_ref, step, grad],
+                       {"dtype": ("type", self._dtype.as_datatype_enum)}, name=name)
+
+    def take_grad(self, num_required, name=None):
+        """The mean (or sum) of the accumulated gradients, once at least ``num_required`` were applied; then
+        resets the sum and increments the global step."""
+        n = ops.convert_to_tensor(num_required, dtype=_dtypes.int32, name="num_required")
+        out = make("ResourceAccumulatorTakeGradient", [self._accumulator_ref, n],
+                   {"dtype": ("type", self._dtype.as_datatype_enum)}, name=name)
+        out.set_shape(self._shape)
+        return out
+
+
+class SparseConditionalAccumulator(ConditionalAccumulatorBase):
+    """Accumulates sparse gradients (``IndexedSlices``): rows are summed by index and each row is averaged
+    over the gradients that had it."""
+
+    _op_names = {"count": "AccumulatorNumAccumulated", "step": "AccumulatorSetGlobalStep"}
+
+    def __init__(self, dtype, shape=None, shared_name=None, name="sparse_conditional_accumulator",
+                 reduction_type="MEAN"):
+        dtype = _dtypes.as_dtype(dtype)
+        ref = make("SparseConditionalAccumulator", [], {
+            "dtype": ("type", dtype.as_datatype_enum),
+            "shape": shape_attr(shape),
+            "container": "",
+            "shared_name": shared_name or "",
+            "reduction_type": reduction_type,
+        }, name=name)
+        super().__init__(dtype, shape, ref)
+
+    def apply_indexed_slices_grad(self, grad, local_step=0, name=None):
+        """``apply_grad`` of an ``IndexedSlices``."""
+        return self.apply_grad(grad.indices, grad.values, grad.dense_shape, local_step, name=name)
+
+    def apply_grad(self, grad_indices, grad_values, grad_shape=None, local_step=0, name=None):
+        """An op adding the rows ``grad_values`` at ``grad_indices`` if ``local_step`` is not stale."""
+        indices = _cast(grad_indices, _dtypes.int64)
+        values = ops.convert_to_tensor(grad_values, self._dtype)
+        known = grad_shape is not None
+        shape = _cast(grad_shape if known else [], _dtypes.int64)
+        step = _cast(local_step, _dtypes.int64)
+        return make_op("SparseAccumulatorApplyGradient", [self._accumulator_ref, step, indices, values, shape],
+                       {"dtype": ("type", self._dtype.as_datatype_enum), "has_known_shape": known}, name=name)
+
+    def take_grad(self, num_required, name=None):
+        """``(indices, values, shape)`` of the mean (or summed) gradient, once ``num_required`` were
+        applied."""
+        n = ops.convert_to_tensor(num_required, dtype=_dtypes.int32, name="num_required")
+        op = make_op("SparseAccumulatorTakeGradient", [self._accumulator_ref, n],
+                     {"dtype": ("type", self._dtype.as_datatype_enum)}, name=name)
+        return op.outputs[0], op.outputs[1], op.outputs[2]
+
+    def take_indexed_slices_grad(self, num_required, name=None):
+        """``take_grad`` as an ``IndexedSlices``."""
+        from ferroflow.framework.indexed_slices import IndexedSlices
+
+        indices, values, shape = self.take_grad(num_required, name=name)
+        return IndexedSlices(values=values, indices=indices, dense_shape=shape)
+
+
+def count_up_to(ref, limit, name=None):
+    """Increments the integer variable ``ref`` and returns its value before the increment; once it has
+    reached ``limit``, ``OutOfRangeError`` instead."""
+    from ferroflow.ops import state_ops
+
+    r = state_ops._ref(ref)
+    return make("CountUpTo", [r], {"limit": int(limit), "T": ("type", r.dtype.base_dtype.as_datatype_enum)},
+                name=name)

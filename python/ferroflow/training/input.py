@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from ferroflow.framework import dtypes, ops, tensor_util
 from ferroflow.framework.tensor_shape import TensorShape, as_shape
-from ferroflow.ops import array_ops, control_flow_ops, data_flow_ops, io_ops, math_ops, random_ops, state_ops
+from ferroflow.ops import array_ops, control_flow_ops, data_flow_ops, io_ops, math_ops, random_ops
 from ferroflow.ops import variables as variables_lib
-from ferroflow.ops._op_util import make
 from ferroflow.summary import summary_ops
 from ferroflow.training import queue_runner_impl
 
@@ -63,8 +62,7 @@ def limit_epochs(tensor, num_epochs=None, name=None):
         zero64 = ops.convert_to_tensor(0, dtype=dtypes.int64)
         epochs = variables_lib.Variable(zero64, name="epochs", trainable=False,
                                         collections=[ops.GraphKeys.LOCAL_VARIABLES])
-        counter = make("CountUpTo", [state_ops._ref(epochs)],
-                       {"limit": int(num_epochs), "T": ("type", dtypes.int64.as_datatype_enum)})
+        counter = data_flow_ops.count_up_to(epochs, num_epochs)
         with ops.control_dependencies([counter]):
             return array_ops.identity(tensor, name=name.rstrip("/"))
 

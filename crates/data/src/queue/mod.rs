@@ -21,9 +21,14 @@
 //! * `Session.close` cancels every queue of the session: all waiters get
 //!   `CancelledError` at once.
 //!
+//! The gradient accumulators (`ConditionalAccumulator`,
+//! `SparseConditionalAccumulator`) are in [`accumulator`].
+//!
 //! `enqueue_many` keeps its batch tensors as they are and queues rows that
 //! point into them; a `dequeue_many` that takes exactly one whole enqueued
 //! batch hands the same buffers back, any other takes one copy per row.
+
+pub mod accumulator;
 
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -959,7 +964,7 @@ fn create_factory(kind: QueueKind) -> KernelFactory {
 }
 
 /// A kernel on a queue handle that may wait.
-struct Blocking<F>(F);
+pub(crate) struct Blocking<F>(pub(crate) F);
 
 impl<F: Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync> Kernel for Blocking<F> {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
@@ -1143,12 +1148,12 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
     ]
 }
 
-/// Registers this module's ops and kernels.
+/// Registers this module's ops and kernels (queues and accumulators).
 pub(crate) fn register() {
-    for def in op_defs() {
+    for def in op_defs().into_iter().chain(accumulator::op_defs()) {
         ferroflow_graph::register_op(def);
     }
-    for (name, f) in kernels() {
+    for (name, f) in kernels().into_iter().chain(accumulator::kernels()) {
         ferroflow_runtime::register_kernel(name, f);
     }
 }
