@@ -203,3 +203,30 @@ def test_supervisor_managed_session_ends_on_out_of_range(tmp_path):
             while not sv.should_stop():
                 seen.extend(s.run(b).tolist())
     assert seen == list(range(6))
+
+
+def test_batch_of_sparse_tensors_matches_tensorflow():
+    def build():
+        x = _range(4, 1)
+        sp = tf.SparseTensor(indices=tf.reshape(tf.range(tf.cast(x, tf.int64) + 1), [-1, 1]),
+                             values=tf.range(x + 1) * 10, dense_shape=tf.reshape(tf.cast(x, tf.int64) + 1, [1]))
+        return tf.train.batch([sp, x], batch_size=2, allow_smaller_final_batch=True)
+
+    with tf.Graph().as_default():
+        sp, x = build()
+        assert isinstance(sp, tf.SparseTensor)
+        with tf.Session() as s:
+            s.run(tf.local_variables_initializer())
+            coord = tf.train.Coordinator()
+            threads = tf.train.start_queue_runners(s, coord=coord)
+            got = []
+            try:
+                while True:
+                    v, xv = s.run([sp, x], options=tf.RunOptions(timeout_in_ms=20000))
+                    got.append({"indices": v.indices.tolist(), "values": v.values.tolist(),
+                                "dense_shape": v.dense_shape.tolist(), "x": xv.tolist()})
+            except tf.errors.OutOfRangeError:
+                pass
+            coord.request_stop()
+            coord.join(threads)
+    assert got == FIXTURES["sparse_batch"]
