@@ -159,6 +159,27 @@ def component_specs(structure):
     return out
 
 
+def sparse_starts(structure):
+    """Where each SparseTensor leaf's three components start in the flat component list."""
+    out, i = [], 0
+    for spec in flatten(structure):
+        if isinstance(spec, SparseSpec):
+            out.append(i)
+            i += 3
+        else:
+            i += 1
+    return out
+
+
+def batched(structure, batch_dim):
+    """The structure of a batch of elements of ``structure`` (``batch_dim``: the static batch size or None)."""
+
+    def spec(sp):
+        return type(sp)(sp.dtype, TensorShape([batch_dim]).concatenate(sp.shape))
+
+    return map_structure(spec, structure)
+
+
 def from_components(structure, comps):
     """The value of ``structure`` made of the flat component tensors ``comps``."""
     comps = list(comps)

@@ -302,21 +302,22 @@ class Dataset:
         static = None
         if drop_remainder is True and isinstance(batch_size, (int, np.integer)):
             static = int(batch_size)
-
-        def batch_spec(sp):
-            if isinstance(sp, structure.SparseSpec):
-                raise TypeError("ferroflow: batching SparseTensor elements is not supported yet (batch before parsing).")
-            return structure.TensorSpec(sp.dtype, TensorShape([static]).concatenate(sp.shape))
-
-        return structure.map_structure(batch_spec, self._structure)
+        return structure.batched(self._structure, static)
 
     def batch(self, batch_size, drop_remainder=False, name=None):
-        """Consecutive elements stacked ``batch_size`` at a time (the last batch may be smaller)."""
+        """Consecutive elements stacked ``batch_size`` at a time (the last batch may be smaller).
+
+        SparseTensor components batch into one SparseTensor of one more dimension, as in TensorFlow.
+        """
         s = self._batched(batch_size, drop_remainder)
+        attrs = {"parallel_copy": False}
+        sparse = structure.sparse_starts(self._structure)
+        if sparse:
+            attrs["_sparse"] = sparse
         return self._unary(
             "BatchDatasetV2",
             [_int64(batch_size, "batch_size"), _bool(drop_remainder, "drop_remainder")],
-            s, {"parallel_copy": False}, name,
+            s, attrs, name,
         )
 
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
@@ -375,6 +376,8 @@ class Dataset:
 
     def unbatch(self, name=None):
         """The rows of each element (the inverse of ``batch``)."""
+        if structure.sparse_starts(self._structure):
+            raise TypeError("ferroflow: unbatch of SparseTensor elements is not supported yet.")
         s = structure.map_structure(
             lambda sp: structure.TensorSpec(sp.dtype, sp.shape[1:] if sp.shape.rank else TensorShape(None)),
             self._structure,

@@ -6,7 +6,6 @@ from ferroflow.data import _structure as structure
 from ferroflow.data.dataset_ops import AUTOTUNE, Dataset, _bool, _int64, _Traced
 from ferroflow.data.iterator_ops import make_initializable_iterator, make_one_shot_iterator
 from ferroflow.framework import ops
-from ferroflow.framework.tensor_shape import TensorShape
 
 __all__ = [
     "AUTOTUNE", "ignore_errors", "make_initializable_iterator", "make_one_shot_iterator", "map_and_batch",
@@ -34,12 +33,12 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
         with ops.name_scope(None, "MapAndBatchDataset"):
             f = _Traced(map_func, ds._structure, "map_and_batch")
             static = batch_size if drop_remainder is True and isinstance(batch_size, int) else None
-            s = structure.map_structure(
-                lambda sp: structure.TensorSpec(sp.dtype, TensorShape([static]).concatenate(sp.shape)),
-                f.result_structure,
-            )
+            s = structure.batched(f.result_structure, static)
             attrs = structure.type_attrs(s)
             attrs["preserve_cardinality"] = True
+            sparse = structure.sparse_starts(f.result_structure)
+            if sparse:
+                attrs["_sparse"] = sparse
             v = f.op(
                 "MapAndBatchDataset", [ds._variant_tensor],
                 [_int64(batch_size, "batch_size"), _int64(num_parallel_calls, "num_parallel_calls"),

@@ -285,14 +285,15 @@ fn simple(f: impl Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync + 'static) 
 fn with_func(
     attr: &'static str,
     trailing: usize,
-    make: fn(&mut OpContext<'_>, Func, usize) -> Result<()>,
+    make: fn(&mut OpContext<'_>, Func, usize, &Arc<Vec<usize>>) -> Result<()>,
 ) -> KernelFactory {
     factory(move |init| {
         let t = FuncTemplate::compile(init, attr)?;
+        let sparse = sparse_starts(init);
         Ok(Box::new(move |ctx: &mut OpContext<'_>| {
             let end = ctx.num_inputs() - trailing;
             let f = t.bind(ctx, 1, end);
-            make(ctx, f, end)
+            make(ctx, f, end, &sparse)
         }))
     })
 }
@@ -487,7 +488,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "MapDataset",
-            with_func("f", 0, |ctx, f, _| {
+            with_func("f", 0, |ctx, f, _, _sparse| {
                 let input = input_dataset(ctx, 0)?;
                 output_dataset(ctx, Map { input, f });
                 Ok(())
@@ -495,7 +496,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "ParallelMapDatasetV2",
-            with_func("f", 1, |ctx, f, end| {
+            with_func("f", 1, |ctx, f, end, _sparse| {
                 let input = input_dataset(ctx, 0)?;
                 let parallelism = autotune(int_input(ctx, end, "num_parallel_calls")?);
                 if parallelism <= 1 {
@@ -515,7 +516,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "FilterDataset",
-            with_func("predicate", 0, |ctx, predicate, _| {
+            with_func("predicate", 0, |ctx, predicate, _, _sparse| {
                 let input = input_dataset(ctx, 0)?;
                 output_dataset(ctx, Filter { input, predicate });
                 Ok(())
@@ -523,7 +524,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "FlatMapDataset",
-            with_func("f", 0, |ctx, f, _| {
+            with_func("f", 0, |ctx, f, _, _sparse| {
                 let input = input_dataset(ctx, 0)?;
                 output_dataset(ctx, FlatMap { input, f });
                 Ok(())
@@ -533,11 +534,12 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ("ParallelInterleaveDatasetV4", with_func("f", 5, interleave)),
         (
             "MapAndBatchDataset",
-            with_func("f", 3, |ctx, f, end| {
+            with_func("f", 3, |ctx, f, end, sparse| {
                 let input = input_dataset(ctx, 0)?;
                 let batch_size = positive(int_input(ctx, end, "batch_size")?, "batch_size")?;
                 let parallelism = autotune(int_input(ctx, end + 1, "num_parallel_calls")?);
                 let drop_remainder = bool_input(ctx, end + 2, "drop_remainder")?;
+                let sparse = sparse.clone();
                 let mapped = DatasetRef(Arc::new(ParallelMap {
                     input,
                     f,
@@ -549,6 +551,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                         input: mapped,
                         batch_size,
                         drop_remainder,
+                        sparse,
                     },
                 );
                 Ok(())
@@ -556,14 +559,18 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "BatchDatasetV2",
-            simple(|ctx| {
-                let d = Batch {
-                    input: input_dataset(ctx, 0)?,
-                    batch_size: positive(int_input(ctx, 1, "batch_size")?, "Batch size")?,
-                    drop_remainder: bool_input(ctx, 2, "drop_remainder")?,
-                };
-                output_dataset(ctx, d);
-                Ok(())
+            factory(|init| {
+                let sparse = sparse_starts(init);
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let d = Batch {
+                        input: input_dataset(ctx, 0)?,
+                        batch_size: positive(int_input(ctx, 1, "batch_size")?, "Batch size")?,
+                        drop_remainder: bool_input(ctx, 2, "drop_remainder")?,
+                        sparse: sparse.clone(),
+                    };
+                    output_dataset(ctx, d);
+                    Ok(())
+                }))
             }),
         ),
         ("PaddedBatchDatasetV2", simple(padded_batch)),
@@ -739,7 +746,26 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
     ]
 }
 
-fn interleave(ctx: &mut OpContext<'_>, f: Func, end: usize) -> Result<()> {
+/// The `_sparse` attr ferroflow's Python sets on batching ops: where each
+/// SparseTensor's three components start in the element.
+fn sparse_starts(init: &KernelInit<'_>) -> Arc<Vec<usize>> {
+    Arc::new(
+        init.node
+            .attrs
+            .ints("_sparse")
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| v as usize)
+            .collect(),
+    )
+}
+
+fn interleave(
+    ctx: &mut OpContext<'_>,
+    f: Func,
+    end: usize,
+    _sparse: &Arc<Vec<usize>>,
+) -> Result<()> {
     let input = input_dataset(ctx, 0)?;
     let cycle_length = autotune(int_input(ctx, end, "cycle_length")?);
     let block_length = positive(int_input(ctx, end + 1, "block_length")?, "block_length")?;

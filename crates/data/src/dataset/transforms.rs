@@ -381,25 +381,83 @@ fn shape_text(t: &Tensor) -> String {
     )
 }
 
+/// Stacks component `c` of the elements.
+fn stack_component(elements: &[Element], c: usize) -> Result<Tensor> {
+    let first = &elements[0][c];
+    let items: Vec<Tensor> = elements.iter().map(|e| e[c].clone()).collect();
+    for (i, t) in items.iter().enumerate().skip(1) {
+        if t.shape() != first.shape() {
+            return Err(Error::invalid_argument(format!(
+                "Cannot batch tensors with different shapes in component {c}. First element had shape {} and element {i} had shape {}.",
+                shape_text(first),
+                shape_text(t)
+            )));
+        }
+    }
+    stack(&items, 0)
+}
+
 /// Stacks the elements' components into one batch element.
 pub(crate) fn batch_elements(elements: &[Element]) -> Result<Element> {
-    let n = elements[0].len();
-    (0..n)
-        .map(|c| {
-            let first = &elements[0][c];
-            let items: Vec<Tensor> = elements.iter().map(|e| e[c].clone()).collect();
-            for (i, t) in items.iter().enumerate().skip(1) {
-                if t.shape() != first.shape() {
-                    return Err(Error::invalid_argument(format!(
-                        "Cannot batch tensors with different shapes in component {c}. First element had shape {} and element {i} had shape {}.",
-                        shape_text(first),
-                        shape_text(t)
-                    )));
-                }
-            }
-            stack(&items, 0)
-        })
+    (0..elements[0].len())
+        .map(|c| stack_component(elements, c))
         .collect()
+}
+
+/// Like [`batch_elements`], with the SparseTensors whose (indices, values,
+/// dense_shape) components start at the positions in `sparse` batched as
+/// TensorFlow batches them: one SparseTensor of one more dimension, the
+/// element's index first, each dense dimension the largest of the batch.
+pub(crate) fn batch_elements_sparse(elements: &[Element], sparse: &[usize]) -> Result<Element> {
+    if sparse.is_empty() {
+        return batch_elements(elements);
+    }
+    let n = elements[0].len();
+    let mut out = Vec::with_capacity(n);
+    let mut c = 0;
+    while c < n {
+        if sparse.contains(&c) && c + 2 < n {
+            out.extend(batch_sparse(elements, c)?);
+            c += 3;
+        } else {
+            out.push(stack_component(elements, c)?);
+            c += 1;
+        }
+    }
+    Ok(out)
+}
+
+fn batch_sparse(elements: &[Element], c: usize) -> Result<[Tensor; 3]> {
+    let rank = elements[0][c + 2].num_elements();
+    let mut shape = vec![0i64; rank];
+    let mut indices: Vec<i64> = Vec::new();
+    let mut values = Vec::with_capacity(elements.len());
+    for (b, e) in elements.iter().enumerate() {
+        let dense = e[c + 2].to_i64_vec()?;
+        if dense.len() != rank {
+            return Err(Error::invalid_argument(format!(
+                "Cannot batch SparseTensors of different ranks in component {c}: the first element has rank {rank} and element {b} rank {}.",
+                dense.len()
+            )));
+        }
+        for (m, d) in shape.iter_mut().zip(&dense) {
+            *m = (*m).max(*d);
+        }
+        let idx = e[c].to_i64_vec()?;
+        for row in idx.chunks(rank.max(1)).take(e[c + 1].num_elements()) {
+            indices.push(b as i64);
+            indices.extend_from_slice(&row[..rank]);
+        }
+        values.push(e[c + 1].clone());
+    }
+    let nnz = indices.len() / (rank + 1);
+    let mut dense_shape = vec![elements.len() as i64];
+    dense_shape.extend(shape);
+    Ok([
+        Tensor::from_vec(vec![nnz, rank + 1], indices)?,
+        concat(&values, 0)?,
+        Tensor::vector(dense_shape),
+    ])
 }
 
 /// `batch(batch_size, drop_remainder)`.
@@ -407,12 +465,15 @@ pub struct Batch {
     pub input: DatasetRef,
     pub batch_size: usize,
     pub drop_remainder: bool,
+    /// Where SparseTensor components start (see [`batch_elements_sparse`]).
+    pub sparse: Arc<Vec<usize>>,
 }
 
 struct BatchIter {
     input: Iter,
     batch_size: usize,
     drop_remainder: bool,
+    sparse: Arc<Vec<usize>>,
 }
 
 impl Dataset for Batch {
@@ -426,6 +487,7 @@ impl Dataset for Batch {
             input: self.input.0.iterate(ctx)?,
             batch_size: self.batch_size,
             drop_remainder: self.drop_remainder,
+            sparse: self.sparse.clone(),
         }))
     }
 }
@@ -449,6 +511,13 @@ impl DatasetIter for BatchIter {
         let mut parts: Vec<Element> = Vec::new();
         let mut singles: Vec<Element> = Vec::new();
         let mut have = 0;
+        if !self.sparse.is_empty() {
+            let items = pull(&mut self.input, self.batch_size)?;
+            if items.is_empty() || (self.drop_remainder && items.len() < self.batch_size) {
+                return Ok(None);
+            }
+            return batch_elements_sparse(&items, &self.sparse).map(Some);
+        }
         while have < self.batch_size {
             match self.input.next_stacked(self.batch_size - have) {
                 Some(r) => match r? {
