@@ -269,6 +269,10 @@ impl FuncTemplate {
     }
 }
 
+/// Builds a function-taking dataset: the bound function, where the trailing
+/// scalar inputs start, and the `_sparse` attr (see [`sparse_starts`]).
+type MakeWithFunc = fn(&mut OpContext<'_>, Func, usize, &Arc<Vec<usize>>) -> Result<()>;
+
 type Compute = dyn Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync;
 
 fn simple(f: impl Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync + 'static) -> KernelFactory {
@@ -285,7 +289,7 @@ fn simple(f: impl Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync + 'static) 
 fn with_func(
     attr: &'static str,
     trailing: usize,
-    make: fn(&mut OpContext<'_>, Func, usize, &Arc<Vec<usize>>) -> Result<()>,
+    make: MakeWithFunc,
 ) -> KernelFactory {
     factory(move |init| {
         let t = FuncTemplate::compile(init, attr)?;
