@@ -230,3 +230,20 @@ def test_batch_of_sparse_tensors_matches_tensorflow():
             coord.request_stop()
             coord.join(threads)
     assert got == FIXTURES["sparse_batch"]
+
+
+def test_queue_runners_round_trip_through_a_meta_graph(tmp_path):
+    with tf.Graph().as_default():
+        tf.train.batch([_range(7, 2)], batch_size=3, allow_smaller_final_batch=True, name="the_batch")
+        meta = tf.train.export_meta_graph(str(tmp_path / "m.meta"))
+        assert "queue_runners" in meta.collection_def
+    got = _drain(lambda: (tf.train.import_meta_graph(str(tmp_path / "m.meta")),
+                          tf.get_default_graph().get_tensor_by_name("the_batch:0"))[1])
+    assert got == FIXTURES["meta_graph_batches"]
+
+
+def test_tensorflows_meta_graph_with_queue_runners_runs():
+    path = Path(__file__).parent.parent / "fixtures" / "queues" / "tf_queue_pipeline.meta"
+    got = _drain(lambda: (tf.train.import_meta_graph(str(path)),
+                          tf.get_default_graph().get_tensor_by_name("the_batch:0"))[1])
+    assert got == FIXTURES["meta_graph_batches"]

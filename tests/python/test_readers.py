@@ -48,6 +48,8 @@ CASES = {
     "fixed": (lambda: tf.FixedLengthRecordReader(4, header_bytes=3, footer_bytes=2), ["fixed.bin"], None),
     "fixed_hop": (lambda: tf.FixedLengthRecordReader(4, header_bytes=3, footer_bytes=2, hop_bytes=3),
                   ["fixed.bin"], None),
+    "fixed_gzip": (lambda: tf.FixedLengthRecordReader(4, header_bytes=3, footer_bytes=2, encoding="GZIP"),
+                   ["fixed.bin.gz"], None),
     "whole": (tf.WholeFileReader, ["lines.txt", "fixed.bin"], None),
 }
 

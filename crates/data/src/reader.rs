@@ -38,6 +38,8 @@ pub enum ReaderKind {
         record: usize,
         footer: usize,
         hop: usize,
+        /// The whole file's compression (`encoding`: "", "ZLIB" or "GZIP").
+        compression: Compression,
     },
     WholeFile,
     Identity,
@@ -124,11 +126,22 @@ impl Reader {
                 }
                 Source::Lines { reader, line }
             }
-            ReaderKind::FixedLength { header, footer, .. } => {
-                let mut data = Vec::new();
-                File::open(work)
-                    .and_then(|mut f| f.read_to_end(&mut data))
-                    .map_err(|e| io_error(&e, work))?;
+            ReaderKind::FixedLength {
+                header,
+                footer,
+                compression,
+                ..
+            } => {
+                let raw = std::fs::read(work).map_err(|e| io_error(&e, work))?;
+                let data = match compression {
+                    Compression::None => raw,
+                    Compression::Gzip => {
+                        decompress(flate2::read::MultiGzDecoder::new(&raw[..]), work)?
+                    }
+                    Compression::Zlib => {
+                        decompress(flate2::read::ZlibDecoder::new(&raw[..]), work)?
+                    }
+                };
                 let end = data.len().saturating_sub(*footer);
                 if data.len() < header + footer {
                     return Err(Error::data_loss(format!(
@@ -367,6 +380,14 @@ impl Reader {
     }
 }
 
+/// All of a compressed file; corrupt data is `DataLossError` naming it.
+fn decompress(mut r: impl Read, work: &str) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    r.read_to_end(&mut out)
+        .map_err(|e| Error::data_loss(format!("{work}: cannot decompress: {e}")))?;
+    Ok(out)
+}
+
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
@@ -586,12 +607,7 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
             "FixedLengthRecordReaderV2",
             reader_factory(|init| {
                 let encoding = init.node.attrs.str_or("encoding", "")?;
-                if !encoding.is_empty() {
-                    return Err(Error::unimplemented(format!(
-                        "{}: FixedLengthRecordReader with encoding {encoding:?} is not supported yet",
-                        init.node.name
-                    )));
-                }
+                let compression = Compression::from_name(&encoding)?;
                 let record = nonneg(init, "record_bytes", 0)?;
                 if record == 0 {
                     return Err(Error::invalid_argument(format!(
@@ -604,6 +620,7 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     record,
                     footer: nonneg(init, "footer_bytes", 0)?,
                     hop: nonneg(init, "hop_bytes", 0)?,
+                    compression,
                 })
             }),
         ),

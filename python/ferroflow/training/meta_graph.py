@@ -439,6 +439,14 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
                     graph.add_to_collection(key, variables[d.variable_name])
             elif key == ops.GraphKeys.SAVERS:
                 continue
+            elif key == ops.GraphKeys.QUEUE_RUNNERS:
+                from ferroflow.training import queue_runner_impl
+
+                runner_def = queue_runner_impl.queue_runner_def_class()
+                with graph.as_default():
+                    for data in col.bytes_list.value:
+                        graph.add_to_collection(key, queue_runner_impl.QueueRunner.from_proto(
+                            runner_def.FromString(data), import_scope))
             else:
                 for data in col.bytes_list.value:
                     graph.add_to_collection(key, data)
@@ -494,7 +502,8 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
         saver_def = type(meta.saver_def)()
         saver_def.CopyFrom(meta.saver_def)
         return Saver(saver_def=saver_def, name=import_scope)
-    if variables:
+    # As TensorFlow: a Saver only when there is something to save (local variables are not).
+    if ops.get_collection(ops.GraphKeys.GLOBAL_VARIABLES, scope=import_scope):
         return Saver()
     _logger.info("Saver not created because there are no variables in the graph to restore")
     return None

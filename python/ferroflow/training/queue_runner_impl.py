@@ -1,11 +1,11 @@
 """``tf.train.QueueRunner``, ``tf.train.add_queue_runner`` and ``tf.train.start_queue_runners``.
 
-ferroflow has no queue ops yet (no ``FIFOQueue``), so a ``QueueRunner`` here drives arbitrary "enqueue" ops:
-each gets a thread that runs it until the coordinator stops or it raises one of
-``queue_closed_exception_types``; the last thread to finish runs ``close_op``, and a stop requested on the
-coordinator runs ``cancel_op``. ``queue`` only names the runner (and would supply the default close and
-cancel ops, so with no queue type both must be given). ``QueueRunnerDef`` serialization (``to_proto``,
-``from_proto``, ``queue_runner_def``) is not available.
+A ``QueueRunner`` runs each of its enqueue ops in a thread of its own until the coordinator stops or the op
+raises one of ``queue_closed_exception_types`` (the input ran out: ``OutOfRangeError``); the last thread to
+finish runs ``close_op``, and a stop requested on the coordinator runs ``cancel_op`` (closing the queue with
+``cancel_pending_enqueues``), which wakes the threads waiting in enqueues. The enqueue ops run in Rust with the
+GIL released while they wait. ``to_proto``/``from_proto`` read and write TensorFlow's ``QueueRunnerDef`` (the
+``queue_runners`` collection of a MetaGraphDef).
 """
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ class QueueRunner:
 
     def __init__(self, queue=None, enqueue_ops=None, close_op=None, cancel_op=None,
                  queue_closed_exception_types=None, queue_runner_def=None, import_scope=None):
-        if queue_runner_def is not None or import_scope is not None:
-            raise NotImplementedError(
-                "QueueRunner(queue_runner_def=..., import_scope=...): ferroflow has no QueueRunnerDef support"
-            )
+        if queue_runner_def is not None:
+            if queue or enqueue_ops:
+                raise ValueError("queue_runner_def and queue are mutually exclusive.")
+            self._init_from_proto(queue_runner_def, import_scope)
+            return
         if not queue or not enqueue_ops:
             raise ValueError("Must provide queue and enqueue_ops.")
         self._queue = queue
@@ -63,6 +64,42 @@ class QueueRunner:
         # Per session: how many enqueue threads are still running.
         self._runs_per_session = weakref.WeakKeyDictionary()
         self._exceptions_raised = []
+
+    def _init_from_proto(self, queue_runner_def, import_scope=None):
+        g = ops.get_default_graph()
+
+        def element(name):
+            return g.as_graph_element(ops.prepend_name_scope(name, import_scope))
+
+        self._queue = element(queue_runner_def.queue_name)
+        self._enqueue_ops = [element(n) for n in queue_runner_def.enqueue_op_name]
+        self._close_op = element(queue_runner_def.close_op_name)
+        self._cancel_op = element(queue_runner_def.cancel_op_name)
+        codes = list(queue_runner_def.queue_closed_exception_types)
+        self._queue_closed_exception_types = (
+            tuple(errors.exception_type_from_error_code(c) for c in codes) if codes else (errors.OutOfRangeError,)
+        )
+        self._lock = threading.Lock()
+        self._runs_per_session = weakref.WeakKeyDictionary()
+        self._exceptions_raised = []
+
+    def to_proto(self, export_scope=None):
+        """This runner as a ``QueueRunnerDef`` (``None`` if its queue is outside ``export_scope``)."""
+        if export_scope is not None and not self.queue.name.startswith(export_scope):
+            return None
+        d = queue_runner_def_class()()
+        d.queue_name = ops.strip_name_scope(self.queue.name, export_scope)
+        d.enqueue_op_name.extend(ops.strip_name_scope(op.name, export_scope) for op in self._enqueue_ops)
+        d.close_op_name = ops.strip_name_scope(self._close_op.name, export_scope)
+        d.cancel_op_name = ops.strip_name_scope(self._cancel_op.name, export_scope)
+        d.queue_closed_exception_types.extend(
+            errors.error_code_from_exception_type(t) for t in self._queue_closed_exception_types)
+        return d
+
+    @staticmethod
+    def from_proto(queue_runner_def, import_scope=None):
+        """A QueueRunner over the ops a ``QueueRunnerDef`` names in the default graph."""
+        return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
     @property
     def queue(self):
@@ -167,6 +204,37 @@ class QueueRunner:
             if start:
                 t.start()
         return threads
+
+
+_QUEUE_RUNNER_DEF = None
+
+
+def queue_runner_def_class():
+    """TensorFlow's ``QueueRunnerDef`` message class (``tensorflow/core/protobuf/queue_runner.proto``),
+    built once in ferroflow's descriptor pool. Field 5 is TensorFlow's ``error.Code`` enum, declared here
+    as the int32 it is on the wire."""
+    global _QUEUE_RUNNER_DEF
+    if _QUEUE_RUNNER_DEF is None:
+        from google.protobuf import descriptor_pb2, message_factory
+
+        from ferroflow.core import _pool
+
+        name = "ferroflow/core/protobuf/queue_runner.proto"
+        try:
+            desc = _pool.POOL.FindMessageTypeByName("tensorflow.QueueRunnerDef")
+        except KeyError:
+            f = descriptor_pb2.FileDescriptorProto(name=name, package="tensorflow", syntax="proto3")
+            m = f.message_type.add(name="QueueRunnerDef")
+            label, rep = descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL, descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED
+            string, int32 = descriptor_pb2.FieldDescriptorProto.TYPE_STRING, descriptor_pb2.FieldDescriptorProto.TYPE_INT32
+            for number, field, kind, lab in [(1, "queue_name", string, label), (2, "enqueue_op_name", string, rep),
+                                             (3, "close_op_name", string, label), (4, "cancel_op_name", string, label),
+                                             (5, "queue_closed_exception_types", int32, rep)]:
+                m.field.add(name=field, number=number, type=kind, label=lab)
+            _pool.POOL.Add(f)
+            desc = _pool.POOL.FindMessageTypeByName("tensorflow.QueueRunnerDef")
+        _QUEUE_RUNNER_DEF = message_factory.GetMessageClass(desc)
+    return _QUEUE_RUNNER_DEF
 
 
 def add_queue_runner(qr, collection=ops.GraphKeys.QUEUE_RUNNERS):
