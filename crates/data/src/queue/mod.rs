@@ -648,7 +648,68 @@ impl Queue {
             let e = &taken[0];
             return (0..ncomp).map(|c| e.component(c)).collect();
         }
+        if self.cfg.kind != QueueKind::Padding && whole_chunk(&taken, 0).is_none() {
+            if let Some(out) = self.batch_rows(&mut taken)? {
+                return Ok(out);
+            }
+        }
         (0..ncomp).map(|c| self.batch(&taken, c)).collect()
+    }
+
+    /// Every component of `elems` stacked, when each component's elements
+    /// share one shape (`None` otherwise). Walks the elements once, all
+    /// components of each together (they were allocated together), and
+    /// moves strings out of elements nothing else holds instead of copying
+    /// them.
+    fn batch_rows(&self, elems: &mut [Elem]) -> Result<Option<Vec<Tensor>>> {
+        let Some(first) = elems.first() else {
+            return Ok(None);
+        };
+        let shapes: Vec<Shape> = (0..self.cfg.dtypes.len()).map(|c| first.shape(c)).collect();
+        for e in elems.iter() {
+            for (c, s) in shapes.iter().enumerate() {
+                let dims = e.chunk[c].dims();
+                let own = if e.row.is_some() { &dims[1..] } else { dims };
+                if own != s.dims() {
+                    return Ok(None);
+                }
+            }
+        }
+        let k = elems.len();
+        let mut sinks: Vec<Sink> = self
+            .cfg
+            .dtypes
+            .iter()
+            .zip(&shapes)
+            .map(|(&d, s)| Sink::new(d, k * s.num_elements()))
+            .collect::<Result<_>>()?;
+        for e in elems.iter_mut() {
+            let row = e.row;
+            // Unique once the queue let go of it: strings can be moved out.
+            let owned = Arc::get_mut(&mut e.chunk);
+            match owned {
+                Some(tensors) if row.is_none() => {
+                    for ((t, sink), s) in tensors.iter_mut().zip(&mut sinks).zip(&shapes) {
+                        sink.take_from(t, s.num_elements())?;
+                    }
+                }
+                _ => {
+                    for ((t, sink), s) in e.chunk.iter().zip(&mut sinks).zip(&shapes) {
+                        sink.copy_from(t, row, s.num_elements())?;
+                    }
+                }
+            }
+        }
+        sinks
+            .into_iter()
+            .zip(&shapes)
+            .map(|(sink, s)| {
+                let mut dims = vec![k];
+                dims.extend_from_slice(s.dims());
+                Tensor::new(Shape::new(&dims), sink.into_data())
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
     }
 
     /// Component `c` of `elems` stacked along a new leading dimension
@@ -721,6 +782,66 @@ impl Queue {
             data
         };
         Tensor::new(out_shape, data)
+    }
+}
+
+/// The output buffer of one component of a batch being gathered.
+enum Sink {
+    Str(Vec<Vec<u8>>),
+    Other(Data, usize),
+}
+
+impl Sink {
+    fn new(dtype: DType, n: usize) -> Result<Sink> {
+        Ok(match dtype {
+            DType::String => Sink::Str(Vec::with_capacity(n)),
+            d @ (DType::Resource | DType::Variant) => {
+                return Err(Error::unimplemented(format!(
+                    "queues cannot hold {d} tensors"
+                )))
+            }
+            // Filled front to back by `copy_from`.
+            d => Sink::Other(Data::zeros(d, n), 0),
+        })
+    }
+
+    /// Appends the `n` elements of row `row` of `t` (all of `t` for `None`).
+    fn copy_from(&mut self, t: &Tensor, row: Option<usize>, n: usize) -> Result<()> {
+        let start = row.map_or(0, |r| r * n);
+        match self {
+            Sink::Str(v) => v.extend_from_slice(&t.as_slice::<Vec<u8>>()?[start..start + n]),
+            Sink::Other(data, at) => {
+                let at0 = *at;
+                for_dtype!(t.dtype(), T => {
+                    let src = &t.as_slice::<T>()?[start..start + n];
+                    let dst = T::buffer_mut(data)
+                        .and_then(Arc::get_mut)
+                        .ok_or_else(|| Error::internal("batch buffer is not unique"))?;
+                    dst[at0..at0 + n].clone_from_slice(src);
+                });
+                *at += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// Like `copy_from` for a whole element this batch owns: strings move.
+    fn take_from(&mut self, t: &mut Tensor, n: usize) -> Result<()> {
+        match self {
+            Sink::Str(v) => {
+                let src = t.make_mut::<Vec<u8>>()?;
+                v.extend(src[..n].iter_mut().map(std::mem::take));
+                Ok(())
+            }
+            Sink::Other(..) => self.copy_from(t, None, n),
+        }
+    }
+
+    fn into_data(self) -> Data {
+        match self {
+            Sink::Str(v) => Data::Str(Arc::new(v)),
+            Sink::Other(data, _) => data,
+        }
     }
 }
 
