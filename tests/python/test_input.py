@@ -247,3 +247,30 @@ def test_tensorflows_meta_graph_with_queue_runners_runs():
     got = _drain(lambda: (tf.train.import_meta_graph(str(path)),
                           tf.get_default_graph().get_tensor_by_name("the_batch:0"))[1])
     assert got == FIXTURES["meta_graph_batches"]
+
+
+def test_closing_the_session_under_running_queue_runners_ends_them():
+    import threading
+    import time
+
+    with tf.Graph().as_default():
+        b = tf.train.shuffle_batch([tf.train.range_input_producer(50).dequeue()], batch_size=4, capacity=20,
+                                   min_after_dequeue=5, num_threads=4)
+        s = tf.Session()
+        coord = tf.train.Coordinator()
+        before = threading.active_count()
+        threads = tf.train.start_queue_runners(s, coord=coord)
+        assert len(s.run(b)) == 4
+        time.sleep(0.2)  # the runners now wait in full queues
+        start = time.monotonic()
+        s.close()
+        for t in threads:
+            t.join(1.0)
+        assert time.monotonic() - start < 2.0
+        assert not any(t.is_alive() for t in threads)
+        assert threading.active_count() <= before
+        # The runners reported why they stopped: the session closed under them (a waiting run is cancelled;
+        # one starting afterwards finds the session closed).
+        assert coord.should_stop()
+        with pytest.raises((tf.errors.CancelledError, RuntimeError)):
+            coord.join(threads)
