@@ -139,14 +139,12 @@ class Dataset:
         """A dataset of the slices of ``tensors`` along their first dimension."""
         value = structure.normalize(tensors)
         for leaf in structure.flatten(value):
-            if isinstance(leaf, SparseTensor):
-                raise TypeError("ferroflow: from_tensor_slices of a SparseTensor is not supported yet.")
-            if leaf.shape.rank == 0:
+            if not isinstance(leaf, SparseTensor) and leaf.shape.rank == 0:
                 raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got {leaf.name}")
         comps, s = structure.to_components(value)
         first = None
-        for t in comps:
-            d = t.shape[0] if t.shape.rank else None
+        for leaf in structure.flatten(value):
+            d = leaf.shape[0] if leaf.shape.rank else None
             d = getattr(d, "value", d)
             if first is None:
                 first = d
@@ -155,9 +153,13 @@ class Dataset:
                     f"Dimensions {first} and {d} are not compatible: all components must have the same size "
                     "in their first dimension."
                 )
-        s = structure.map_structure(lambda sp: structure.TensorSpec(sp.dtype, sp.shape[1:]), s)
+        s = structure.map_structure(lambda sp: type(sp)(sp.dtype, _rows_of(sp.shape)), s)
+        attrs = structure.type_attrs(s, "Toutput_types")
+        sparse = structure.sparse_starts(s)
+        if sparse:
+            attrs["_sparse"] = sparse
         with ops.name_scope(None, "TensorSliceDataset"):
-            v = make("TensorSliceDataset", comps, structure.type_attrs(s, "Toutput_types"))
+            v = make("TensorSliceDataset", comps, attrs)
         return Dataset(v, s)
 
     @staticmethod
@@ -376,13 +378,9 @@ class Dataset:
 
     def unbatch(self, name=None):
         """The rows of each element (the inverse of ``batch``)."""
-        if structure.sparse_starts(self._structure):
-            raise TypeError("ferroflow: unbatch of SparseTensor elements is not supported yet.")
-        s = structure.map_structure(
-            lambda sp: structure.TensorSpec(sp.dtype, sp.shape[1:] if sp.shape.rank else TensorShape(None)),
-            self._structure,
-        )
-        return self._unary("UnbatchDataset", [], s, name=name)
+        s = structure.map_structure(lambda sp: type(sp)(sp.dtype, _rows_of(sp.shape)), self._structure)
+        sparse = structure.sparse_starts(self._structure)
+        return self._unary("UnbatchDataset", [], s, attrs={"_sparse": sparse} if sparse else None, name=name)
 
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """The elements in a random order drawn through a buffer of ``buffer_size``."""
@@ -528,6 +526,11 @@ def _generator_next(state, token):
     else:
         leaves = [value]
     return [_as_component(v, sp) for v, sp in zip(leaves, structure.flatten(s))]
+
+
+def _rows_of(shape):
+    """The shape of one row of ``shape`` (unknown if its rank is)."""
+    return shape[1:] if shape.rank else TensorShape(None)
 
 
 def _most_specific(a, b):

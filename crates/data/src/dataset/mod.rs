@@ -191,6 +191,127 @@ pub(crate) fn rows(t: &Tensor, start: usize, k: usize) -> Result<Tensor> {
     with_data!(t.data(), v => Tensor::from_vec(shape, v[start * n..(start + k) * n].to_vec()))
 }
 
+/// The rows of an element along its first dimension, SparseTensor
+/// components (whose three components start at the given positions)
+/// included: `from_tensor_slices` and `unbatch`.
+pub(crate) struct Rows {
+    comps: Vec<Tensor>,
+    sparse: Vec<SparseRows>,
+    n: usize,
+}
+
+/// One SparseTensor's entries grouped by their first index.
+struct SparseRows {
+    start: usize,
+    rank: usize,
+    indices: Vec<i64>,
+    by_row: Vec<Vec<i64>>,
+    dense: Vec<i64>,
+}
+
+impl Rows {
+    /// Checks every component has the same number of rows.
+    pub(crate) fn new(comps: Vec<Tensor>, sparse: &[usize]) -> Result<Rows> {
+        let mut n: Option<usize> = None;
+        let mut check = |d: usize| -> Result<()> {
+            match n {
+                Some(m) if m != d => Err(Error::invalid_argument(format!(
+                    "All components must have the same size in the 0th dimension, got {m} and {d}"
+                ))),
+                _ => {
+                    n = Some(d);
+                    Ok(())
+                }
+            }
+        };
+        let mut groups = Vec::new();
+        let mut c = 0;
+        while c < comps.len() {
+            if sparse.contains(&c) && c + 2 < comps.len() {
+                let dense = comps[c + 2].to_i64_vec()?;
+                let rank = dense.len();
+                if rank == 0 {
+                    return Err(Error::invalid_argument(
+                        "a SparseTensor to slice must be at least 1-dimensional",
+                    ));
+                }
+                let rows = usize::try_from(dense[0]).unwrap_or(0);
+                check(rows)?;
+                let indices = comps[c].to_i64_vec()?;
+                let mut by_row = vec![Vec::new(); rows];
+                for (k, entry) in indices.chunks(rank).enumerate() {
+                    let r = usize::try_from(entry[0])
+                        .ok()
+                        .filter(|&r| r < rows)
+                        .ok_or_else(|| {
+                            Error::invalid_argument(format!(
+                                "SparseTensor index {} is out of bounds for its dense shape {dense:?}",
+                                entry[0]
+                            ))
+                        })?;
+                    by_row[r].push(k as i64);
+                }
+                groups.push(SparseRows {
+                    start: c,
+                    rank,
+                    indices,
+                    by_row,
+                    dense,
+                });
+                c += 3;
+            } else {
+                let t = &comps[c];
+                if t.rank() == 0 {
+                    return Err(Error::invalid_argument(
+                        "Input element must have a non-scalar value in each component.",
+                    ));
+                }
+                check(t.dims()[0])?;
+                c += 1;
+            }
+        }
+        Ok(Rows {
+            comps,
+            sparse: groups,
+            n: n.unwrap_or(0),
+        })
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// Row `i` of every component.
+    pub(crate) fn row(&self, i: usize) -> Result<Element> {
+        let mut out = Vec::with_capacity(self.comps.len());
+        let mut c = 0;
+        while c < self.comps.len() {
+            if let Some(g) = self.sparse.iter().find(|g| g.start == c) {
+                let picks = &g.by_row[i];
+                let mut idx = Vec::with_capacity(picks.len() * (g.rank - 1));
+                for &k in picks {
+                    let k = k as usize;
+                    idx.extend_from_slice(&g.indices[k * g.rank + 1..(k + 1) * g.rank]);
+                }
+                out.push(Tensor::from_vec(vec![picks.len(), g.rank - 1], idx)?);
+                let which = Tensor::vector(picks.clone());
+                out.push(ferroflow_tensor::kernels::array::gather(
+                    &self.comps[c + 1],
+                    &which,
+                    0,
+                    0,
+                )?);
+                out.push(Tensor::vector(g.dense[1..].to_vec()));
+                c += 3;
+            } else {
+                out.push(row(&self.comps[c], i)?);
+                c += 1;
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Registers the dataset and iterator ops and kernels.
 pub(crate) fn register() {
     ops::register();

@@ -286,11 +286,7 @@ fn simple(f: impl Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync + 'static) 
 /// A kernel of a function-taking op: `trailing` scalar inputs follow the
 /// captured `other_arguments`; `make` gets the bound function and the
 /// trailing inputs' positions.
-fn with_func(
-    attr: &'static str,
-    trailing: usize,
-    make: MakeWithFunc,
-) -> KernelFactory {
+fn with_func(attr: &'static str, trailing: usize, make: MakeWithFunc) -> KernelFactory {
     factory(move |init| {
         let t = FuncTemplate::compile(init, attr)?;
         let sparse = sparse_starts(init);
@@ -387,13 +383,16 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
     vec![
         (
             "TensorSliceDataset",
-            simple(|ctx| {
-                let comps = (0..ctx.num_inputs())
-                    .map(|i| ctx.input(i).cloned())
-                    .collect::<Result<Vec<Tensor>>>()?;
-                let d = TensorSlices::new(comps)?;
-                output_dataset(ctx, d);
-                Ok(())
+            factory(|init| {
+                let sparse = sparse_starts(init);
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let comps = (0..ctx.num_inputs())
+                        .map(|i| ctx.input(i).cloned())
+                        .collect::<Result<Vec<Tensor>>>()?;
+                    let d = TensorSlices::new(comps, sparse.clone())?;
+                    output_dataset(ctx, d);
+                    Ok(())
+                }))
             }),
         ),
         (
@@ -580,10 +579,16 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ("PaddedBatchDatasetV2", simple(padded_batch)),
         (
             "UnbatchDataset",
-            simple(|ctx| {
-                let d = Unbatch(input_dataset(ctx, 0)?);
-                output_dataset(ctx, d);
-                Ok(())
+            factory(|init| {
+                let sparse = sparse_starts(init);
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let d = Unbatch {
+                        input: input_dataset(ctx, 0)?,
+                        sparse: sparse.clone(),
+                    };
+                    output_dataset(ctx, d);
+                    Ok(())
+                }))
             }),
         ),
         (

@@ -1,66 +1,84 @@
 //! Datasets that make elements: from tensors, a range, or files.
 
-use super::{row, rows, Dataset, DatasetIter, Element, IterCtx};
+use super::{row, rows, Dataset, DatasetIter, Element, IterCtx, Rows};
 use ferroflow_records::{Compression, ReadOptions, RecordReader};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
 
-/// `from_tensor_slices`: row `i` of every component is element `i`.
+/// `from_tensor_slices`: row `i` of every component is element `i`
+/// (SparseTensor components sliced as TensorFlow slices them).
 pub struct TensorSlices {
     pub components: Vec<Tensor>,
+    /// Where SparseTensor components start.
+    pub sparse: Arc<Vec<usize>>,
 }
 
 impl TensorSlices {
     /// Checks every component has the same first dimension.
-    pub fn new(components: Vec<Tensor>) -> Result<TensorSlices> {
-        let first = components
-            .first()
-            .ok_or_else(|| Error::invalid_argument("TensorSliceDataset needs a component"))?;
-        if first.rank() == 0 {
+    pub fn new(components: Vec<Tensor>, sparse: Arc<Vec<usize>>) -> Result<TensorSlices> {
+        if components.is_empty() {
             return Err(Error::invalid_argument(
-                "All components must be at least 1-dimensional",
+                "TensorSliceDataset needs a component",
             ));
         }
-        let n = first.dims()[0];
-        for c in &components {
-            if c.rank() == 0 || c.dims()[0] != n {
-                return Err(Error::invalid_argument(format!(
-                    "All components must have the same size in the 0th dimension, got {} and {}",
-                    n,
-                    c.dims().first().copied().unwrap_or(0)
-                )));
+        if sparse.is_empty() {
+            let n = components[0].dims().first().copied();
+            for c in &components {
+                if c.rank() == 0 {
+                    return Err(Error::invalid_argument(
+                        "All components must be at least 1-dimensional",
+                    ));
+                }
+                if Some(c.dims()[0]) != n {
+                    return Err(Error::invalid_argument(format!(
+                        "All components must have the same size in the 0th dimension, got {} and {}",
+                        n.unwrap_or(0),
+                        c.dims()[0]
+                    )));
+                }
             }
         }
-        Ok(TensorSlices { components })
+        Ok(TensorSlices { components, sparse })
     }
 }
 
-struct TensorSlicesIter {
-    components: Vec<Tensor>,
-    i: usize,
+enum TensorSlicesIter {
+    Dense { components: Vec<Tensor>, i: usize },
+    Sparse { rows: Rows, i: usize },
 }
 
 impl Dataset for TensorSlices {
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
-        Ok(Box::new(TensorSlicesIter {
-            components: self.components.clone(),
-            i: 0,
+        Ok(Box::new(if self.sparse.is_empty() {
+            TensorSlicesIter::Dense {
+                components: self.components.clone(),
+                i: 0,
+            }
+        } else {
+            TensorSlicesIter::Sparse {
+                rows: Rows::new(self.components.clone(), &self.sparse)?,
+                i: 0,
+            }
         }))
     }
 }
 
 impl DatasetIter for TensorSlicesIter {
     fn next_stacked(&mut self, n: usize) -> Option<Result<Option<(Element, usize)>>> {
-        let total = self.components[0].dims()[0];
-        let k = n.min(total - self.i.min(total));
+        let TensorSlicesIter::Dense { components, i } = self else {
+            return None;
+        };
+        let total = components[0].dims()[0];
+        let k = n.min(total - (*i).min(total));
         if k == 0 {
             return Some(Ok(None));
         }
-        let start = self.i;
-        self.i += k;
+        let start = *i;
+        *i += k;
         Some(
-            self.components
+            components
                 .iter()
                 .map(|c| rows(c, start, k))
                 .collect::<Result<_>>()
@@ -69,16 +87,27 @@ impl DatasetIter for TensorSlicesIter {
     }
 
     fn next(&mut self) -> Result<Option<Element>> {
-        if self.i >= self.components[0].dims()[0] {
-            return Ok(None);
+        match self {
+            TensorSlicesIter::Dense { components, i } => {
+                if *i >= components[0].dims()[0] {
+                    return Ok(None);
+                }
+                let at = *i;
+                *i += 1;
+                components
+                    .iter()
+                    .map(|c| row(c, at))
+                    .collect::<Result<_>>()
+                    .map(Some)
+            }
+            TensorSlicesIter::Sparse { rows, i } => {
+                if *i >= rows.len() {
+                    return Ok(None);
+                }
+                *i += 1;
+                rows.row(*i - 1).map(Some)
+            }
         }
-        let i = self.i;
-        self.i += 1;
-        self.components
-            .iter()
-            .map(|c| row(c, i))
-            .collect::<Result<_>>()
-            .map(Some)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Datasets that transform other datasets.
 
-use super::{row, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Wake};
+use super::{Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Rows, Wake};
 use ferroflow_runtime::blocking;
 use ferroflow_tensor::kernels::array::{concat, pad, stack, PadMode};
 use ferroflow_tensor::{Code, DType, Data, Error, Result, Shape, Tensor};
@@ -669,19 +669,25 @@ impl DatasetIter for PaddedBatchIter {
     }
 }
 
-/// `unbatch()`: the rows of each element.
-pub struct Unbatch(pub DatasetRef);
+/// `unbatch()`: the rows of each element (SparseTensor components split
+/// as TensorFlow splits them).
+pub struct Unbatch {
+    pub input: DatasetRef,
+    pub sparse: Arc<Vec<usize>>,
+}
 
 struct UnbatchIter {
     input: Iter,
-    current: Option<Element>,
+    sparse: Arc<Vec<usize>>,
+    current: Option<Rows>,
     index: usize,
 }
 
 impl Dataset for Unbatch {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(UnbatchIter {
-            input: self.0 .0.iterate(ctx)?,
+            input: self.input.0.iterate(ctx)?,
+            sparse: self.sparse.clone(),
             current: None,
             index: 0,
         }))
@@ -691,29 +697,22 @@ impl Dataset for Unbatch {
 impl DatasetIter for UnbatchIter {
     fn next(&mut self) -> Result<Option<Element>> {
         loop {
-            if let Some(e) = &self.current {
-                if self.index < e[0].dims()[0] {
-                    let i = self.index;
+            if let Some(rows) = &self.current {
+                if self.index < rows.len() {
                     self.index += 1;
-                    return e.iter().map(|t| row(t, i)).collect::<Result<_>>().map(Some);
+                    return rows.row(self.index - 1).map(Some);
                 }
                 self.current = None;
             }
             let Some(e) = self.input.next()? else {
                 return Ok(None);
             };
-            let n = e.first().and_then(|t| t.dims().first().copied());
-            let Some(n) = n else {
-                return Err(Error::invalid_argument(
-                    "Input element must have a non-scalar value in each component.",
-                ));
-            };
-            if e.iter().any(|t| t.rank() == 0 || t.dims()[0] != n) {
-                return Err(Error::invalid_argument(
-                    "Input element must have the same batch size in each component.",
-                ));
-            }
-            self.current = Some(e);
+            self.current = Some(Rows::new(e, &self.sparse).map_err(|e| {
+                Error::invalid_argument(format!(
+                    "Input element must have the same batch size in each component: {}",
+                    e.message()
+                ))
+            })?);
             self.index = 0;
         }
     }
