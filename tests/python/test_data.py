@@ -346,3 +346,13 @@ def test_pipeline_survives_meta_graph_export_and_import():
             s.run(g.get_operation_by_name(it.initializer.name))
             got = _drain(s, g.get_tensor_by_name(nxt.name))
     assert [b.tolist() for b in got] == [[3, 6], [9, 12]]
+
+
+def test_runs_an_input_pipeline_tensorflow_exported():
+    want = MANIFEST["tf_meta_graph"]
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(os.path.join(FIXTURES, "tf_pipeline.meta"))
+        with tf.Session() as s:
+            s.run(g.get_operation_by_name(want["initializer"]))
+            got = [b.tolist() for b in _drain(s, g.get_tensor_by_name(want["get_next"]))]
+    assert got == want["batches"]
