@@ -114,3 +114,67 @@ def test_fed_batch_and_names():
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="Name: ex1, Feature: x"):
             sess.run(out, {ser: [b"", b""], names: [b"ex1", b"ex0"]})
+
+
+def _example(**features):
+    """A serialized Example with int64 / float / bytes features, encoded by hand."""
+    import struct
+
+    def varint(n):
+        n &= (1 << 64) - 1
+        out = bytearray()
+        while n >= 0x80:
+            out.append((n & 0x7F) | 0x80)
+            n >>= 7
+        out.append(n)
+        return bytes(out)
+
+    def ld(tag, body):
+        return bytes([tag]) + varint(len(body)) + body
+
+    entries = b""
+    for key, values in sorted(features.items()):
+        if isinstance(values[0], float):
+            feat = ld(0x12, ld(0x0A, struct.pack(f"<{len(values)}f", *values)))
+        elif isinstance(values[0], int):
+            feat = ld(0x1A, ld(0x0A, b"".join(varint(v) for v in values)))
+        else:
+            feat = ld(0x0A, b"".join(ld(0x0A, v) for v in values))
+        entries += ld(0x0A, ld(0x0A, key.encode()) + ld(0x12, feat))
+    return ld(0x0A, entries)
+
+
+def test_legacy_parse_example_and_parse_single_example_ops():
+    """The v1 ops (in GraphDefs of older TensorFlow) give what ParseExampleV2 gives."""
+    from ferroflow.ops._op_util import make_op
+
+    serialized = [_example(a=[1, 2], b=[0.5], s=[b"x", b"y"]), _example(a=[3, 4], s=[b"z"])]
+    ser = tf.constant(serialized, dtype=tf.string)
+    v1 = make_op(
+        "ParseExample",
+        [ser, tf.constant([], dtype=tf.string), tf.constant("s"), tf.constant("a"), tf.constant("b"),
+         tf.constant([], dtype=tf.int64), tf.constant([9.0], dtype=tf.float32)],
+        {"Nsparse": 1, "Ndense": 2, "sparse_types": ("list_type", [tf.string.as_datatype_enum]),
+         "Tdense": ("list_type", [tf.int64.as_datatype_enum, tf.float32.as_datatype_enum]),
+         "dense_shapes": ("list_shape", [[2], [1]])},
+    )
+    single = make_op(
+        "ParseSingleExample",
+        [tf.constant(serialized[1], dtype=tf.string), tf.constant([], dtype=tf.int64),
+         tf.constant([9.0], dtype=tf.float32)],
+        {"num_sparse": 1, "sparse_keys": ["s"], "dense_keys": ["a", "b"],
+         "sparse_types": ("list_type", [tf.string.as_datatype_enum]),
+         "Tdense": ("list_type", [tf.int64.as_datatype_enum, tf.float32.as_datatype_enum]),
+         "dense_shapes": ("list_shape", [[2], [1]])},
+    )
+    v2 = tf.parse_example(ser, {"s": tf.VarLenFeature(tf.string), "a": tf.FixedLenFeature([2], tf.int64),
+                                "b": tf.FixedLenFeature([1], tf.float32, default_value=[9.0])})
+    with tf.Session() as sess:
+        got1, got_single, want = sess.run([v1.outputs, single.outputs, v2])
+    assert got1[0].tolist() == want["s"].indices.tolist()
+    assert got1[1].tolist() == want["s"].values.tolist()
+    assert got1[2].tolist() == want["s"].dense_shape.tolist()
+    assert got1[3].tolist() == want["a"].tolist() == [[1, 2], [3, 4]]
+    assert got1[4].tolist() == want["b"].tolist() == [[0.5], [9.0]]
+    assert got_single[0].tolist() == [[0]] and got_single[1].tolist() == [b"z"] and got_single[2].tolist() == [1]
+    assert got_single[3].tolist() == [3, 4] and got_single[4].tolist() == [9.0]

@@ -198,6 +198,14 @@ impl Spec {
     fn slots(&self) -> usize {
         self.sparse.len() + self.dense.len()
     }
+
+    /// The key of slot `slot` (sparse features first).
+    fn key(&self, slot: usize) -> &[u8] {
+        match self.sparse.get(slot) {
+            Some(s) => &s.key,
+            None => &self.dense[slot - self.sparse.len()].key,
+        }
+    }
 }
 
 /// A growable column of one dtype.
@@ -406,11 +414,12 @@ fn parse_chunk<'a>(
             .collect(),
     };
     let mut found: Vec<Option<FeatureRef<'a>>> = vec![None; spec.slots()];
+    let mut hints: Vec<Hint<'a>> = Vec::new();
     let start = range.start;
     for i in range {
         let bytes = &serialized[i];
         found.iter_mut().for_each(|f| *f = None);
-        find_features(spec, bytes, &mut found).map_err(|_| malformed(bytes))?;
+        find_features(spec, bytes, &mut found, &mut hints).map_err(|_| malformed(bytes))?;
         let ctx = ExampleCtx {
             names,
             index: i,
@@ -458,7 +467,7 @@ fn parse_one(
     for ((s, f), acc) in spec.sparse.iter().zip(sparse_found).zip(&mut out.sparse) {
         let before = acc.values.len();
         if let Some(f) = f {
-            check_feature(s.dtype, None, f, ctx, &s.key, bytes)?;
+            kind_check(s.dtype, false, f, ctx, &s.key)?;
             acc.values.push_feature(f).map_err(|_| malformed(bytes))?;
         }
         acc.counts.push(acc.values.len() - before);
@@ -474,16 +483,21 @@ fn parse_one(
             Some(acc) => {
                 let before = acc.values.len();
                 if let Some(f) = f {
-                    check_feature(d.dtype, Some(d), f, ctx, &d.key, bytes)?;
+                    kind_check(d.dtype, true, f, ctx, &d.key)?;
                     acc.values.push_feature(f).map_err(|_| malformed(bytes))?;
                 }
-                acc.counts.push(acc.values.len() - before);
+                let n = acc.values.len() - before;
+                count_check(d, n, ctx)?;
+                acc.counts.push(n);
             }
             None => {
                 if let Some(f) = f {
-                    check_feature(d.dtype, Some(d), f, ctx, &d.key, bytes)?;
+                    kind_check(d.dtype, true, f, ctx, &d.key)?;
                 }
-                write_fixed(d, f.as_ref(), r, row, bytes)?;
+                let n = write_fixed(d, f.as_ref(), r, row, bytes)?;
+                if f.is_some() {
+                    count_check(d, n, ctx)?;
+                }
             }
         }
     }
@@ -529,8 +543,24 @@ fn check_feature(
     key: &[u8],
     bytes: &[u8],
 ) -> Result<()> {
+    kind_check(dtype, dense.is_some(), f, ctx, key)?;
+    match dense {
+        Some(d) => count_check(d, f.count().map_err(|_| malformed(bytes))?, ctx),
+        None => Ok(()),
+    }
+}
+
+/// A feature of another kind than the spec's dtype is an error.
+#[inline]
+fn kind_check(
+    dtype: DType,
+    dense: bool,
+    f: &FeatureRef<'_>,
+    ctx: &ExampleCtx<'_>,
+    key: &[u8],
+) -> Result<()> {
     if f.kind != Kind::Empty && f.kind != kind_of(dtype) {
-        let what = if dense.is_some() {
+        let what = if dense {
             format!(
                 "Data types don't match. Data type: {} but expected type: {}",
                 f.kind.dtype_name(),
@@ -545,10 +575,14 @@ fn check_feature(
         };
         return Err(ctx.error(key, what));
     }
-    let Some(d) = dense else {
-        return Ok(());
-    };
-    let n = f.count().map_err(|_| malformed(bytes))?;
+    Ok(())
+}
+
+/// A dense feature with `n` values must fill its shape (fixed) or a whole
+/// number of rows (variable).
+#[inline]
+fn count_check(d: &DenseSpec, n: usize, ctx: &ExampleCtx<'_>) -> Result<()> {
+    let (dtype, key) = (d.dtype, &d.key[..]);
     if d.variable {
         if (d.stride == 0 && n != 0) || (d.stride != 0 && n % d.stride != 0) {
             if ctx.scalar {
@@ -629,15 +663,40 @@ impl ExampleCtx<'_> {
     }
 }
 
+/// What the entry at one position of the previous example was: examples
+/// of one dataset list their features in the same order, so checking the
+/// previous key first (a short compare) usually saves the hash lookup.
+#[derive(Clone, Copy)]
+enum Hint<'a> {
+    Unknown,
+    Slot(usize),
+    Unwanted(&'a [u8]),
+}
+
 /// Records the first occurrence of each wanted feature (as TensorFlow's fast
 /// parser does; protobuf maps never repeat a key).
 fn find_features<'a>(
     spec: &Spec,
     bytes: &'a [u8],
     found: &mut [Option<FeatureRef<'a>>],
+    hints: &mut Vec<Hint<'a>>,
 ) -> std::result::Result<(), Malformed> {
+    let mut pos = 0usize;
     for_each_map_entry(bytes, 1, |key, value| {
-        if let Some(&slot) = spec.index.get(key) {
+        if pos == hints.len() {
+            hints.push(Hint::Unknown);
+        }
+        let slot = match hints[pos] {
+            Hint::Slot(s) if spec.key(s) == key => Some(s),
+            Hint::Unwanted(k) if k == key => None,
+            _ => {
+                let slot = spec.index.get(key).copied();
+                hints[pos] = slot.map_or(Hint::Unwanted(key), Hint::Slot);
+                slot
+            }
+        };
+        pos += 1;
+        if let Some(slot) = slot {
             if found[slot].is_none() {
                 found[slot] = Some(FeatureRef::parse(value)?);
             }
@@ -646,15 +705,16 @@ fn find_features<'a>(
     })
 }
 
-/// Writes a fixed-length feature's values (already checked) or its
-/// default into row `row`; a missing required one is left as is.
+/// Writes a fixed-length feature's values or its default into row `row`
+/// (a missing required one is left as is); returns how many values the
+/// feature holds (more than the row takes are counted, not written).
 fn write_fixed(
     d: &DenseSpec,
     f: Option<&FeatureRef<'_>>,
     rows: &mut Rows<'_>,
     row: usize,
     bytes: &[u8],
-) -> Result<()> {
+) -> Result<usize> {
     let at = row * d.stride..(row + 1) * d.stride;
     let Some(f) = f else {
         if let Some(def) = &d.default {
@@ -665,12 +725,14 @@ fn write_fixed(
                 Rows::None => {}
             }
         }
-        return Ok(());
+        return Ok(0);
     };
+    let mut n = 0usize;
     let res = match rows {
         Rows::F32(v) => {
             let mut out = v[at].iter_mut();
             f.for_each_f32(|x| {
+                n += 1;
                 if let Some(o) = out.next() {
                     *o = x;
                 }
@@ -679,6 +741,7 @@ fn write_fixed(
         Rows::I64(v) => {
             let mut out = v[at].iter_mut();
             f.for_each_i64(|x| {
+                n += 1;
                 if let Some(o) = out.next() {
                     *o = x;
                 }
@@ -687,6 +750,7 @@ fn write_fixed(
         Rows::Str(v) => {
             let mut out = v[at].iter_mut();
             f.for_each_bytes(|x| {
+                n += 1;
                 if let Some(o) = out.next() {
                     o.extend_from_slice(x);
                 }
@@ -694,7 +758,8 @@ fn write_fixed(
         }
         Rows::None => Ok(()),
     };
-    res.map_err(|_| malformed(bytes))
+    res.map_err(|_| malformed(bytes))?;
+    Ok(n)
 }
 
 fn assemble(

@@ -42,6 +42,15 @@ impl<'a> Reader<'a> {
     /// Reads a base-128 varint (at most 10 bytes).
     #[inline]
     pub fn varint(&mut self) -> WireResult<u64> {
+        // Tags and short lengths are one byte.
+        match self.buf.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                return Ok(u64::from(b));
+            }
+            None => return Err(Malformed),
+            _ => {}
+        }
         let mut out = 0u64;
         for i in 0..10 {
             let b = *self.buf.get(self.pos).ok_or(Malformed)?;
@@ -138,6 +147,29 @@ impl<'a> FeatureRef<'a> {
     /// Parses a serialized `Feature` (the last list set wins, as in protobuf's
     /// `oneof`).
     pub fn parse(buf: &'a [u8]) -> WireResult<FeatureRef<'a>> {
+        // Fast path: one list field whose one- or two-byte length covers
+        // the rest of the message.
+        if let [tag @ (0x0a | 0x12 | 0x1a), rest @ ..] = buf {
+            let list = match rest {
+                [l, body @ ..] if *l < 0x80 && body.len() == *l as usize => Some(body),
+                [l0, l1, body @ ..]
+                    if *l0 >= 0x80
+                        && *l1 < 0x80
+                        && body.len() == ((*l0 & 0x7f) as usize | ((*l1 as usize) << 7)) =>
+                {
+                    Some(body)
+                }
+                _ => None,
+            };
+            if let Some(list) = list {
+                let kind = match tag {
+                    0x0a => Kind::Bytes,
+                    0x12 => Kind::Float,
+                    _ => Kind::Int64,
+                };
+                return Ok(FeatureRef { kind, list });
+            }
+        }
         let mut r = Reader::new(buf);
         let mut out = FeatureRef {
             kind: Kind::Empty,
@@ -200,9 +232,28 @@ impl<'a> FeatureRef<'a> {
         Ok(n)
     }
 
+    /// The payload when the list is exactly one packed field (`0A <len>
+    /// payload`, a one-byte length), the usual encoding of numbers.
+    #[inline]
+    fn single_packed(&self) -> Option<&'a [u8]> {
+        match self.list {
+            [0x0a, l, body @ ..] if *l < 0x80 && body.len() == *l as usize => Some(body),
+            _ => None,
+        }
+    }
+
     /// Calls `f` on each float of a `FloatList`.
     #[inline]
     pub fn for_each_f32(&self, mut f: impl FnMut(f32)) -> WireResult<()> {
+        if let Some(p) = self.single_packed() {
+            if p.len() % 4 != 0 {
+                return Err(Malformed);
+            }
+            for c in p.chunks_exact(4) {
+                f(f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            }
+            return Ok(());
+        }
         let mut r = Reader::new(self.list);
         while let Some((field, wt)) = r.field()? {
             match (field, wt) {
@@ -225,6 +276,13 @@ impl<'a> FeatureRef<'a> {
     /// Calls `f` on each value of an `Int64List`.
     #[inline]
     pub fn for_each_i64(&self, mut f: impl FnMut(i64)) -> WireResult<()> {
+        if let Some(p) = self.single_packed() {
+            let mut p = Reader::new(p);
+            while !p.at_end() {
+                f(p.varint()? as i64);
+            }
+            return Ok(());
+        }
         let mut r = Reader::new(self.list);
         while let Some((field, wt)) = r.field()? {
             match (field, wt) {
@@ -284,7 +342,20 @@ pub fn for_each_map_entry<'a>(
 }
 
 /// A map entry's key (field 1) and value (field 2); absent ones are empty.
+#[inline]
 fn map_entry(entry: &[u8]) -> WireResult<(&[u8], &[u8])> {
+    // Fast path: `0A <key len> key 12 <value len> value`, each length one
+    // byte, as every writer lays out a short key and a small feature.
+    if let [0x0a, klen, rest @ ..] = entry {
+        let klen = *klen as usize;
+        if klen < 0x80 && rest.len() > klen + 1 && rest[klen] == 0x12 {
+            let (key, tail) = rest.split_at(klen);
+            let vlen = tail[1] as usize;
+            if vlen < 0x80 && tail.len() == vlen + 2 {
+                return Ok((key, &tail[2..]));
+            }
+        }
+    }
     let mut r = Reader::new(entry);
     let (mut key, mut value): (&[u8], &[u8]) = (&[], &[]);
     while let Some((field, wt)) = r.field()? {
