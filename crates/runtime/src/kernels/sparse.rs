@@ -191,16 +191,43 @@ fn rows_at(idx: &[i64], rank: usize, pos: &[usize]) -> Vec<i64> {
     out
 }
 
-/// The permutation sorting index rows into row-major order (stable).
-fn sort_perm(idx: &[i64], rank: usize, n: usize) -> Vec<usize> {
-    let mut perm: Vec<usize> = (0..n).collect();
-    if rank > 0 {
-        perm.sort_unstable_by(|&a, &b| {
-            idx[a * rank..(a + 1) * rank]
-                .cmp(&idx[b * rank..(b + 1) * rank])
-                .then(a.cmp(&b))
-        });
+/// Each row's row-major position in `shape`, when every index lies inside
+/// it and the positions fit in a `u64` (then they sort like the rows).
+fn linear_keys(idx: &[i64], rank: usize, shape: &[i64]) -> Option<Vec<u64>> {
+    let mut total = 1u64;
+    for &d in shape {
+        total = total.checked_mul(u64::try_from(d).ok()?)?;
     }
+    let st: Vec<u64> = strides(shape).iter().map(|&s| s as u64).collect();
+    idx.chunks_exact(rank)
+        .map(|row| {
+            row.iter()
+                .zip(shape)
+                .zip(&st)
+                .try_fold(0u64, |acc, ((&x, &d), &s)| {
+                    (0..d).contains(&x).then(|| acc + x as u64 * s)
+                })
+        })
+        .collect()
+}
+
+/// The permutation sorting index rows into row-major order (stable). With
+/// the dense `shape`, in-bounds rows sort by one integer key each.
+fn sort_perm(idx: &[i64], rank: usize, n: usize, shape: Option<&[i64]>) -> Vec<usize> {
+    if rank == 0 {
+        return (0..n).collect();
+    }
+    if let Some(keys) = shape.and_then(|s| linear_keys(idx, rank, s)) {
+        let mut pairs: Vec<(u64, usize)> = keys.into_iter().zip(0..n).collect();
+        pairs.sort_unstable();
+        return pairs.into_iter().map(|(_, i)| i).collect();
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_unstable_by(|&a, &b| {
+        idx[a * rank..(a + 1) * rank]
+            .cmp(&idx[b * rank..(b + 1) * rank])
+            .then(a.cmp(&b))
+    });
     perm
 }
 
@@ -367,7 +394,7 @@ fn dense_matmul(ctx: &mut OpContext<'_>, adj_a: bool, adj_b: bool) -> Result<()>
 
 fn reorder(ctx: &mut OpContext<'_>) -> Result<()> {
     let sp = read_sparse(ctx, 0)?;
-    let perm = sort_perm(&sp.idx, sp.rank, sp.n);
+    let perm = sort_perm(&sp.idx, sp.rank, sp.n, Some(&sp.shape));
     let idx = indices_tensor(rows_at(&sp.idx, sp.rank, &perm), sp.rank)?;
     let vals = take_values(sp.values, &perm)?;
     ctx.output(idx);
@@ -489,7 +516,7 @@ fn concat(ctx: &mut OpContext<'_>, concat_dim: i64) -> Result<()> {
     let perm = if cd == 0 {
         (0..total).collect()
     } else {
-        sort_perm(&idx, rank, total)
+        sort_perm(&idx, rank, total, Some(&out_shape))
     };
     let values: Vec<Tensor> = (0..k)
         .map(|i| ctx.input(k + i).cloned())
