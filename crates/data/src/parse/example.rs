@@ -584,7 +584,7 @@ fn kind_check(
 fn count_check(d: &DenseSpec, n: usize, ctx: &ExampleCtx<'_>) -> Result<()> {
     let (dtype, key) = (d.dtype, &d.key[..]);
     if d.variable {
-        if (d.stride == 0 && n != 0) || (d.stride != 0 && n % d.stride != 0) {
+        if !n.is_multiple_of(d.stride) {
             if ctx.scalar {
                 return Err(Error::invalid_argument(format!(
                     "Error while parsing feature with key {}: number of elements should be divisible by {}, found {n} instead",
