@@ -356,3 +356,13 @@ def test_runs_an_input_pipeline_tensorflow_exported():
             s.run(g.get_operation_by_name(want["initializer"]))
             got = [b.tolist() for b in _drain(s, g.get_tensor_by_name(want["get_next"]))]
     assert got == want["batches"]
+
+
+def test_runs_a_one_shot_iterator_tensorflow_exported():
+    want = MANIFEST["tf_meta_graph"]["one_shot"]
+    assert "OneShotIterator" in want["ops"]
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(os.path.join(FIXTURES, "tf_one_shot.meta"))
+        with tf.Session() as s:
+            got = [b.tolist() for b in _drain(s, g.get_tensor_by_name(want["get_next"]))]
+    assert got == want["batches"]

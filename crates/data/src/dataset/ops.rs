@@ -176,6 +176,7 @@ fn op_defs() -> Vec<OpDef> {
         ds("IgnoreErrorsDataset", &["input_dataset"]),
         OpDef::new("IteratorV2", &[], resource).stateful(),
         OpDef::new("OneShotIteratorFromDataset", &["dataset"], resource).stateful(),
+        OpDef::new("OneShotIterator", &[], resource).stateful(),
         OpDef::new("MakeIterator", &["dataset", "iterator"], nothing).stateful(),
         OpDef::new("IteratorGetNext", &["iterator"], components).stateful(),
         OpDef::new("IteratorGetNextSync", &["iterator"], components).stateful(),
@@ -357,6 +358,34 @@ fn one_shot(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
         })?;
         register_iterator(ctx.session, &it);
         it.make_once(|| input_dataset(ctx, 0))?;
+        ctx.output_resource(it);
+        Ok(())
+    }))
+}
+
+/// TensorFlow's `OneShotIterator`: started, the first time it runs, on the
+/// dataset its `dataset_factory` function returns (graphs TensorFlow's
+/// `make_one_shot_iterator` exported).
+fn one_shot_factory(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let id = init.node.id;
+    let name = init.node.name.clone();
+    let types = init.node.attrs.dtypes("output_types").unwrap_or_default();
+    let shapes = init.node.attrs.shapes("output_shapes").unwrap_or_default();
+    let factory_fn = FuncTemplate::compile(init, "dataset_factory")?;
+    Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+        let it = ctx.session.get_or_create(id, || {
+            IteratorResource::new(&name, types.clone(), shapes.clone())
+        })?;
+        register_iterator(ctx.session, &it);
+        it.make_once(|| {
+            let f = Func {
+                name: factory_fn.name.clone(),
+                plan: factory_fn.plan.clone(),
+                state: factory_fn.state.clone(),
+                captured: Vec::new(),
+            };
+            f.call_dataset(Vec::new())
+        })?;
         ctx.output_resource(it);
         Ok(())
     }))
@@ -704,6 +733,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         ("IteratorV2", factory(iterator_v2)),
         ("OneShotIteratorFromDataset", factory(one_shot)),
+        ("OneShotIterator", factory(one_shot_factory)),
         (
             "MakeIterator",
             simple(|ctx| {
