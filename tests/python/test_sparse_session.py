@@ -175,3 +175,16 @@ def test_make_callable_feeds_and_fetches_sparse_tensors():
             _same(got, IND[:1], VAL[:1] * 3, SHAPE)
             with pytest.raises(TypeError, match="Expected 2 feed values"):
                 run(tf.SparseTensorValue(IND, VAL, SHAPE))
+
+
+def test_gradients_where_tensorflow_has_none():
+    with tf.Graph().as_default():
+        v = tf.constant(VAL)
+        sp = tf.SparseTensor(IND, v * 1.0, SHAPE)
+        # TensorFlow registers no gradient for SparseReduceMax or SparseSplit: LookupError, as there.
+        with pytest.raises(LookupError, match="SparseReduceMax"):
+            tf.gradients(tf.sparse.reduce_max(sp), v)
+        with pytest.raises(LookupError, match="SparseSplit"):
+            tf.gradients(tf.reduce_sum(tf.sparse.split(sp_input=sp, num_split=2, axis=1)[0].values), v)
+        # SparseConcat is NotDifferentiable there: no gradient, no error.
+        assert tf.gradients(tf.reduce_sum(tf.sparse.concat(0, [sp, sp]).values), v) == [None]

@@ -100,7 +100,29 @@ mod tests {
 
     /// Ops that have no gradient, as in TensorFlow (`tf.gradients` through a
     /// float one raises LookupError), or only take/produce non-float tensors.
-    const NO_ENTRY: &[&str] = &["TruncateMod", "Unique"];
+    const NO_ENTRY: &[&str] = &[
+        "TruncateMod",
+        "Unique",
+        // Sparse ops TensorFlow registers no gradient for (grads/sparse.rs).
+        "SparseReshape",
+        "SparseReduceSumSparse",
+        "SparseReduceMax",
+        "SparseReduceMaxSparse",
+        "SparseFillEmptyRowsGrad",
+        "SparseSplit",
+        "SparseSliceGrad",
+        "SparseSegmentSumGrad",
+        "SparseSegmentMeanGrad",
+        "SparseSegmentSqrtNGrad",
+        "SparseSegmentSumGradV2",
+        "SparseSegmentMeanGradV2",
+        "SparseSegmentSqrtNGradV2",
+        "SparseCross",
+        "SparseCrossV2",
+        "ListDiff",
+        "DenseCountSparseOutput",
+        "SparseCountSparseOutput",
+    ];
 
     #[test]
     fn every_registered_gradient_names_a_known_op() {

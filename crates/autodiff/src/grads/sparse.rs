@@ -11,32 +11,17 @@ use ferroflow_tensor::{DType, Error, Result, Tensor};
 
 type R = Result<Vec<Option<Grad>>>;
 
-/// Ops whose inputs receive no gradient (TensorFlow registers none, or
-/// `NotDifferentiable`, or its gradient only raises).
+/// Ops whose inputs receive no gradient: TensorFlow registers them
+/// `NotDifferentiable` (or a gradient that only raises). The ops that
+/// TensorFlow registers nothing for (`SparseReshape`, `SparseSplit`,
+/// `SparseReduceMax`, the gradient ops, ...) have no entry either, so
+/// `tf.gradients` through a float one raises LookupError, as there.
 const NOT_DIFFERENTIABLE: &[&str] = &[
-    "SparseReshape",
     "SparseConcat",
     "SparseAddGrad",
-    "SparseReduceSumSparse",
-    "SparseReduceMax",
-    "SparseReduceMaxSparse",
-    "SparseFillEmptyRowsGrad",
-    "SparseSplit",
-    "SparseSliceGrad",
     "SparseSparseMaximum",
     "SparseSparseMinimum",
     "SparseDenseCwiseAdd",
-    "SparseSegmentSumGrad",
-    "SparseSegmentMeanGrad",
-    "SparseSegmentSqrtNGrad",
-    "SparseCross",
-    "SparseCrossV2",
-    "ListDiff",
-    "SparseSegmentSumGradV2",
-    "SparseSegmentMeanGradV2",
-    "SparseSegmentSqrtNGradV2",
-    "DenseCountSparseOutput",
-    "SparseCountSparseOutput",
 ];
 
 /// `grads[i]` or, when that output received none, None for every input.
