@@ -96,3 +96,19 @@ def test_every_example_read_once_per_epoch(tmp_path):
                 pass
     assert sizes == [128, 128, 44] * 2
     assert labels == tr_y[:300].tolist() * 2
+
+
+def test_monitored_training_session_stops_at_the_end_of_the_data():
+    x = np.arange(20, dtype=np.float32).reshape(10, 2)
+    with tf.Graph().as_default():
+        batch = tf.data.Dataset.from_tensor_slices(x).batch(3).repeat(2).make_one_shot_iterator().get_next()
+        w = tf.Variable(0.0)
+        step = tf.train.get_or_create_global_step()
+        train = tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_mean(batch) * w, global_step=step)
+        runs = 0
+        with tf.train.MonitoredTrainingSession() as sess:
+            while not sess.should_stop():
+                sess.run(train)
+                runs += 1
+    # 10 rows in batches of 3 (the last one of 1), two epochs; OutOfRangeError ends the loop cleanly.
+    assert runs == 8
