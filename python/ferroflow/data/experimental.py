@@ -9,7 +9,7 @@ from ferroflow.framework import ops
 
 __all__ = [
     "AUTOTUNE", "ignore_errors", "make_initializable_iterator", "make_one_shot_iterator", "map_and_batch",
-    "parse_example_dataset",
+    "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
 ]
 
 
@@ -57,5 +57,37 @@ def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
     def apply(ds):
         return ds.map(lambda serialized: parsing_ops.parse_example(serialized, features),
                       num_parallel_calls=num_parallel_calls)
+
+    return apply
+
+
+def parallel_interleave(map_func, cycle_length, block_length=1, sloppy=False, buffer_output_elements=None,
+                        prefetch_input_elements=None):
+    """``interleave(map_func, cycle_length, block_length)`` reading its ``cycle_length`` datasets in parallel.
+
+    The order is the deterministic one (``sloppy`` only allows TensorFlow to deviate from it).
+    """
+
+    def apply(ds):
+        return ds.interleave(map_func, cycle_length=cycle_length, block_length=block_length,
+                             num_parallel_calls=cycle_length)
+
+    return apply
+
+
+def shuffle_and_repeat(buffer_size, count=None, seed=None):
+    """``shuffle(buffer_size, seed)`` then ``repeat(count)``, a new order each epoch."""
+
+    def apply(ds):
+        return ds.shuffle(buffer_size, seed=seed).repeat(count)
+
+    return apply
+
+
+def unbatch():
+    """A transformation splitting each element into its rows (``Dataset.unbatch``)."""
+
+    def apply(ds):
+        return ds.unbatch()
 
     return apply
