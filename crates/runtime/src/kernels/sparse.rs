@@ -1994,3 +1994,73 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows in a small box, with repeats, in a scrambled order.
+    fn scrambled_rows(n: usize, shape: &[i64]) -> Vec<i64> {
+        let mut state = 12345u64;
+        let mut out = Vec::with_capacity(n * shape.len());
+        for _ in 0..n {
+            for &d in shape {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                out.push(((state >> 33) % d as u64) as i64);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn key_sort_agrees_with_row_comparison_and_is_stable() {
+        let shape = [3i64, 4, 5];
+        let idx = scrambled_rows(200, &shape);
+        let by_key = sort_perm(&idx, 3, 200, Some(&shape));
+        let by_rows = sort_perm(&idx, 3, 200, None);
+        assert_eq!(by_key, by_rows);
+        for w in by_key.windows(2) {
+            let (a, b) = (&idx[w[0] * 3..w[0] * 3 + 3], &idx[w[1] * 3..w[1] * 3 + 3]);
+            assert!(a < b || (a == b && w[0] < w[1]));
+        }
+    }
+
+    #[test]
+    fn linear_keys_refuse_out_of_bounds_rows_and_overflow() {
+        assert_eq!(linear_keys(&[0, 1, 2, 3], 2, &[3, 4]), Some(vec![1, 11]));
+        assert_eq!(linear_keys(&[0, 4], 2, &[3, 4]), None);
+        assert_eq!(linear_keys(&[-1, 0], 2, &[3, 4]), None);
+        assert_eq!(linear_keys(&[0, 0], 2, &[i64::MAX, 4]), None);
+        // Out-of-bounds rows still sort, by comparison.
+        assert_eq!(sort_perm(&[5, 0, 0, 9], 2, 2, Some(&[3, 4])), vec![1, 0]);
+    }
+
+    #[test]
+    fn order_check_names_the_first_bad_index() {
+        assert!(check_order(&[0, 1, 1, 0, 1, 2], 2).is_ok());
+        let e = check_order(&[1, 0, 0, 1], 2).unwrap_err();
+        assert!(e
+            .message()
+            .starts_with("indices[1] = [0,1] is out of order"));
+        let e = check_order(&[0, 1, 0, 1], 2).unwrap_err();
+        assert_eq!(e.message(), "indices[1] = [0,1] is repeated");
+        let e = check_bounds(&[0, 1, 2, 0], 2, &[2, 2]).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "indices[1] = [2,0] is out of bounds: need 0 <= index < [2,2]"
+        );
+    }
+
+    #[test]
+    fn fingerprint_cat_folds_in_order() {
+        // FingerprintCat64 is not symmetric: a cross of (a, b) differs from (b, a).
+        let (a, b) = (farmhash::fingerprint64(b"a"), farmhash::fingerprint64(b"b"));
+        assert_ne!(
+            fingerprint_cat64(fingerprint_cat64(7, a), b),
+            fingerprint_cat64(fingerprint_cat64(7, b), a)
+        );
+        assert_eq!(farmhash::fingerprint64(b""), 0x9ae1_6a3b_2f90_404f);
+    }
+}
