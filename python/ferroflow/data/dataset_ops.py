@@ -11,6 +11,7 @@ function reads its current value).
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -38,6 +39,37 @@ def _bool(value, name):
 
 def _string(value, name):
     return ops.convert_to_tensor(value, dtype=dtypes.string, name=name)
+
+
+class _NotReplayable(Exception):
+    """A dataset that cannot be rebuilt inside a function (it uses a tensor that is not a constant)."""
+
+
+def _rebuilt(x):
+    """``x`` with every Dataset in it rebuilt in the current graph (see ``Dataset._rebuilt``)."""
+    if isinstance(x, Dataset):
+        return x._rebuilt()
+    if isinstance(x, tuple) and any(isinstance(v, Dataset) for v in structure.flatten(x)):
+        return structure.map_structure(_rebuilt, x)
+    if isinstance(x, dict) and any(isinstance(v, Dataset) for v in structure.flatten(x)):
+        return structure.map_structure(_rebuilt, x)
+    return x
+
+
+def _replayable(fn):
+    """Makes the datasets ``fn`` (a method, or a constructor when static) returns rebuildable: the same call
+    again, on the rebuilt inputs. ``make_one_shot_iterator`` rebuilds a pipeline inside TensorFlow's
+    ``dataset_factory`` function this way."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        # The outermost call wins: list_files' inner from_tensor_slices, say, reads a non-constant tensor.
+        if isinstance(out, Dataset) and not any(out is a for a in args):
+            out._rebuild = lambda: fn(*[_rebuilt(a) for a in args], **{k: _rebuilt(v) for k, v in kwargs.items()})
+        return out
+
+    return wrapper
 
 
 class _Traced:
@@ -92,6 +124,13 @@ class Dataset:
     def __init__(self, variant_tensor, element_structure):
         self._variant_tensor = variant_tensor
         self._structure = element_structure
+        #: Builds this dataset again in the current graph (None: it cannot be).
+        self._rebuild = None
+
+    def _rebuilt(self):
+        if self._rebuild is None:
+            raise _NotReplayable("this dataset cannot be rebuilt in a function")
+        return self._rebuild()
 
     # -- element structure ---------------------------------------------------
     @property
@@ -113,6 +152,7 @@ class Dataset:
     def _attrs(self, s=None):
         return structure.type_attrs(self._structure if s is None else s)
 
+    @_replayable
     def _unary(self, op_type, inputs, s=None, attrs=None, name=None):
         s = self._structure if s is None else s
         a = structure.type_attrs(s)
@@ -126,6 +166,7 @@ class Dataset:
 
     # -- sources -------------------------------------------------------------
     @staticmethod
+    @_replayable
     def from_tensors(tensors):
         """A dataset of one element, ``tensors``."""
         value = structure.normalize(tensors)
@@ -135,6 +176,7 @@ class Dataset:
         return Dataset(v, s)
 
     @staticmethod
+    @_replayable
     def from_tensor_slices(tensors):
         """A dataset of the slices of ``tensors`` along their first dimension."""
         value = structure.normalize(tensors)
@@ -163,6 +205,7 @@ class Dataset:
         return Dataset(v, s)
 
     @staticmethod
+    @_replayable
     def range(*args, output_type=dtypes.int64):
         """``range(stop)``, ``range(start, stop)`` or ``range(start, stop, step)``."""
         if len(args) == 1:
@@ -183,6 +226,7 @@ class Dataset:
         return Dataset(v, s)
 
     @staticmethod
+    @_replayable
     def zip(datasets):
         """Elements of ``datasets`` (a nested tuple or dict of datasets) side by side."""
         flat = structure.flatten(datasets)
@@ -195,6 +239,7 @@ class Dataset:
         return Dataset(v, s)
 
     @staticmethod
+    @_replayable
     def list_files(file_pattern, shuffle=None, seed=None):
         """The files matching ``file_pattern`` (a pattern or list), shuffled unless ``shuffle=False``."""
         with ops.name_scope(None, "list_files"):
@@ -206,6 +251,7 @@ class Dataset:
         return ds
 
     @staticmethod
+    @_replayable
     def from_generator(generator, output_types, output_shapes=None, args=None):
         """The elements a Python generator yields (``generator(*args)``, called afresh for each iteration).
 
@@ -228,6 +274,7 @@ class Dataset:
         return Dataset(v, s)
 
     # -- transformations -----------------------------------------------------
+    @_replayable
     def concatenate(self, dataset):
         """This dataset's elements, then ``dataset``'s."""
         if not structure.same_structure(self._structure, dataset._structure):
@@ -243,6 +290,7 @@ class Dataset:
         )
         return self._unary("ConcatenateDataset", [dataset._variant_tensor], merged)
 
+    @_replayable
     def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None):
         """``map_func`` of each element (calls run in parallel with ``num_parallel_calls``; order kept)."""
         with ops.name_scope(name, "MapDataset"):
@@ -262,6 +310,7 @@ class Dataset:
                 )
         return Dataset(v, f.result_structure)
 
+    @_replayable
     def filter(self, predicate, name=None):
         """The elements for which ``predicate`` (a scalar bool) holds."""
         with ops.name_scope(name, "FilterDataset"):
@@ -272,6 +321,7 @@ class Dataset:
             v = f.op("FilterDataset", [self._variant_tensor], [], self._attrs(), None, func_attr="predicate")
         return Dataset(v, self._structure)
 
+    @_replayable
     def flat_map(self, map_func, name=None):
         """The elements of the dataset ``map_func`` returns for each element, in turn."""
         with ops.name_scope(name, "FlatMapDataset"):
@@ -279,6 +329,7 @@ class Dataset:
             v = f.op("FlatMapDataset", [self._variant_tensor], [], structure.type_attrs(f.result_structure), None)
         return Dataset(v, f.result_structure)
 
+    @_replayable
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
                    deterministic=None, name=None):
         """``block_length`` elements of each of ``cycle_length`` datasets ``map_func`` returns, in turn."""
@@ -306,6 +357,7 @@ class Dataset:
             static = int(batch_size)
         return structure.batched(self._structure, static)
 
+    @_replayable
     def batch(self, batch_size, drop_remainder=False, name=None):
         """Consecutive elements stacked ``batch_size`` at a time (the last batch may be smaller).
 
@@ -322,6 +374,7 @@ class Dataset:
             s, attrs, name,
         )
 
+    @_replayable
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         """Like ``batch``, each component padded to ``padded_shapes`` (-1 or None: the batch's largest)."""
         flat_specs = structure.flatten(self._structure)
@@ -376,12 +429,14 @@ class Dataset:
             )
         return Dataset(v, s)
 
+    @_replayable
     def unbatch(self, name=None):
         """The rows of each element (the inverse of ``batch``)."""
         s = structure.map_structure(lambda sp: type(sp)(sp.dtype, _rows_of(sp.shape)), self._structure)
         sparse = structure.sparse_starts(self._structure)
         return self._unary("UnbatchDataset", [], s, attrs={"_sparse": sparse} if sparse else None, name=name)
 
+    @_replayable
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
         """The elements in a random order drawn through a buffer of ``buffer_size``."""
         seed1, seed2 = random_seed.get_seed(seed)
@@ -393,18 +448,22 @@ class Dataset:
             attrs={"reshuffle_each_iteration": reshuffle}, name=name,
         )
 
+    @_replayable
     def repeat(self, count=None, name=None):
         """The elements ``count`` times over (forever for None or -1)."""
         return self._unary("RepeatDataset", [_int64(-1 if count is None else count, "count")], name=name)
 
+    @_replayable
     def take(self, count, name=None):
         """The first ``count`` elements (-1: all)."""
         return self._unary("TakeDataset", [_int64(count, "count")], name=name)
 
+    @_replayable
     def skip(self, count, name=None):
         """All but the first ``count`` elements (-1: none)."""
         return self._unary("SkipDataset", [_int64(count, "count")], name=name)
 
+    @_replayable
     def prefetch(self, buffer_size, name=None):
         """The same elements, up to ``buffer_size`` made ahead on a background thread."""
         return self._unary(
@@ -412,11 +471,13 @@ class Dataset:
             attrs={"slack_period": 0, "legacy_autotune": True, "buffer_size_min": 0}, name=name,
         )
 
+    @_replayable
     def cache(self, filename="", name=None):
         """The same elements, kept after the first full pass: in memory, or with ``filename`` in the file
         ``filename + ".ffcache"``, which later iterations (in any session) read instead of the input."""
         return self._unary("CacheDataset", [_string(filename, "filename")], name=name)
 
+    @_replayable
     def shard(self, num_shards, index, name=None):
         """Every ``num_shards``-th element, starting at ``index``."""
         return self._unary(

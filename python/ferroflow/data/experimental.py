@@ -45,7 +45,9 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
                  _bool(drop_remainder, "drop_remainder")],
                 attrs, None,
             )
-        return Dataset(v, s)
+        out = Dataset(v, s)
+        out._rebuild = lambda: apply(ds._rebuilt())
+        return out
 
     return apply
 

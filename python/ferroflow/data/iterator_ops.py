@@ -11,7 +11,9 @@ handle (feedable iterators).
 from __future__ import annotations
 
 from ferroflow.data import _structure as structure
-from ferroflow.framework import dtypes, ops
+from ferroflow.data import dataset_ops
+from ferroflow.framework import constant_op, dtypes, ops, tensor_util
+from ferroflow.framework.func_graph import FuncGraph, to_function
 from ferroflow.ops._op_util import make, make_op
 
 __all__ = ["Iterator", "make_initializable_iterator", "make_one_shot_iterator"]
@@ -45,9 +47,17 @@ class Iterator:
 
     @staticmethod
     def _one_shot(dataset):
+        """TensorFlow's ``OneShotIterator``, whose ``dataset_factory`` function builds the pipeline again
+        (so TensorFlow runs the exported graph); a pipeline using a tensor that is not a constant (a
+        placeholder, a variable) gets ferroflow's ``OneShotIteratorFromDataset`` over the dataset instead."""
         attrs = dataset._attrs()
         attrs.update(shared_name="", container="")
-        handle = make("OneShotIteratorFromDataset", [dataset._variant_tensor], attrs, name="OneShotIterator")
+        factory = _dataset_factory(dataset)
+        if factory is not None:
+            attrs["dataset_factory"] = factory
+            handle = make("OneShotIterator", [], attrs, name="OneShotIterator")
+        else:
+            handle = make("OneShotIteratorFromDataset", [dataset._variant_tensor], attrs, name="OneShotIterator")
         return Iterator(handle, None, dataset.output_types, dataset.output_shapes, dataset.output_classes)
 
     @property
@@ -107,6 +117,38 @@ class Iterator:
     @property
     def element_spec(self):
         return self._structure
+
+
+class _FactoryGraph(FuncGraph):
+    """The body of a ``dataset_factory``: it takes no arguments, so outer constants are copied in by value."""
+
+    def capture(self, tensor):
+        key = (id(tensor.graph), tensor._tid)
+        inner = self._captured.get(key)
+        if inner is not None:
+            return inner
+        value = tensor_util.constant_value(tensor) if tensor.op.type == "Const" else None
+        if value is None:
+            raise dataset_ops._NotReplayable(f"the pipeline uses {tensor.name}, which is not a constant")
+        with self.as_default():
+            inner = constant_op.constant(value, dtype=tensor.dtype)
+        self._captured[key] = inner
+        return inner
+
+
+def _dataset_factory(dataset):
+    """The name of a library function returning ``dataset`` built afresh, or None if it cannot be."""
+    outer = ops.get_default_graph()
+    if dataset._variant_tensor.graph is not outer:
+        return None
+    g = _FactoryGraph("make_dataset", outer)
+    try:
+        with g.as_default():
+            variant = dataset._rebuilt()._variant_tensor
+    except dataset_ops._NotReplayable:
+        return None
+    g.inputs = []
+    return to_function(g, [variant], "make_dataset")
 
 
 def make_one_shot_iterator(dataset):

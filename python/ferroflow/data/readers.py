@@ -39,6 +39,7 @@ class TFRecordDataset(Dataset):
     """The records of one or more TFRecord files (``compression_type`` "", "ZLIB" or "GZIP")."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        args = (filenames, compression_type, buffer_size, num_parallel_reads)
         filenames = _filenames(filenames)
 
         def one(f):
@@ -51,12 +52,14 @@ class TFRecordDataset(Dataset):
 
         ds = _maybe_parallel(filenames, num_parallel_reads, one)
         super().__init__(ds._variant_tensor, ds._structure)
+        self._rebuild = lambda: type(self)(*args)
 
 
 class TextLineDataset(Dataset):
     """The lines of one or more text files, without their line ends."""
 
     def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        args = (filenames, compression_type, buffer_size, num_parallel_reads)
         filenames = _filenames(filenames)
 
         def one(f):
@@ -69,6 +72,7 @@ class TextLineDataset(Dataset):
 
         ds = _maybe_parallel(filenames, num_parallel_reads, one)
         super().__init__(ds._variant_tensor, ds._structure)
+        self._rebuild = lambda: type(self)(*args)
 
 
 class FixedLengthRecordDataset(Dataset):
@@ -76,6 +80,8 @@ class FixedLengthRecordDataset(Dataset):
 
     def __init__(self, filenames, record_bytes, header_bytes=None, footer_bytes=None, buffer_size=None,
                  compression_type=None, num_parallel_reads=None, name=None):
+        args = (filenames, record_bytes, header_bytes, footer_bytes, buffer_size, compression_type,
+                num_parallel_reads)
         filenames = _filenames(filenames)
 
         def one(f):
@@ -90,3 +96,4 @@ class FixedLengthRecordDataset(Dataset):
 
         ds = _maybe_parallel(filenames, num_parallel_reads, one)
         super().__init__(ds._variant_tensor, ds._structure)
+        self._rebuild = lambda: type(self)(*args)

@@ -27,6 +27,8 @@ FUNCTION_ATTRS = (
     "then_branch", "else_branch", "cond", "body", "body_grad", "f",
     "saving_body", "body_grad_saved", "then_grad", "else_grad", "then_saving", "else_saving",
     "then_grad_saved", "else_grad_saved",
+    # tf.data: FilterDataset's predicate, OneShotIterator's dataset_factory.
+    "predicate", "dataset_factory",
 )
 
 _DT_VARIANT = 21
