@@ -368,3 +368,25 @@ def test_runs_a_one_shot_iterator_tensorflow_exported():
         with tf.Session() as s:
             got = [b.tolist() for b in _drain(s, g.get_tensor_by_name(want["get_next"]))]
     assert got == want["batches"]
+
+
+def test_one_shot_iterator_is_tensorflows_op_with_a_factory_function():
+    with tf.Graph().as_default():
+        c = tf.constant(2.0)
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(7, dtype=np.float32)).map(lambda v: v * c) \
+            .filter(lambda v: tf.greater(v, 2.0)).batch(2)
+        it = ds.make_one_shot_iterator()
+        assert it._iterator_resource.op.type == "OneShotIterator"
+        nxt = it.get_next()
+        meta = tf.train.export_meta_graph()
+        with tf.Session() as s:
+            want = [b.tolist() for b in _drain(s, nxt)]
+        assert want == [[4.0, 6.0], [8.0, 10.0], [12.0]]
+        # Over a placeholder the pipeline cannot be rebuilt in a function: ferroflow's own op.
+        p = tf.placeholder(tf.float32, [None])
+        assert tf.data.Dataset.from_tensor_slices(p).make_one_shot_iterator()._iterator_resource.op.type \
+            == "OneShotIteratorFromDataset"
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(meta)
+        with tf.Session() as s:
+            assert [b.tolist() for b in _drain(s, g.get_tensor_by_name(nxt.name))] == want
