@@ -43,8 +43,12 @@ def med(fn, repeat):
 
 def distinct(r, n, high):
     """``n`` distinct ints in [0, high) (``choice(replace=False)`` would permute all of them)."""
-    out = np.unique(r.randint(0, high, int(n * 1.1) + 16, dtype=np.int64))
-    return r.permutation(out)[:n]
+    draw = n + 16
+    while True:
+        out = np.unique(r.randint(0, high, draw, dtype=np.int64))
+        if len(out) >= n:
+            return r.permutation(out)[:n]
+        draw *= 2
 
 
 def inputs(quick):

@@ -122,6 +122,18 @@ fn check_bounds(idx: &[i64], rank: usize, shape: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// TensorFlow's message for index `i` (`row`) repeating or coming out of order.
+fn order_error(i: usize, row: &[i64], repeated: bool) -> Error {
+    if repeated {
+        Error::invalid_argument(format!("indices[{i}] = [{}] is repeated", index_text(row)))
+    } else {
+        Error::invalid_argument(format!(
+            "indices[{i}] = [{}] is out of order. Many sparse ops require sorted indices.\n    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n",
+            index_text(row)
+        ))
+    }
+}
+
 /// Indices strictly increasing in row-major order (TensorFlow's message otherwise).
 fn check_order(idx: &[i64], rank: usize) -> Result<()> {
     if rank == 0 {
@@ -131,18 +143,7 @@ fn check_order(idx: &[i64], rank: usize) -> Result<()> {
     for i in 1..rows.len() {
         match rows[i - 1].cmp(rows[i]) {
             Ordering::Less => {}
-            Ordering::Equal => {
-                return Err(Error::invalid_argument(format!(
-                    "indices[{i}] = [{}] is repeated",
-                    index_text(rows[i])
-                )))
-            }
-            Ordering::Greater => {
-                return Err(Error::invalid_argument(format!(
-                    "indices[{i}] = [{}] is out of order. Many sparse ops require sorted indices.\n    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n",
-                    index_text(rows[i])
-                )))
-            }
+            o => return Err(order_error(i, rows[i], o == Ordering::Equal)),
         }
     }
     Ok(())
@@ -287,21 +288,60 @@ fn sparse_to_dense(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
             def.shape()
         )));
     }
-    let idx = ind.to_i64_vec()?;
-    check_bounds(&idx, rank, &shape)?;
-    if validate {
-        check_order(&idx, rank)?;
-    }
-    let st = strides(&shape);
-    let lin: Vec<usize> = idx
-        .chunks_exact(rank)
-        .map(|r| linear(r, &st) as usize)
-        .collect();
+    // int64 indices are read in place; int32 ones converted.
+    let converted;
+    let idx: &[i64] = match ind.dtype() {
+        DType::Int64 => ind.as_slice::<i64>()?,
+        _ => {
+            converted = ind.to_i64_vec()?;
+            &converted
+        }
+    };
+    let lin = dense_positions(idx, rank, n, &shape, validate)?;
     let dims = dims_of(&shape)?;
     let total = dims.num_elements();
     let y = with_data!(vals.data(), v => to_dense_typed(v, def, &lin, total, dims))?;
     ctx.output(y);
     Ok(())
+}
+
+/// Each index row's row-major position in `shape`, in one pass: every row
+/// must lie inside the shape, and with `ordered` rows must strictly increase
+/// (for in-bounds rows row-major order is the order of positions), with
+/// TensorFlow's messages naming the first bad index.
+fn dense_positions(
+    idx: &[i64],
+    rank: usize,
+    n: usize,
+    shape: &[i64],
+    ordered: bool,
+) -> Result<Vec<usize>> {
+    let st = strides(shape);
+    let mut lin = Vec::with_capacity(n);
+    let mut prev: Option<i64> = None;
+    for (i, row) in idx.chunks_exact(rank).take(n).enumerate() {
+        let mut l = 0i64;
+        for ((&x, &d), &s) in row.iter().zip(shape).zip(&st) {
+            if x < 0 || x >= d {
+                return Err(Error::invalid_argument(format!(
+                    "indices[{i}] = [{}] is out of bounds: need 0 <= index < {}",
+                    index_text(row),
+                    shape_text(shape)
+                )));
+            }
+            l += x * s;
+        }
+        if ordered {
+            if let Some(p) = prev {
+                if l <= p {
+                    return Err(order_error(i, row, l == p));
+                }
+            }
+            prev = Some(l);
+        }
+        lin.push(l as usize);
+    }
+    Ok(lin)
 }
 
 #[allow(clippy::too_many_arguments)]
