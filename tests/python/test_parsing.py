@@ -178,3 +178,33 @@ def test_legacy_parse_example_and_parse_single_example_ops():
     assert got1[4].tolist() == want["b"].tolist() == [[0.5], [9.0]]
     assert got_single[0].tolist() == [[0]] and got_single[1].tolist() == [b"z"] and got_single[2].tolist() == [1]
     assert got_single[3].tolist() == [3, 4] and got_single[4].tolist() == [9.0]
+
+
+def test_legacy_parse_single_sequence_example_op():
+    """The v1 op gives what ParseSequenceExampleV2 gives (keys as scalar inputs, no lengths)."""
+    from ferroflow.ops._op_util import make_op
+
+    case = next(c for c in CASES if c["name"] == "seq_single")
+    ser = tf.constant(base64.b64decode(case["serialized"]), dtype=tf.string)
+    enum = {"int64": tf.int64, "float32": tf.float32, "string": tf.string}
+    op = make_op(
+        "ParseSingleSequenceExample",
+        [ser, tf.constant(["missing"], dtype=tf.string), tf.constant("w"), tf.constant("len"), tf.constant("ragged"),
+         tf.constant("emb"), tf.constant("tok"), tf.constant([], dtype=tf.int64), tf.constant("", dtype=tf.string)],
+        {"Ncontext_sparse": 1, "Ncontext_dense": 1, "Nfeature_list_sparse": 1, "Nfeature_list_dense": 2,
+         "context_sparse_types": ("list_type", [enum["float32"].as_datatype_enum]),
+         "Tcontext_dense": ("list_type", [enum["int64"].as_datatype_enum]),
+         "context_dense_shapes": ("list_shape", [[]]),
+         "feature_list_sparse_types": ("list_type", [enum["int64"].as_datatype_enum]),
+         "feature_list_dense_types": ("list_type", [enum["float32"].as_datatype_enum, enum["int64"].as_datatype_enum]),
+         "feature_list_dense_shapes": ("list_shape", [[2], []])},
+    )
+    with tf.Session() as sess:
+        got = sess.run(op.outputs)
+    out = case["outputs"]
+    w, length, ragged, emb, tok = got[0:3], got[3], got[4:7], got[7], got[8]
+    assert_value(tf.SparseTensorValue(*w), out["context/w"], "w")
+    assert_value(length, out["context/len"], "len")
+    assert_value(tf.SparseTensorValue(*ragged), out["sequence/ragged"], "ragged")
+    assert_value(emb, out["sequence/emb"], "emb")
+    assert_value(tok, out["sequence/tok"], "tok")

@@ -13,35 +13,155 @@ use super::{parse_batch, shape_list, strings, DenseSpec, SparseSpec, Spec};
 
 /// The op definitions of this module.
 pub(crate) fn op_defs() -> Vec<OpDef> {
-    vec![OpDef::new(
-        "ParseSequenceExampleV2",
-        &[
-            "serialized",
-            "debug_name",
-            "context_sparse_keys",
-            "context_dense_keys",
-            "context_ragged_keys",
-            "feature_list_sparse_keys",
-            "feature_list_dense_keys",
-            "feature_list_ragged_keys",
-            "feature_list_dense_missing_assumed_empty",
-            "context_dense_defaults*",
-        ],
-        infer_sequence_v2,
-    )]
+    vec![
+        OpDef::new(
+            "ParseSingleSequenceExample",
+            &[
+                "serialized",
+                "feature_list_dense_missing_assumed_empty",
+                "context_sparse_keys*",
+                "context_dense_keys*",
+                "feature_list_sparse_keys*",
+                "feature_list_dense_keys*",
+                "context_dense_defaults*",
+                "debug_name",
+            ],
+            infer_single_sequence,
+        ),
+        OpDef::new(
+            "ParseSequenceExampleV2",
+            &[
+                "serialized",
+                "debug_name",
+                "context_sparse_keys",
+                "context_dense_keys",
+                "context_ragged_keys",
+                "feature_list_sparse_keys",
+                "feature_list_dense_keys",
+                "feature_list_ragged_keys",
+                "feature_list_dense_missing_assumed_empty",
+                "context_dense_defaults*",
+            ],
+            infer_sequence_v2,
+        ),
+    ]
 }
 
 /// The kernels of this module.
 pub(crate) fn kernels() -> Vec<(&'static str, KernelFactory)> {
-    vec![(
-        "ParseSequenceExampleV2",
-        factory(|init| {
-            let attrs = SeqAttrs::new(&init.node.attrs)?;
-            Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                run_sequence(ctx, &attrs)
-            }))
-        }),
-    )]
+    vec![
+        (
+            "ParseSingleSequenceExample",
+            factory(|init| {
+                let attrs = SeqAttrs::new(&init.node.attrs)?;
+                expect_len(
+                    &init.node.attrs,
+                    "Ncontext_dense",
+                    attrs.context_dense_types.len(),
+                )?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    run_single_sequence(ctx, &attrs)
+                }))
+            }),
+        ),
+        (
+            "ParseSequenceExampleV2",
+            factory(|init| {
+                let attrs = SeqAttrs::new(&init.node.attrs)?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    run_sequence(ctx, &attrs)
+                }))
+            }),
+        ),
+    ]
+}
+
+/// The legacy `ParseSingleSequenceExample` (older GraphDefs): one scalar
+/// record, keys as scalar inputs, the dense feature lists that may be
+/// missing named by key, and no lengths output.
+fn run_single_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
+    let serialized = ctx.input(0)?;
+    if serialized.rank() != 0 {
+        return Err(Error::invalid_argument(format!(
+            "Expected serialized to be a scalar, got shape: {}",
+            serialized.shape()
+        )));
+    }
+    let records = strings(serialized, "serialized")?;
+    let (cs, cd) = (a.context_sparse_types.len(), a.context_dense_types.len());
+    let (fs, fd) = (a.list_sparse_types.len(), a.list_dense_types.len());
+    let scalar_keys = |from: usize, n: usize, what: &str| -> Result<Vec<Vec<u8>>> {
+        (from..from + n)
+            .map(|i| match strings(ctx.input(i)?, what)? {
+                [k] => Ok(k.clone()),
+                _ => Err(Error::invalid_argument(format!("{what} must be scalars"))),
+            })
+            .collect()
+    };
+    let c_sparse = scalar_keys(2, cs, "context_sparse_keys")?;
+    let c_dense = scalar_keys(2 + cs, cd, "context_dense_keys")?;
+    let f_sparse = scalar_keys(2 + cs + cd, fs, "feature_list_sparse_keys")?;
+    let f_dense = scalar_keys(2 + cs + cd + fs, fd, "feature_list_dense_keys")?;
+    let may_miss = strings(ctx.input(1)?, "feature_list_dense_missing_assumed_empty")?;
+    let missing_ok = f_dense.iter().map(|k| may_miss.contains(k)).collect();
+    let first_default = 2 + cs + cd + fs + fd;
+    let defaults: Vec<Tensor> = (0..cd)
+        .map(|i| ctx.input(first_default + i).cloned())
+        .collect::<Result<_>>()?;
+    let name_t = ctx.input(first_default + cd)?;
+    let names = strings(name_t, "debug_name")?.to_vec();
+    let keys = SeqKeys {
+        c_sparse,
+        c_dense,
+        f_sparse,
+        f_dense,
+        missing_ok,
+    };
+    let mut outs = parse_sequences(records, &names, true, keys, &defaults, a)?;
+    outs.truncate(outs.len() - fd); // no lengths output
+    for t in outs {
+        ctx.output(t);
+    }
+    Ok(())
+}
+
+fn infer_single_sequence(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = SeqAttrs::new(ctx.attrs())?;
+    ctx.expect_dtype(0, &[DType::String])?;
+    let (cs, cd) = (a.context_sparse_types.len(), a.context_dense_types.len());
+    let (fs, fd) = (a.list_sparse_types.len(), a.list_dense_types.len());
+    let want = 3 + cs + cd + fs + fd + cd;
+    if ctx.num_inputs() != want {
+        return Err(ctx.shape_error(format!("Expected {want} inputs, got {}", ctx.num_inputs())));
+    }
+    let scalar = PartialShape::scalar();
+    let mut out = super::example_outputs(
+        &scalar,
+        &a.context_sparse_types,
+        &a.context_dense_types,
+        &a.context_dense_shapes,
+    );
+    for _ in 0..fs {
+        out.push(OutputInfo::new(
+            DType::Int64,
+            PartialShape::from_dims(vec![None, Some(2)]),
+        ));
+    }
+    for &t in &a.list_sparse_types {
+        out.push(OutputInfo::new(t, PartialShape::from_dims(vec![None])));
+    }
+    for _ in 0..fs {
+        out.push(OutputInfo::new(
+            DType::Int64,
+            PartialShape::from_dims(vec![Some(2)]),
+        ));
+    }
+    for (&t, shape) in a.list_dense_types.iter().zip(&a.list_dense_shapes) {
+        let mut dims = vec![None];
+        dims.extend(shape.iter().map(|&d| usize::try_from(d).ok()));
+        out.push(OutputInfo::new(t, PartialShape::from_dims(dims)));
+    }
+    Ok(out)
 }
 
 /// The attributes of `ParseSequenceExampleV2`.
@@ -219,7 +339,50 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
         )));
     }
     let missing_ok = missing_ok.to_vec();
+    let defaults: Vec<Tensor> = (0..a.context_dense_types.len())
+        .map(|i| ctx.input(9 + i).cloned())
+        .collect::<Result<_>>()?;
+    let keys = SeqKeys {
+        c_sparse,
+        c_dense,
+        f_sparse,
+        f_dense,
+        missing_ok,
+    };
+    for t in parse_sequences(records, names, scalar, keys, &defaults, a)? {
+        ctx.output(t);
+    }
+    Ok(())
+}
 
+/// The keys a sequence parse looks for.
+struct SeqKeys {
+    c_sparse: Vec<Vec<u8>>,
+    c_dense: Vec<Vec<u8>>,
+    f_sparse: Vec<Vec<u8>>,
+    f_dense: Vec<Vec<u8>>,
+    /// Per dense feature list: whether a missing list counts as empty.
+    missing_ok: Vec<bool>,
+}
+
+/// Parses `records` (`SequenceExample`s): the outputs of
+/// `ParseSequenceExampleV2` in order (feature-list lengths last).
+fn parse_sequences(
+    records: &[Vec<u8>],
+    names: &[Vec<u8>],
+    scalar: bool,
+    keys: SeqKeys,
+    defaults: &[Tensor],
+    a: &SeqAttrs,
+) -> Result<Vec<Tensor>> {
+    let SeqKeys {
+        c_sparse,
+        c_dense,
+        f_sparse,
+        f_dense,
+        missing_ok,
+    } = keys;
+    let mut out = Vec::new();
     // Context: an Example's parser reads field 1 of the same bytes.
     let mut dense = Vec::new();
     for (i, key) in c_dense.into_iter().enumerate() {
@@ -227,7 +390,7 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
             key,
             a.context_dense_types[i],
             a.context_dense_shapes[i].clone(),
-            Some(ctx.input(9 + i)?.clone()),
+            Some(defaults[i].clone()),
         )?);
     }
     let sparse = c_sparse
@@ -326,7 +489,7 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
         cs.push(s);
     }
     for t in ci.into_iter().chain(cv).chain(cs).chain(context.dense) {
-        ctx.output(t);
+        out.push(t);
     }
     let dense_accs = accs.split_off(ns);
     let mut parts = (Vec::new(), Vec::new(), Vec::new());
@@ -351,9 +514,9 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
         .chain(dense_out)
         .chain(lengths)
     {
-        ctx.output(t);
+        out.push(t);
     }
-    Ok(())
+    Ok(out)
 }
 
 fn kind_of(d: DType) -> Kind {
