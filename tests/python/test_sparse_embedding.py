@@ -44,3 +44,39 @@ def test_safe_lookup_of_fed_ids_with_empty_and_invalid_rows():
         want = np.zeros([4, 4], np.float32)
         want[0] = (cases.PARAMS[4] + cases.PARAMS[1]) / 2
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def _examples(rows):
+    out = []
+    for ids in rows:
+        feature = {"ids": tf.train.Feature(int64_list=tf.train.Int64List(value=ids))}
+        out.append(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    return out
+
+
+def test_parsed_var_len_ids_train_a_bag_of_embeddings():
+    """A TF1 program's shape: VarLenFeature ids -> safe_embedding_lookup_sparse (mean) -> linear -> loss,
+    trained with SGD; the lookup equals NumPy's mean of the ids' rows (zeros for an example without ids)."""
+    rows = [[1, 3], [], [5, 5, 2], [0]]
+    targets = np.array([1.0, 0.0, -1.0, 0.5], np.float32)
+    with tf.Graph().as_default():
+        serialized = tf.placeholder(tf.string, [None])
+        ids = tf.parse_example(serialized, {"ids": tf.VarLenFeature(tf.int64)})["ids"]
+        emb = tf.Variable(cases.PARAMS)
+        bag = tf.nn.safe_embedding_lookup_sparse(emb, ids)
+        w = tf.Variable(np.ones([4, 1], np.float32))
+        pred = tf.reshape(tf.matmul(bag, w), [-1])
+        loss = tf.reduce_mean(tf.square(pred - targets))
+        train = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+        feed = {serialized: _examples(rows)}
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            got = sess.run(bag, feed)
+            want = np.stack([cases.PARAMS[r].mean(0) if r else np.zeros(4, np.float32) for r in rows])
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+            first = sess.run(loss, feed)
+            for _ in range(50):
+                sess.run(train, feed)
+            assert sess.run(loss, feed) < 0.1 * first
+            # Row 4 of the table is never looked up: untouched by training.
+            np.testing.assert_array_equal(sess.run(emb)[4], cases.PARAMS[4])
