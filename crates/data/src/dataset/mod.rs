@@ -238,6 +238,13 @@ impl Rows {
                 let rows = usize::try_from(dense[0]).unwrap_or(0);
                 check(rows)?;
                 let indices = comps[c].to_i64_vec()?;
+                let nnz = comps[c + 1].num_elements();
+                if indices.len() != nnz * rank {
+                    return Err(Error::invalid_argument(format!(
+                        "a SparseTensor's indices must be [{nnz}, {rank}] for {nnz} values of rank {rank}, got shape {}",
+                        comps[c].shape()
+                    )));
+                }
                 let mut by_row = vec![Vec::new(); rows];
                 for (k, entry) in indices.chunks(rank).enumerate() {
                     let r = usize::try_from(entry[0])

@@ -1094,6 +1094,8 @@ struct PrefetchState {
     buffer: VecDeque<Result<Option<Element>>>,
     /// The consumer is gone: the producer stops.
     stop: bool,
+    /// The producer has returned: nothing more will come.
+    done: bool,
 }
 
 struct PrefetchShared {
@@ -1124,6 +1126,7 @@ impl Dataset for Prefetch {
             state: Mutex::new(PrefetchState {
                 buffer: VecDeque::new(),
                 stop: false,
+                done: false,
             }),
             cv: Condvar::new(),
             capacity: self.buffer_size.max(1),
@@ -1135,6 +1138,15 @@ impl Dataset for Prefetch {
             .name("ferroflow prefetch".into())
             .spawn(move || {
                 let _flush = ferroflow_tensor::denormal::FlushDenormals::new();
+                /// Marks the producer done however it returns.
+                struct Done(Arc<PrefetchShared>);
+                impl Drop for Done {
+                    fn drop(&mut self) {
+                        self.0.state.lock().done = true;
+                        self.0.cv.notify_all();
+                    }
+                }
+                let _done = Done(s.clone());
                 loop {
                     {
                         let mut st = s.state.lock();
@@ -1145,8 +1157,16 @@ impl Dataset for Prefetch {
                             return;
                         }
                     }
-                    let r = input.next();
-                    let end = matches!(r, Ok(None))
+                    // A panic below must not leave the consumer waiting forever.
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| input.next()))
+                        .unwrap_or_else(|_| {
+                            Err(Error::internal(
+                                "the pipeline's prefetching thread panicked",
+                            ))
+                        });
+                    let failed = matches!(&r, Err(e) if e.code() == Some(Code::Internal));
+                    let end = failed
+                        || matches!(r, Ok(None))
                         || matches!(&r, Err(e) if e.code() == Some(Code::Cancelled));
                     let mut st = s.state.lock();
                     st.buffer.push_back(r);
@@ -1179,12 +1199,17 @@ impl DatasetIter for PrefetchIter {
             &self.shared.cv,
             &mut st,
             "the next element of a prefetching dataset",
-            |s| s.buffer.is_empty() && !token.is_cancelled(),
+            |s| s.buffer.is_empty() && !s.done && !token.is_cancelled(),
         )?;
         let Some(r) = st.buffer.pop_front() else {
-            return Err(Error::cancelled(
-                "Iterator was cancelled (its session closed)",
-            ));
+            if token.is_cancelled() {
+                return Err(Error::cancelled(
+                    "Iterator was cancelled (its session closed)",
+                ));
+            }
+            // The producer stopped after reporting its failure.
+            self.finished = true;
+            return Ok(None);
         };
         self.shared.cv.notify_all();
         if matches!(r, Ok(None)) {
