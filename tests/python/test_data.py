@@ -390,3 +390,15 @@ def test_one_shot_iterator_is_tensorflows_op_with_a_factory_function():
         tf.train.import_meta_graph(meta)
         with tf.Session() as s:
             assert [b.tolist() for b in _drain(s, g.get_tensor_by_name(nxt.name))] == want
+
+
+def test_tf_2_21_argument_spellings():
+    with tf.Graph().as_default():
+        a, b = tf.data.Dataset.range(3), tf.data.Dataset.range(10, 13)
+        z = tf.data.Dataset.zip(a, b).batch(2, num_parallel_calls=2, deterministic=True)
+        z2 = tf.data.Dataset.zip(datasets={"a": a, "b": b})
+        nxt, nxt2 = z.make_one_shot_iterator().get_next(), z2.make_one_shot_iterator().get_next()
+        with tf.Session() as s:
+            got = [tuple(x.tolist() for x in e) for e in _drain(s, nxt)]
+            assert got == [([0, 1], [10, 11]), ([2], [12])]
+            assert s.run(nxt2) == {"a": 0, "b": 10}

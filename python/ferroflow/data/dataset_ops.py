@@ -227,8 +227,14 @@ class Dataset:
 
     @staticmethod
     @_replayable
-    def zip(datasets):
-        """Elements of ``datasets`` (a nested tuple or dict of datasets) side by side."""
+    def zip(*args, datasets=None, name=None):
+        """Elements of ``datasets`` (a nested tuple or dict of datasets, or several datasets) side by side."""
+        if datasets is None:
+            if not args:
+                raise TypeError("Must pass at least one dataset to `zip`.")
+            datasets = args[0] if len(args) == 1 else tuple(args)
+        elif args:
+            raise TypeError("Both `*args` and `datasets` cannot be set.")
         flat = structure.flatten(datasets)
         for d in flat:
             if not isinstance(d, Dataset):
@@ -240,7 +246,7 @@ class Dataset:
 
     @staticmethod
     @_replayable
-    def list_files(file_pattern, shuffle=None, seed=None):
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
         """The files matching ``file_pattern`` (a pattern or list), shuffled unless ``shuffle=False``."""
         with ops.name_scope(None, "list_files"):
             pattern = _string(file_pattern, "file_pattern")
@@ -252,7 +258,8 @@ class Dataset:
 
     @staticmethod
     @_replayable
-    def from_generator(generator, output_types, output_shapes=None, args=None):
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None):
         """The elements a Python generator yields (``generator(*args)``, called afresh for each iteration).
 
         Each element must match ``output_types`` (and ``output_shapes``, when given); the generator runs
@@ -260,6 +267,15 @@ class Dataset:
         """
         if not callable(generator):
             raise TypeError("`generator` must be callable.")
+        if output_signature is not None:
+            if output_types is not None or output_shapes is not None:
+                raise TypeError("The `output_types` and `output_shapes` arguments cannot be used together with "
+                                "`output_signature`.")
+            output_types = structure.map_structure(lambda sp: sp.dtype, output_signature)
+            output_shapes = structure.map_structure(lambda sp: sp.shape, output_signature)
+        if output_types is None:
+            raise TypeError("To specify the output signature you need to provide either the `output_signature` "
+                            "argument or the `output_types` argument.")
         s = structure.structure_from(output_types, output_shapes)
         for sp in structure.flatten(s):
             if isinstance(sp, structure.SparseSpec):
@@ -358,10 +374,11 @@ class Dataset:
         return structure.batched(self._structure, static)
 
     @_replayable
-    def batch(self, batch_size, drop_remainder=False, name=None):
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """Consecutive elements stacked ``batch_size`` at a time (the last batch may be smaller).
 
         SparseTensor components batch into one SparseTensor of one more dimension, as in TensorFlow.
+        (``num_parallel_calls``/``deterministic`` are accepted; batches are always made in order.)
         """
         s = self._batched(batch_size, drop_remainder)
         attrs = {"parallel_copy": False}
