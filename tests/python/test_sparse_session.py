@@ -188,3 +188,20 @@ def test_gradients_where_tensorflow_has_none():
             tf.gradients(tf.reduce_sum(tf.sparse.split(sp_input=sp, num_split=2, axis=1)[0].values), v)
         # SparseConcat is NotDifferentiable there: no gradient, no error.
         assert tf.gradients(tf.reduce_sum(tf.sparse.concat(0, [sp, sp]).values), v) == [None]
+
+
+def test_degenerate_shapes_raise_or_work_without_crashing():
+    with tf.Graph().as_default():
+        p = tf.sparse_placeholder(tf.float32)
+        with tf.Session() as sess:
+            # Entries in a dense shape of no elements.
+            with pytest.raises(tf.errors.InvalidArgumentError, match="no elements"):
+                sess.run(tf.sparse.reshape(p, [0, 3]), {p: ([[0, 1]], [1.0], [0, 2])})
+            # A scalar output: indices with no columns.
+            got = sess.run(tf.sparse_to_dense(np.zeros([1, 0], np.int64), np.zeros([0], np.int64), 4.0))
+            assert got.shape == () and got == 4.0
+            # Indices and values of different lengths in a cross.
+            bad = tf.SparseTensor(tf.placeholder_with_default(np.array([[0, 0], [1, 0]], np.int64), [None, 2]),
+                                  tf.placeholder_with_default(np.array(["a"], object), [None]), [2, 1])
+            with pytest.raises(tf.errors.InvalidArgumentError):
+                sess.run(tf.sparse.cross([bad, bad]).values)

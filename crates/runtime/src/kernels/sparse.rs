@@ -316,6 +316,10 @@ fn dense_positions(
     shape: &[i64],
     ordered: bool,
 ) -> Result<Vec<usize>> {
+    if rank == 0 {
+        // A scalar output: every entry lands on its one element.
+        return Ok(vec![0; n]);
+    }
     let st = strides(shape);
     let mut lin = Vec::with_capacity(n);
     let mut prev: Option<i64> = None;
@@ -489,10 +493,16 @@ fn reshape(ctx: &mut OpContext<'_>) -> Result<()> {
             shape_text(&target)
         )));
     }
+    let n = ind.dims()[0];
+    if dense == 0 && n > 0 {
+        return Err(Error::invalid_argument(format!(
+            "Input to reshape is a SparseTensor with {n} entries but a dense shape {} of no elements",
+            shape_text(&in_shape)
+        )));
+    }
     let (si, so) = (strides(&in_shape), strides(&out_shape));
     let rank_in = in_shape.len();
     let idx = ind.to_i64_vec()?;
-    let n = ind.dims()[0];
     let mut out = Vec::with_capacity(n * out_shape.len());
     for i in 0..n {
         let mut l = linear(&idx[i * rank_in..(i + 1) * rank_in], &si);
@@ -1685,8 +1695,19 @@ fn column_features(
     let mut out = vec![Vec::new(); batch];
     if sparse {
         let (ind, vals) = (ctx.input(i)?, ctx.input(n + i)?);
+        if ind.rank() != 2
+            || ind.dims()[1] == 0
+            || vals.rank() != 1
+            || ind.dims()[0] != vals.dims()[0]
+        {
+            return Err(Error::invalid_argument(format!(
+                "Sparse input {i} needs indices [N, rank] and values [N], got {} and {}",
+                ind.shape(),
+                vals.shape()
+            )));
+        }
         let idx = ind.to_i64_vec()?;
-        let rank = ind.dims().get(1).copied().unwrap_or(0).max(1);
+        let rank = ind.dims()[1];
         for (k, s) in cells(vals)?.into_iter().enumerate() {
             let r = idx[k * rank];
             if r < 0 || r as usize >= batch {
