@@ -402,3 +402,23 @@ def test_tf_2_21_argument_spellings():
             got = [tuple(x.tolist() for x in e) for e in _drain(s, nxt)]
             assert got == [([0, 1], [10, 11]), ([2], [12])]
             assert s.run(nxt2) == {"a": 0, "b": 10}
+
+
+@pytest.mark.parametrize("name", sorted(MANIFEST["tf_exported"]))
+def test_runs_the_pipeline_tensorflow_exported(name):
+    """The same pipeline built and exported by TensorFlow (its op names and attrs) runs here with its results."""
+    with tf.Graph().as_default() as g:
+        tf.train.import_meta_graph(os.path.join(FIXTURES, "tf_meta", f"{name}.meta"))
+        fetch = [g.get_tensor_by_name(n) for n in MANIFEST["tf_exported"][name]]
+        with tf.Session() as s:
+            got = [pipelines._flat(e) for e in _drain(s, fetch)]
+    want = expected(name)
+    assert len(got) == len(want)
+    if name in pipelines.UNORDERED:
+        np.testing.assert_array_equal(np.sort(np.concatenate([c.ravel() for e in got for c in e])),
+                                      np.sort(np.concatenate([c.ravel() for e in want for c in e])))
+        return
+    for g_el, w_el in zip(got, want):
+        for a, b in zip(g_el, w_el):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)

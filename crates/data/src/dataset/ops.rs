@@ -139,6 +139,17 @@ fn op_defs() -> Vec<OpDef> {
             ],
         ),
         fds(
+            "LegacyParallelInterleaveDatasetV2",
+            &[
+                "input_dataset",
+                "other_arguments*",
+                "cycle_length",
+                "block_length",
+                "buffer_output_elements",
+                "prefetch_input_elements",
+            ],
+        ),
+        fds(
             "MapAndBatchDataset",
             &[
                 "input_dataset",
@@ -166,6 +177,10 @@ fn op_defs() -> Vec<OpDef> {
         ds(
             "ShuffleDataset",
             &["input_dataset", "buffer_size", "seed", "seed2"],
+        ),
+        ds(
+            "ShuffleAndRepeatDataset",
+            &["input_dataset", "buffer_size", "seed", "seed2", "count"],
         ),
         ds("RepeatDataset", &["input_dataset", "count"]),
         ds("TakeDataset", &["input_dataset", "count"]),
@@ -564,6 +579,28 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         ("InterleaveDataset", with_func("f", 2, interleave)),
         ("ParallelInterleaveDatasetV4", with_func("f", 5, interleave)),
+        // tf.data.experimental.parallel_interleave as TensorFlow emits it:
+        // one background reader per open dataset, deterministic order.
+        (
+            "LegacyParallelInterleaveDatasetV2",
+            with_func("f", 4, |ctx, f, end, _sparse| {
+                let input = input_dataset(ctx, 0)?;
+                let cycle_length = autotune(int_input(ctx, end, "cycle_length")?);
+                let block_length =
+                    positive(int_input(ctx, end + 1, "block_length")?, "block_length")?;
+                output_dataset(
+                    ctx,
+                    Interleave {
+                        input,
+                        f,
+                        cycle_length,
+                        block_length,
+                        parallel: true,
+                    },
+                );
+                Ok(())
+            }),
+        ),
         (
             "MapAndBatchDataset",
             with_func("f", 3, |ctx, f, end, sparse| {
@@ -631,6 +668,27 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                         seed: seed_of(int_input(ctx, 2, "seed")?, int_input(ctx, 3, "seed2")?),
                         reshuffle,
                         epochs: AtomicU64::new(0),
+                    };
+                    output_dataset(ctx, d);
+                    Ok(())
+                }))
+            }),
+        ),
+        (
+            "ShuffleAndRepeatDataset",
+            factory(|init| {
+                let reshuffle = init.node.attrs.bool_or("reshuffle_each_iteration", true)?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let shuffled = DatasetRef(Arc::new(Shuffle {
+                        input: input_dataset(ctx, 0)?,
+                        buffer_size: positive(int_input(ctx, 1, "buffer_size")?, "buffer_size")?,
+                        seed: seed_of(int_input(ctx, 2, "seed")?, int_input(ctx, 3, "seed2")?),
+                        reshuffle,
+                        epochs: AtomicU64::new(0),
+                    }));
+                    let d = Repeat {
+                        input: shuffled,
+                        count: int_input(ctx, 4, "count")?,
                     };
                     output_dataset(ctx, d);
                     Ok(())
