@@ -551,7 +551,7 @@ fn check_feature(
 }
 
 /// A feature of another kind than the spec's dtype is an error.
-#[inline]
+#[inline(always)]
 fn kind_check(
     dtype: DType,
     dense: bool,
@@ -580,7 +580,7 @@ fn kind_check(
 
 /// A dense feature with `n` values must fill its shape (fixed) or a whole
 /// number of rows (variable).
-#[inline]
+#[inline(always)]
 fn count_check(d: &DenseSpec, n: usize, ctx: &ExampleCtx<'_>) -> Result<()> {
     let (dtype, key) = (d.dtype, &d.key[..]);
     if d.variable {

@@ -40,7 +40,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a base-128 varint (at most 10 bytes).
-    #[inline]
+    #[inline(always)]
     pub fn varint(&mut self) -> WireResult<u64> {
         // Tags and short lengths are one byte.
         match self.buf.get(self.pos) {
@@ -64,7 +64,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The next field's number and wire type, or `None` at the end.
-    #[inline]
+    #[inline(always)]
     pub fn field(&mut self) -> WireResult<Option<(u32, u8)>> {
         if self.at_end() {
             return Ok(None);
@@ -78,7 +78,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A length-delimited field's payload.
-    #[inline]
+    #[inline(always)]
     pub fn bytes(&mut self) -> WireResult<&'a [u8]> {
         let len = usize::try_from(self.varint()?).map_err(|_| Malformed)?;
         let end = self.pos.checked_add(len).ok_or(Malformed)?;
@@ -146,6 +146,7 @@ pub struct FeatureRef<'a> {
 impl<'a> FeatureRef<'a> {
     /// Parses a serialized `Feature` (the last list set wins, as in protobuf's
     /// `oneof`).
+    #[inline(always)]
     pub fn parse(buf: &'a [u8]) -> WireResult<FeatureRef<'a>> {
         // Fast path: one list field whose one- or two-byte length covers
         // the rest of the message.
@@ -342,7 +343,7 @@ pub fn for_each_map_entry<'a>(
 }
 
 /// A map entry's key (field 1) and value (field 2); absent ones are empty.
-#[inline]
+#[inline(always)]
 fn map_entry(entry: &[u8]) -> WireResult<(&[u8], &[u8])> {
     // Fast path: `0A <key len> key 12 <value len> value`, each length one
     // byte, as every writer lays out a short key and a small feature.
