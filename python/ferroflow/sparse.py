@@ -2,6 +2,7 @@
 
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.ops import sparse_ops as _ops
+from ferroflow.ops.data_flow_ops import SparseConditionalAccumulator  # noqa: F401
 from ferroflow.ops.sparse_ops import bincount, cross, cross_hashed, expand_dims, eye, from_dense
 
 add = _ops.sparse_add
