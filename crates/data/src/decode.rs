@@ -791,6 +791,11 @@ pub fn serialize_tensor(t: &Tensor) -> Result<Vec<u8>> {
     Ok(tensor_to_proto(t).encode_to_vec())
 }
 
+/// A `TensorProto` whose few values repeat to fill its shape may not ask
+/// for more than this many bytes (a 20-byte proto must not allocate
+/// terabytes).
+const MAX_SPLAT_BYTES: usize = 1 << 28;
+
 fn values_from<T: Copy>(
     content: &[u8],
     width: usize,
@@ -799,12 +804,21 @@ fn values_from<T: Copy>(
     conv: impl Fn(&[u8]) -> T,
     zero: T,
 ) -> Result<Vec<T>> {
+    let bytes = n
+        .checked_mul(width)
+        .filter(|&b| b <= MAX_SPLAT_BYTES || !content.is_empty());
+    let Some(bytes) = bytes else {
+        return Err(Error::invalid_argument(format!(
+            "TensorProto's shape has {n} elements, too many to fill from {} values",
+            repeated.len()
+        )));
+    };
     if !content.is_empty() {
-        if content.len() != n * width {
+        if content.len() != bytes {
             return Err(Error::invalid_argument(format!(
                 "TensorProto's tensor_content has {} bytes, expected {}",
                 content.len(),
-                n * width
+                bytes
             )));
         }
         return Ok(content.chunks_exact(width).map(conv).collect());
