@@ -3,6 +3,13 @@
 //! at a time with a spec holding every feature kind. Errors are fine;
 //! panics, hangs and differences between the two paths are not. The same
 //! bytes also go through the TensorProto and base64 decoders.
+//!
+//! `cargo fuzz run parse_example` (nightly), or on stable:
+//! `RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
+//! -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
+//! -Cllvm-args=-sanitizer-coverage-pc-table -Cllvm-args=-sanitizer-coverage-trace-compares
+//! -Cdebug-assertions -Coverflow-checks" cargo build --release --bins --target
+//! x86_64-unknown-linux-gnu`, then run the binary on a corpus directory.
 #![no_main]
 
 use ferroflow_data::decode::{base64_decode, parse_tensor};
