@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,8 @@ import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-NUM_FILES = 4
+from _input_examples import NUM_FILES, machine, spec, write_records  # noqa: E402
+
 BATCH = 256
 MLP_BATCH = 128
 MLP_STEPS = 50
@@ -50,48 +50,6 @@ def med(fn, repeat):
         fn()
         out.append(time.perf_counter() - t0)
     return statistics.median(out)
-
-
-def machine():
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, NumPy {np.__version__}"
-
-
-def write_records(directory, num_examples):
-    """Writes the Example files with ferroflow's writer (read by both frameworks)."""
-    import ferroflow as tf
-
-    rng = np.random.RandomState(0)
-    paths = [os.path.join(directory, f"examples-{i}.tfrecord") for i in range(NUM_FILES)]
-    per_file = num_examples // NUM_FILES
-    for path in paths:
-        with tf.io.TFRecordWriter(path) as w:
-            for _ in range(per_file):
-                feature = {}
-                for k in range(5):
-                    feature[f"f{k}"] = tf.train.Feature(float_list=tf.train.FloatList(value=rng.rand(4).tolist()))
-                    feature[f"i{k}"] = tf.train.Feature(int64_list=tf.train.Int64List(value=[int(rng.randint(1000))]))
-                feature["ids"] = tf.train.Feature(
-                    int64_list=tf.train.Int64List(value=rng.randint(0, 10000, rng.randint(16)).tolist()))
-                feature["blob"] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[rng.bytes(1024)]))
-                w.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
-    return paths, per_file * NUM_FILES
-
-
-def spec(tf):
-    s = {f"f{k}": tf.io.FixedLenFeature([4], tf.float32) for k in range(5)}
-    s.update({f"i{k}": tf.io.FixedLenFeature([], tf.int64) for k in range(5)})
-    s["ids"] = tf.io.VarLenFeature(tf.int64)
-    s["blob"] = tf.io.FixedLenFeature([], tf.string)
-    return s
 
 
 def epoch_time(tf, session, build, repeat):
