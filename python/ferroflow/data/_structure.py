@@ -235,3 +235,25 @@ def structure_from(types, shapes=None, classes=None):
         for t, s, c in zip(flat_t, flat_s, flat_c)
     ]
     return pack_as(types, specs)
+
+
+class HasElements:
+    """The element-structure properties of a dataset or an iterator over one (``self._structure``)."""
+
+    _structure = None
+
+    @property
+    def output_types(self):
+        return types_of(self._structure)
+
+    @property
+    def output_shapes(self):
+        return shapes_of(self._structure)
+
+    @property
+    def output_classes(self):
+        return classes_of(self._structure)
+
+    @property
+    def element_spec(self):
+        return self._structure

@@ -118,7 +118,7 @@ class _Traced:
         return call_function_op(outer, op_type, inputs, attrs, name, [self.graph])._outputs[0]
 
 
-class Dataset:
+class Dataset(structure.HasElements):
     """A sequence of elements, each a structure of tensors (TF1's ``tf.data.Dataset``)."""
 
     def __init__(self, variant_tensor, element_structure):
@@ -133,21 +133,6 @@ class Dataset:
         return self._rebuild()
 
     # -- element structure ---------------------------------------------------
-    @property
-    def output_types(self):
-        return structure.types_of(self._structure)
-
-    @property
-    def output_shapes(self):
-        return structure.shapes_of(self._structure)
-
-    @property
-    def output_classes(self):
-        return structure.classes_of(self._structure)
-
-    @property
-    def element_spec(self):
-        return self._structure
 
     def _attrs(self, s=None):
         return structure.type_attrs(self._structure if s is None else s)

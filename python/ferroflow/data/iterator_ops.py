@@ -19,7 +19,7 @@ from ferroflow.ops._op_util import make, make_op
 __all__ = ["Iterator", "make_initializable_iterator", "make_one_shot_iterator"]
 
 
-class Iterator:
+class Iterator(structure.HasElements):
     """Elements of a dataset, one ``get_next()`` run at a time."""
 
     def __init__(self, iterator_resource, initializer, output_types, output_shapes, output_classes):
@@ -102,21 +102,6 @@ class Iterator:
             self._string_handle = h
         return h
 
-    @property
-    def output_types(self):
-        return structure.types_of(self._structure)
-
-    @property
-    def output_shapes(self):
-        return structure.shapes_of(self._structure)
-
-    @property
-    def output_classes(self):
-        return structure.classes_of(self._structure)
-
-    @property
-    def element_spec(self):
-        return self._structure
 
 
 class _FactoryGraph(FuncGraph):

@@ -35,44 +35,39 @@ def _maybe_parallel(filenames, num_parallel_reads, one_file):
                             num_parallel_calls=num_parallel_reads)
 
 
-class TFRecordDataset(Dataset):
+class _FileDataset(Dataset):
+    """The records of one or more files, read by the op ``_op`` from its file name, compression type and
+    buffer size (TFRecord files, text lines)."""
+
+    _op = None
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        args = (filenames, compression_type, buffer_size, num_parallel_reads)
+        filenames = _filenames(filenames)
+
+        def one(f):
+            return _records(
+                self._op, f,
+                [_string(compression_type or "", "compression_type"),
+                 _int64(_DEFAULT_BUFFER if buffer_size is None else buffer_size, "buffer_size")],
+                name,
+            )
+
+        ds = _maybe_parallel(filenames, num_parallel_reads, one)
+        super().__init__(ds._variant_tensor, ds._structure)
+        self._rebuild = lambda: type(self)(*args)
+
+
+class TFRecordDataset(_FileDataset):
     """The records of one or more TFRecord files (``compression_type`` "", "ZLIB" or "GZIP")."""
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
-        args = (filenames, compression_type, buffer_size, num_parallel_reads)
-        filenames = _filenames(filenames)
-
-        def one(f):
-            return _records(
-                "TFRecordDataset", f,
-                [_string(compression_type or "", "compression_type"),
-                 _int64(_DEFAULT_BUFFER if buffer_size is None else buffer_size, "buffer_size")],
-                name,
-            )
-
-        ds = _maybe_parallel(filenames, num_parallel_reads, one)
-        super().__init__(ds._variant_tensor, ds._structure)
-        self._rebuild = lambda: type(self)(*args)
+    _op = "TFRecordDataset"
 
 
-class TextLineDataset(Dataset):
+class TextLineDataset(_FileDataset):
     """The lines of one or more text files, without their line ends."""
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
-        args = (filenames, compression_type, buffer_size, num_parallel_reads)
-        filenames = _filenames(filenames)
-
-        def one(f):
-            return _records(
-                "TextLineDataset", f,
-                [_string(compression_type or "", "compression_type"),
-                 _int64(_DEFAULT_BUFFER if buffer_size is None else buffer_size, "buffer_size")],
-                name,
-            )
-
-        ds = _maybe_parallel(filenames, num_parallel_reads, one)
-        super().__init__(ds._variant_tensor, ds._structure)
-        self._rebuild = lambda: type(self)(*args)
+    _op = "TextLineDataset"
 
 
 class FixedLengthRecordDataset(Dataset):
