@@ -128,6 +128,11 @@ impl Kernel for If {
     fn wants_output_mask(&self) -> bool {
         self.history.is_some()
     }
+
+    /// A branch that dequeues makes the `If` wait too.
+    fn may_block(&self) -> bool {
+        self.then_plan.may_block() || self.else_plan.may_block()
+    }
 }
 
 /// The gradient of an `If` that kept what its taken branch's gradient
@@ -236,6 +241,12 @@ impl Kernel for While {
     fn wants_output_mask(&self) -> bool {
         self.history
     }
+
+    /// A body that dequeues (a decoding loop reading a queue) makes the
+    /// loop wait too.
+    fn may_block(&self) -> bool {
+        self.cond.may_block() || self.body.may_block()
+    }
 }
 
 struct WhileGrad {
@@ -336,6 +347,10 @@ impl Kernel for Call {
         let args: Vec<Value> = (0..ctx.num_inputs()).map(|i| ctx.take_value(i)).collect();
         let out = self.plan.run_function(ctx.session, args)?;
         output_all(ctx, out)
+    }
+
+    fn may_block(&self) -> bool {
+        self.plan.may_block()
     }
 }
 
