@@ -872,33 +872,45 @@ pub fn unique(x: &Tensor, out_idx: DType) -> Result<(Tensor, Tensor)> {
         Bits(u64),
         Bytes(&'a [u8]),
     }
-    let keys: Vec<Option<Key<'_>>> = match x.data() {
-        Data::Str(v) => v.iter().map(|b| Some(Key::Bytes(b))).collect(),
-        Data::F32(_) | Data::F64(_) | Data::F16(_) | Data::BF16(_) => x
-            .to_f64_vec()?
-            .into_iter()
-            .map(|f| (!f.is_nan()).then(|| Key::Bits((f + 0.0).to_bits())))
-            .collect(),
-        Data::Bool(v) => v.iter().map(|&b| Some(Key::Int(b as i64))).collect(),
-        _ => x
-            .to_i64_vec()?
-            .into_iter()
-            .map(|i| Some(Key::Int(i)))
-            .collect(),
+    let (firsts, idx) = match x.data() {
+        // Integer ids (embedding lookups): a hash of the value alone, with
+        // room reserved up front; SipHash over the general key made this
+        // most of an embedding step's Unique.
+        Data::I32(_) | Data::I64(_) | Data::I8(_) | Data::I16(_) | Data::U8(_) | Data::U16(_) => {
+            unique_ints(&x.to_i64_vec()?)
+        }
+        _ => {
+            let keys: Vec<Option<Key<'_>>> = match x.data() {
+                Data::Str(v) => v.iter().map(|b| Some(Key::Bytes(b))).collect(),
+                Data::F32(_) | Data::F64(_) | Data::F16(_) | Data::BF16(_) => x
+                    .to_f64_vec()?
+                    .into_iter()
+                    .map(|f| (!f.is_nan()).then(|| Key::Bits((f + 0.0).to_bits())))
+                    .collect(),
+                Data::Bool(v) => v.iter().map(|&b| Some(Key::Int(b as i64))).collect(),
+                _ => x
+                    .to_i64_vec()?
+                    .into_iter()
+                    .map(|i| Some(Key::Int(i)))
+                    .collect(),
+            };
+            let mut seen: std::collections::HashMap<Key<'_>, i64> =
+                std::collections::HashMap::new();
+            let mut firsts: Vec<i64> = Vec::new();
+            let mut idx: Vec<i64> = Vec::with_capacity(keys.len());
+            for (i, key) in keys.into_iter().enumerate() {
+                let mut fresh = || {
+                    firsts.push(i as i64);
+                    firsts.len() as i64 - 1
+                };
+                idx.push(match key {
+                    Some(k) => *seen.entry(k).or_insert_with(fresh),
+                    None => fresh(),
+                });
+            }
+            (firsts, idx)
+        }
     };
-    let mut seen: std::collections::HashMap<Key<'_>, i64> = std::collections::HashMap::new();
-    let mut firsts: Vec<i64> = Vec::new();
-    let mut idx: Vec<i64> = Vec::with_capacity(keys.len());
-    for (i, key) in keys.into_iter().enumerate() {
-        let mut fresh = || {
-            firsts.push(i as i64);
-            firsts.len() as i64 - 1
-        };
-        idx.push(match key {
-            Some(k) => *seen.entry(k).or_insert_with(fresh),
-            None => fresh(),
-        });
-    }
     let y = gather(x, &Tensor::vector(firsts), 0, 0)?;
     let idx = match out_idx {
         DType::Int32 => Tensor::vector(idx.into_iter().map(|i| i as i32).collect::<Vec<_>>()),
@@ -910,6 +922,51 @@ pub fn unique(x: &Tensor, out_idx: DType) -> Result<(Tensor, Tensor)> {
         }
     };
     Ok((y, idx))
+}
+
+/// Hashes an integer key in one multiply (the 128-bit product folded), for
+/// maps keyed by ids: SipHash's flooding resistance buys nothing there.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        let p = u128::from(v ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = (p as u64) ^ ((p >> 64) as u64);
+    }
+
+    fn write_i64(&mut self, v: i64) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// `Unique` of integers: the index of each value's first occurrence, in
+/// order, and each element's position among them.
+fn unique_ints(v: &[i64]) -> (Vec<i64>, Vec<i64>) {
+    let mut seen: std::collections::HashMap<i64, i64, std::hash::BuildHasherDefault<IdHasher>> =
+        std::collections::HashMap::with_capacity_and_hasher(v.len(), Default::default());
+    let mut firsts = Vec::new();
+    let idx = v
+        .iter()
+        .enumerate()
+        .map(|(i, &key)| {
+            *seen.entry(key).or_insert_with(|| {
+                firsts.push(i as i64);
+                firsts.len() as i64 - 1
+            })
+        })
+        .collect();
+    (firsts, idx)
 }
 
 /// Coordinates of the true (non-zero) elements, as int64 `[n, rank]` (`Where`).
