@@ -173,6 +173,13 @@ pub fn shape_to_py(py: Python<'_>, s: &PartialShape) -> PyResult<Py<PyAny>> {
     })
 }
 
+/// A Python string's UTF-8 bytes. `to_cow` rather than `to_str`: under the
+/// stable ABI for Python 3.9 there is no borrowed UTF-8 view, so the string
+/// is encoded into an owned buffer, which is moved out here without a copy.
+fn utf8_bytes(s: &Bound<'_, PyString>) -> PyResult<Vec<u8>> {
+    Ok(s.to_cow()?.into_owned().into_bytes())
+}
+
 fn dtype_from(v: i32) -> PyResult<DType> {
     DType::from_enum(v).ok_or_else(|| PyTypeError::new_err(format!("unsupported dtype enum {v}")))
 }
@@ -191,7 +198,7 @@ pub fn attr_from_py(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
         return Ok(AttrValue::Float(v.extract()?));
     }
     if let Ok(s) = v.cast::<PyString>() {
-        return Ok(AttrValue::Str(s.to_str()?.as_bytes().to_vec()));
+        return Ok(AttrValue::Str(utf8_bytes(s)?));
     }
     if let Ok(b) = v.cast::<PyBytes>() {
         return Ok(AttrValue::Str(b.as_bytes().to_vec()));
@@ -242,7 +249,7 @@ pub fn attr_from_py(v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
             let v = items
                 .iter()
                 .map(|x| match x.cast::<PyString>() {
-                    Ok(s) => Ok(s.to_str()?.as_bytes().to_vec()),
+                    Ok(s) => utf8_bytes(s),
                     Err(_) => x.extract::<Vec<u8>>(),
                 })
                 .collect::<PyResult<_>>()?;
