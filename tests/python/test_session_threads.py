@@ -45,3 +45,54 @@ def test_concurrent_training_steps_finish_and_count(intra_op_threads):
         # (TF's use_locking=False race): steps are then larger, never smaller.
         assert np.all((got > 0) & (got <= expected * (1 + 1e-4)))
     sess.close()
+
+
+def _train_mlp(intra_op_threads, steps=4):
+    """A few Adam steps of a 784-512-512-10 MLP (products big enough to split over threads)."""
+    rng = np.random.default_rng(5)
+    with tf.Graph().as_default():
+        x = tf.constant(rng.standard_normal((128, 784)).astype(np.float32))
+        y = tf.constant(rng.integers(0, 10, 128).astype(np.int32))
+        h = x
+        for i, (a, b) in enumerate([(784, 512), (512, 512), (512, 10)]):
+            w = tf.Variable(rng.uniform(-0.05, 0.05, (a, b)).astype(np.float32), name=f"w{i}")
+            h = tf.matmul(h, w)
+            if i < 2:
+                h = tf.nn.relu(h)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
+        train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+        config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads)
+        with tf.Session(config=config) as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(steps):
+                sess.run(train)
+            return sess.run(tf.trainable_variables())
+
+
+def test_training_is_bit_identical_for_every_thread_count():
+    # Issue 18: every output element is one sum in an order fixed by the problem, never by the split.
+    ref = _train_mlp(1)
+    for threads in (2, 3, 0):  # 0: the process-wide kernel team
+        for a, b in zip(ref, _train_mlp(threads)):
+            np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_default_thread_count_follows_the_cpu_affinity_mask():
+    # A process pinned to one CPU (taskset, a Kubernetes CPU set) gets one thread, not one per host core.
+    import os
+    import subprocess
+    import sys
+
+    cpus = sorted(os.sched_getaffinity(0))
+    code = "import ferroflow as tf; print(tf.Session()._native.intra_op_threads)"
+    for allowed in ({cpus[0]}, set(cpus)):
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            preexec_fn=lambda a=allowed: os.sched_setaffinity(0, a),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={k: v for k, v in os.environ.items() if k != "RAYON_NUM_THREADS"},
+        )
+        assert out.returncode == 0, out.stderr
+        assert int(out.stdout.split()[-1]) == len(allowed)

@@ -580,8 +580,54 @@ macro_rules! blas_gemm {
     };
 }
 
-blas_gemm!(f32, matrixmultiply::sgemm);
 blas_gemm!(f64, matrixmultiply::dgemm);
+
+impl ConvScalar for f32 {
+    fn gemm(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &[f32],
+        a_rs: usize,
+        a_cs: usize,
+        b: &[f32],
+        b_rs: usize,
+        b_cs: usize,
+        c: &mut [f32],
+        accumulate: bool,
+    ) {
+        use super::matmul::{sgemm_serial, F32Gemm, Mat};
+        assert!(gemm_extents_ok(m, k, n, a, a_rs, a_cs, b, b_rs, b_cs, c));
+        let lib = F32Gemm::for_product(m, n, b_rs == 1 && n > 1);
+        let (la, lb) = (
+            Mat {
+                rs: a_rs as isize,
+                cs: a_cs as isize,
+            },
+            Mat {
+                rs: b_rs as isize,
+                cs: b_cs as isize,
+            },
+        );
+        // SAFETY: `gemm_extents_ok` checked that every addressed element of
+        // `a`, `b` and `c` lies inside its slice; `c` is borrowed mutably.
+        unsafe {
+            sgemm_serial(
+                lib,
+                m,
+                k,
+                n,
+                a.as_ptr(),
+                la,
+                b.as_ptr(),
+                lb,
+                c.as_mut_ptr(),
+                n as isize,
+                accumulate,
+            )
+        }
+    }
+}
 
 impl ConvScalar for i32 {
     fn gemm(

@@ -1,13 +1,15 @@
-//! Matrix multiplication: `matrixmultiply`'s packed, runtime-dispatched
-//! (SSE/AVX/FMA) GEMM for f32/f64, split across the kernel team by blocks
-//! of output rows or columns; plain loops for integers; batched products with
-//! broadcast batch dimensions.
+//! Matrix multiplication: packed, runtime-dispatched GEMM for f32/f64, split
+//! across the kernel team in a grid of output blocks; plain loops for
+//! integers; batched products with broadcast batch dimensions.
 //!
-//! `matrixmultiply` was measured against the `gemm` crate on the 2-core
-//! target machine: 1024x1024 f32 ran at ~250 GFLOP/s vs ~185 GFLOP/s. Its
-//! own `threading` feature is off: a second thread pool competing with
-//! rayon's (which the other kernels use) slowed mixed training steps by a
-//! third on two cores.
+//! Two libraries compute f32 blocks, chosen per product by [`F32Gemm`]:
+//! the `gemm` crate, whose AVX-512 micro-kernels run at 1.3-1.6x
+//! `matrixmultiply`'s speed on the dense-layer products of training (16-core
+//! Xeon, `cargo bench -p ferroflow-tensor --bench gemm_candidates`), and
+//! `matrixmultiply` (AVX2/FMA at most), which stays ahead where `gemm` reads
+//! an unpacked operand with long strides (a transposed weight times a small
+//! batch: 0.5x). f64 stays on `matrixmultiply`. Neither library's own
+//! threads are used: one team for every kernel matters on a small machine.
 
 use super::scalar::Scalar;
 use crate::dtype::DType;
@@ -17,10 +19,10 @@ use crate::tensor::Tensor;
 
 /// Layout of one operand: element (i, j) of the logical matrix is at
 /// `i * rs + j * cs`.
-#[derive(Copy, Clone)]
-struct Mat {
-    rs: isize,
-    cs: isize,
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Mat {
+    pub(crate) rs: isize,
+    pub(crate) cs: isize,
 }
 
 /// A raw pointer that may cross into other threads: each task writes a
@@ -32,106 +34,286 @@ unsafe impl<T> Send for SendPtr<T> {}
 unsafe impl<T> Sync for SendPtr<T> {}
 
 /// Products below this many multiply-adds run on one thread: waking the
-/// pool costs more than it saves.
+/// team costs more than it saves.
 const PARALLEL_MIN_MACS: usize = 1 << 18;
 
-/// Runs `c = a @ b` (row-major `c`, `m x n`) on the kernel team by
-/// splitting the output into one block of rows or columns per thread, each
-/// a single-threaded `matrixmultiply` call.
-///
-/// Every output element is still one dot product over the whole `k`
-/// (blocked the same way), so results do not depend on the thread count.
-/// One pool for every kernel matters on a small machine: matrixmultiply's
-/// own threads would compete with the team's spinning helpers.
-macro_rules! split_gemm {
-    ($name:ident, $t:ty, $kernel:path) => {
-        #[allow(clippy::too_many_arguments)] // BLAS-style signature
-        fn $name(m: usize, k: usize, n: usize, a: &[$t], la: Mat, b: &[$t], lb: Mat, c: &mut [$t]) {
-            let threads = rayon::current_num_threads();
-            // Split the larger output dimension, in multiples of 8 (the
-            // microkernel tile) so no block wastes a partial tile.
-            let along_m = m >= n;
-            let dim = if along_m { m } else { n };
-            let parts = threads.min(dim / 8).max(1);
-            if parts == 1 || m * n * k < PARALLEL_MIN_MACS {
-                // SAFETY: the slices hold at least the elements addressed by
-                // the given dimensions and strides (checked by `matmul`).
-                unsafe {
-                    $kernel(
-                        m,
-                        k,
-                        n,
-                        1.0,
-                        a.as_ptr(),
-                        la.rs,
-                        la.cs,
-                        b.as_ptr(),
-                        lb.rs,
-                        lb.cs,
-                        0.0,
-                        c.as_mut_ptr(),
-                        n as isize,
-                        1,
-                    );
-                }
-                return;
-            }
-            let block = dim.div_ceil(parts).next_multiple_of(8);
-            let (ap, bp, cp) = (
-                SendPtr(a.as_ptr() as *mut $t),
-                SendPtr(b.as_ptr() as *mut $t),
-                SendPtr(c.as_mut_ptr()),
-            );
-            crate::team::run(dim.div_ceil(block), |p| {
-                let (ap, bp, cp) = (ap, bp, cp);
-                let lo = p * block;
-                let len = block.min(dim - lo);
-                // SAFETY: as above; each block's offsets stay inside the
-                // operands, and the blocks of `c` are disjoint.
-                unsafe {
-                    if along_m {
-                        $kernel(
-                            len,
-                            k,
-                            n,
-                            1.0,
-                            ap.0.offset(lo as isize * la.rs),
-                            la.rs,
-                            la.cs,
-                            bp.0,
-                            lb.rs,
-                            lb.cs,
-                            0.0,
-                            cp.0.add(lo * n),
-                            n as isize,
-                            1,
-                        );
-                    } else {
-                        $kernel(
-                            m,
-                            k,
-                            len,
-                            1.0,
-                            ap.0,
-                            la.rs,
-                            la.cs,
-                            bp.0.offset(lo as isize * lb.cs),
-                            lb.rs,
-                            lb.cs,
-                            0.0,
-                            cp.0.add(lo),
-                            n as isize,
-                            1,
-                        );
-                    }
-                }
-            });
-        }
-    };
+/// Fewest multiply-adds worth one more thread of a product.
+const MACS_PER_THREAD: usize = 1 << 16;
+
+/// Output blocks are cut at multiples of this many rows and columns (a
+/// multiple of both libraries' micro-kernel tiles), and never leave a
+/// last block narrower than it: a block of one row or column would take a
+/// different (matrix-vector) path inside `gemm` and round differently.
+const BLOCK_GRANULE: usize = 16;
+
+/// Depth chunk of `gemm` calls. `gemm` picks its own depth blocking from a
+/// block's shape; feeding it whole chunks of at most this depth makes the
+/// order of every sum independent of how the output was cut.
+const GEMM_DEPTH_CHUNK: usize = 512;
+
+/// The library that computes the blocks of one f32 product.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum F32Gemm {
+    MatrixMultiply,
+    Gemm,
 }
 
-split_gemm!(gemm_f32, f32, matrixmultiply::sgemm);
-split_gemm!(gemm_f64, f64, matrixmultiply::dgemm);
+impl F32Gemm {
+    /// The faster library for a whole `m x k @ k x n` product on this CPU
+    /// (`b_columns_contiguous`: the right operand is stored transposed).
+    /// Chosen from the whole product, never from a block, so the bits of
+    /// the result do not depend on the thread count.
+    pub(crate) fn for_product(m: usize, n: usize, b_columns_contiguous: bool) -> F32Gemm {
+        // Measured with benches/gemm_candidates.rs on a 16-core Xeon
+        // (AVX-512) and a 2-core EPYC (AVX2); see benches/RESULTS.md.
+        let wide_and_short = m <= 64 && n >= 2048;
+        let use_gemm = if has_avx512f() {
+            let strided_and_short = b_columns_contiguous && m < 256;
+            !(wide_and_short || strided_and_short)
+        } else {
+            m >= 128
+        };
+        if use_gemm {
+            F32Gemm::Gemm
+        } else {
+            F32Gemm::MatrixMultiply
+        }
+    }
+}
+
+/// Whether the CPU runs AVX-512F (checked once).
+fn has_avx512f() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f"))
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// One thread's `c = a @ b` (or `c += a @ b` with `accumulate`) for an
+/// `m x k @ k x n` block, `c` row-major with row stride `ldc`.
+///
+/// # Safety
+/// The pointers must address every element the dimensions and strides
+/// reach, and `c`'s block must not be written by anyone else meanwhile.
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
+pub(crate) unsafe fn sgemm_serial(
+    lib: F32Gemm,
+    m: usize,
+    k: usize,
+    n: usize,
+    a: *const f32,
+    la: Mat,
+    b: *const f32,
+    lb: Mat,
+    c: *mut f32,
+    ldc: isize,
+    accumulate: bool,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 {
+        if !accumulate {
+            for i in 0..m {
+                std::ptr::write_bytes(c.offset(i as isize * ldc), 0, n);
+            }
+        }
+        return;
+    }
+    match lib {
+        F32Gemm::MatrixMultiply => matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a,
+            la.rs,
+            la.cs,
+            b,
+            lb.rs,
+            lb.cs,
+            if accumulate { 1.0 } else { 0.0 },
+            c,
+            ldc,
+            1,
+        ),
+        F32Gemm::Gemm => {
+            let chunk = k.div_ceil(k.div_ceil(GEMM_DEPTH_CHUNK));
+            let mut k0 = 0;
+            while k0 < k {
+                let depth = chunk.min(k - k0);
+                // gemm: dst = alpha * dst + beta * lhs @ rhs, strides given
+                // as (column, row).
+                gemm::gemm(
+                    m,
+                    n,
+                    depth,
+                    c,
+                    1,
+                    ldc,
+                    accumulate || k0 > 0,
+                    a.offset(k0 as isize * la.cs),
+                    la.cs,
+                    la.rs,
+                    b.offset(k0 as isize * lb.rs),
+                    lb.cs,
+                    lb.rs,
+                    1.0,
+                    1.0,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+                k0 += depth;
+            }
+        }
+    }
+}
+
+/// How [`cuts`] divides `dim` into about `parts` pieces: (the width of
+/// every piece but the last, the number of pieces).
+fn pieces(dim: usize, parts: usize) -> (usize, usize) {
+    let step = dim.div_ceil(parts.max(1)).next_multiple_of(BLOCK_GRANULE);
+    let mut count = dim.div_ceil(step).max(1);
+    if count > 1 && dim - (count - 1) * step < BLOCK_GRANULE {
+        count -= 1;
+    }
+    (step.min(dim), count)
+}
+
+/// Where to cut `dim` into about `parts` pieces: boundaries at multiples of
+/// [`BLOCK_GRANULE`], the last piece no narrower than it (unless `dim` is).
+fn cuts(dim: usize, parts: usize) -> Vec<usize> {
+    let (step, count) = pieces(dim, parts);
+    (0..count).map(|i| i * step).chain([dim]).collect()
+}
+
+/// The grid of output blocks for `threads` threads: the row and column
+/// cuts that minimise the largest thread's work, counting each block's
+/// packing of its share of both operands (`k * (rows + cols)` copies) as a
+/// sixteenth of its multiply-adds (`k * rows * cols`).
+fn grid(m: usize, n: usize, threads: usize) -> (Vec<usize>, Vec<usize>) {
+    const PACK_COST: usize = 16;
+    let mut best = (usize::MAX, usize::MAX, 1, 1);
+    for pm in 1..=threads {
+        for pn in 1..=threads / pm {
+            let ((bm, cm), (bn, cn)) = (pieces(m, pm), pieces(n, pn));
+            // The last piece may be up to a granule wider than the others.
+            let bm = bm.max(m - (cm - 1) * bm);
+            let bn = bn.max(n - (cn - 1) * bn);
+            let blocks = cm * cn;
+            let cost = blocks.div_ceil(threads) * (bm * bn + PACK_COST * (bm + bn));
+            if (cost, blocks) < (best.0, best.1) {
+                best = (cost, blocks, pm, pn);
+            }
+        }
+    }
+    (cuts(m, best.2), cuts(n, best.3))
+}
+
+/// `c = a @ b` for f32 (row-major `c`, `m x n`) on the kernel team: a grid
+/// of output blocks, each one [`sgemm_serial`] call. Every output element
+/// is one sum over the whole `k`, in an order fixed by the product alone,
+/// so results do not depend on the thread count.
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
+fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat, c: &mut [f32]) {
+    let lib = F32Gemm::for_product(m, n, lb.rs == 1 && n > 1);
+    let macs = m * n * k;
+    let threads = rayon::current_num_threads()
+        .min(macs / MACS_PER_THREAD)
+        .max(1);
+    let (ap, bp, cp) = (a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    if threads == 1 || macs < PARALLEL_MIN_MACS {
+        // SAFETY: the slices hold at least the elements addressed by the
+        // given dimensions and strides (checked by `matmul`).
+        unsafe { sgemm_serial(lib, m, k, n, ap, la, bp, lb, cp, n as isize, false) };
+        return;
+    }
+    let (rows, cols) = grid(m, n, threads);
+    let (ap, bp, cp) = (
+        SendPtr(ap as *mut f32),
+        SendPtr(bp as *mut f32),
+        SendPtr(cp),
+    );
+    let per_row = cols.len() - 1;
+    crate::team::run((rows.len() - 1) * per_row, |t| {
+        let (ap, bp, cp) = (ap, bp, cp);
+        let (r, q) = (t / per_row, t % per_row);
+        let (r0, r1, c0, c1) = (rows[r], rows[r + 1], cols[q], cols[q + 1]);
+        // SAFETY: as above; each block's offsets stay inside the operands,
+        // and the blocks of `c` are disjoint.
+        unsafe {
+            sgemm_serial(
+                lib,
+                r1 - r0,
+                k,
+                c1 - c0,
+                ap.0.offset(r0 as isize * la.rs),
+                la,
+                bp.0.offset(c0 as isize * lb.cs),
+                lb,
+                cp.0.add(r0 * n + c0),
+                n as isize,
+                false,
+            )
+        };
+    });
+}
+
+/// `c = a @ b` for f64 on the kernel team, split into one block of rows or
+/// columns per thread, each a single-threaded `matrixmultiply` call.
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
+fn gemm_f64(m: usize, k: usize, n: usize, a: &[f64], la: Mat, b: &[f64], lb: Mat, c: &mut [f64]) {
+    let threads = rayon::current_num_threads();
+    // Split the larger output dimension, in multiples of 8 (the
+    // microkernel tile) so no block wastes a partial tile.
+    let along_m = m >= n;
+    let dim = if along_m { m } else { n };
+    let parts = threads.min(dim / 8).max(1);
+    let one = |len: usize, lo: usize, ap: *const f64, bp: *const f64, cp: *mut f64| {
+        let (mm, nn) = if along_m { (len, n) } else { (m, len) };
+        let (ap, bp, cp) = if along_m {
+            (
+                ap.wrapping_offset(lo as isize * la.rs),
+                bp,
+                cp.wrapping_add(lo * n),
+            )
+        } else {
+            (
+                ap,
+                bp.wrapping_offset(lo as isize * lb.cs),
+                cp.wrapping_add(lo),
+            )
+        };
+        // SAFETY: the slices hold at least the elements addressed by the
+        // given dimensions and strides (checked by `matmul`); each block's
+        // offsets stay inside the operands and the blocks of `c` are
+        // disjoint.
+        unsafe {
+            matrixmultiply::dgemm(
+                mm, k, nn, 1.0, ap, la.rs, la.cs, bp, lb.rs, lb.cs, 0.0, cp, n as isize, 1,
+            )
+        }
+    };
+    if parts == 1 || m * n * k < PARALLEL_MIN_MACS {
+        return one(dim, 0, a.as_ptr(), b.as_ptr(), c.as_mut_ptr());
+    }
+    let block = dim.div_ceil(parts).next_multiple_of(8);
+    let (ap, bp, cp) = (
+        SendPtr(a.as_ptr() as *mut f64),
+        SendPtr(b.as_ptr() as *mut f64),
+        SendPtr(c.as_mut_ptr()),
+    );
+    crate::team::run(dim.div_ceil(block), |p| {
+        let (ap, bp, cp) = (ap, bp, cp);
+        let lo = p * block;
+        one(block.min(dim - lo), lo, ap.0, bp.0, cp.0);
+    });
+}
 
 #[allow(clippy::too_many_arguments)] // BLAS-style signature
 fn gemm_naive<T: Scalar>(
@@ -348,38 +530,155 @@ mod tests {
             .unwrap();
             let ta = Tensor::from_vec([m, k], a).unwrap();
             let tb = Tensor::from_vec([k, n], b).unwrap();
-            // Small integers: every partial sum is exact in f64.
-            let c = matmul(&ta, &tb, false, false).unwrap();
-            assert_eq!(c.as_slice::<f64>().unwrap(), want.as_slice());
-            let c = matmul(&ta, &bt, false, true).unwrap();
-            assert_eq!(c.as_slice::<f64>().unwrap(), want.as_slice());
-            // f32 with inexact sums: bitwise equal across pool sizes.
-            let to_f32 = |t: &Tensor, scale: f64| {
-                let v: Vec<f32> = t
-                    .as_slice::<f64>()
-                    .unwrap()
-                    .iter()
-                    .map(|x| (x * scale + 0.01) as f32)
-                    .collect();
-                Tensor::from_vec(t.dims().to_vec(), v).unwrap()
-            };
-            let (fa, fb) = (to_f32(&ta, 0.37), to_f32(&tb, 1.3));
-            let results: Vec<Vec<f32>> = [1, 2, 3]
-                .into_iter()
-                .map(|t| {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(t)
-                        .build()
-                        .unwrap();
-                    pool.install(|| matmul(&fa, &fb, false, false).unwrap())
-                        .as_slice::<f32>()
-                        .unwrap()
-                        .to_vec()
-                })
-                .collect();
-            assert_eq!(results[0], results[1]);
-            assert_eq!(results[0], results[2]);
+            // Small integers: every partial sum is exact.
+            for (x, y, fb) in [(&ta, &tb, false), (&ta, &bt, true)] {
+                let c = in_pool(3, || matmul(x, y, false, fb).unwrap());
+                assert_eq!(c.as_slice::<f64>().unwrap(), want.as_slice());
+                let c32 = in_pool(3, || {
+                    matmul(&to_f32(x, 1.0, 0.0), &to_f32(y, 1.0, 0.0), false, fb).unwrap()
+                });
+                let want32: Vec<f32> = want.iter().map(|&v| v as f32).collect();
+                assert_eq!(c32.as_slice::<f32>().unwrap(), want32.as_slice());
+            }
         }
+    }
+
+    fn in_pool<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> R {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    fn to_f32(t: &Tensor, scale: f64, shift: f64) -> Tensor {
+        let v: Vec<f32> = t
+            .as_slice::<f64>()
+            .unwrap()
+            .iter()
+            .map(|x| (x * scale + shift) as f32)
+            .collect();
+        Tensor::from_vec(t.dims().to_vec(), v).unwrap()
+    }
+
+    /// f32 products with inexact sums, through both libraries, every
+    /// transpose and ragged grids: the same bits for every thread count.
+    #[test]
+    fn f32_products_are_bit_identical_for_any_thread_count() {
+        for (m, k, n) in [
+            (203, 70, 37),
+            (24, 130, 517),
+            (128, 784, 512),
+            (33, 600, 129),
+        ] {
+            let a: Vec<f64> = (0..m * k).map(|i| ((i * 7919) % 1013) as f64).collect();
+            let b: Vec<f64> = (0..k * n).map(|i| ((i * 104729) % 1009) as f64).collect();
+            let ta = to_f32(&Tensor::from_vec([m, k], a).unwrap(), 1.37e-3, -0.6);
+            let tb = to_f32(&Tensor::from_vec([k, n], b).unwrap(), 2.3e-3, -1.1);
+            let at = super::super::array::transpose(&ta, &[1, 0]).unwrap();
+            let bt = super::super::array::transpose(&tb, &[1, 0]).unwrap();
+            for (x, y, fa, fb) in [
+                (&ta, &tb, false, false),
+                (&at, &tb, true, false),
+                (&ta, &bt, false, true),
+            ] {
+                let results: Vec<Vec<f32>> = [1, 2, 3, 5, 16]
+                    .into_iter()
+                    .map(|t| {
+                        in_pool(t, || matmul(x, y, fa, fb).unwrap())
+                            .as_slice::<f32>()
+                            .unwrap()
+                            .to_vec()
+                    })
+                    .collect();
+                for (i, r) in results.iter().enumerate().skip(1) {
+                    assert!(
+                        r.iter()
+                            .zip(&results[0])
+                            .all(|(p, q)| p.to_bits() == q.to_bits()),
+                        "{m}x{k}x{n} ta={fa} tb={fb}: pool {i} differs"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Both libraries, forced, agree with a float64 reference, and every
+    /// grid covers the output exactly once with blocks no narrower than a
+    /// granule.
+    #[test]
+    fn both_libraries_and_every_grid_are_correct() {
+        let (m, k, n) = (70, 1100, 45);
+        let a: Vec<f32> = (0..m * k)
+            .map(|i| ((i * 31) % 17) as f32 * 0.1 - 0.8)
+            .collect();
+        let b: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 7) % 13) as f32 * 0.1 - 0.6)
+            .collect();
+        let want: Vec<f64> = naive(
+            &a.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            &b.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            m,
+            k,
+            n,
+        );
+        for lib in [F32Gemm::MatrixMultiply, F32Gemm::Gemm] {
+            for accumulate in [false, true] {
+                let mut c = vec![1.0f32; m * n];
+                let (la, lb) = (
+                    Mat {
+                        rs: k as isize,
+                        cs: 1,
+                    },
+                    Mat {
+                        rs: n as isize,
+                        cs: 1,
+                    },
+                );
+                // SAFETY: the buffers hold the full operands.
+                unsafe {
+                    sgemm_serial(
+                        lib,
+                        m,
+                        k,
+                        n,
+                        a.as_ptr(),
+                        la,
+                        b.as_ptr(),
+                        lb,
+                        c.as_mut_ptr(),
+                        n as isize,
+                        accumulate,
+                    )
+                };
+                let extra = if accumulate { 1.0 } else { 0.0 };
+                for (got, w) in c.iter().zip(&want) {
+                    assert!(
+                        (*got as f64 - w - extra).abs() < 1e-3,
+                        "{lib:?}: {got} vs {w}"
+                    );
+                }
+            }
+        }
+        for (dim, parts) in [
+            (1, 4),
+            (15, 2),
+            (17, 2),
+            (33, 2),
+            (128, 16),
+            (784, 5),
+            (100, 7),
+        ] {
+            let c = cuts(dim, parts);
+            assert_eq!((c[0], *c.last().unwrap()), (0, dim));
+            assert!(c.windows(2).all(|w| w[1] > w[0]));
+            assert!(c.len() == 2 || c.windows(2).all(|w| w[1] - w[0] >= BLOCK_GRANULE));
+            assert!(c[..c.len() - 1].iter().all(|x| x % BLOCK_GRANULE == 0));
+        }
+        // A batch of 128 on 16 threads: a 2 x 8 grid rather than 16 strips
+        // that would each pack the whole weight.
+        let (rows, cols) = grid(128, 512, 16);
+        assert_eq!((rows.len() - 1, cols.len() - 1), (2, 8));
     }
 
     #[test]
