@@ -25,6 +25,11 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+/// The Python extension's allocator: mimalloc, large buffers cached.
+#[global_allocator]
+static ALLOCATOR: ferroflow::alloc::BufferCache<mimalloc::MiMalloc> =
+    ferroflow::alloc::BufferCache::with_allocator(mimalloc::MiMalloc);
+
 /// A deterministic pseudo-random stream (xorshift).
 struct Rng(u64);
 

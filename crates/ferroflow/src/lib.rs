@@ -20,7 +20,7 @@ pub mod train;
 pub use builder::{GraphBuilder, VariableHandle};
 pub use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
 pub use ferroflow_runtime::Session as RuntimeSession;
-pub use ferroflow_tensor::{kernels, Code, DType, Error, Result, Shape, Tensor};
+pub use ferroflow_tensor::{alloc, kernels, Code, DType, Error, Result, Shape, Tensor};
 
 use parking_lot::RwLock;
 use std::sync::Arc;

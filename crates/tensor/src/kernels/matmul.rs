@@ -64,6 +64,9 @@ impl F32Gemm {
     /// Chosen from the whole product, never from a block, so the bits of
     /// the result do not depend on the thread count.
     pub(crate) fn for_product(m: usize, n: usize, b_columns_contiguous: bool) -> F32Gemm {
+        if let Some(forced) = forced_f32_gemm() {
+            return forced;
+        }
         // Measured with benches/gemm_candidates.rs on a 16-core Xeon
         // (AVX-512) and a 2-core EPYC (AVX2); see benches/RESULTS.md.
         let wide_and_short = m <= 64 && n >= 2048;
@@ -79,6 +82,18 @@ impl F32Gemm {
             F32Gemm::MatrixMultiply
         }
     }
+}
+
+/// The library `FERROFLOW_F32_GEMM` names (`gemm` or `matrixmultiply`),
+/// for comparing them on a machine; unset (or anything else) lets
+/// [`F32Gemm::for_product`] choose.
+fn forced_f32_gemm() -> Option<F32Gemm> {
+    static FORCED: std::sync::OnceLock<Option<F32Gemm>> = std::sync::OnceLock::new();
+    *FORCED.get_or_init(|| match std::env::var("FERROFLOW_F32_GEMM").as_deref() {
+        Ok("gemm") => Some(F32Gemm::Gemm),
+        Ok("matrixmultiply") => Some(F32Gemm::MatrixMultiply),
+        _ => None,
+    })
 }
 
 /// Whether the CPU runs AVX-512F (checked once).
