@@ -2,7 +2,7 @@
 
     python benches/scaling.py [--threads 1,2,4] [--frameworks ferroflow,torch,tf]
                               [--ferroflow-bin target/release/examples/scaling]
-                              [--seconds 2] [--busy N] [--tf-python PATH]
+                              [--seconds 2] [--busy N] [--tf-python PATH] [--torch-python PATH]
 
 Three training steps with Adam on fixed data, the same in every framework:
 an MLP 784-512-512-10 at batch 128 and 512 (``mlp128``, ``mlp512``) and a
@@ -118,7 +118,7 @@ def child_graph(framework, threads, models, seconds):
                 product = tf.matmul(a, a).op  # run as a target: nothing copied out
                 with tf.Session(config=config) as sess:
                     sess.run(a.initializer)
-                    per_s = rate(lambda s=sess: s.run(product), seconds)
+                    per_s = rate(lambda s=sess, p=product: s.run(p), seconds)
             report(framework, name, threads, per_s, 2.0 * 2048**3)
             continue
         rng = np.random.default_rng(42)
@@ -140,7 +140,7 @@ def child_torch(threads, models, seconds):
     for name in models:
         if name == "gemm":
             a = torch.randn(2048, 2048)
-            report("torch", name, threads, rate(lambda: a @ a, seconds), 2.0 * 2048**3)
+            report("torch", name, threads, rate(lambda a=a: a @ a, seconds), 2.0 * 2048**3)
             continue
         batch = BATCH[name]
         if name.startswith("mlp"):
@@ -162,7 +162,7 @@ def child_torch(threads, models, seconds):
         opt = torch.optim.Adam(model.parameters(), 1e-3)
         lossf = nn.CrossEntropyLoss()
 
-        def step():
+        def step(opt=opt, lossf=lossf, model=model, x=x, y=y):
             opt.zero_grad(set_to_none=True)
             lossf(model(x), y).backward()
             opt.step()
@@ -171,7 +171,10 @@ def child_torch(threads, models, seconds):
 
 
 def report(framework, name, threads, per_s, flops):
-    print(f"{framework} {name:<7} threads {threads:>3}  {per_s:9.1f} steps/s  {per_s * flops / 1e9:7.1f} GFLOP/s", flush=True)
+    print(
+        f"{framework} {name:<7} threads {threads:>3}  {per_s:9.1f} steps/s  {per_s * flops / 1e9:7.1f} GFLOP/s",
+        flush=True,
+    )
 
 
 def spin():
@@ -187,9 +190,14 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS + ["gemm"]))
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--busy", type=int, default=0, help="spinning processes during the sweep")
-    ap.add_argument("--ferroflow-bin", action="append", default=[],
-                    help="a build of the Rust scaling example, measured too (repeatable; labelled by file name)")
+    ap.add_argument(
+        "--ferroflow-bin",
+        action="append",
+        default=[],
+        help="a build of the Rust scaling example, measured too (repeatable; labelled by file name)",
+    )
     ap.add_argument("--tf-python", default=sys.executable, help="interpreter that has tensorflow")
+    ap.add_argument("--torch-python", default=sys.executable, help="interpreter that has torch")
     args = ap.parse_args()
     models = args.models.split(",")
     if args.child:
@@ -224,15 +232,33 @@ def main():
         for t in counts:
             for binary in args.ferroflow_bin:
                 label = "ferroflow-rust" if len(args.ferroflow_bin) == 1 else os.path.basename(binary)
-                cmd = [binary, "--threads", str(t), "--models", args.models, "--seconds", str(args.seconds),
-                       "--label", label]
+                cmd = [
+                    binary,
+                    "--threads",
+                    str(t),
+                    "--models",
+                    args.models,
+                    "--seconds",
+                    str(args.seconds),
+                    "--label",
+                    label,
+                ]
                 collect(cmd)
             for fw in args.frameworks.split(","):
                 if not fw:
                     continue
-                python = args.tf_python if fw == "tf" else sys.executable
+                python = {"tf": args.tf_python, "torch": args.torch_python}.get(fw, sys.executable)
                 env = dict(os.environ, RAYON_NUM_THREADS=str(t), OMP_NUM_THREADS=str(t))
-                cmd = [python, __file__, "--child", f"{fw}:{t}", "--models", args.models, "--seconds", str(args.seconds)]
+                cmd = [
+                    python,
+                    __file__,
+                    "--child",
+                    f"{fw}:{t}",
+                    "--models",
+                    args.models,
+                    "--seconds",
+                    str(args.seconds),
+                ]
                 collect(cmd, env)
     finally:
         for h in hogs:
@@ -242,8 +268,13 @@ def main():
 
 def summarize(results, counts, models):
     frameworks = sorted({k[0] for k in results})
-    print("\n| model | threads | " + " | ".join(f"{f} steps/s" for f in frameworks) + " | " + " | ".join(
-        f"{f}/torch" for f in frameworks if f != "torch") + " |")
+    print(
+        "\n| model | threads | "
+        + " | ".join(f"{f} steps/s" for f in frameworks)
+        + " | "
+        + " | ".join(f"{f}/torch" for f in frameworks if f != "torch")
+        + " |"
+    )
     print("|---" * (2 + 2 * len(frameworks) - ("torch" in frameworks)) + "|")
     for name in models:
         for t in counts:
