@@ -7,21 +7,10 @@
 //! micro-kernels when the CPU has them), and prints GFLOP/s. This is how
 //! the library behind `MatMul` was chosen; rerun it on a new machine class.
 
-use std::time::Instant;
+mod common;
 
-/// Median seconds of `reps` calls after one warm-up call.
-fn median_secs(mut f: impl FnMut(), reps: usize) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..reps)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(|a, b| a.total_cmp(b));
-    t[t.len() / 2]
-}
+use common::median_secs;
+use ferroflow_tensor::kernels::matmul::{sgemm_serial, F32Gemm, Mat};
 
 /// One product `c[m, n] = a @ b` with element strides (row, column).
 struct Product {
@@ -155,10 +144,10 @@ fn run(p: &Product) {
     );
 }
 
-/// `c[rows, cols] = a @ b` through `gemm` with the depth cut into the same
-/// chunks whatever the block (the crate picks its own depth blocking from
-/// the block's shape otherwise).
-#[allow(clippy::too_many_arguments)]
+/// The engine's serial f32 GEMM through `gemm` on one block of the output.
+///
+/// # Safety
+/// `rows` and `cols` must lie inside the product.
 unsafe fn gemm_block(
     p: &Product,
     a: &[f32],
@@ -167,39 +156,34 @@ unsafe fn gemm_block(
     rows: std::ops::Range<usize>,
     cols: std::ops::Range<usize>,
 ) {
-    let kc = p.k.div_ceil(p.k.div_ceil(512));
-    let mut k0 = 0;
-    while k0 < p.k {
-        let kn = kc.min(p.k - k0);
-        gemm::gemm(
-            rows.len(),
-            cols.len(),
-            kn,
-            c.as_mut_ptr().add(rows.start * p.n + cols.start),
-            1,
-            p.n as isize,
-            k0 > 0,
-            a.as_ptr()
-                .offset(rows.start as isize * p.a_strides.0 + k0 as isize * p.a_strides.1),
-            p.a_strides.1,
-            p.a_strides.0,
-            b.as_ptr()
-                .offset(k0 as isize * p.b_strides.0 + cols.start as isize * p.b_strides.1),
-            p.b_strides.1,
-            p.b_strides.0,
-            1.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
-        k0 += kn;
-    }
+    let (la, lb) = (
+        Mat {
+            rs: p.a_strides.0,
+            cs: p.a_strides.1,
+        },
+        Mat {
+            rs: p.b_strides.0,
+            cs: p.b_strides.1,
+        },
+    );
+    sgemm_serial(
+        F32Gemm::Gemm,
+        rows.len(),
+        p.k,
+        cols.len(),
+        a.as_ptr().offset(rows.start as isize * la.rs),
+        la,
+        b.as_ptr().offset(cols.start as isize * lb.cs),
+        lb,
+        c.as_mut_ptr().add(rows.start * p.n + cols.start),
+        p.n as isize,
+        false,
+    );
 }
 
 /// Whether cutting the output into blocks of rows and columns (multiples
-/// of 16, the way a thread team would) changes any bit of the result.
+/// of 16, the way the kernel team does) changes any bit of the engine's
+/// `gemm` path.
 fn splits_are_bit_identical(p: &Product, a: &[f32], b: &[f32]) -> bool {
     let mut whole = vec![0f32; p.m * p.n];
     unsafe { gemm_block(p, a, b, &mut whole, 0..p.m, 0..p.n) };

@@ -6,20 +6,10 @@ use ferroflow_tensor::kernels::elementwise::{binary, BinaryOp};
 use ferroflow_tensor::kernels::matmul::matmul;
 use ferroflow_tensor::kernels::reduce::{reduce, ReduceOp};
 use ferroflow_tensor::Tensor;
-use std::time::Instant;
 
-fn median_secs(mut f: impl FnMut(), reps: usize) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..reps)
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64()
-        })
-        .collect();
-    t.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    t[t.len() / 2]
-}
+mod common;
+
+use common::median_secs;
 
 fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));

@@ -596,36 +596,14 @@ impl ConvScalar for f32 {
         c: &mut [f32],
         accumulate: bool,
     ) {
-        use super::matmul::{sgemm_serial, F32Gemm, Mat};
-        assert!(gemm_extents_ok(m, k, n, a, a_rs, a_cs, b, b_rs, b_cs, c));
+        use super::matmul::{sgemm_slices, F32Gemm, Mat};
         let lib = F32Gemm::for_product(m, n, b_rs == 1 && n > 1);
-        let (la, lb) = (
-            Mat {
-                rs: a_rs as isize,
-                cs: a_cs as isize,
-            },
-            Mat {
-                rs: b_rs as isize,
-                cs: b_cs as isize,
-            },
-        );
-        // SAFETY: `gemm_extents_ok` checked that every addressed element of
-        // `a`, `b` and `c` lies inside its slice; `c` is borrowed mutably.
-        unsafe {
-            sgemm_serial(
-                lib,
-                m,
-                k,
-                n,
-                a.as_ptr(),
-                la,
-                b.as_ptr(),
-                lb,
-                c.as_mut_ptr(),
-                n as isize,
-                accumulate,
-            )
-        }
+        let layout = |rs: usize, cs: usize| Mat {
+            rs: rs as isize,
+            cs: cs as isize,
+        };
+        let (la, lb) = (layout(a_rs, a_cs), layout(b_rs, b_cs));
+        sgemm_slices(lib, m, k, n, a, la, b, lb, c, accumulate);
     }
 }
 

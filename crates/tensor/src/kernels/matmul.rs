@@ -20,9 +20,25 @@ use crate::tensor::Tensor;
 /// Layout of one operand: element (i, j) of the logical matrix is at
 /// `i * rs + j * cs`.
 #[derive(Copy, Clone, Debug)]
-pub(crate) struct Mat {
-    pub(crate) rs: isize,
-    pub(crate) cs: isize,
+pub struct Mat {
+    /// Elements from one row to the next.
+    pub rs: isize,
+    /// Elements from one column to the next.
+    pub cs: isize,
+}
+
+impl Mat {
+    /// Whether a `rows x cols` matrix in this layout lies inside `len`
+    /// elements (strides must not be negative).
+    fn fits(self, rows: usize, cols: usize, len: usize) -> bool {
+        if rows == 0 || cols == 0 {
+            return true;
+        }
+        match (usize::try_from(self.rs), usize::try_from(self.cs)) {
+            (Ok(rs), Ok(cs)) => (rows - 1) * rs + (cols - 1) * cs < len,
+            _ => false,
+        }
+    }
 }
 
 /// A raw pointer that may cross into other threads: each task writes a
@@ -53,8 +69,10 @@ const GEMM_DEPTH_CHUNK: usize = 512;
 
 /// The library that computes the blocks of one f32 product.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(crate) enum F32Gemm {
+pub enum F32Gemm {
+    /// The `matrixmultiply` crate (AVX2/FMA kernels at most).
     MatrixMultiply,
+    /// The `gemm` crate (AVX-512 kernels where the CPU has them).
     Gemm,
 }
 
@@ -63,7 +81,7 @@ impl F32Gemm {
     /// (`b_columns_contiguous`: the right operand is stored transposed).
     /// Chosen from the whole product, never from a block, so the bits of
     /// the result do not depend on the thread count.
-    pub(crate) fn for_product(m: usize, n: usize, b_columns_contiguous: bool) -> F32Gemm {
+    pub fn for_product(m: usize, n: usize, b_columns_contiguous: bool) -> F32Gemm {
         if let Some(forced) = forced_f32_gemm() {
             return forced;
         }
@@ -108,13 +126,53 @@ fn has_avx512f() -> bool {
 }
 
 /// One thread's `c = a @ b` (or `c += a @ b` with `accumulate`) for an
-/// `m x k @ k x n` block, `c` row-major with row stride `ldc`.
+/// `m x k @ k x n` product in the given layouts, `c` row-major and dense;
+/// panics if an operand does not hold the elements the layouts reach.
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
+pub fn sgemm_slices(
+    lib: F32Gemm,
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    la: Mat,
+    b: &[f32],
+    lb: Mat,
+    c: &mut [f32],
+    accumulate: bool,
+) {
+    assert!(
+        la.fits(m, k, a.len()) && lb.fits(k, n, b.len()) && m * n <= c.len(),
+        "sgemm_slices: an operand is smaller than its layout"
+    );
+    // SAFETY: checked just above; `c` is borrowed mutably.
+    unsafe {
+        sgemm_serial(
+            lib,
+            m,
+            k,
+            n,
+            a.as_ptr(),
+            la,
+            b.as_ptr(),
+            lb,
+            c.as_mut_ptr(),
+            n as isize,
+            accumulate,
+        )
+    }
+}
+
+/// One thread's `c = a @ b` (or `c += a @ b` with `accumulate`) for an
+/// `m x k @ k x n` block, `c` row-major with row stride `ldc`. With
+/// [`F32Gemm::Gemm`] the depth goes in fixed chunks, so a block of a larger
+/// product gets the same bits as the whole product computed at once.
 ///
 /// # Safety
 /// The pointers must address every element the dimensions and strides
 /// reach, and `c`'s block must not be written by anyone else meanwhile.
 #[allow(clippy::too_many_arguments)] // BLAS-style signature
-pub(crate) unsafe fn sgemm_serial(
+pub unsafe fn sgemm_serial(
     lib: F32Gemm,
     m: usize,
     k: usize,
@@ -650,22 +708,7 @@ mod tests {
                         cs: 1,
                     },
                 );
-                // SAFETY: the buffers hold the full operands.
-                unsafe {
-                    sgemm_serial(
-                        lib,
-                        m,
-                        k,
-                        n,
-                        a.as_ptr(),
-                        la,
-                        b.as_ptr(),
-                        lb,
-                        c.as_mut_ptr(),
-                        n as isize,
-                        accumulate,
-                    )
-                };
+                sgemm_slices(lib, m, k, n, &a, la, &b, lb, &mut c, accumulate);
                 let extra = if accumulate { 1.0 } else { 0.0 };
                 for (got, w) in c.iter().zip(&want) {
                     assert!(
