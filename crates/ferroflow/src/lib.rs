@@ -13,6 +13,12 @@
 //! let out = sess.run(vec![(x, feed)], &[y], &[]).unwrap();
 //! assert_eq!(out[0].as_slice::<f32>().unwrap(), &[11.0]);
 //! ```
+//!
+//! Training steps allocate and free many tensor buffers. The Python module
+//! serves them from mimalloc under [`alloc::BufferCache`]; a Rust program
+//! that trains should install the same global allocator (see
+//! `examples/scaling.rs`): with the system allocator a small MLP's steps ran
+//! at about 0.6x the rate.
 
 mod builder;
 pub mod train;
