@@ -19,6 +19,9 @@
 //! - `--label NAME`: the first word of every result line (default
 //!   `ferroflow-rust`), to tell builds apart in one sweep.
 
+mod common;
+
+use common::Rng;
 use ferroflow::train::Optimizer;
 use ferroflow::{AttrValue, DType, GraphBuilder, NodeId, Output, Session, Tensor};
 use std::process::Command;
@@ -29,26 +32,6 @@ use std::time::Instant;
 #[global_allocator]
 static ALLOCATOR: ferroflow::alloc::BufferCache<mimalloc::MiMalloc> =
     ferroflow::alloc::BufferCache::with_allocator(mimalloc::MiMalloc);
-
-/// A deterministic pseudo-random stream (xorshift).
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-
-    fn tensor(&mut self, dims: &[usize], scale: f32) -> ferroflow::Result<Tensor> {
-        let n = dims.iter().product();
-        let v: Vec<f32> = (0..n)
-            .map(|_| (self.uniform() * 2.0 - 1.0) * scale)
-            .collect();
-        Tensor::from_vec(dims.to_vec(), v)
-    }
-}
 
 /// A built training step: the op to run and the FLOPs one run costs.
 struct Model {

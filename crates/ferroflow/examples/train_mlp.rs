@@ -1,21 +1,11 @@
 //! Trains a small MLP classifier end to end from Rust: graph, gradients,
 //! Adam, session. `cargo run --release --example train_mlp -p ferroflow`
 
+mod common;
+
+use common::Rng;
 use ferroflow::train::Optimizer;
 use ferroflow::{DType, GraphBuilder, PartialShape, Session, Tensor};
-
-/// A deterministic pseudo-random stream (xorshift), to keep the example
-/// free of extra dependencies.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 fn main() -> ferroflow::Result<()> {
     let (n, d_in, d_hidden, classes) = (256, 8, 32, 3);
@@ -35,13 +25,7 @@ fn main() -> ferroflow::Result<()> {
     )?;
     let y = g.placeholder(DType::Int32, PartialShape::from_dims(vec![None]), "y")?;
     let init = |rng: &mut Rng, rows: usize, cols: usize| {
-        let limit = (6.0 / (rows + cols) as f32).sqrt();
-        Tensor::from_vec(
-            [rows, cols],
-            (0..rows * cols)
-                .map(|_| (rng.uniform() * 2.0 - 1.0) * limit)
-                .collect::<Vec<_>>(),
-        )
+        rng.tensor(&[rows, cols], (6.0 / (rows + cols) as f32).sqrt())
     };
     let w1 = g.variable("dense/kernel", init(&mut rng, d_in, d_hidden)?)?;
     let b1 = g.variable(
