@@ -266,9 +266,10 @@ fn cuts(dim: usize, parts: usize) -> Vec<usize> {
 }
 
 /// The grid of output blocks for `threads` threads: the row and column
-/// cuts that minimise the largest thread's work, counting each block's
-/// packing of its share of both operands (`k * (rows + cols)` copies) as a
-/// sixteenth of its multiply-adds (`k * rows * cols`).
+/// cuts that minimise the largest thread's work, a block's work being its
+/// multiply-adds (`k * rows * cols`) plus its packing of its share of both
+/// operands (`k * (rows + cols)` copies), each copy weighed as 16
+/// multiply-adds (4 and 64 measured no better on 16 cores; RESULTS.md).
 fn grid(m: usize, n: usize, threads: usize) -> (Vec<usize>, Vec<usize>) {
     const PACK_COST: usize = 16;
     let mut best = (usize::MAX, usize::MAX, 1, 1);
