@@ -740,6 +740,79 @@ mod tests {
         assert_eq!((rows.len() - 1, cols.len() - 1), (2, 8));
     }
 
+    /// Edge shapes through both libraries: empty depth (zeros, or `c`
+    /// untouched when accumulating), depth 1 and 2 (gemm's outer-product
+    /// path), one row or one column (its matrix-vector paths), depths that
+    /// split into uneven chunks, and every transpose.
+    #[test]
+    fn edge_shapes_through_both_libraries() {
+        for (m, k, n) in [
+            (3, 0, 4),
+            (5, 1, 7),
+            (6, 2, 9),
+            (1, 300, 40),
+            (40, 300, 1),
+            (17, 1025, 33),
+        ] {
+            let a: Vec<f32> = (0..m * k).map(|i| ((i * 13) % 7) as f32 - 3.0).collect();
+            let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 9) as f32 - 4.0).collect();
+            let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+            let want = naive(&wide(&a), &wide(&b), m, k, n);
+            for lib in [F32Gemm::MatrixMultiply, F32Gemm::Gemm] {
+                for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+                    // Store each operand transposed when asked, and describe it so.
+                    let store = |v: &[f32], rows: usize, cols: usize, t: bool| -> (Vec<f32>, Mat) {
+                        if !t {
+                            return (
+                                v.to_vec(),
+                                Mat {
+                                    rs: cols as isize,
+                                    cs: 1,
+                                },
+                            );
+                        }
+                        let mut out = vec![0.0; v.len()];
+                        for i in 0..rows {
+                            for j in 0..cols {
+                                out[j * rows + i] = v[i * cols + j];
+                            }
+                        }
+                        (
+                            out,
+                            Mat {
+                                rs: 1,
+                                cs: rows as isize,
+                            },
+                        )
+                    };
+                    let (sa, la) = store(&a, m, k, ta);
+                    let (sb, lb) = store(&b, k, n, tb);
+                    for accumulate in [false, true] {
+                        let mut c = vec![2.0f32; m * n];
+                        sgemm_slices(lib, m, k, n, &sa, la, &sb, lb, &mut c, accumulate);
+                        let extra = if accumulate { 2.0 } else { 0.0 };
+                        for (got, w) in c.iter().zip(&want) {
+                            // Small integers: every partial sum is exact.
+                            assert_eq!(
+                                *got as f64,
+                                w + extra,
+                                "{lib:?} {m}x{k}x{n} ta={ta} tb={tb}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "smaller than its layout")]
+    fn a_short_operand_is_refused() {
+        let (a, b, mut c) = (vec![1.0f32; 5], vec![1.0f32; 6], vec![0.0f32; 4]);
+        let (la, lb) = (Mat { rs: 3, cs: 1 }, Mat { rs: 2, cs: 1 });
+        sgemm_slices(F32Gemm::Gemm, 2, 3, 2, &a, la, &b, lb, &mut c, false);
+    }
+
     #[test]
     fn batch_broadcast_and_errors() {
         let a = Tensor::from_vec([2, 1, 2], vec![1.0f32, 0.0, 0.0, 1.0]).unwrap();
