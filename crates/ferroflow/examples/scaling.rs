@@ -117,6 +117,21 @@ fn child(threads: usize, models: &str, seconds: f64, label: &str) {
     }
 }
 
+/// Calls per second of `f` over at least `seconds` (and at least three
+/// calls), after `warmup` untimed calls.
+fn calls_per_second(mut f: impl FnMut(), warmup: usize, seconds: f64) -> f64 {
+    for _ in 0..warmup {
+        f();
+    }
+    let start = Instant::now();
+    let mut n = 0usize;
+    while start.elapsed().as_secs_f64() < seconds || n < 3 {
+        f();
+        n += 1;
+    }
+    n as f64 / start.elapsed().as_secs_f64()
+}
+
 fn steps_per_second(model: &Model, seconds: f64) -> (f64, f64) {
     let step = || {
         model
@@ -124,16 +139,7 @@ fn steps_per_second(model: &Model, seconds: f64) -> (f64, f64) {
             .run(vec![], &[], &[model.train])
             .expect("a training step");
     };
-    for _ in 0..3 {
-        step();
-    }
-    let start = Instant::now();
-    let mut n = 0usize;
-    while start.elapsed().as_secs_f64() < seconds || n < 3 {
-        step();
-        n += 1;
-    }
-    let rate = n as f64 / start.elapsed().as_secs_f64();
+    let rate = calls_per_second(step, 3, seconds);
     let loss = model.session.run(vec![], &[model.loss], &[]).expect("loss")[0]
         .scalar_f64()
         .expect("a scalar loss");
@@ -147,18 +153,10 @@ fn gemm_rate(seconds: f64) -> (f64, f64) {
     let mut rng = Rng(7);
     let a = rng.tensor(&[n, n], 1.0).expect("a");
     let b = rng.tensor(&[n, n], 1.0).expect("b");
-    let call = || ferroflow::kernels::matmul::matmul(&a, &b, false, false).expect("matmul");
-    call();
-    let start = Instant::now();
-    let mut calls = 0usize;
-    while start.elapsed().as_secs_f64() < seconds || calls < 2 {
-        call();
-        calls += 1;
-    }
-    (
-        calls as f64 / start.elapsed().as_secs_f64(),
-        2.0 * (n * n * n) as f64,
-    )
+    let call = || {
+        ferroflow::kernels::matmul::matmul(&a, &b, false, false).expect("matmul");
+    };
+    (calls_per_second(call, 1, seconds), 2.0 * (n * n * n) as f64)
 }
 
 /// The trainable variables of a model being built.
