@@ -626,6 +626,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     checkpoint::register(m)?;
     ferroflow_records::register();
     ferroflow_data::register();
+    ferroflow_image::register();
     generator::register();
     records::register(m)?;
     m.add_class::<Graph>()?;

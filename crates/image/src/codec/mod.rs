@@ -1,0 +1,1 @@
+//! Image codecs on byte buffers (filled in by the codec work).

@@ -1,0 +1,33 @@
+//! ferroflow's `tf.image`: the image codecs and image ops TF1 input
+//! pipelines use, as graph ops with runtime kernels (and gradients where
+//! TensorFlow has them), with TensorFlow's op names, attributes, pixels and
+//! error messages.
+//!
+//! * [`codec`]: JPEG, PNG, GIF and BMP decoding and encoding on byte
+//!   buffers, with the limits that refuse decompression bombs; [`codec_ops`]
+//!   wraps them as `DecodeJpeg`, `EncodePng`, `DecodeImage`, ...
+//! * [`resize`]: `ResizeBilinear`, `ResizeNearestNeighbor`, `ResizeBicubic`,
+//!   `ResizeArea`, `ScaleAndTranslate` and their gradients.
+//! * [`color`]: `RGBToHSV`, `HSVToRGB`, `AdjustContrastv2`, `AdjustHue`,
+//!   `AdjustSaturation`.
+//! * [`boxes`]: non-max suppression, `CropAndResize`, bounding-box drawing
+//!   and sampling, glimpses.
+//! * [`patches`]: `ExtractImagePatches`.
+//!
+//! Everything else in `tf.image` (flips, crops, pads, dtype conversion,
+//! standardization, ...) is a composition of core ops, built in Python as
+//! TensorFlow builds it. [`register`] installs every op, kernel and
+//! gradient.
+
+pub mod codec;
+pub mod codec_ops;
+
+use std::sync::Once;
+
+/// Registers the image ops, their kernels and gradients (idempotent).
+pub fn register() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        codec_ops::register();
+    });
+}
