@@ -19,6 +19,7 @@
 //! TensorFlow builds it. [`register`] installs every op, kernel and
 //! gradient.
 
+pub mod boxes;
 pub mod codec;
 pub mod codec_ops;
 
@@ -28,6 +29,7 @@ use std::sync::Once;
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        boxes::register();
         codec_ops::register();
     });
 }
