@@ -260,6 +260,7 @@ from ferroflow.ops.variables import (  # noqa: F401
     trainable_variables,
     variables_initializer,
 )
+from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.while_loop import while_loop  # noqa: F401
 from ferroflow.summary.summary_ops import (  # noqa: F401
     audio_summary,
@@ -279,6 +280,7 @@ from ferroflow import (  # noqa: E402,F401
     errors,
     flags,
     gfile,
+    image,
     initializers,
     io,
     losses,
@@ -299,7 +301,7 @@ __version__ = "0.1.0"
 VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
-    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "initializers", "io", "losses",
+    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "image", "initializers", "io", "losses",
     "math", "nn", "python_io", "queue", "random", "sparse", "summary", "test", "train",
 )
 

@@ -879,6 +879,7 @@ def _color_probe_pixels():
     return np.array(px, np.float32).reshape(2, 3, 3, 3)
 
 
+@_tol(2e-7, 1e-7, key="float64")  # float64 images are weighted in float32 (convert_image_dtype first)
 def case_rgb_to_grayscale(tf):
     """float32/float64 and uint8 (converted to float, weighted, converted back with rounding)."""
     rng = _rng(140)

@@ -22,6 +22,10 @@
 pub mod boxes;
 pub mod codec;
 pub mod codec_ops;
+pub mod color;
+pub mod patches;
+mod pixels;
+pub mod resize;
 
 use std::sync::Once;
 
@@ -31,5 +35,8 @@ pub fn register() {
     ONCE.call_once(|| {
         boxes::register();
         codec_ops::register();
+        color::register();
+        patches::register();
+        resize::register();
     });
 }

@@ -194,13 +194,27 @@ def to_bfloat16(x, name="ToBFloat16"):
     return cast(x, dtypes.bfloat16, name=name)
 
 
+def _limit_in(limit, src):
+    """``limit`` as a value of float dtype ``src``, moved toward zero when rounding carried it past
+    ``limit`` (float32(2**31 - 1) rounds up to 2**31, which no int32 holds), as TensorFlow does."""
+    with np.errstate(over="ignore"):
+        v = np.asarray(limit, dtype=src.as_numpy_dtype)
+    if not np.isfinite(v) or builtins.abs(float(v)) > builtins.abs(limit):
+        v = np.nextafter(v, np.asarray(0, dtype=v.dtype)) if np.isfinite(v) else np.asarray(
+            np.finfo(v.dtype).max * np.sign(v), dtype=v.dtype)
+    return v
+
+
 def saturate_cast(value, dtype, name=None):
+    """Casts ``value`` to ``dtype``, clamping it to the target's range first."""
     with ops.name_scope(name, "saturate_cast", [value]) as scope:
         x = ops.convert_to_tensor(value)
         dtype = dtypes.as_dtype(dtype)
         if x.dtype.is_numeric and dtype.is_numeric and not dtype.is_floating:
-            lo = max(x.dtype.min, dtype.min) if x.dtype.is_integer else dtype.min
-            hi = min(x.dtype.max, dtype.max) if x.dtype.is_integer else dtype.max
+            if x.dtype.is_integer:
+                lo, hi = max(x.dtype.min, dtype.min), min(x.dtype.max, dtype.max)
+            else:
+                lo, hi = _limit_in(dtype.min, x.dtype), _limit_in(dtype.max, x.dtype)
             x = minimum(maximum(x, ops.convert_to_tensor(lo, dtype=x.dtype)), ops.convert_to_tensor(hi, dtype=x.dtype))
         return cast(x, dtype, name=scope)
 
@@ -377,7 +391,15 @@ def tensordot(a, b, axes, name=None):
         xa = array_ops.reshape(array_ops.transpose(x, free_a + ax_a), [-1, ka])
         yb = array_ops.reshape(array_ops.transpose(y, ax_b + free_b), [ka, -1])
         out = matmul(xa, yb)
-        return array_ops.reshape(out, [sa[i] for i in free_a] + [sb[i] for i in free_b], name=scope)
+        static = [sa[i] for i in free_a] + [sb[i] for i in free_b]
+        if None not in static:
+            return array_ops.reshape(out, static, name=scope)
+        # Free dimensions known only at run time come from the operands' shapes.
+        parts = [array_ops.gather(array_ops.shape(x), np.asarray(free_a, np.int32)),
+                 array_ops.gather(array_ops.shape(y), np.asarray(free_b, np.int32))]
+        result = array_ops.reshape(out, array_ops.concat(parts, 0), name=scope)
+        result.set_shape(static)
+        return result
 
 
 def _binary_operator(func, op_name, reverse=False):

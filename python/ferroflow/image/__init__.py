@@ -1,0 +1,3 @@
+"""``tf.image``: image codecs, resizing, cropping, color, augmentation, boxes and quality measures."""
+
+from ferroflow.ops.image_ops import *  # noqa: F401,F403
