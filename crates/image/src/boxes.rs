@@ -693,13 +693,13 @@ fn hard_nms_sorted(scores: &[f32], t: &BoxTable, p: &NmsParams) -> (Vec<i32>, Ve
         .filter(|&i| scores[i as usize] > p.score_threshold)
         .collect();
     // Highest score first, ties by lower index (TensorFlow's queue order);
-    // scores above a threshold are never NaN.
-    order.sort_unstable_by(|&a, &b| {
-        scores[b as usize]
-            .partial_cmp(&scores[a as usize])
+    // scores above a threshold are never NaN, so this is a total order.
+    let before = |a: &u32, b: &u32| {
+        scores[*b as usize]
+            .partial_cmp(&scores[*a as usize])
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.cmp(&b))
-    });
+            .then(a.cmp(b))
+    };
     let cap = p.max_output_size.min(order.len());
     let mut sel = Vec::with_capacity(cap);
     let mut sel_scores = Vec::with_capacity(cap);
@@ -713,40 +713,54 @@ fn hard_nms_sorted(scores: &[f32], t: &BoxTable, p: &NmsParams) -> (Vec<i32>, Ve
         Vec::with_capacity(cap),
     );
     let thr = p.iou_threshold;
-    for &c in &order {
-        if sel.len() >= p.max_output_size {
-            break;
+    // Only the best candidates are ever looked at when few boxes are
+    // wanted: sort the top `chunk` of what is left, go through them, and
+    // take a (twice larger) next chunk only if needed.
+    let mut start = 0;
+    let mut chunk = (4 * p.max_output_size).max(256);
+    while start < order.len() && sel.len() < p.max_output_size {
+        let end = (start + chunk).min(order.len());
+        if end < order.len() {
+            order[start..].select_nth_unstable_by(end - start - 1, before);
         }
-        let c = c as usize;
-        let ac = t.area[c];
-        let mut keep = true;
-        if ac > 0.0 {
-            let (cy0, cx0, cy1, cx1) = (t.ymin[c], t.xmin[c], t.ymax[c], t.xmax[c]);
-            for j in (0..ar.len()).rev() {
-                let ih = mini(cy1, y1[j]) - maxi(cy0, y0[j]);
-                let iw = mini(cx1, x1[j]) - maxi(cx0, x0[j]);
-                if ih <= 0.0 || iw <= 0.0 {
-                    continue;
-                }
-                let inter = ih * iw;
-                let iou = inter / (ac + ar[j] - inter);
-                if iou > thr {
-                    keep = false;
-                    break;
-                }
+        order[start..end].sort_unstable_by(before);
+        for &c in &order[start..end] {
+            if sel.len() >= p.max_output_size {
+                break;
             }
-        }
-        if keep {
-            sel.push(c as i32);
-            sel_scores.push(scores[c]);
+            let c = c as usize;
+            let ac = t.area[c];
+            let mut keep = true;
             if ac > 0.0 {
-                y0.push(t.ymin[c]);
-                x0.push(t.xmin[c]);
-                y1.push(t.ymax[c]);
-                x1.push(t.xmax[c]);
-                ar.push(ac);
+                let (cy0, cx0, cy1, cx1) = (t.ymin[c], t.xmin[c], t.ymax[c], t.xmax[c]);
+                for j in (0..ar.len()).rev() {
+                    let ih = mini(cy1, y1[j]) - maxi(cy0, y0[j]);
+                    let iw = mini(cx1, x1[j]) - maxi(cx0, x0[j]);
+                    if ih <= 0.0 || iw <= 0.0 {
+                        continue;
+                    }
+                    let inter = ih * iw;
+                    let iou = inter / (ac + ar[j] - inter);
+                    if iou > thr {
+                        keep = false;
+                        break;
+                    }
+                }
+            }
+            if keep {
+                sel.push(c as i32);
+                sel_scores.push(scores[c]);
+                if ac > 0.0 {
+                    y0.push(t.ymin[c]);
+                    x0.push(t.xmin[c]);
+                    y1.push(t.ymax[c]);
+                    x1.push(t.xmax[c]);
+                    ar.push(ac);
+                }
             }
         }
+        start = end;
+        chunk *= 2;
     }
     (sel, sel_scores)
 }
@@ -1717,9 +1731,11 @@ pub fn crop_and_resize_grad_boxes(
     let mut out = vec![0f32; box_ind.len() * 4];
     let last_h = (g.height as i64 - 1) as f32;
     let last_w = (g.width as i64 - 1) as f32;
-    parallel::for_rows(&mut out, 4, |first, chunk| {
+    // A few boxes per task (each box's four sums are its own: deterministic).
+    const BOXES_PER_TASK: usize = 8;
+    team::for_each_chunk_mut(&mut out, 4 * BOXES_PER_TASK, |task, chunk| {
         for (k, gbox) in chunk.chunks_mut(4).enumerate() {
-            let b = first + k;
+            let b = task * BOXES_PER_TASK + k;
             let bx = &boxes[b * 4..b * 4 + 4];
             let (y1, x1, y2, x2) = (bx[0], bx[1], bx[2], bx[3]);
             let img = &image[box_ind[b] as usize * img_len..][..img_len];
