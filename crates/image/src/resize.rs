@@ -246,21 +246,61 @@ fn bilinear<T: Pixel>(
             let yl = ys[y];
             let top = &x[(n * ih + yl.lower) * iw * c..][..iw * c];
             let bottom = &x[(n * ih + yl.upper) * iw * c..][..iw * c];
-            for (xo, xl) in xs.iter().enumerate() {
-                let (l, r) = (xl.lower * c, xl.upper * c);
-                for ch in 0..c {
-                    let tl = top[l + ch].to_f32();
-                    let tr = top[r + ch].to_f32();
-                    let bl = bottom[l + ch].to_f32();
-                    let br = bottom[r + ch].to_f32();
-                    let t = tl + (tr - tl) * xl.frac;
-                    let bo = bl + (br - bl) * xl.frac;
-                    orow[xo * c + ch] = t + (bo - t) * yl.frac;
-                }
+            // Fixed channel counts let the compiler unroll the pixel.
+            match c {
+                1 => bilinear_row::<T, 1>(top, bottom, &xs, yl.frac, orow),
+                3 => bilinear_row::<T, 3>(top, bottom, &xs, yl.frac, orow),
+                4 => bilinear_row::<T, 4>(top, bottom, &xs, yl.frac, orow),
+                _ => bilinear_row_any(top, bottom, &xs, yl.frac, c, orow),
             }
         }
     });
     Tensor::from_vec(vec![b, oh, ow, c], out)
+}
+
+/// One output row of a bilinear resize with `C` channels: interpolates
+/// across each of the two source rows, then between them (TensorFlow's order).
+#[inline]
+fn bilinear_row<T: Pixel, const C: usize>(
+    top: &[T],
+    bottom: &[T],
+    xs: &[Lerp],
+    fy: f32,
+    out: &mut [f32],
+) {
+    for (o, xl) in out.chunks_exact_mut(C).zip(xs) {
+        let (l, r) = (xl.lower * C, xl.upper * C);
+        let (tl, tr) = (&top[l..l + C], &top[r..r + C]);
+        let (bl, br) = (&bottom[l..l + C], &bottom[r..r + C]);
+        for ch in 0..C {
+            let (tl, tr) = (tl[ch].to_f32(), tr[ch].to_f32());
+            let (bl, br) = (bl[ch].to_f32(), br[ch].to_f32());
+            let t = tl + (tr - tl) * xl.frac;
+            let b = bl + (br - bl) * xl.frac;
+            o[ch] = t + (b - t) * fy;
+        }
+    }
+}
+
+/// [`bilinear_row`] for any channel count.
+fn bilinear_row_any<T: Pixel>(
+    top: &[T],
+    bottom: &[T],
+    xs: &[Lerp],
+    fy: f32,
+    c: usize,
+    out: &mut [f32],
+) {
+    for (o, xl) in out.chunks_exact_mut(c).zip(xs) {
+        let (l, r) = (xl.lower * c, xl.upper * c);
+        for ch in 0..c {
+            let (tl, tr) = (top[l + ch].to_f32(), top[r + ch].to_f32());
+            let (bl, br) = (bottom[l + ch].to_f32(), bottom[r + ch].to_f32());
+            let t = tl + (tr - tl) * xl.frac;
+            let b = bl + (br - bl) * xl.frac;
+            o[ch] = t + (b - t) * fy;
+        }
+    }
 }
 
 /// `ResizeNearestNeighbor`: keeps the dtype.

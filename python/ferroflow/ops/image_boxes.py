@@ -10,7 +10,7 @@ the gradient of ``CropAndResize`` are in Rust (``crates/image/src/boxes.rs``).
 
 from __future__ import annotations
 
-from ferroflow.framework import dtypes, ops, random_seed
+from ferroflow.framework import dtypes, ops
 from ferroflow.ops._op_util import make, make_op, type_attr
 
 __all__ = [
@@ -95,7 +95,8 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
     Runs ``NonMaxSuppressionV4`` on ``[num_boxes, 4]`` boxes (the same selection as
     TensorFlow's tiled implementation); ``sorted_input``, ``canonicalized_coordinates``
     and ``tile_size`` are TensorFlow's speed hints and change nothing here. Batched boxes
-    (rank > 2) are not supported yet.
+    (``[..., num_boxes, 4]``, which need ``pad_to_max_output_size``) run one image at a time
+    through ``map_fn``: indices ``[..., max_output_size]``, counts ``[...]``.
     """
     del sorted_input, canonicalized_coordinates, tile_size
     with ops.name_scope(name, "non_max_suppression_padded"):
@@ -105,7 +106,8 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
             if not pad_to_max_output_size:
                 raise ValueError(f"'pad_to_max_output_size' (value {pad_to_max_output_size}) must be True for "
                                  "batched input")
-            raise NotImplementedError("non_max_suppression_padded: batched boxes (rank > 2) are not supported yet")
+            return _batched_padded_nms(boxes, _t(scores, "scores", boxes.dtype), max_output_size, iou_threshold,
+                                       score_threshold)
         scores = _t(scores, "scores", boxes.dtype)
         max_output_size = _t(max_output_size, "max_output_size", dtypes.int32)
         iou_threshold = _t(iou_threshold, "iou_threshold", boxes.dtype)
@@ -115,6 +117,28 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
         op = make_op("NonMaxSuppressionV4", [boxes, scores, max_output_size, iou_threshold, score_threshold],
                      attrs, "NonMaxSuppressionV4")
         return op._outputs[0], op._outputs[1]
+
+
+def _batched_padded_nms(boxes, scores, max_output_size, iou_threshold, score_threshold):
+    from ferroflow.ops import array_ops, functional_ops
+
+    batch_shape = array_ops.shape(scores)[:-1]
+    flat_boxes = array_ops.reshape(boxes, array_ops.concat([[-1], array_ops.shape(boxes)[-2:]], 0))
+    flat_scores = array_ops.reshape(scores, array_ops.concat([[-1], array_ops.shape(scores)[-1:]], 0))
+
+    def one(args):
+        return non_max_suppression_padded(args[0], args[1], max_output_size, iou_threshold, score_threshold,
+                                          pad_to_max_output_size=True)
+
+    idx, valid = functional_ops.map_fn(one, (flat_boxes, flat_scores), dtype=(dtypes.int32, dtypes.int32))
+    idx = array_ops.reshape(idx, array_ops.concat([batch_shape, array_ops.shape(idx)[-1:]], 0))
+    valid = array_ops.reshape(valid, batch_shape)
+    static_batch = scores.get_shape()[:-1]
+    if static_batch.ndims is not None:
+        size = max_output_size if isinstance(max_output_size, int) else None
+        idx.set_shape(static_batch.concatenate([size]))
+        valid.set_shape(static_batch)
+    return idx, valid
 
 
 def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size, iou_threshold=0.5,
@@ -187,18 +211,15 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=None, seed2=N
     """Samples a random crop of an image that covers part of its bounding boxes.
 
     Returns ``(begin, size, bboxes)``: ``begin`` and ``size`` feed ``tf.slice``; ``bboxes``
-    (``[1, 1, 4]``) feeds ``draw_bounding_boxes``. Seeded by ``seed`` and the graph seed
-    (reproducible run to run; not TensorFlow's exact random stream).
+    (``[1, 1, 4]``) feeds ``draw_bounding_boxes``. As in TF1, ``seed`` and ``seed2`` go to the op
+    as given and the graph seed plays no part: with both unset the draws differ run to run
+    (reproducible for given seeds; not TensorFlow's exact random stream).
     """
     with ops.name_scope(name, "sample_distorted_bounding_box"):
         image_size = _t(image_size, "image_size")
         bounding_boxes = _t(bounding_boxes, "bounding_boxes", dtypes.float32)
         min_object_covered = _t(min_object_covered, "min_object_covered", dtypes.float32)
-        if seed2 is None:
-            s1, s2 = random_seed.get_seed(seed)
-            s1, s2 = int(s1 or 0), int(s2 or 0)
-        else:
-            s1, s2 = int(seed or 0), int(seed2)
+        s1, s2 = int(seed or 0), int(seed2 or 0)
         attrs = {
             "T": type_attr(image_size.dtype.base_dtype),
             "seed": s1,

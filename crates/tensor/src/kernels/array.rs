@@ -27,35 +27,71 @@ fn gather_strided<T: Clone>(
     steps: &[i64],
     counts: &[usize],
 ) -> Vec<T> {
-    let rank = dims.len();
     let n: usize = counts.iter().product();
     let mut out = Vec::with_capacity(n);
     if n == 0 {
         return out;
     }
-    if rank == 0 {
+    if dims.is_empty() {
         out.push(x[0].clone());
         return out;
     }
-    let strides = Shape::new(dims).strides();
-    let mut idx = vec![0usize; rank];
+    // Merge trailing dimensions taken whole into the one before them when
+    // that one steps forward by one: the merged run is contiguous. An image
+    // crop ([h, w, 3] -> [h', w', 3]) then copies whole rows, not pixels.
+    let (mut dims, mut starts, mut steps, mut counts) =
+        (dims.to_vec(), starts.to_vec(), steps.to_vec(), counts.to_vec());
+    while dims.len() > 1 {
+        let l = dims.len() - 1;
+        let whole = starts[l] == 0 && steps[l] == 1 && counts[l] == dims[l];
+        if !whole || steps[l - 1] != 1 {
+            break;
+        }
+        dims[l - 1] *= dims[l];
+        starts[l - 1] *= dims[l] as i64;
+        counts[l - 1] *= dims[l];
+        for v in [&mut dims, &mut counts] {
+            v.pop();
+        }
+        starts.pop();
+        steps.pop();
+    }
+    let rank = dims.len();
+    let strides = Shape::new(&dims).strides();
     let last = rank - 1;
+    let (s0, st, run) = (starts[last], steps[last], counts[last]);
+    // The innermost loop covers the last two dimensions; the odometer only
+    // moves the ones outside them.
+    let (outer_rank, rows, row_start, row_step, row_stride) = if rank >= 2 {
+        (
+            rank - 2,
+            counts[rank - 2],
+            starts[rank - 2],
+            steps[rank - 2],
+            strides[rank - 2] as i64,
+        )
+    } else {
+        (0, 1, 0, 0, 0)
+    };
+    let mut idx = vec![0usize; outer_rank];
     loop {
         let mut base: i64 = 0;
-        for d in 0..last {
+        for d in 0..outer_rank {
             base += (starts[d] + idx[d] as i64 * steps[d]) * strides[d] as i64;
         }
-        let (s0, st) = (starts[last], steps[last]);
-        if st == 1 {
-            let b = (base + s0) as usize;
-            out.extend_from_slice(&x[b..b + counts[last]]);
-        } else {
-            for k in 0..counts[last] as i64 {
-                out.push(x[(base + s0 + k * st) as usize].clone());
+        for r in 0..rows as i64 {
+            let row = base + (row_start + r * row_step) * row_stride + s0;
+            if st == 1 {
+                let b = row as usize;
+                out.extend_from_slice(&x[b..b + run]);
+            } else {
+                for k in 0..run as i64 {
+                    out.push(x[(row + k * st) as usize].clone());
+                }
             }
         }
         // Advance the odometer over the outer dimensions.
-        let mut d = last;
+        let mut d = outer_rank;
         loop {
             if d == 0 {
                 return out;
