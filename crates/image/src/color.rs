@@ -150,7 +150,8 @@ fn rgb_to_hsv<T: Real>(r: T, g: T, b: T) -> [T; 3] {
     } else {
         norm * (r - g) + T::c(4.0) / T::c(6.0)
     };
-    if !(range > zero) {
+    // A NaN range (NaN input) also gives hue 0, as in TensorFlow.
+    if range.partial_cmp(&zero) != Some(std::cmp::Ordering::Greater) {
         h = zero;
     }
     if h < zero {

@@ -7,12 +7,12 @@
 //!   buffers, with the limits that refuse decompression bombs; [`codec_ops`]
 //!   wraps them as `DecodeJpeg`, `EncodePng`, `DecodeImage`, ...
 //! * [`resize`]: `ResizeBilinear`, `ResizeNearestNeighbor`, `ResizeBicubic`,
-//!   `ResizeArea`, `ScaleAndTranslate` and their gradients.
+//!   `ResizeArea` and their gradients.
 //! * [`color`]: `RGBToHSV`, `HSVToRGB`, `AdjustContrastv2`, `AdjustHue`,
 //!   `AdjustSaturation`.
 //! * [`boxes`]: non-max suppression, `CropAndResize`, bounding-box drawing
 //!   and sampling, glimpses.
-//! * [`patches`]: `ExtractImagePatches`.
+//! * [`patches`]: `ExtractImagePatches` and its gradient.
 //!
 //! Everything else in `tf.image` (flips, crops, pads, dtype conversion,
 //! standardization, ...) is a composition of core ops, built in Python as
