@@ -377,7 +377,7 @@ pub fn adjust_saturation(t: &Tensor, scale: f32) -> Result<Tensor> {
 /// rounding matches TensorFlow's.
 fn plane_means(x: &[f32], batch: usize, plane: usize, channels: usize) -> Vec<f32> {
     let mut means = vec![0f32; batch * channels];
-    let mut scratch = vec![0f32; plane * channels];
+    let mut scratch = vec![0f32; plane.div_ceil(2) * channels];
     for n in 0..batch {
         let src = &x[n * plane * channels..(n + 1) * plane * channels];
         let mut remaining = plane;
@@ -386,8 +386,9 @@ fn plane_means(x: &[f32], batch: usize, plane: usize, channels: usize) -> Vec<f3
             let right = remaining / 2;
             let left = remaining - right;
             if first {
-                for i in 0..right * channels {
-                    scratch[i] = src[left * channels + i] + src[i];
+                let (lo, hi) = (&src[..right * channels], &src[left * channels..]);
+                for ((s, &a), &b) in scratch.iter_mut().zip(hi).zip(lo) {
+                    *s = a + b;
                 }
                 if left > right {
                     scratch[right * channels..left * channels]
@@ -395,8 +396,9 @@ fn plane_means(x: &[f32], batch: usize, plane: usize, channels: usize) -> Vec<f3
                 }
                 first = false;
             } else {
-                for i in 0..right * channels {
-                    scratch[i] += scratch[left * channels + i];
+                let (lo, hi) = scratch.split_at_mut(left * channels);
+                for (s, &b) in lo.iter_mut().zip(&hi[..right * channels]) {
+                    *s += b;
                 }
             }
             remaining = left;
@@ -450,9 +452,13 @@ pub fn adjust_contrast(t: &Tensor, factor: f32) -> Result<Tensor> {
             let n = first + k;
             let src = &xs[n * image..(n + 1) * image];
             let m = &means[n * channels..(n + 1) * channels];
-            for (o, (i, &v)) in img.iter_mut().zip(src.iter().enumerate()) {
-                let mean = m[i % channels];
-                *o = mean + factor * (v - mean);
+            for (o, px) in img
+                .chunks_exact_mut(channels)
+                .zip(src.chunks_exact(channels))
+            {
+                for ((o, &v), &mean) in o.iter_mut().zip(px).zip(m) {
+                    *o = mean + factor * (v - mean);
+                }
             }
         }
     });

@@ -39,8 +39,12 @@ fn gather_strided<T: Clone>(
     // Merge trailing dimensions taken whole into the one before them when
     // that one steps forward by one: the merged run is contiguous. An image
     // crop ([h, w, 3] -> [h', w', 3]) then copies whole rows, not pixels.
-    let (mut dims, mut starts, mut steps, mut counts) =
-        (dims.to_vec(), starts.to_vec(), steps.to_vec(), counts.to_vec());
+    let (mut dims, mut starts, mut steps, mut counts) = (
+        dims.to_vec(),
+        starts.to_vec(),
+        steps.to_vec(),
+        counts.to_vec(),
+    );
     while dims.len() > 1 {
         let l = dims.len() - 1;
         let whole = starts[l] == 0 && steps[l] == 1 && counts[l] == dims[l];
@@ -83,7 +87,14 @@ fn gather_strided<T: Clone>(
             let row = base + (row_start + r * row_step) * row_stride + s0;
             if st == 1 {
                 let b = row as usize;
-                out.extend_from_slice(&x[b..b + run]);
+                if run <= 8 {
+                    // A pixel's channels: element pushes beat a memcpy call.
+                    for v in &x[b..b + run] {
+                        out.push(v.clone());
+                    }
+                } else {
+                    out.extend_from_slice(&x[b..b + run]);
+                }
             } else {
                 for k in 0..run as i64 {
                     out.push(x[(row + k * st) as usize].clone());
