@@ -77,6 +77,14 @@ fn gather_strided<T: Clone>(
     } else {
         (0, 1, 0, 0, 0)
     };
+    // Plain values are written in place (not pushed): a pixel's few channels
+    // are then plain stores, where pushes or a memcpy call per pixel cost
+    // several times more. Strings are pushed, so each is cloned only once.
+    if std::mem::needs_drop::<T>() {
+        return gather_strided_pushed(x, &strides, &starts, &steps, &counts, n);
+    }
+    out.resize(n, x[0].clone());
+    let mut at = 0;
     let mut idx = vec![0usize; outer_rank];
     loop {
         let mut base: i64 = 0;
@@ -85,24 +93,59 @@ fn gather_strided<T: Clone>(
         }
         for r in 0..rows as i64 {
             let row = base + (row_start + r * row_step) * row_stride + s0;
+            let dst = &mut out[at..at + run];
+            at += run;
             if st == 1 {
                 let b = row as usize;
                 if run <= 8 {
-                    // A pixel's channels: element pushes beat a memcpy call.
-                    for v in &x[b..b + run] {
-                        out.push(v.clone());
+                    for (o, v) in dst.iter_mut().zip(&x[b..b + run]) {
+                        *o = v.clone();
                     }
                 } else {
-                    out.extend_from_slice(&x[b..b + run]);
+                    dst.clone_from_slice(&x[b..b + run]);
                 }
             } else {
-                for k in 0..run as i64 {
-                    out.push(x[(row + k * st) as usize].clone());
+                for (k, o) in dst.iter_mut().enumerate() {
+                    *o = x[(row + k as i64 * st) as usize].clone();
                 }
             }
         }
         // Advance the odometer over the outer dimensions.
         let mut d = outer_rank;
+        loop {
+            if d == 0 {
+                return out;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < counts[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// [`gather_strided`] for values that own memory (strings), by pushes,
+/// with `strides` and the rest already merged.
+fn gather_strided_pushed<T: Clone>(
+    x: &[T],
+    strides: &[usize],
+    starts: &[i64],
+    steps: &[i64],
+    counts: &[usize],
+    n: usize,
+) -> Vec<T> {
+    let rank = counts.len();
+    let mut out = Vec::with_capacity(n);
+    let mut idx = vec![0usize; rank];
+    loop {
+        let mut at: i64 = 0;
+        for d in 0..rank {
+            at += (starts[d] + idx[d] as i64 * steps[d]) * strides[d] as i64;
+        }
+        out.push(x[at as usize].clone());
+        let mut d = rank;
         loop {
             if d == 0 {
                 return out;
@@ -1306,6 +1349,72 @@ pub fn scatter(var: &mut Tensor, indices: &Tensor, updates: &Tensor, op: Scatter
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The element at each output position, computed the slow, obvious way.
+    fn naive_gather<T: Clone>(
+        x: &[T],
+        dims: &[usize],
+        starts: &[i64],
+        steps: &[i64],
+        counts: &[usize],
+    ) -> Vec<T> {
+        let n: usize = counts.iter().product();
+        let strides = Shape::new(dims).strides();
+        (0..n)
+            .map(|mut i| {
+                let mut at = 0i64;
+                for d in (0..dims.len()).rev() {
+                    let k = (i % counts[d]) as i64;
+                    i /= counts[d];
+                    at += (starts[d] + k * steps[d]) * strides[d] as i64;
+                }
+                x[at as usize].clone()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn strided_gather_matches_the_obvious_loop() {
+        let mut seed = 12345u64;
+        let mut next = |m: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % m
+        };
+        for _ in 0..300 {
+            let rank = 1 + next(4);
+            let dims: Vec<usize> = (0..rank).map(|_| 1 + next(5)).collect();
+            let n: usize = dims.iter().product();
+            let x: Vec<i32> = (0..n as i32).collect();
+            let xs: Vec<Vec<u8>> = x.iter().map(|v| v.to_string().into_bytes()).collect();
+            let (mut starts, mut steps, mut counts) = (vec![], vec![], vec![]);
+            for &d in &dims {
+                let start = next(d);
+                if next(3) == 0 {
+                    // Backwards from `start`.
+                    let count = 1 + next(start + 1);
+                    starts.push(start as i64);
+                    steps.push(-1 - next(2) as i64 * (count == 1) as i64);
+                    counts.push(count);
+                } else {
+                    let step = 1 + next(2);
+                    let count = (d - start).div_ceil(step);
+                    starts.push(start as i64);
+                    steps.push(step as i64);
+                    counts.push(if next(4) == 0 { d - start } else { count }.min(count));
+                }
+            }
+            let want = naive_gather(&x, &dims, &starts, &steps, &counts);
+            assert_eq!(
+                gather_strided(&x, &dims, &starts, &steps, &counts),
+                want,
+                "{dims:?} {starts:?} {steps:?} {counts:?}"
+            );
+            let want_s = naive_gather(&xs, &dims, &starts, &steps, &counts);
+            assert_eq!(gather_strided(&xs, &dims, &starts, &steps, &counts), want_s);
+        }
+    }
 
     #[test]
     fn unique_keeps_first_appearances_in_order() {
