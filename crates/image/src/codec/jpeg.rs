@@ -139,6 +139,7 @@ struct MemSource {
     mgr: sys::jpeg_source_mgr,
     data: *const u8,
     recover: bool,
+    eoi_inserted: bool,
 }
 
 static FAKE_EOI: [u8; 2] = [0xFF, 0xD9];
@@ -152,13 +153,20 @@ unsafe extern "C-unwind" fn fill_input_buffer(
     let src = unsafe { &mut *(cinfo.src as *mut MemSource) };
     if src.mgr.bytes_in_buffer == 0 && src.mgr.next_input_byte == src.data {
         fatal(cinfo, "Empty JPEG input");
-    } else if src.mgr.bytes_in_buffer > 0 {
-        return src.recover as sys::boolean;
-    } else if src.mgr.next_input_byte != FAKE_EOI.as_ptr() && src.recover {
+    } else if src.mgr.bytes_in_buffer > 0 && !src.recover {
+        // Asked for more while data remains: corrupt (TF suspends here).
+        return 0;
+    } else if !src.eoi_inserted && src.recover {
+        // (When data remains, the stream is corrupt; TensorFlow returns TRUE
+        // without new data there, which can make libjpeg spin forever. We
+        // end the stream instead.)
         // Truncated: pretend the file ends here (a warning, like libjpeg's
-        // own source managers).
+        // own source managers). Only once: a decoder that reads past the
+        // fake marker (inside a marker segment, say) gets an error instead
+        // of an endless supply of end markers.
         // SAFETY: the error manager is ours.
         unsafe { (*cinfo.common.err).num_warnings += 1 };
+        src.eoi_inserted = true;
         src.mgr.next_input_byte = FAKE_EOI.as_ptr();
         src.mgr.bytes_in_buffer = 2;
         return 1;
@@ -223,6 +231,7 @@ impl Decompressor {
             },
             data: data.as_ptr(),
             recover,
+            eoi_inserted: false,
         });
         cinfo.src = &mut src.mgr;
         Decompressor {
