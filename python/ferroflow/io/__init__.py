@@ -8,6 +8,7 @@ from ferroflow.io.tf_record import (  # noqa: F401
     TFRecordWriter,
     tf_record_iterator,
 )
+from ferroflow.ops.image_codecs import *  # noqa: F401,F403
 from ferroflow.ops.io_ops import *  # noqa: F401,F403
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403
 from ferroflow.training.input import match_filenames_once  # noqa: F401
