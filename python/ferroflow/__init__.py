@@ -119,6 +119,7 @@ from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
 from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
 from ferroflow.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
+from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,
     glorot_normal_initializer,
@@ -260,7 +261,6 @@ from ferroflow.ops.variables import (  # noqa: F401
     trainable_variables,
     variables_initializer,
 )
-from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.while_loop import while_loop  # noqa: F401
 from ferroflow.summary.summary_ops import (  # noqa: F401
     audio_summary,
