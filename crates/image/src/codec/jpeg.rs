@@ -139,10 +139,21 @@ struct MemSource {
     mgr: sys::jpeg_source_mgr,
     data: *const u8,
     recover: bool,
-    eoi_inserted: bool,
+    fake_eois: u32,
+    /// Where the last call with bytes still buffered found the buffer,
+    /// and how many such calls in a row found it there.
+    stalled_at: *const u8,
+    stalls: u32,
 }
 
 static FAKE_EOI: [u8; 2] = [0xFF, 0xD9];
+
+/// How many fake end markers one decode may be fed before reading past
+/// the end is an error.
+const MAX_FAKE_EOIS: u32 = 64;
+
+/// How many calls in a row may find unread bytes at the same place.
+const MAX_STALLS: u32 = 1000;
 
 unsafe extern "C-unwind" fn init_source(_cinfo: &mut sys::jpeg_decompress_struct) {}
 
@@ -153,20 +164,32 @@ unsafe extern "C-unwind" fn fill_input_buffer(
     let src = unsafe { &mut *(cinfo.src as *mut MemSource) };
     if src.mgr.bytes_in_buffer == 0 && src.mgr.next_input_byte == src.data {
         fatal(cinfo, "Empty JPEG input");
-    } else if src.mgr.bytes_in_buffer > 0 && !src.recover {
-        // Asked for more while data remains: corrupt (TF suspends here).
-        return 0;
-    } else if !src.eoi_inserted && src.recover {
-        // (When data remains, the stream is corrupt; TensorFlow returns TRUE
-        // without new data there, which can make libjpeg spin forever. We
-        // end the stream instead.)
+    } else if src.mgr.bytes_in_buffer > 0 {
+        // Asked for more while data remains (a corrupt stream): TensorFlow
+        // suspends, or with `try_recover_truncated` returns TRUE with the
+        // same bytes, which libjpeg takes up again. That can repeat forever
+        // on some corrupt files, so after many calls that find the buffer
+        // where the last one left it, reading fails.
+        if !src.recover {
+            return 0;
+        }
+        if src.stalled_at == src.mgr.next_input_byte {
+            src.stalls += 1;
+            if src.stalls > MAX_STALLS {
+                fatal(cinfo, "Corrupt JPEG data: no progress");
+            }
+        } else {
+            src.stalled_at = src.mgr.next_input_byte;
+            src.stalls = 0;
+        }
+        return 1;
+    } else if src.recover && src.fake_eois < MAX_FAKE_EOIS {
         // Truncated: pretend the file ends here (a warning, like libjpeg's
-        // own source managers). Only once: a decoder that reads past the
-        // fake marker (inside a marker segment, say) gets an error instead
-        // of an endless supply of end markers.
+        // own source managers); again each time libjpeg asks, as in
+        // TensorFlow, but a bounded number of times.
         // SAFETY: the error manager is ours.
         unsafe { (*cinfo.common.err).num_warnings += 1 };
-        src.eoi_inserted = true;
+        src.fake_eois += 1;
         src.mgr.next_input_byte = FAKE_EOI.as_ptr();
         src.mgr.bytes_in_buffer = 2;
         return 1;
@@ -231,7 +254,9 @@ impl Decompressor {
             },
             data: data.as_ptr(),
             recover,
-            eoi_inserted: false,
+            fake_eois: 0,
+            stalled_at: std::ptr::null(),
+            stalls: 0,
         });
         cinfo.src = &mut src.mgr;
         Decompressor {
