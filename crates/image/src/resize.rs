@@ -723,89 +723,46 @@ pub fn resize_nearest_grad(grads: &Tensor, size: (usize, usize), s: Sampling) ->
     }
 }
 
+/// A kernel `f(images, size)` for the ops taking an image batch and a size.
+fn sized_kernel(f: fn(&Tensor, (usize, usize), Sampling) -> Result<Tensor>) -> KernelFactory {
+    factory(move |init| {
+        let s = Sampling::from_attrs(&init.node.attrs)?;
+        Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+            let size = output_size(ctx.input(1)?)?;
+            let out = f(ctx.input(0)?, size, s)?;
+            ctx.output(out);
+            Ok(())
+        }))
+    })
+}
+
+/// A kernel `f(grads, original_image)` for the gradient ops.
+fn grad_kernel(f: fn(&Tensor, &Tensor, Sampling) -> Result<Tensor>) -> KernelFactory {
+    factory(move |init| {
+        let s = Sampling::from_attrs(&init.node.attrs)?;
+        Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+            let out = f(ctx.input(0)?, ctx.input(1)?, s)?;
+            ctx.output(out);
+            Ok(())
+        }))
+    })
+}
+
 fn kernels() -> Vec<(&'static str, KernelFactory)> {
     vec![
-        (
-            "ResizeBilinear",
-            factory(|init| {
-                let s = Sampling::from_attrs(&init.node.attrs)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let size = output_size(ctx.input(1)?)?;
-                    let out = resize_bilinear(ctx.input(0)?, size, s)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
-        ),
-        (
-            "ResizeNearestNeighbor",
-            factory(|init| {
-                let s = Sampling::from_attrs(&init.node.attrs)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let size = output_size(ctx.input(1)?)?;
-                    let out = resize_nearest(ctx.input(0)?, size, s)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
-        ),
-        (
-            "ResizeBicubic",
-            factory(|init| {
-                let s = Sampling::from_attrs(&init.node.attrs)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let size = output_size(ctx.input(1)?)?;
-                    let out = resize_bicubic(ctx.input(0)?, size, s)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
-        ),
+        ("ResizeBilinear", sized_kernel(resize_bilinear)),
+        ("ResizeNearestNeighbor", sized_kernel(resize_nearest)),
+        ("ResizeBicubic", sized_kernel(resize_bicubic)),
+        // ResizeArea has no half_pixel_centers attribute (read as false).
         (
             "ResizeArea",
-            factory(|init| {
-                let align = init.node.attrs.bool_or("align_corners", false)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let size = output_size(ctx.input(1)?)?;
-                    let out = resize_area(ctx.input(0)?, size, align)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
+            sized_kernel(|x, size, s| resize_area(x, size, s.align_corners)),
         ),
-        (
-            "ResizeBilinearGrad",
-            factory(|init| {
-                let s = Sampling::from_attrs(&init.node.attrs)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let out = resize_bilinear_grad(ctx.input(0)?, ctx.input(1)?, s)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
-        ),
-        (
-            "ResizeBicubicGrad",
-            factory(|init| {
-                let s = Sampling::from_attrs(&init.node.attrs)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let out = resize_bicubic_grad(ctx.input(0)?, ctx.input(1)?, s)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
-        ),
+        ("ResizeBilinearGrad", grad_kernel(resize_bilinear_grad)),
+        ("ResizeBicubicGrad", grad_kernel(resize_bicubic_grad)),
         (
             "ResizeNearestNeighborGrad",
-            factory(|init| {
-                let s = Sampling::from_attrs(&init.node.attrs)?;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let size = output_size(ctx.input(1)?)?;
-                    let out = resize_nearest_grad(ctx.input(0)?, size, s)?;
-                    ctx.output(out);
-                    Ok(())
-                }))
-            }),
+            sized_kernel(resize_nearest_grad),
         ),
     ]
 }
