@@ -26,6 +26,45 @@ fn invalid(data: &[u8]) -> Error {
     Error::invalid_argument(format!("Invalid PNG data, size {}", data.len()))
 }
 
+/// Refuses the palette chunks the `png` crate (0.18) panics on while
+/// expanding a palette: a `PLTE` whose length is not a multiple of 3 (libpng
+/// rejects it too) and a `tRNS` with more entries than the palette (libpng
+/// drops the extra ones with a warning; refused here). Found by fuzzing.
+fn check_palette(data: &[u8]) -> Result<()> {
+    let mut at = 8; // after the signature
+    let mut palette_entries = None;
+    while at + 8 <= data.len() {
+        let len = u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]) as usize;
+        let kind = &data[at + 4..at + 8];
+        match kind {
+            b"PLTE" => {
+                if len % 3 != 0 {
+                    return Err(Error::invalid_argument(format!(
+                        "Invalid PNG data: palette of {len} bytes is not a multiple of 3"
+                    )));
+                }
+                palette_entries = Some(len / 3);
+            }
+            b"tRNS" => {
+                if let Some(n) = palette_entries {
+                    if len > n {
+                        return Err(Error::invalid_argument(format!(
+                            "Invalid PNG data: {len} transparency entries for a palette of {n}"
+                        )));
+                    }
+                }
+            }
+            b"IDAT" | b"IEND" => return Ok(()),
+            _ => {}
+        }
+        at = match at.checked_add(12).and_then(|a| a.checked_add(len)) {
+            Some(next) => next,
+            None => return Ok(()),
+        };
+    }
+    Ok(())
+}
+
 /// Decodes a PNG to `channels` (0 = as stored, else 1, 3 or 4) samples of
 /// 8 bits, or 16 bits with `sixteen_bit`.
 pub fn decode(data: &[u8], channels: usize, sixteen_bit: bool) -> Result<Image> {
@@ -35,6 +74,7 @@ pub fn decode(data: &[u8], channels: usize, sixteen_bit: bool) -> Result<Image> 
         )));
     }
     let init_failed = || Error::invalid_argument("Invalid PNG. Failed to initialize decoder.");
+    check_palette(data)?;
     let mut decoder = png::Decoder::new(Cursor::new(data));
     decoder.set_transformations(png::Transformations::EXPAND);
     // IHDR first: refuse huge images before the decoder allocates rows.
