@@ -38,7 +38,7 @@ fn check_palette(data: &[u8]) -> Result<()> {
         let kind = &data[at + 4..at + 8];
         match kind {
             b"PLTE" => {
-                if len % 3 != 0 {
+                if !len.is_multiple_of(3) {
                     return Err(Error::invalid_argument(format!(
                         "Invalid PNG data: palette of {len} bytes is not a multiple of 3"
                     )));
