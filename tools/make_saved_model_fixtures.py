@@ -49,14 +49,18 @@ OUT = ROOT / "tests" / "fixtures" / "saved_model"
 
 
 def _dense(tf, x, n_in, n_out, name, seed):
+    # Initial values from NumPy, not TF's random ops: TF's main_op() re-runs every variable
+    # initializer after the restore, so the outputs a loader computes are the initializers' values,
+    # and these stay the same in any implementation.
+    rng = np.random.default_rng(seed)
     with tf.variable_scope(name):
         w = tf.get_variable(
             "kernel",
             [n_in, n_out],
-            initializer=tf.random_normal_initializer(stddev=0.5, seed=seed),
+            initializer=tf.constant_initializer(rng.normal(0.0, 0.5, [n_in, n_out]).astype(np.float32)),
         )
         b = tf.get_variable(
-            "bias", [n_out], initializer=tf.random_uniform_initializer(-0.1, 0.1, seed=seed + 1)
+            "bias", [n_out], initializer=tf.constant_initializer(rng.uniform(-0.1, 0.1, [n_out]).astype(np.float32))
         )
     return tf.nn.bias_add(tf.matmul(x, w), b)
 

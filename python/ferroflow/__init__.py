@@ -64,7 +64,7 @@ from ferroflow.framework.sparse_tensor import (  # noqa: F401
     convert_to_tensor_or_sparse_tensor,
 )
 from ferroflow.framework.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value  # noqa: F401
-from ferroflow.framework.tensor_util import make_ndarray  # noqa: F401
+from ferroflow.framework.tensor_util import make_ndarray, make_tensor_proto  # noqa: F401
 from ferroflow.ops.array_ops import (  # noqa: F401
     boolean_mask,
     broadcast_to,
@@ -289,6 +289,7 @@ from ferroflow import (  # noqa: E402,F401
     python_io,
     queue,
     random,
+    saved_model,
     sparse,
     summary,
     test,
@@ -302,7 +303,7 @@ VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "image", "initializers", "io", "losses",
-    "math", "nn", "python_io", "queue", "random", "sparse", "summary", "test", "train",
+    "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary", "test", "train",
 )
 
 

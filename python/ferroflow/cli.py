@@ -85,6 +85,9 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command")
     _add_demo_parser(sub)
     _add_inspect_checkpoint_parser(sub)
+    from ferroflow.tools import saved_model_cli
+
+    saved_model_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.version:
         import ferroflow
@@ -97,6 +100,8 @@ def main(argv=None):
         return _demo(args)
     if args.command == "inspect-checkpoint":
         return _inspect_checkpoint(args)
+    if args.command == "saved-model":
+        return saved_model_cli.main(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

@@ -157,6 +157,9 @@ class TensorShape:
     def __init__(self, dims):
         if dims is None:
             self._dims = None
+        elif hasattr(dims, "unknown_rank") and hasattr(dims, "dim"):  # a TensorShapeProto
+            self._dims = None if dims.unknown_rank else [as_dimension(d.size if d.size >= 0 else None)
+                                                          for d in dims.dim]
         elif isinstance(dims, TensorShape):
             self._dims = dims._dims
         elif isinstance(dims, (int, Dimension)) or hasattr(dims, "__index__") and not hasattr(dims, "__len__"):
@@ -170,6 +173,15 @@ class TensorShape:
     @property
     def dims(self):
         return None if self._dims is None else list(self._dims)
+
+    def as_proto(self):
+        """This shape as a ``tf.TensorShapeProto`` (unknown dimensions are -1)."""
+        from ferroflow.core.framework.tensor_shape_pb2 import TensorShapeProto
+
+        if self._dims is None:
+            return TensorShapeProto(unknown_rank=True)
+        return TensorShapeProto(dim=[TensorShapeProto.Dim(size=-1 if d.value is None else d.value)
+                                     for d in self._dims])
 
     @property
     def ndims(self):

@@ -197,3 +197,87 @@ def make_ndarray(tensor):
     if v is None:
         raise TypeError(f"{tensor} is not a constant")
     return np.asarray(v)
+
+
+def make_tensor_proto(values, dtype=None, shape=None, verify_shape=False, allow_broadcast=False):
+    """``values`` (a NumPy array, a nested list or a scalar) as a ``tf.TensorProto``.
+
+    Laid out as TensorFlow lays it out: several numeric elements as raw
+    little-endian ``tensor_content``, a single one in the typed field (which
+    also fills a larger ``shape``), strings in ``string_val``. With ``shape``
+    the element count must match it, unless the value is a single element
+    (repeated to fill it) or ``allow_broadcast`` lets NumPy broadcast it;
+    ``verify_shape`` demands the value's own shape equal ``shape``.
+    """
+    from ferroflow.core.framework.tensor_pb2 import TensorProto
+    from ferroflow.framework.tensor_shape import TensorShape
+
+    if isinstance(values, TensorProto):
+        return values
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype).base_dtype
+    if dtype is not None and dtype == dtypes.string or (dtype is None and _is_string_like(values)):
+        array = np.array(values, dtype=object)
+        array = np.vectorize(lambda v: v.encode() if isinstance(v, str) else bytes(v), otypes=[object])(array) \
+            if array.size else array
+        dtype = dtypes.string
+    else:
+        np_dtype = None if dtype is None else dtype.as_numpy_dtype
+        array = np.asarray(values, dtype=np_dtype)
+        if dtype is None:
+            if array.dtype == np.float64 and not isinstance(values, np.ndarray):
+                array = array.astype(np.float32)  # Python floats become float32, as in tf.constant
+            elif array.dtype == np.int64 and not isinstance(values, (np.ndarray, np.generic)) \
+                    and array.size and np.abs(array).max() < 2**31:
+                array = array.astype(np.int32)
+            dtype = dtypes.as_dtype(array.dtype)
+    if shape is None:
+        shape = list(array.shape)
+    else:
+        shape = [int(d) for d in TensorShape(shape).as_list()]
+        size = int(np.prod(shape, dtype=np.int64))
+        if verify_shape and list(array.shape) != shape:
+            raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, but got {array.shape}.")
+        if allow_broadcast and array.size != size:
+            try:
+                array = np.broadcast_to(array, shape)
+            except ValueError:
+                raise TypeError(f"Expected Tensor's shape: {tuple(shape)}, but got {array.shape}.") from None
+        elif array.size not in (size, 1):
+            raise ValueError(f"Too many elements provided. Takes at most {size:d}, but got {array.size:d}."
+                             if array.size > size else
+                             f"Expected {size} elements to fill shape {tuple(shape)}, got {array.size}.")
+    proto = TensorProto(dtype=dtype.as_datatype_enum, tensor_shape=TensorShape(shape).as_proto())
+    if dtype == dtypes.string:
+        proto.string_val.extend(array.reshape(-1).tolist())
+        return proto
+    size = int(np.prod(shape, dtype=np.int64))
+    if array.size == size and size > 1:
+        proto.tensor_content = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")).tobytes()
+        return proto
+    flat = array.reshape(-1)
+    field = _PROTO_FIELDS.get(dtype.as_datatype_enum)
+    if field == "half_val":
+        proto.half_val.extend(flat.view(np.uint16).astype(np.int32).tolist())
+    elif dtype in (dtypes.complex64, dtypes.complex128):
+        target = proto.scomplex_val if dtype == dtypes.complex64 else proto.dcomplex_val
+        for v in flat:
+            target.extend([v.real, v.imag])
+    elif field is None:
+        raise TypeError(f"make_tensor_proto cannot encode dtype {dtype.name}")
+    else:
+        getattr(proto, field).extend(flat.tolist())
+    return proto
+
+
+def _is_string_like(values):
+    if isinstance(values, (str, bytes)):
+        return True
+    if isinstance(values, np.ndarray):
+        return values.dtype.kind in "SUO" and values.size > 0 and isinstance(values.reshape(-1)[0], (str, bytes))
+    if isinstance(values, (list, tuple)):
+        flat = values
+        while isinstance(flat, (list, tuple)) and flat:
+            flat = flat[0]
+        return isinstance(flat, (str, bytes))
+    return False

@@ -81,6 +81,9 @@ def _add_collection_def(meta, key, graph, export_scope=None):
             for v in values:
                 if _in_scope(v.name, export_scope):
                     col.node_list.value.append(ops.strip_name_scope(v.name, export_scope))
+        elif hasattr(first, "type_url") and hasattr(first, "Unpack"):  # protos packed in google.protobuf.Any
+            for v in values:
+                col.any_list.value.add().MergeFromString(v.SerializeToString())
         elif isinstance(first, bool):
             raise TypeError("bool collections have no CollectionDef kind")
         elif isinstance(first, int):
@@ -456,6 +459,9 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
         elif kind == "float_list":
             for x in col.float_list.value:
                 graph.add_to_collection(key, float(x))
+        elif kind == "any_list":
+            for x in col.any_list.value:
+                graph.add_to_collection(key, x)
     return meta, variables
 
 

@@ -17,6 +17,7 @@ use ferroflow_graph::Output;
 /// `tf.gradients` through them raises `LookupError`, as there.)
 const NOT_DIFFERENTIABLE: &[&str] = &[
     "Shape",
+    "ShapeN",
     "Size",
     "Rank",
     "ZerosLike",

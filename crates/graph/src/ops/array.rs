@@ -51,6 +51,14 @@ fn shape_of(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(out, PartialShape::from_dims(vec![n]))
 }
 
+/// `ShapeN`: the shapes of N tensors at once (TF's conv gradients use it).
+fn shape_n(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let out = ctx.type_or("out_type", DType::Int32)?;
+    Ok((0..ctx.num_inputs())
+        .map(|i| OutputInfo::new(out, PartialShape::from_dims(vec![ctx.shape(i).rank()])))
+        .collect())
+}
+
 fn size_of(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(
         ctx.type_or("out_type", DType::Int32)?,
@@ -685,6 +693,7 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("Snapshot", &["input"], identity),
         OpDef::new("NoOp", &[], no_outputs),
         OpDef::new("Shape", &["input"], shape_of),
+        OpDef::new("ShapeN", &["input*"], shape_n),
         OpDef::new("Size", &["input"], size_of),
         OpDef::new("Rank", &["input"], rank_of),
         OpDef::new("Fill", &["dims", "value"], fill),

@@ -193,6 +193,19 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         );
     }
     reg(
+        "ShapeN",
+        factory(|init| {
+            let out = init.node.attrs.dtype_or("out_type", DType::Int32)?;
+            boxed(move |ctx| {
+                for i in 0..ctx.num_inputs() {
+                    let v = Tensor::vector(ctx.input(i)?.shape().to_i64());
+                    ctx.output(cast(&v, out)?);
+                }
+                Ok(())
+            })
+        }),
+    );
+    reg(
         "Rank",
         factory(|_| {
             boxed(|ctx| {
