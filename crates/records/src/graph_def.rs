@@ -17,13 +17,57 @@ use ferroflow_tensor::{Data, Tensor};
 use crate::ops::tensor_to_proto;
 use crate::proto::{Dim, TensorProto, TensorShapeProto};
 
-/// `tensorflow.GraphDef` (nodes and versions; no function library).
+/// `tensorflow.GraphDef`: nodes, versions, and the function library as far
+/// as an importer needs to see it (the functions' names; their bodies are
+/// skipped when decoding, so re-encoding a decoded library loses them).
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct GraphDef {
     #[prost(message, repeated, tag = "1")]
     pub node: Vec<NodeDef>,
+    #[prost(message, optional, tag = "2")]
+    pub library: Option<FunctionDefLibrary>,
     #[prost(message, optional, tag = "4")]
     pub versions: Option<VersionDef>,
+}
+
+/// `tensorflow.FunctionDefLibrary`, reduced to what says whether a graph
+/// has one: its functions' and gradients' names.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FunctionDefLibrary {
+    #[prost(message, repeated, tag = "1")]
+    pub function: Vec<FunctionDefName>,
+    #[prost(message, repeated, tag = "2")]
+    pub gradient: Vec<GradientDef>,
+}
+
+impl FunctionDefLibrary {
+    /// True when the library holds no function and no gradient.
+    pub fn is_empty(&self) -> bool {
+        self.function.is_empty() && self.gradient.is_empty()
+    }
+}
+
+/// A `tensorflow.FunctionDef` seen only through its signature's name.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct FunctionDefName {
+    #[prost(message, optional, tag = "1")]
+    pub signature: Option<OpDefName>,
+}
+
+/// A `tensorflow.OpDef` seen only through its name.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct OpDefName {
+    #[prost(string, tag = "1")]
+    pub name: String,
+}
+
+/// `tensorflow.GradientDef`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct GradientDef {
+    #[prost(string, tag = "1")]
+    pub function_name: String,
+    #[prost(string, tag = "2")]
+    pub gradient_func: String,
 }
 
 /// `tensorflow.VersionDef`.
@@ -55,8 +99,17 @@ pub struct NodeDef {
 /// `tensorflow.AttrValue`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct AttrValue {
-    #[prost(oneof = "attr_value::Value", tags = "1, 2, 3, 4, 5, 6, 7, 8")]
+    #[prost(oneof = "attr_value::Value", tags = "1, 2, 3, 4, 5, 6, 7, 8, 9, 10")]
     pub value: Option<attr_value::Value>,
+}
+
+/// `tensorflow.NameAttrList`: a function name with attributes.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct NameAttrList {
+    #[prost(string, tag = "1")]
+    pub name: String,
+    #[prost(btree_map = "string, message", tag = "2")]
+    pub attr: BTreeMap<String, AttrValue>,
 }
 
 /// Nested types of [`AttrValue`].
@@ -81,6 +134,11 @@ pub mod attr_value {
         Shape(crate::proto::TensorShapeProto),
         #[prost(message, tag = "8")]
         Tensor(crate::proto::TensorProto),
+        /// A placeholder for a function attribute (only inside function bodies).
+        #[prost(string, tag = "9")]
+        Placeholder(String),
+        #[prost(message, tag = "10")]
+        Func(super::NameAttrList),
     }
 }
 
@@ -99,6 +157,10 @@ pub struct ListValue {
     pub r#type: Vec<i32>,
     #[prost(message, repeated, tag = "7")]
     pub shape: Vec<TensorShapeProto>,
+    #[prost(message, repeated, tag = "8")]
+    pub tensor: Vec<TensorProto>,
+    #[prost(message, repeated, tag = "9")]
+    pub func: Vec<NameAttrList>,
 }
 
 /// A partial shape as `TensorShapeProto` (unknown dimensions are -1).
@@ -237,6 +299,7 @@ pub fn graph_def(graph: &Graph, start: usize, add_shapes: bool, producer: i32) -
         .collect();
     GraphDef {
         node,
+        library: None,
         versions: Some(VersionDef {
             producer,
             min_consumer: 0,

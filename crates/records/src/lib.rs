@@ -12,6 +12,7 @@
 //! * [`events`]: the event-file writer (`events.out.tfevents.<time>.<host>`),
 //!   which queues events and writes them from a background thread.
 //! * [`graph_def`]: a ferroflow graph as TensorFlow's `GraphDef`.
+//! * [`graph_import`]: a `GraphDef` into a ferroflow graph (the reverse).
 //! * [`ops`]: the TF1 summary ops (`ScalarSummary`, `HistogramSummary`,
 //!   `ImageSummary`, `AudioSummaryV2`, `TensorSummaryV2`, `MergeSummary`) as
 //!   graph ops with runtime kernels; [`register`] installs them.
@@ -25,6 +26,7 @@
 pub mod crc;
 pub mod events;
 pub mod graph_def;
+pub mod graph_import;
 pub mod ops;
 pub mod proto;
 pub mod record;

@@ -1,0 +1,823 @@
+//! TensorFlow's `GraphDef` into a ferroflow [`Graph`]: the reverse of
+//! [`crate::graph_def`], what `tf.import_graph_def` and the loaders of
+//! MetaGraphs and SavedModels do.
+//!
+//! Nodes are added in dependency order (a GraphDef may list a node before
+//! its inputs), with their op types, inputs (`name`, `name:i`, `^control`),
+//! devices and attributes. Attribute values become [`Attr`]s the way
+//! ferroflow's Python importer converts them; `_output_shapes` and `_class`
+//! are dropped (ferroflow infers shapes, and colocation is a placement hint).
+//! Constants' `TensorProto`s become tensors by TensorFlow's rules (raw
+//! `tensor_content`, or the typed value field with its last value repeated
+//! to fill the shape).
+//!
+//! ferroflow's own fused optimizer updates, which export writes as
+//! TensorFlow's per-variable `ApplyAdam`, `ApplyMomentum`, ... ops under a
+//! `NoOp` that keeps the original node (attr `_ferroflow_fused`), are put
+//! back first ([`restore_fused_updates`]), as the Python importer does;
+//! TensorFlow's own update ops import as they are (ferroflow-train runs
+//! them).
+//!
+//! Not supported (clear errors naming what is wrong): a non-empty function
+//! library (control-flow bodies; ferroflow's Python importer reads those),
+//! attributes holding lists of tensors or functions, and placeholder
+//! attributes (which only occur inside function bodies). A graph exported
+//! with `strip_default_attrs` imports when every stripped attribute is one
+//! ferroflow's op reads with TensorFlow's default, which holds for the ops
+//! checked so far; the Python importer fills the registered defaults in
+//! from TensorFlow's table.
+
+use std::collections::{HashMap, HashSet};
+
+use ferroflow_graph::PartialShape;
+use ferroflow_graph::{lookup, AttrValue as Attr, Attrs, Graph, NodeId, NodeSpec, Output};
+use ferroflow_tensor::{bf16, f16, DType, Error, Result, Tensor};
+use prost::Message;
+
+use crate::graph_def::{attr_value::Value, AttrValue, GraphDef, NodeDef};
+use crate::proto::{DataType, TensorProto, TensorShapeProto};
+
+/// Options of [`import_graph_def`].
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Put in front of every imported node's name, with a `/` (TensorFlow's
+    /// `import_scope`); empty for none.
+    pub prefix: String,
+    /// Drop the nodes' device placements (`clear_devices`).
+    pub clear_devices: bool,
+}
+
+/// Most elements a constant whose proto holds fewer values than its shape
+/// (TensorFlow's fill rule) may expand to: 2^31, what TensorFlow's own
+/// 2 GiB proto limit allows for one-byte elements.
+const MAX_SPLAT_ELEMENTS: usize = 1 << 31;
+
+/// The tensor a `TensorProto` holds (a constant's `value`, a
+/// `PlaceholderWithDefault`'s default, ...).
+///
+/// Numeric values come from `tensor_content` (little-endian, row-major)
+/// when it is set, else from the typed repeated field, whose last value
+/// fills the rest of the shape (no values at all: zeros), as TensorFlow's
+/// `MakeNdarray` / `Tensor::FromProto` read them.
+pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
+    let shape = p.tensor_shape.clone().unwrap_or_default();
+    if shape.unknown_rank || shape.dim.iter().any(|d| d.size < 0) {
+        return Err(Error::invalid_argument(format!(
+            "a TensorProto needs a fully known shape, got {}",
+            shape_text(&shape)
+        )));
+    }
+    let dims: Vec<usize> = shape.dim.iter().map(|d| d.size as usize).collect();
+    let n = shape.num_elements().ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "a TensorProto of shape {} has too many elements",
+            shape_text(&shape)
+        ))
+    })?;
+    let dtype = DataType::try_from(p.dtype).map_err(|_| {
+        Error::invalid_argument(format!("a TensorProto has an unknown dtype {}", p.dtype))
+    })?;
+    let c = &p.tensor_content;
+    let t = match dtype {
+        DataType::DtFloat => {
+            let v = values(c, 4, &p.float_val, n, |b| {
+                f32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            })?;
+            Tensor::from_vec(dims, v)?
+        }
+        DataType::DtDouble => {
+            let v = values(c, 8, &p.double_val, n, |b| {
+                f64::from_le_bytes(b.try_into().unwrap_or([0; 8]))
+            })?;
+            Tensor::from_vec(dims, v)?
+        }
+        DataType::DtInt64 => {
+            let v = values(c, 8, &p.int64_val, n, |b| {
+                i64::from_le_bytes(b.try_into().unwrap_or([0; 8]))
+            })?;
+            Tensor::from_vec(dims, v)?
+        }
+        DataType::DtInt32 => {
+            let v = values(c, 4, &p.int_val, n, |b| {
+                i32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            })?;
+            Tensor::from_vec(dims, v)?
+        }
+        DataType::DtInt16 => {
+            let v = values(c, 2, &p.int_val, n, |b| {
+                i32::from(i16::from_le_bytes([b[0], b[1]]))
+            })?;
+            Tensor::from_vec(dims, v.into_iter().map(|x| x as i16).collect())?
+        }
+        DataType::DtInt8 => {
+            let v = values(c, 1, &p.int_val, n, |b| i32::from(b[0] as i8))?;
+            Tensor::from_vec(dims, v.into_iter().map(|x| x as i8).collect())?
+        }
+        DataType::DtUint8 => {
+            let v = values(c, 1, &p.int_val, n, |b| i32::from(b[0]))?;
+            Tensor::from_vec(dims, v.into_iter().map(|x| x as u8).collect())?
+        }
+        DataType::DtUint16 => {
+            let v = values(c, 2, &p.int_val, n, |b| {
+                i32::from(u16::from_le_bytes([b[0], b[1]]))
+            })?;
+            Tensor::from_vec(dims, v.into_iter().map(|x| x as u16).collect())?
+        }
+        DataType::DtHalf | DataType::DtBfloat16 => {
+            let v = values(c, 2, &p.half_val, n, |b| {
+                i32::from(u16::from_le_bytes([b[0], b[1]]))
+            })?;
+            let bits = v.into_iter().map(|x| x as u16);
+            if dtype == DataType::DtHalf {
+                Tensor::from_vec(dims, bits.map(f16::from_bits).collect())?
+            } else {
+                Tensor::from_vec(dims, bits.map(bf16::from_bits).collect())?
+            }
+        }
+        DataType::DtBool => {
+            let v = values(c, 1, &p.bool_val, n, |b| b[0] != 0)?;
+            Tensor::from_vec(dims, v)?
+        }
+        DataType::DtString => {
+            let v = values(&[], 1, &p.string_val, n, |_| Vec::new())?;
+            Tensor::from_vec(dims, v)?
+        }
+        other => {
+            return Err(Error::unimplemented(format!(
+                "a TensorProto of dtype {other:?} cannot be a ferroflow tensor"
+            )))
+        }
+    };
+    Ok(t)
+}
+
+fn shape_text(s: &TensorShapeProto) -> String {
+    if s.unknown_rank {
+        return "<unknown>".to_string();
+    }
+    let dims: Vec<String> = s.dim.iter().map(|d| d.size.to_string()).collect();
+    format!("[{}]", dims.join(", "))
+}
+
+/// `n` elements from raw `content` (`width` bytes each) when it is set,
+/// else from `repeated`, the last value filling the rest.
+fn values<T: Clone + Default>(
+    content: &[u8],
+    width: usize,
+    repeated: &[T],
+    n: usize,
+    conv: impl Fn(&[u8]) -> T,
+) -> Result<Vec<T>> {
+    if !content.is_empty() {
+        if content.len() != n.saturating_mul(width) {
+            return Err(Error::invalid_argument(format!(
+                "a TensorProto's tensor_content has {} bytes, but {n} elements of {width} bytes need {}",
+                content.len(),
+                n.saturating_mul(width)
+            )));
+        }
+        return Ok(content.chunks_exact(width).map(conv).collect());
+    }
+    if repeated.len() >= n {
+        return Ok(repeated[..n].to_vec());
+    }
+    if n > MAX_SPLAT_ELEMENTS {
+        return Err(Error::invalid_argument(format!(
+            "a TensorProto with {} values would fill {n} elements (more than {MAX_SPLAT_ELEMENTS})",
+            repeated.len()
+        )));
+    }
+    let mut v = Vec::with_capacity(n);
+    v.extend_from_slice(repeated);
+    let last = repeated.last().cloned().unwrap_or_default();
+    v.resize(n, last);
+    Ok(v)
+}
+
+/// A `TensorShapeProto` as a partial shape (size -1: unknown).
+pub fn shape_from_proto(s: &TensorShapeProto) -> PartialShape {
+    if s.unknown_rank {
+        return PartialShape::unknown();
+    }
+    PartialShape::from_dims(s.dim.iter().map(|d| usize::try_from(d.size).ok()).collect())
+}
+
+fn dtype_from(v: i32, node: &str, key: &str) -> Result<DType> {
+    DType::from_enum(v).ok_or_else(|| {
+        Error::invalid_argument(format!(
+            "node {node}: attribute '{key}' names dtype {v}, which ferroflow does not have"
+        ))
+    })
+}
+
+/// An `AttrValue` as the attribute ferroflow's graph takes, the way the
+/// Python importer converts it (a function attribute becomes its name).
+pub fn attr_from_proto(value: &AttrValue, node: &str, key: &str) -> Result<Attr> {
+    let unsupported = |what: &str| {
+        Error::invalid_argument(format!(
+            "node {node}: attribute '{key}' holds {what}, which ferroflow cannot represent"
+        ))
+    };
+    let Some(v) = &value.value else {
+        return Err(unsupported("no value"));
+    };
+    Ok(match v {
+        Value::S(s) => Attr::Str(s.clone()),
+        Value::I(i) => Attr::Int(*i),
+        Value::F(f) => Attr::Float(f64::from(*f)),
+        Value::B(b) => Attr::Bool(*b),
+        Value::Type(t) => Attr::Type(dtype_from(*t, node, key)?),
+        Value::Shape(s) => Attr::Shape(shape_from_proto(s)),
+        Value::Tensor(t) => Attr::Tensor(tensor_from_proto(t).map_err(|e| {
+            Error::invalid_argument(format!("node {node}: attribute '{key}': {}", e.message()))
+        })?),
+        Value::Func(f) => Attr::Str(f.name.clone().into_bytes()),
+        Value::Placeholder(p) => return Err(unsupported(&format!("the placeholder '{p}'"))),
+        Value::List(l) => {
+            if !l.r#type.is_empty() {
+                Attr::TypeList(
+                    l.r#type
+                        .iter()
+                        .map(|&t| dtype_from(t, node, key))
+                        .collect::<Result<_>>()?,
+                )
+            } else if !l.shape.is_empty() {
+                Attr::ShapeList(l.shape.iter().map(shape_from_proto).collect())
+            } else if !l.s.is_empty() {
+                Attr::StrList(l.s.clone())
+            } else if !l.i.is_empty() {
+                Attr::IntList(l.i.clone())
+            } else if !l.f.is_empty() {
+                Attr::FloatList(l.f.iter().map(|&x| f64::from(x)).collect())
+            } else if !l.b.is_empty() {
+                Attr::BoolList(l.b.clone())
+            } else if !l.tensor.is_empty() {
+                return Err(unsupported("a list of tensors"));
+            } else if !l.func.is_empty() {
+                return Err(unsupported("a list of functions"));
+            } else {
+                Attr::IntList(Vec::new())
+            }
+        }
+    })
+}
+
+/// `"^a"` -> (`a`, None); `"a:1"` -> (`a`, Some(1)); `"a"` -> (`a`, Some(0)).
+fn parse_input(input: &str) -> (&str, Option<usize>) {
+    if let Some(name) = input.strip_prefix('^') {
+        return (name, None);
+    }
+    if let Some((name, idx)) = input.rsplit_once(':') {
+        if !idx.is_empty() && idx.bytes().all(|b| b.is_ascii_digit()) {
+            if let Ok(i) = idx.parse() {
+                return (name, Some(i));
+            }
+        }
+    }
+    (input, Some(0))
+}
+
+/// The attr a `NoOp` written for a fused update keeps its original node in.
+const FUSED_ATTR: &str = "_ferroflow_fused";
+/// The attr listing the nodes written for it.
+const EXPANSION_ATTR: &str = "_ferroflow_expansion";
+
+/// `nodes` with every fused optimizer update that export wrote as
+/// TensorFlow's per-variable ops put back (the `NoOp` replaced by the
+/// `ApplyFused` / `SparseApplyFused` node it carries, the nodes written for
+/// it dropped). A group whose written nodes or original inputs are not all
+/// there (the graph was edited since) stays as TensorFlow's ops.
+pub fn restore_fused_updates(nodes: &[NodeDef]) -> Vec<NodeDef> {
+    let names: HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    let mut restored: HashMap<String, NodeDef> = HashMap::new();
+    let mut drop: HashSet<String> = HashSet::new();
+    for n in nodes {
+        if n.op != "NoOp" {
+            continue;
+        }
+        let Some(Value::S(bytes)) = n.attr.get(FUSED_ATTR).and_then(|a| a.value.as_ref()) else {
+            continue;
+        };
+        let Ok(mut original) = NodeDef::decode(bytes.as_slice()) else {
+            continue;
+        };
+        let written: Vec<String> = match n.attr.get(EXPANSION_ATTR).and_then(|a| a.value.as_ref()) {
+            Some(Value::List(l)) => {
+                l.s.iter()
+                    .map(|s| String::from_utf8_lossy(s).into_owned())
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let all_there = written.iter().all(|w| names.contains(w.as_str()))
+            && original
+                .input
+                .iter()
+                .all(|i| names.contains(parse_input(i).0));
+        if !matches!(original.op.as_str(), "ApplyFused" | "SparseApplyFused")
+            || original.name != n.name
+            || !all_there
+        {
+            continue;
+        }
+        original.device = n.device.clone();
+        restored.insert(n.name.clone(), original);
+        drop.extend(written);
+    }
+    if restored.is_empty() {
+        return nodes.to_vec();
+    }
+    nodes
+        .iter()
+        .filter(|n| !drop.contains(&n.name))
+        .map(|n| restored.get(&n.name).unwrap_or(n).clone())
+        .collect()
+}
+
+/// The order to create `nodes` in: every node after its inputs.
+fn dependency_order(nodes: &[NodeDef]) -> Result<Vec<usize>> {
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        if index.insert(n.name.as_str(), i).is_some() {
+            return Err(Error::invalid_argument(format!(
+                "the GraphDef has two nodes named '{}'",
+                n.name
+            )));
+        }
+    }
+    // 0: not seen, 1: on the stack, 2: done.
+    let mut state = vec![0u8; nodes.len()];
+    let mut order = Vec::with_capacity(nodes.len());
+    for root in 0..nodes.len() {
+        if state[root] != 0 {
+            continue;
+        }
+        let mut stack = vec![(root, false)];
+        while let Some((i, done)) = stack.pop() {
+            if done {
+                state[i] = 2;
+                order.push(i);
+                continue;
+            }
+            match state[i] {
+                2 => continue,
+                1 => {
+                    return Err(Error::invalid_argument(format!(
+                        "the GraphDef has a cycle through node '{}'",
+                        nodes[i].name
+                    )))
+                }
+                _ => {}
+            }
+            state[i] = 1;
+            stack.push((i, true));
+            for input in &nodes[i].input {
+                let dep = parse_input(input).0;
+                let Some(&d) = index.get(dep) else {
+                    return Err(Error::invalid_argument(format!(
+                        "node '{}' has input '{input}', which is not a node of the GraphDef",
+                        nodes[i].name
+                    )));
+                };
+                match state[d] {
+                    0 => stack.push((d, false)),
+                    1 => {
+                        return Err(Error::invalid_argument(format!(
+                            "the GraphDef has a cycle through node '{}'",
+                            nodes[d].name
+                        )))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(order)
+}
+
+/// `e` with `context` in front of its message, of the same kind.
+fn with_context(e: Error, context: &str) -> Error {
+    match e {
+        Error::Op {
+            code,
+            message,
+            node,
+        } => Error::Op {
+            code,
+            message: format!("{context}: {message}"),
+            node,
+        },
+        Error::Value(m) => Error::invalid_argument(format!("{context}: {m}")),
+        Error::Type(m) => Error::invalid_argument(format!("{context}: {m}")),
+    }
+}
+
+/// Adds every node of `def` to `graph` and returns the graph's node for each
+/// node name of `def` (as written in `def`, without the prefix).
+///
+/// The op types must be registered (by the crates whose ops the graph uses:
+/// `ferroflow_train::register()`, `ferroflow_checkpoint::register()`, ...).
+/// Errors are `InvalidArgument` naming the node for an input that names no
+/// node, an output index past a node's outputs, a cycle, two nodes of one
+/// name, an attribute ferroflow cannot represent or a node its op rejects;
+/// `NotFound` for an op type ferroflow does not have; `Unimplemented` for a
+/// non-empty function library. On error the nodes added so far stay in
+/// `graph` (a graph only grows); import into a fresh graph to discard them.
+pub fn import_graph_def(
+    graph: &mut Graph,
+    def: &GraphDef,
+    options: &ImportOptions,
+) -> Result<HashMap<String, NodeId>> {
+    if let Some(lib) = def.library.as_ref().filter(|l| !l.is_empty()) {
+        let mut names: Vec<&str> = lib
+            .function
+            .iter()
+            .filter_map(|f| f.signature.as_ref().map(|s| s.name.as_str()))
+            .collect();
+        names.truncate(5);
+        return Err(Error::unimplemented(format!(
+            "the GraphDef has a function library ({} functions: {}{}); the Rust importer does \
+             not import function libraries (control-flow bodies), ferroflow's Python importer does",
+            lib.function.len(),
+            names.join(", "),
+            if lib.function.len() > names.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        )));
+    }
+    let nodes = restore_fused_updates(&def.node);
+    let order = dependency_order(&nodes)?;
+    for n in &nodes {
+        if lookup(&n.op).is_none() {
+            return Err(Error::not_found(format!(
+                "node '{}': op type '{}' is not registered in ferroflow (register the crate that \
+                 has it, or the graph needs an op ferroflow does not have)",
+                n.name, n.op
+            )));
+        }
+    }
+    let mut created: HashMap<String, NodeId> = HashMap::with_capacity(nodes.len());
+    for i in order {
+        let n = &nodes[i];
+        let mut spec = NodeSpec::new(
+            &n.op,
+            &if options.prefix.is_empty() {
+                n.name.clone()
+            } else {
+                format!("{}/{}", options.prefix.trim_end_matches('/'), n.name)
+            },
+        );
+        for input in &n.input {
+            let (dep, idx) = parse_input(input);
+            // dependency_order checked that every input names a node.
+            let id = created[dep];
+            match idx {
+                None => spec.control_inputs.push(id),
+                Some(idx) => {
+                    let outputs = graph.node(id).outputs.len();
+                    if idx >= outputs {
+                        return Err(Error::invalid_argument(format!(
+                            "node '{}' has input '{input}', but '{dep}' has {outputs} outputs",
+                            n.name
+                        )));
+                    }
+                    spec.inputs.push(Output::new(id, idx));
+                }
+            }
+        }
+        let mut attrs = Attrs::new();
+        for (k, v) in &n.attr {
+            if k == "_output_shapes" || k == "_class" {
+                continue;
+            }
+            attrs.insert(k.clone(), attr_from_proto(v, &n.name, k)?);
+        }
+        spec.attrs = attrs;
+        if !options.clear_devices {
+            spec.device = n.device.clone();
+        }
+        let id = graph
+            .add_node(spec)
+            .map_err(|e| with_context(e, &format!("importing node '{}' ({})", n.name, n.op)))?;
+        created.insert(n.name.clone(), id);
+    }
+    Ok(created)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph_def::{graph_def, ListValue};
+    use std::collections::BTreeMap;
+
+    fn node(name: &str, op: &str, inputs: &[&str], attrs: &[(&str, Value)]) -> NodeDef {
+        NodeDef {
+            name: name.into(),
+            op: op.into(),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            device: String::new(),
+            attr: attrs
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        k.to_string(),
+                        AttrValue {
+                            value: Some(v.clone()),
+                        },
+                    )
+                })
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    fn float_const(name: &str, v: &[f32], dims: &[i64]) -> NodeDef {
+        let t = TensorProto {
+            dtype: DataType::DtFloat as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(dims)),
+            float_val: v.to_vec(),
+            ..Default::default()
+        };
+        node(
+            name,
+            "Const",
+            &[],
+            &[
+                ("value", Value::Tensor(t)),
+                ("dtype", Value::Type(DataType::DtFloat as i32)),
+            ],
+        )
+    }
+
+    fn def(nodes: Vec<NodeDef>) -> GraphDef {
+        GraphDef {
+            node: nodes,
+            library: None,
+            versions: None,
+        }
+    }
+
+    #[test]
+    fn imports_out_of_order_with_controls_and_round_trips() {
+        // "sum" comes before its inputs; "b" is a splat constant.
+        let d = def(vec![
+            node(
+                "sum",
+                "AddV2",
+                &["a", "b:0", "^a"],
+                &[("T", Value::Type(1))],
+            ),
+            float_const("a", &[1.0, 2.0, 3.0], &[3]),
+            float_const("b", &[5.0], &[3]),
+        ]);
+        let mut g = Graph::new();
+        let ids = import_graph_def(&mut g, &d, &ImportOptions::default()).unwrap();
+        let sum = g.node(ids["sum"]);
+        assert_eq!(
+            sum.inputs,
+            [Output::new(ids["a"], 0), Output::new(ids["b"], 0)]
+        );
+        assert_eq!(sum.control_inputs, [ids["a"]]);
+        let b = g.const_value(Output::new(ids["b"], 0)).unwrap();
+        assert_eq!(b.as_slice::<f32>().unwrap(), &[5.0, 5.0, 5.0]);
+        // Exporting the imported graph gives back the same nodes (in
+        // dependency order).
+        let back = graph_def(&g, 0, false, 27);
+        let names: Vec<&str> = back.node.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "sum"]);
+        assert_eq!(back.node[2].input, ["a", "b", "^a"]);
+    }
+
+    #[test]
+    fn prefix_and_clear_devices() {
+        let mut a = float_const("a", &[1.0], &[]);
+        a.device = "/device:CPU:0".into();
+        let d = def(vec![
+            a,
+            node("i", "Identity", &["a"], &[("T", Value::Type(1))]),
+        ]);
+        let mut g = Graph::new();
+        let opts = ImportOptions {
+            prefix: "scope".into(),
+            clear_devices: true,
+        };
+        let ids = import_graph_def(&mut g, &d, &opts).unwrap();
+        assert_eq!(g.node(ids["i"]).name, "scope/i");
+        assert_eq!(g.node(ids["a"]).device, "");
+        assert!(g.node_by_name("scope/a").is_some());
+    }
+
+    #[test]
+    fn bad_graphs_name_the_node() {
+        let err = |d: GraphDef| {
+            import_graph_def(&mut Graph::new(), &d, &ImportOptions::default()).unwrap_err()
+        };
+        let e = err(def(vec![node("i", "Identity", &["nowhere:1"], &[])]));
+        assert_eq!(e.code(), Some(ferroflow_tensor::Code::InvalidArgument));
+        assert!(
+            e.message().contains("'i'") && e.message().contains("nowhere:1"),
+            "{e}"
+        );
+
+        let e = err(def(vec![
+            node("x", "Identity", &["y"], &[]),
+            node("y", "Identity", &["x"], &[]),
+        ]));
+        assert!(e.message().contains("cycle"), "{e}");
+
+        let e = err(def(vec![node("q", "NoSuchOpAnywhere", &[], &[])]));
+        assert_eq!(e.code(), Some(ferroflow_tensor::Code::NotFound));
+        assert!(e.message().contains("NoSuchOpAnywhere") && e.message().contains("'q'"));
+
+        let e = err(def(vec![
+            float_const("a", &[1.0], &[]),
+            node("i", "Identity", &["a:3"], &[]),
+        ]));
+        assert!(e.message().contains("has 1 outputs"), "{e}");
+
+        let e = err(def(vec![
+            float_const("a", &[1.0], &[]),
+            float_const("a", &[1.0], &[]),
+        ]));
+        assert!(e.message().contains("two nodes named 'a'"), "{e}");
+
+        let tensors = ListValue {
+            tensor: vec![TensorProto::default()],
+            ..Default::default()
+        };
+        let e = err(def(vec![node(
+            "n",
+            "NoOp",
+            &[],
+            &[("l", Value::List(tensors))],
+        )]));
+        assert!(e.message().contains("list of tensors") && e.message().contains("node n"));
+
+        let mut with_lib = def(vec![]);
+        with_lib.library = Some(crate::graph_def::FunctionDefLibrary {
+            function: vec![crate::graph_def::FunctionDefName {
+                signature: Some(crate::graph_def::OpDefName {
+                    name: "body".into(),
+                }),
+            }],
+            gradient: vec![],
+        });
+        let e = err(with_lib);
+        assert_eq!(e.code(), Some(ferroflow_tensor::Code::Unimplemented));
+        assert!(e.message().contains("body"), "{e}");
+
+        // A constant whose content does not fit its shape.
+        let bad = TensorProto {
+            dtype: DataType::DtFloat as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[2])),
+            tensor_content: vec![0; 5],
+            ..Default::default()
+        };
+        let e = err(def(vec![node(
+            "c",
+            "Const",
+            &[],
+            &[("value", Value::Tensor(bad)), ("dtype", Value::Type(1))],
+        )]));
+        assert!(
+            e.message().contains("node c") && e.message().contains("5 bytes"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn tensor_protos() {
+        let p = TensorProto {
+            dtype: DataType::DtInt32 as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[2, 2])),
+            tensor_content: [1i32, -2, 3, 4]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect(),
+            ..Default::default()
+        };
+        let t = tensor_from_proto(&p).unwrap();
+        assert_eq!(t.dims(), &[2, 2]);
+        assert_eq!(t.as_slice::<i32>().unwrap(), &[1, -2, 3, 4]);
+        let s = TensorProto {
+            dtype: DataType::DtString as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[2])),
+            string_val: vec![b"ab".to_vec()],
+            ..Default::default()
+        };
+        let t = tensor_from_proto(&s).unwrap();
+        assert_eq!(
+            t.as_slice::<Vec<u8>>().unwrap(),
+            &[b"ab".to_vec(), b"ab".to_vec()]
+        );
+        let z = TensorProto {
+            dtype: DataType::DtInt64 as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[3])),
+            ..Default::default()
+        };
+        assert_eq!(
+            tensor_from_proto(&z).unwrap().as_slice::<i64>().unwrap(),
+            &[0, 0, 0]
+        );
+        let h = TensorProto {
+            dtype: DataType::DtHalf as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[])),
+            half_val: vec![f16::from_f32(1.5).to_bits() as i32],
+            ..Default::default()
+        };
+        assert_eq!(
+            tensor_from_proto(&h).unwrap().as_slice::<f16>().unwrap(),
+            &[f16::from_f32(1.5)]
+        );
+        let unknown = TensorProto {
+            dtype: DataType::DtFloat as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[-1])),
+            ..Default::default()
+        };
+        assert!(tensor_from_proto(&unknown).is_err());
+        let huge = TensorProto {
+            dtype: DataType::DtFloat as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[1 << 40])),
+            float_val: vec![0.0],
+            ..Default::default()
+        };
+        assert!(tensor_from_proto(&huge).is_err());
+    }
+
+    #[test]
+    fn attrs_convert_like_python() {
+        let a = |v: Value| attr_from_proto(&AttrValue { value: Some(v) }, "n", "k").unwrap();
+        assert!(matches!(a(Value::I(3)), Attr::Int(3)));
+        assert!(matches!(a(Value::Type(102)), Attr::Type(DType::Float64)));
+        let list = |l: ListValue| a(Value::List(l));
+        assert!(matches!(list(ListValue::default()), Attr::IntList(v) if v.is_empty()));
+        assert!(matches!(
+            list(ListValue { i: vec![1, 2], ..Default::default() }),
+            Attr::IntList(v) if v == [1, 2]
+        ));
+        assert!(matches!(
+            list(ListValue { r#type: vec![1, 3], ..Default::default() }),
+            Attr::TypeList(v) if v == [DType::Float32, DType::Int32]
+        ));
+        let f = a(Value::Func(crate::graph_def::NameAttrList {
+            name: "f".into(),
+            attr: BTreeMap::new(),
+        }));
+        assert!(matches!(f, Attr::Str(s) if s == b"f"));
+        let shape = a(Value::Shape(TensorShapeProto::from_dims(&[-1, 4])));
+        assert!(matches!(shape, Attr::Shape(s) if s.dims() == Some(&[None, Some(4)][..])));
+        let e = attr_from_proto(
+            &AttrValue {
+                value: Some(Value::Type(99)),
+            },
+            "n",
+            "T",
+        )
+        .unwrap_err();
+        assert!(e.message().contains("node n") && e.message().contains("'T'"));
+    }
+
+    #[test]
+    fn fused_updates_come_back() {
+        let original = node("train", "ApplyFused", &["v", "g"], &[]);
+        let noop = node(
+            "train",
+            "NoOp",
+            &["^train/update_v"],
+            &[
+                (FUSED_ATTR, Value::S(original.encode_to_vec())),
+                (
+                    EXPANSION_ATTR,
+                    Value::List(ListValue {
+                        s: vec![b"train/update_v".to_vec()],
+                        ..Default::default()
+                    }),
+                ),
+            ],
+        );
+        let nodes = vec![
+            node("v", "VariableV2", &[], &[]),
+            node("g", "Const", &[], &[]),
+            node(
+                "train/update_v",
+                "ApplyGradientDescent",
+                &["v", "lr", "g"],
+                &[],
+            ),
+            noop.clone(),
+        ];
+        let back = restore_fused_updates(&nodes);
+        let names: Vec<(&str, &str)> = back
+            .iter()
+            .map(|n| (n.name.as_str(), n.op.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("v", "VariableV2"), ("g", "Const"), ("train", "ApplyFused")]
+        );
+        // An edited graph (an input gone) keeps TensorFlow's ops.
+        let edited = vec![node("v", "VariableV2", &[], &[]), nodes[2].clone(), noop];
+        assert_eq!(restore_fused_updates(&edited), edited);
+    }
+}
