@@ -14,6 +14,11 @@
 //! assert_eq!(out[0].as_slice::<f32>().unwrap(), &[11.0]);
 //! ```
 //!
+//! [`SavedModel`] loads a SavedModel (TensorFlow 1.x's `SavedModelBuilder` /
+//! `simple_save` exports, or ferroflow's) and runs its signatures: serving
+//! from Rust without Python (see [`saved_model`] and
+//! `examples/serve_saved_model.rs`).
+//!
 //! Training steps allocate and free many tensor buffers. The Python module
 //! serves them from mimalloc under [`alloc::BufferCache`]; a Rust program
 //! that trains should install the same global allocator (see
@@ -21,12 +26,14 @@
 //! at about 0.6x the rate.
 
 mod builder;
+pub mod saved_model;
 pub mod train;
 
 pub use builder::{GraphBuilder, VariableHandle};
 pub use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
 pub use ferroflow_runtime::Session as RuntimeSession;
 pub use ferroflow_tensor::{alloc, kernels, Code, DType, Error, Result, Shape, Tensor};
+pub use saved_model::SavedModel;
 
 use parking_lot::RwLock;
 use std::sync::Arc;
