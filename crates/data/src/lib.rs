@@ -13,6 +13,9 @@
 //! * [`parse`]: `tf.train.Example` and `SequenceExample` parsing.
 //! * [`decode`]: `DecodeRaw`, `DecodeCSV`, base64, compression, tensor
 //!   serialization.
+//! * [`lookup`]: lookup tables (`HashTableV2`, `MutableHashTableV2`,
+//!   `MutableDenseHashTableV2`, ...) and the ops on them
+//!   (`LookupTableFindV2`, `InitializeTableFromTextFileV2`, ...).
 //! * [`dataset`]: `tf.data`: dataset ops building a pipeline description,
 //!   iterators running it (map functions are graph functions).
 //!
@@ -21,6 +24,7 @@
 pub mod dataset;
 pub mod decode;
 pub mod file_ops;
+pub mod lookup;
 pub mod parse;
 pub mod queue;
 pub mod reader;
@@ -35,6 +39,7 @@ pub fn register() {
         dataset::register();
         decode::register();
         file_ops::register();
+        lookup::register();
         parse::register();
         queue::register();
         reader::register();
