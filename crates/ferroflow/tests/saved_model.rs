@@ -388,3 +388,24 @@ fn a_signature_naming_a_missing_tensor() {
     let model = SavedModel::load(&empty.0, &["serve"]).unwrap();
     assert!(model.signature_keys().is_empty());
 }
+
+#[test]
+fn a_loaded_model_serves_from_several_threads() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    let model = SavedModel::load(fixtures().join("tf_mlp"), &["serve"]).unwrap();
+    send_sync(&model);
+    let x = Tensor::from_vec([1, 4], vec![0.5f32, -1.0, 2.0, 0.25]).unwrap();
+    let want = model.run("serving_default", &[("x", x.clone())]).unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..20 {
+                    let got = model.run("serving_default", &[("x", x.clone())]).unwrap();
+                    for ((_, a), (_, b)) in got.iter().zip(&want) {
+                        assert_eq!(a.as_slice::<f32>().unwrap(), b.as_slice::<f32>().unwrap());
+                    }
+                }
+            });
+        }
+    });
+}
