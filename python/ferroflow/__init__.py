@@ -134,6 +134,7 @@ from ferroflow.ops.init_ops import (  # noqa: F401
     zeros_initializer,
 )
 from ferroflow.ops.io_ops import *  # noqa: F401,F403  (readers, read_file, matching_files)
+from ferroflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: F401
 from ferroflow.ops.math_ops import (  # noqa: F401
     abs,
     accumulate_n,
@@ -283,6 +284,7 @@ from ferroflow import (  # noqa: E402,F401
     image,
     initializers,
     io,
+    lookup,
     losses,
     math,
     nn,

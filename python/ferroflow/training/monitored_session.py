@@ -20,7 +20,7 @@ import logging
 import sys
 
 from ferroflow.framework import errors, ops
-from ferroflow.ops import control_flow_ops, variables
+from ferroflow.ops import control_flow_ops, lookup_ops, variables
 from ferroflow.protos import RunMetadata, RunOptions
 from ferroflow.training import basic_session_run_hooks, coordinator
 from ferroflow.training import queue_runner_impl as queue_runner
@@ -197,8 +197,9 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op():
-        """An op initializing the local variables (ferroflow has no lookup tables or local resources)."""
-        return control_flow_ops.group(variables.local_variables_initializer())
+        """An op initializing the local variables and the lookup tables (TABLE_INITIALIZERS), as
+        TensorFlow's (ferroflow has no other local resources)."""
+        return control_flow_ops.group(variables.local_variables_initializer(), lookup_ops.tables_initializer())
 
 
 class SessionCreator:

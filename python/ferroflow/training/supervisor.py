@@ -16,7 +16,7 @@ import os
 import time
 
 from ferroflow.framework import dtypes, errors, ops
-from ferroflow.ops import control_flow_ops, variables
+from ferroflow.ops import control_flow_ops, lookup_ops, variables
 from ferroflow.protos import MetaGraphDef, SessionLog, Summary
 from ferroflow.training import coordinator, training_util
 from ferroflow.training.session_manager import SessionManager
@@ -125,7 +125,8 @@ class Supervisor:
         if local_init_op is Supervisor.USE_DEFAULT:
             local_init_op = self._first_in_collection(ops.GraphKeys.LOCAL_INIT_OP)
             if local_init_op is None:
-                local_init_op = control_flow_ops.group(variables.local_variables_initializer())
+                local_init_op = control_flow_ops.group(variables.local_variables_initializer(),
+                                                       lookup_ops.tables_initializer())
                 ops.add_to_collection(ops.GraphKeys.LOCAL_INIT_OP, local_init_op)
         self._local_init_op = local_init_op
 
