@@ -284,6 +284,7 @@ from ferroflow import (  # noqa: E402,F401
     image,
     initializers,
     io,
+    logging,
     lookup,
     losses,
     math,
@@ -304,8 +305,8 @@ __version__ = "0.1.0"
 VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
-    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "image", "initializers", "io", "losses",
-    "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary", "test", "train",
+    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "image", "initializers", "io",
+    "logging", "losses", "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary", "test", "train",
 )
 
 
