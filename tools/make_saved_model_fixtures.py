@@ -26,6 +26,9 @@ tests/fixtures/saved_model/:
   graph points into a temporary directory deleted before this script ends,
   so a loader that does not feed ``<dir>/assets/vocab.txt`` to the asset
   tensor when running the init op fails.
+* ``tf_lookup/``: a ``StaticHashTable`` over a vocabulary asset
+  (``TextFileInitializer``, whole line -> line number), initialized by the
+  main op ``tables_initializer()``; ``words`` -> ``ids``.
 * ``expected.npz``: for every model and signature, the inputs fed and the
   outputs TensorFlow's own loader (``tf.compat.v1.saved_model.loader.load``
   on the final directory) computed, under keys
@@ -202,6 +205,40 @@ def make_asset(tf, export_dir, scratch):
     return ["serve"], {"serving_default": {"x": np.array([0.0, 1.5, -4.0], dtype=np.float32)}}
 
 
+def make_lookup(tf, export_dir, scratch):
+    """A vocabulary lookup the way TF1 serving models did it: a text-file table initialized by the main op."""
+    sm = tf.saved_model
+    vocab = os.path.join(scratch, "words.txt")
+    with open(vocab, "w") as f:
+        f.write(VOCAB)
+    with tf.Graph().as_default():
+        words = tf.placeholder(tf.string, [None], name="words")
+        table = tf.lookup.StaticHashTable(
+            tf.lookup.TextFileInitializer(
+                vocab, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER
+            ),
+            default_value=-1,
+        )
+        ids = tf.identity(table.lookup(words), name="ids")
+        with tf.Session() as sess:
+            sess.run(tf.tables_initializer())
+            b = sm.builder.SavedModelBuilder(export_dir)
+            b.add_meta_graph_and_variables(
+                sess,
+                [sm.tag_constants.SERVING],
+                signature_def_map={
+                    "serving_default": sm.signature_def_utils.predict_signature_def(
+                        inputs={"words": words}, outputs={"ids": ids}
+                    )
+                },
+                assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
+                main_op=tf.tables_initializer(),
+            )
+            b.save()
+    words_val = np.array([b"banana", b"kiwi", b"apple", b"cherry"], dtype=object)
+    return ["serve"], {"serving_default": {"words": words_val}}
+
+
 def run_with_tf(tf, export_dir, tags, feeds_by_sig):
     """Loads ``export_dir`` with TensorFlow's loader and runs every signature."""
     results = {}
@@ -233,7 +270,7 @@ def main():
     tf.disable_v2_behavior()
     tf.disable_resource_variables()
     OUT.mkdir(parents=True, exist_ok=True)
-    for name in ("tf_mlp", "tf_conv", "tf_simple_save", "tf_asset"):
+    for name in ("tf_mlp", "tf_conv", "tf_simple_save", "tf_asset", "tf_lookup"):
         shutil.rmtree(OUT / name, ignore_errors=True)
 
     specs = {}
@@ -252,6 +289,7 @@ def main():
         specs["tf_conv:train"] = conv["train"]
         specs["tf_simple_save"] = export("tf_simple_save", make_simple_save)
         specs["tf_asset"] = export("tf_asset", make_asset, scratch)
+        specs["tf_lookup"] = export("tf_lookup", make_lookup, scratch)
     # The scratch directory (the asset's original path) is gone now.
 
     arrays = {}
@@ -264,7 +302,9 @@ def main():
             sig = {"inputs": {}, "outputs": {}}
             for kind, values in (("inputs", feeds), ("outputs", outs)):
                 for k, v in values.items():
-                    arrays[f"{spec_name}/{key}/{kind}/{k}"] = np.asarray(v)
+                    v = np.asarray(v)
+                    # Strings as fixed-width bytes, so the tests read the npz without pickle.
+                    arrays[f"{spec_name}/{key}/{kind}/{k}"] = v.astype(bytes) if v.dtype == object else v
                     sig[kind][k] = _json_value(v)
             entry["signatures"][key] = sig
     np.savez(OUT / "expected.npz", **arrays)

@@ -44,6 +44,7 @@ def _run_signature(sess, meta_graph_def, key, inputs, import_scope=None):
     ("tf_conv", ["train"], "loss"),
     ("tf_simple_save", ["serve"], "serving_default"),
     ("tf_asset", ["serve"], "serving_default"),
+    ("tf_lookup", ["serve"], "serving_default"),
 ])
 def test_loads_tensorflow_saved_models(model, tags, signature, tmp_path):
     # A copy, so nothing can depend on the fixture's location (the asset path baked in is gone anyway).

@@ -135,7 +135,7 @@ def _convnet(export_dir):
 
 def _asset_model(export_dir, tmp_path):
     vocab = tmp_path / "vocab_src" / "words.txt"
-    vocab.parent.mkdir()
+    vocab.parent.mkdir(exist_ok=True)
     vocab.write_bytes(b"alpha\nbeta\ngamma\n")
     with tf.Session(graph=tf.Graph()) as sess:
         path = tf.constant(str(vocab), name="vocab_path")
@@ -152,11 +152,30 @@ def _asset_model(export_dir, tmp_path):
     return {"serving_default": ({"x": x_val}, {"y": x_val * 3.0, "contents": b"alpha\nbeta\ngamma\n"})}
 
 
+def _lookup_model(export_dir, tmp_path):
+    vocab = tmp_path / "vocab_src" / "labels.txt"
+    vocab.parent.mkdir(exist_ok=True)
+    vocab.write_bytes(b"red\ngreen\nblue\n")
+    with tf.Session(graph=tf.Graph()) as sess:
+        words = tf.placeholder(tf.string, [None], name="words")
+        table = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+            str(vocab), tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+            tf.lookup.TextFileIndex.LINE_NUMBER), default_value=-1)
+        ids = tf.identity(table.lookup(words), name="ids")
+        sess.run(tf.tables_initializer())
+        tf.saved_model.simple_save(sess, export_dir, {"words": words}, {"ids": ids},
+                                   legacy_init_op=tf.tables_initializer())
+    vocab.unlink()  # the table must be filled from the copy under assets/
+    words_val = np.array([b"blue", b"pink", b"red"])
+    return {"serving_default": ({"words": words_val}, {"ids": np.array([2, -1, 0], np.int64)})}
+
+
 def test_tensorflow_loads_ferroflow_saved_models(tmp_path):
     models = {
         "mlp": _mlp(str(tmp_path / "mlp")),
         "conv": _convnet(str(tmp_path / "conv")),
         "asset": _asset_model(str(tmp_path / "asset"), tmp_path),
+        "lookup": _lookup_model(str(tmp_path / "lookup"), tmp_path),
     }
     jobs = [{"name": name, "dir": str(tmp_path / name), "tags": ["serve"],
              "signatures": {key: dict(inputs) for key, (inputs, _) in sigs.items()}}
