@@ -284,6 +284,7 @@ from ferroflow import (  # noqa: E402,F401
     image,
     initializers,
     io,
+    layers,
     logging,
     lookup,
     losses,
@@ -306,7 +307,8 @@ VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "image", "initializers", "io",
-    "logging", "losses", "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary", "test", "train",
+    "layers", "logging", "losses", "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary",
+    "test", "train",
 )
 
 
