@@ -114,8 +114,8 @@ fn every_tensorflow_fixture_gives_tensorflows_outputs() {
             }
         }
     }
-    // tf_mlp (2 signatures, 4 outputs), tf_conv serve and train, simple_save, asset.
-    assert_eq!(checked, 9);
+    // tf_mlp (2 signatures, 4 outputs), tf_conv serve and train, simple_save, asset, lookup.
+    assert_eq!(checked, 10);
 }
 
 #[test]
