@@ -124,6 +124,12 @@ impl PartialShape {
     }
 
     /// NumPy broadcasting of partial shapes; `None` if they cannot broadcast.
+    ///
+    /// Follows TensorFlow's broadcasting shape function exactly: an operand of
+    /// unknown rank makes the result's rank unknown, and where one dimension is
+    /// unknown the result keeps the other only when it is greater than 1 (a
+    /// known 1 yields the unknown dimension, a known 0 yields unknown, since the
+    /// unknown one may be 1).
     pub fn broadcast(&self, other: &PartialShape) -> Option<PartialShape> {
         let (Some(a), Some(b)) = (&self.0, &other.0) else {
             return Some(PartialShape::unknown());
@@ -144,7 +150,8 @@ impl PartialShape {
                 (Some(1), q) => q,
                 (p, Some(1)) => p,
                 (Some(_), Some(_)) => return None,
-                (Some(p), None) | (None, Some(p)) => Some(p),
+                (Some(p), None) | (None, Some(p)) if p > 1 => Some(p),
+                (Some(_), None) | (None, Some(_)) => None,
                 (None, None) => None,
             });
         }
@@ -217,5 +224,17 @@ mod tests {
             .broadcast(&PartialShape::from_dims(vec![Some(3)]))
             .is_none());
         assert_eq!(PartialShape::from_dims(vec![Some(5)]).to_string(), "(5,)");
+        // A known 0 against an unknown dimension: TF leaves the result unknown.
+        let zero = PartialShape::from_dims(vec![Some(0)]);
+        let unk = PartialShape::from_dims(vec![None]);
+        assert_eq!(zero.broadcast(&unk).unwrap().to_string(), "(?,)");
+        assert_eq!(unk.broadcast(&zero).unwrap().to_string(), "(?,)");
+        // A scalar keeps the other operand's shape; unknown rank stays unknown.
+        let x = PartialShape::from_dims(vec![None, Some(3)]);
+        assert_eq!(PartialShape::scalar().broadcast(&x).unwrap(), x);
+        assert_eq!(
+            PartialShape::unknown().broadcast(&x).unwrap(),
+            PartialShape::unknown()
+        );
     }
 }

@@ -270,12 +270,17 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         if isinstance(rate, numbers.Real) and rate == 0:
             return t
         r = ops.convert_to_tensor(rate, dtype=t.dtype, name="rate")
+        r.shape.assert_has_rank(0)
         ns = array_ops.shape(t) if noise_shape is None else noise_shape
         keep = math_ops.subtract(ops.convert_to_tensor(1.0, dtype=t.dtype), r)
         random = random_ops.random_uniform(ns, seed=seed, dtype=t.dtype)
         mask = math_ops.greater_equal(random, r)
         scaled = math_ops.multiply(t, math_ops.reciprocal(keep))
-        return math_ops.multiply(scaled, array_ops.cast(mask, t.dtype), name=scope)
+        out = math_ops.multiply(scaled, array_ops.cast(mask, t.dtype), name=scope)
+        # As in TF: the rate is a scalar, so the result has x's shape even when the rate's
+        # static shape is unknown (a fed ``keep_prob = tf.placeholder(tf.float32)``).
+        out.set_shape(t.shape)
+        return out
 
 
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):

@@ -638,13 +638,33 @@ fn one_hot(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(2), shape)
 }
 
+/// TensorFlow's `BroadcastTo` shape function: the requested shape, where each
+/// input dimension greater than 1 fills in (or must equal) the output dimension
+/// it lines up with from the right.
 fn broadcast_to(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(1, INDEX)?;
     let target = ctx.shape_value(1);
     if ctx.shape(0).broadcast(&target).is_none() {
         return Err(ctx.shape_error(format!("Unable to broadcast {} to {target}", ctx.shape(0))));
     }
-    single(ctx.dtype(0), target)
+    let (Some(input), Some(out)) = (ctx.shape(0).dims(), target.dims()) else {
+        return single(ctx.dtype(0), target);
+    };
+    if input.len() > out.len() {
+        return Err(ctx.shape_error(format!(
+            "Shape must be at most rank {} but is rank {}",
+            out.len(),
+            input.len()
+        )));
+    }
+    let mut dims = out.to_vec();
+    let offset = out.len() - input.len();
+    for (i, d) in input.iter().enumerate() {
+        if let Some(v) = d.filter(|&v| v > 1) {
+            dims[offset + i] = Some(v);
+        }
+    }
+    single(ctx.dtype(0), PartialShape::from_dims(dims))
 }
 
 fn where_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
