@@ -16,6 +16,7 @@
 //!
 //! See [`table`] for the resource and [`text`] for text-file parsing.
 
+mod str_index;
 pub mod table;
 pub mod text;
 

@@ -11,6 +11,8 @@ use ferroflow_tensor::{team, DType, Data, Element, Error, Result, Shape, Tensor}
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
+use super::str_index::StrIndex;
+
 /// Which of TensorFlow's table classes a table behaves as.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum TableKind {
@@ -79,7 +81,7 @@ impl Keys<'_> {
 enum Index {
     I32(FxHashMap<i32, u32>),
     I64(FxHashMap<i64, u32>),
-    Str(FxHashMap<Box<[u8]>, u32>),
+    Str(StrIndex),
 }
 
 impl Index {
@@ -87,7 +89,7 @@ impl Index {
         Ok(match d {
             DType::Int32 => Index::I32(FxHashMap::default()),
             DType::Int64 => Index::I64(FxHashMap::default()),
-            DType::String => Index::Str(FxHashMap::default()),
+            DType::String => Index::Str(StrIndex::default()),
             other => {
                 return Err(Error::unimplemented(format!(
                     "lookup tables take int32, int64 or string keys, not {}",
@@ -135,7 +137,7 @@ impl Index {
         match self {
             Index::I32(m) => sorted(m.iter().map(|(k, r)| (*k, *r)), i32::wrap),
             Index::I64(m) => sorted(m.iter().map(|(k, r)| (*k, *r)), i64::wrap),
-            Index::Str(m) => sorted(m.iter().map(|(k, r)| (k.to_vec(), *r)), Vec::<u8>::wrap),
+            Index::Str(m) => sorted(m.entries().map(|(k, r)| (k.to_vec(), r)), Vec::<u8>::wrap),
         }
     }
 }
@@ -467,10 +469,14 @@ impl Table {
                     .expect("fresh buffer");
                 let g = Gather { vals, def, per_key, vlen };
                 match (&st.index, keys) {
-                    (Index::I32(m), Keys::I32(k)) => g.run(dst, |i| m.get(&k[i]).copied()),
-                    (Index::I64(m), Keys::I64(k)) => g.run(dst, |i| m.get(&k[i]).copied()),
+                    (Index::I32(m), Keys::I32(k)) => g.run(dst, |at, rows| {
+                        int_rows(m, &k[at..at + rows.len()], rows)
+                    }),
+                    (Index::I64(m), Keys::I64(k)) => g.run(dst, |at, rows| {
+                        int_rows(m, &k[at..at + rows.len()], rows)
+                    }),
                     (Index::Str(m), Keys::Str(k)) => {
-                        g.run(dst, |i| m.get(k[i].as_slice()).copied())
+                        g.run(dst, |at, rows| m.get_many(&k[at..at + rows.len()], rows))
                     }
                     _ => return Err(Error::internal("table key dtype mismatch")),
                 }
@@ -575,9 +581,7 @@ impl Table {
         match (&mut st.index, Keys::of(keys)?) {
             (Index::I32(m), Keys::I32(k)) => freed.extend(k.iter().filter_map(|x| m.remove(x))),
             (Index::I64(m), Keys::I64(k)) => freed.extend(k.iter().filter_map(|x| m.remove(x))),
-            (Index::Str(m), Keys::Str(k)) => {
-                freed.extend(k.iter().filter_map(|x| m.remove(x.as_slice())))
-            }
+            (Index::Str(m), Keys::Str(k)) => freed.extend(k.iter().filter_map(|x| m.remove(x))),
             _ => return Err(Error::internal("table key dtype mismatch")),
         }
         st.free.extend(freed);
@@ -827,16 +831,9 @@ impl State {
                     }
                 }
                 (Index::Str(m), Keys::Str(k)) => {
+                    m.reserve(k.len());
                     for x in k.iter() {
-                        let found = m.get(x.as_slice()).copied();
-                        rows.push(match found {
-                            Some(r) => (r, true),
-                            None => {
-                                let r = alloc()?;
-                                m.insert(x.clone().into_boxed_slice(), r);
-                                (r, false)
-                            }
-                        });
+                        rows.push(m.get_or_insert(x, &mut alloc)?);
                     }
                 }
                 _ => return Err(Error::internal("table key dtype mismatch")),
@@ -883,9 +880,12 @@ struct Gather<'a, T> {
 }
 
 impl<T: Element> Gather<'_, T> {
-    /// Fills `out` (one row per key) with `row_of(key index)`'s values, in
-    /// parallel pieces of [`PIECE`] keys when there are several.
-    fn run(&self, out: &mut [T], row_of: impl Fn(usize) -> Option<u32> + Sync) {
+    /// Fills `out` (one row per key) with each key's values or the
+    /// default. `fill(at, rows)` writes the rows of keys `at..at +
+    /// rows.len()` (`u32::MAX`: absent). Pieces of [`PIECE`] keys run in
+    /// parallel when there are several.
+    fn run(&self, out: &mut [T], fill: impl Fn(usize, &mut [u32]) + Sync) {
+        const SUB: usize = 1024;
         let vlen = self.vlen;
         let n = out.len() / vlen;
         let piece = if n <= PIECE {
@@ -895,26 +895,41 @@ impl<T: Element> Gather<'_, T> {
             n.div_ceil(team::threads() * 8).max(PIECE)
         };
         team::for_each_chunk_mut(out, piece * vlen, |c, dst| {
-            let first = c * piece;
-            if vlen == 1 && !self.per_key {
-                let d = &self.def[0];
-                for (j, o) in dst.iter_mut().enumerate() {
-                    *o = match row_of(first + j) {
-                        Some(r) => self.vals[r as usize].clone(),
-                        None => d.clone(),
-                    };
+            let mut rows = [0u32; SUB];
+            for (s, sub) in dst.chunks_mut(SUB * vlen).enumerate() {
+                let first = c * piece + s * SUB;
+                let m = sub.len() / vlen;
+                fill(first, &mut rows[..m]);
+                if vlen == 1 && !self.per_key {
+                    let d = &self.def[0];
+                    for (o, &r) in sub.iter_mut().zip(&rows[..m]) {
+                        *o = if r == u32::MAX {
+                            d.clone()
+                        } else {
+                            self.vals[r as usize].clone()
+                        };
+                    }
+                    continue;
                 }
-                return;
-            }
-            for (j, o) in dst.chunks_mut(vlen).enumerate() {
-                let i = first + j;
-                let src = match row_of(i) {
-                    Some(r) => &self.vals[r as usize * vlen..(r as usize + 1) * vlen],
-                    None if self.per_key => &self.def[i * vlen..(i + 1) * vlen],
-                    None => self.def,
-                };
-                o.clone_from_slice(src);
+                for (j, (o, &r)) in sub.chunks_mut(vlen).zip(&rows[..m]).enumerate() {
+                    let i = first + j;
+                    let src = if r != u32::MAX {
+                        &self.vals[r as usize * vlen..(r as usize + 1) * vlen]
+                    } else if self.per_key {
+                        &self.def[i * vlen..(i + 1) * vlen]
+                    } else {
+                        self.def
+                    };
+                    o.clone_from_slice(src);
+                }
             }
         });
+    }
+}
+
+/// The rows of integer `keys` (`u32::MAX`: absent).
+fn int_rows<K: std::hash::Hash + Eq>(m: &FxHashMap<K, u32>, keys: &[K], rows: &mut [u32]) {
+    for (r, k) in rows.iter_mut().zip(keys) {
+        *r = m.get(k).copied().unwrap_or(u32::MAX);
     }
 }
