@@ -2,14 +2,7 @@
 
 from ferroflow.framework import ops
 from ferroflow.ops import control_flow_ops, variables
-
-
-def _tables_initializer():
-    try:
-        from ferroflow.ops.lookup_ops import tables_initializer
-    except ImportError:  # before lookup tables exist: nothing to initialize
-        return control_flow_ops.no_op(name="init_all_tables")
-    return tables_initializer()
+from ferroflow.ops.lookup_ops import tables_initializer
 
 
 def main_op():
@@ -20,7 +13,7 @@ def main_op():
     ``main_op_with_restore`` runs the restore after it instead.
     """
     return control_flow_ops.group(variables.global_variables_initializer(), variables.local_variables_initializer(),
-                                  _tables_initializer())
+                                  tables_initializer())
 
 
 def main_op_with_restore(restore_op_name):
