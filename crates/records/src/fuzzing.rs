@@ -37,3 +37,17 @@ pub fn read_records(data: &[u8]) -> usize {
     }
     count
 }
+
+/// Decodes `data` as a `GraphDef` and imports it into an empty graph
+/// (every node through op lookup, attribute conversion and shape
+/// inference; nothing runs). Returns how many nodes were added. Must never
+/// panic, whatever the bytes.
+pub fn import_graph_def(data: &[u8]) -> usize {
+    let Ok(def) = crate::graph_def::GraphDef::decode(data) else {
+        return 0;
+    };
+    let mut graph = ferroflow_graph::Graph::new();
+    crate::graph_import::import_graph_def(&mut graph, &def, &Default::default())
+        .map(|nodes| nodes.len())
+        .unwrap_or(0)
+}
