@@ -8,7 +8,7 @@ use crate::writer::{merge_bundles, save, MergeOptions, SaveItem};
 use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn expect_string(ctx: &InferContext, i: usize) -> Result<()> {
     ctx.expect_dtype(i, &[DType::String]).map(|_| ())
@@ -187,6 +187,26 @@ fn utf8<'a>(s: &'a [u8], what: &str) -> Result<&'a str> {
         .map_err(|_| Error::invalid_argument(format!("{what} is not valid UTF-8: {s:?}")))
 }
 
+/// TensorFlow's save kernels create the prefix's directory, but only that one
+/// level (`Env::CreateDir`): a missing grandparent is NotFound, which the
+/// Saver turns into "Parent directory of ... doesn't exist". The writer itself
+/// creates every missing level, so the ops check first.
+fn check_parent_creatable(prefix: &Path) -> Result<()> {
+    let Some(dir) = prefix.parent().filter(|d| !d.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    if dir.is_dir() {
+        return Ok(());
+    }
+    match dir.parent().filter(|g| !g.as_os_str().is_empty()) {
+        Some(grand) if !grand.is_dir() => Err(Error::not_found(format!(
+            "{}; No such file or directory",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn save_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let n = ctx.num_inputs() - 3;
     let prefix = scalar_string(ctx.input(0)?, "prefix")?;
@@ -207,6 +227,7 @@ fn save_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
             slice,
         });
     }
+    check_parent_creatable(&prefix)?;
     save(&prefix, &items)
 }
 
@@ -284,6 +305,7 @@ fn merge_kernel(ctx: &mut OpContext<'_>, options: MergeOptions) -> Result<()> {
         .map(|p| to_path(p))
         .collect();
     let dest = scalar_string(ctx.input(1)?, "destination_prefix")?;
+    check_parent_creatable(&dest)?;
     merge_bundles(&prefixes, &dest, options)
 }
 

@@ -596,11 +596,16 @@ class Saver:
         save_path_parent = os.path.dirname(save_path)
         model_checkpoint_path = None
         if not self._is_empty:
-            if save_path_parent and not os.path.isdir(save_path_parent):
-                raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-            model_checkpoint_path = sess.run(
-                self.saver_def.save_tensor_name, {self.saver_def.filename_tensor_name: checkpoint_file}
-            )
+            # As in TF, the save op creates a missing last directory level itself; when it
+            # cannot (a deeper level is missing too) the error becomes a ValueError.
+            try:
+                model_checkpoint_path = sess.run(
+                    self.saver_def.save_tensor_name, {self.saver_def.filename_tensor_name: checkpoint_file}
+                )
+            except (errors.FailedPreconditionError, errors.NotFoundError) as exc:
+                if save_path_parent and not os.path.isdir(save_path_parent):
+                    raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.") from exc
+                raise
             if isinstance(model_checkpoint_path, bytes):
                 model_checkpoint_path = model_checkpoint_path.decode()
             model_checkpoint_path = str(model_checkpoint_path)
