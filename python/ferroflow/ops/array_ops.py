@@ -288,7 +288,34 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
         "new_axis_mask": int(new_axis_mask),
         "shrink_axis_mask": int(shrink_axis_mask),
     }
-    return make("StridedSlice", [x, b, e, s], attrs, name)
+    out = make("StridedSlice", [x, b, e, s], attrs, name)
+    if var is not None:
+        parent_name = name
+
+        def assign(value, name=None):
+            # TF names the update "<slice scope>_assign" ("strided_slice/_assign").
+            if name is None:
+                name = (parent_name or "strided_slice") + "_assign"
+            return var._strided_slice_assign(b, e, s, value, name, **attrs)
+
+        _slice_assigns(out.graph)[out.op._id] = assign
+    return out
+
+
+def _slice_assigns(graph):
+    """Per graph: the ``assign`` function of each strided slice taken of a variable (``v[1:3]``)."""
+    table = getattr(graph, "_strided_slice_assigns", None)
+    if table is None:
+        table = graph._strided_slice_assigns = {}
+    return table
+
+
+def _tensor_assign(self):
+    """``v[1:3].assign(value)``: only a slice taken directly of a variable has it (as in TF)."""
+    fn = None if self.value_index != 0 else getattr(self.graph, "_strided_slice_assigns", {}).get(self.op._id)
+    if fn is None:
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute 'assign'")
+    return fn
 
 
 def _is_index(x):
@@ -342,6 +369,9 @@ def _slice_helper(tensor, slice_spec, var=None):
         index += 1
     with ops.name_scope(None, "strided_slice", [tensor]) as name:
         packed = [_pack_index(v, n) for v, n in ((begin, "stack"), (end, "stack_1"), (strides, "stack_2"))]
+        # As TF: one int64 bound makes all three int64 (StridedSlice(Assign) needs one index type).
+        if any(p.dtype == dtypes.int64 for p in packed):
+            packed = [p if p.dtype == dtypes.int64 else cast(p, dtypes.int64) for p in packed]
         return strided_slice(tensor, *packed, begin_mask=begin_mask, end_mask=end_mask,
                              ellipsis_mask=ellipsis_mask, new_axis_mask=new_axis_mask,
                              shrink_axis_mask=shrink_axis_mask, var=var, name=name)
@@ -571,4 +601,5 @@ def _getitem(self, slice_spec):
 
 
 ops.Tensor.__getitem__ = _getitem
+ops.Tensor.assign = property(_tensor_assign)
 

@@ -28,7 +28,13 @@ def _is_variable(x):
 
 
 def assign(ref, value, validate_shape=None, use_locking=None, name=None):
-    """Sets the variable to ``value``; returns the variable (its new value when fetched)."""
+    """Sets the variable to ``value``; returns the variable (its new value when fetched).
+
+    As in TF, ``ref`` may also be a slice of a variable (``tf.assign(v[1:3], value)``),
+    which assigns through ``StridedSliceAssign``.
+    """
+    if isinstance(ref, ops.Tensor) and hasattr(ref, "assign"):
+        return ref.assign(value, name=name)
     r = _ref(ref)
     v = ops.convert_to_tensor(value, dtype=r.dtype, name="value")
     attrs = {"validate_shape": True if validate_shape is None else bool(validate_shape), "use_locking": True}
@@ -72,3 +78,27 @@ def scatter_sub(ref, indices, updates, use_locking=False, name=None):
 def is_variable_initialized(ref, name=None):
     """A bool scalar: has the variable been assigned in this session?"""
     return make("IsVariableInitialized", [_ref(ref)], {}, name)
+
+
+def strided_slice_assign(ref, begin, end, strides, value, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                         new_axis_mask=0, shrink_axis_mask=0, name=None):
+    """``ref[begin:end:strides] = value`` in place (TF's ``StridedSliceAssign``); returns the variable.
+
+    ``value`` broadcasts into the slice's shape; the masks are those of ``strided_slice``.
+    """
+    from ferroflow.ops._op_util import to_int_tensor
+
+    r = _ref(ref)
+    with ops.name_scope(name, "StridedSliceAssign", [r, begin, end, strides, value]) as scope:
+        b = to_int_tensor(begin, "begin")
+        e = to_int_tensor(end, "end", dtype=b.dtype)
+        s = to_int_tensor(strides, "strides", dtype=b.dtype)
+        v = value if isinstance(value, ops.Tensor) else ops.convert_to_tensor(value, dtype=r.dtype, name="value")
+        attrs = {
+            "begin_mask": int(begin_mask),
+            "end_mask": int(end_mask),
+            "ellipsis_mask": int(ellipsis_mask),
+            "new_axis_mask": int(new_axis_mask),
+            "shrink_axis_mask": int(shrink_axis_mask),
+        }
+        return make("StridedSliceAssign", [r, b, e, s, v], attrs, scope)

@@ -232,6 +232,18 @@ class Variable:
         t = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
         return t if read_value else t.op
 
+    def _strided_slice_assign(self, begin, end, strides, value, name, begin_mask=0, end_mask=0, ellipsis_mask=0,
+                              new_axis_mask=0, shrink_axis_mask=0):
+        """What ``v[...].assign(value)`` runs: a ``StridedSliceAssign`` on this variable."""
+        return state_ops.strided_slice_assign(
+            self._variable, begin, end, strides, value, begin_mask=begin_mask, end_mask=end_mask,
+            ellipsis_mask=ellipsis_mask, new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask, name=name,
+        )
+
+    def __getitem__(self, slice_spec):
+        """``v[...]``: a strided slice of the ``name/read`` value that also has ``assign`` (as in TF1)."""
+        return array_ops._slice_helper(self._as_tensor(), slice_spec, var=self)
+
     def _sparse(self, fn, sparse_delta, use_locking, name):
         return fn(self._variable, sparse_delta.indices, sparse_delta.values, use_locking=use_locking, name=name)
 
@@ -320,7 +332,7 @@ def _forward_operator(name):
     return f
 
 
-for _op_name in ops.Tensor.OVERLOADABLE_OPERATORS - {"__eq__", "__ne__"}:
+for _op_name in ops.Tensor.OVERLOADABLE_OPERATORS - {"__eq__", "__ne__", "__getitem__"}:
     if hasattr(ops.Tensor, _op_name):
         setattr(Variable, _op_name, _forward_operator(_op_name))
 

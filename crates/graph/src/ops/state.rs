@@ -61,6 +61,24 @@ fn scatter(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     Ok(vec![OutputInfo::reference(ctx.dtype(0), v.clone())])
 }
 
+/// `StridedSliceAssign`: the variable's own shape (TF's `UnchangedShape`);
+/// the slice bounds must be integer vectors and the value of the variable's dtype.
+fn strided_slice_assign(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let d = ctx.expect_same(0, 4)?;
+    ctx.expect_dtype(1, INDEX)?;
+    ctx.expect_same(1, 2)?;
+    ctx.expect_same(1, 3)?;
+    for (i, what) in [(1, "begin"), (2, "end"), (3, "strides")] {
+        if let Some(r) = ctx.shape(i).rank().filter(|&r| r != 1) {
+            return Err(ctx.shape_error(format!(
+                "Shape must be rank 1 but is rank {r} for {what} with shape {}",
+                ctx.shape(i)
+            )));
+        }
+    }
+    Ok(vec![OutputInfo::reference(d, ctx.shape(0).clone())])
+}
+
 fn is_initialized(_: &InferContext) -> Result<Vec<OutputInfo>> {
     single(DType::Bool, PartialShape::scalar())
 }
@@ -74,6 +92,12 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("ScatterUpdate", &["ref", "indices", "updates"], scatter).refs(&[0]),
         OpDef::new("ScatterAdd", &["ref", "indices", "updates"], scatter).refs(&[0]),
         OpDef::new("ScatterSub", &["ref", "indices", "updates"], scatter).refs(&[0]),
+        OpDef::new(
+            "StridedSliceAssign",
+            &["ref", "begin", "end", "strides", "value"],
+            strided_slice_assign,
+        )
+        .refs(&[0]),
         OpDef::new("IsVariableInitialized", &["ref"], is_initialized).refs(&[0]),
     ]
 }

@@ -4,7 +4,7 @@ use super::boxed;
 use crate::kernel::{factory, Fixed, KernelFactory, Value};
 use crate::resources::Variable;
 use ferroflow_graph::AttrsExt;
-use ferroflow_tensor::kernels::array::{scatter, ScatterOp};
+use ferroflow_tensor::kernels::array::{scatter, strided_slice_assign, ScatterOp, SliceMasks};
 use ferroflow_tensor::kernels::elementwise::{binary, BinaryOp};
 use ferroflow_tensor::{Error, Tensor};
 
@@ -112,6 +112,31 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             }),
         );
     }
+    reg(
+        "StridedSliceAssign",
+        factory(|init| {
+            let a = &init.node.attrs;
+            let masks = SliceMasks {
+                begin: a.int_or("begin_mask", 0)?,
+                end: a.int_or("end_mask", 0)?,
+                ellipsis: a.int_or("ellipsis_mask", 0)?,
+                new_axis: a.int_or("new_axis_mask", 0)?,
+                shrink_axis: a.int_or("shrink_axis_mask", 0)?,
+            };
+            boxed(move |ctx| {
+                let var = ctx.input_ref(0)?.clone();
+                let (b, e, s) = (
+                    ctx.input(1)?.to_i64_vec()?,
+                    ctx.input(2)?.to_i64_vec()?,
+                    ctx.input(3)?.to_i64_vec()?,
+                );
+                let value = ctx.input(4)?;
+                var.update(|t| strided_slice_assign(t, &b, &e, &s, masks, value))?;
+                ctx.output_ref(var);
+                Ok(())
+            })
+        }),
+    );
     reg(
         "IsVariableInitialized",
         factory(|_| {

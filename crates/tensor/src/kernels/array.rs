@@ -541,6 +541,123 @@ pub fn strided_slice(
     map_any!(x, shape, v => gather_strided(v, x.dims(), &starts, &steps, &counts))
 }
 
+fn dims_string(d: &[usize]) -> String {
+    let parts: Vec<String> = d.iter().map(usize::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// TensorFlow's `StridedSliceAssign` (`v[1:3].assign(...)` on a variable):
+/// writes `value` into the strided slice of `x`, in place when `x` holds its
+/// buffer alone. As in TensorFlow, `value` is broadcast into the slice's
+/// final shape (leading size-1 dimensions of a higher-rank `value` are
+/// dropped), and an empty slice assigns nothing whatever `value`'s shape. On
+/// error `x` is left unchanged.
+pub fn strided_slice_assign(
+    x: &mut Tensor,
+    begin: &[i64],
+    end: &[i64],
+    strides: &[i64],
+    masks: SliceMasks,
+    value: &Tensor,
+) -> Result<()> {
+    if value.dtype() != x.dtype() {
+        return Err(Error::invalid_argument(format!(
+            "StridedSliceAssign: cannot assign a {} value into a {} tensor",
+            value.dtype(),
+            x.dtype()
+        )));
+    }
+    let dims: Vec<Option<usize>> = x.dims().iter().map(|&d| Some(d)).collect();
+    let plan = strided_slice_plan(&dims, begin, end, strides, masks)?;
+    let windows: Vec<(i64, i64, usize)> = plan
+        .windows
+        .iter()
+        .map(|w| w.expect("known dims"))
+        .collect();
+    let n: usize = windows.iter().map(|w| w.2).product();
+    if n == 0 {
+        return Ok(());
+    }
+    let final_shape: Vec<usize> = plan
+        .final_shape
+        .iter()
+        .map(|d| d.expect("known dims"))
+        .collect();
+    let vdims = value.dims();
+    let cannot = || {
+        Error::invalid_argument(format!(
+            "Cannot broadcast input shape {} into final shape {}",
+            dims_string(vdims),
+            dims_string(&final_shape)
+        ))
+    };
+    // `value`'s dims aligned with the final shape: extra leading dims must be 1.
+    let r = final_shape.len();
+    let aligned: Vec<usize> = if vdims.len() > r {
+        let (lead, rest) = vdims.split_at(vdims.len() - r);
+        if lead.iter().any(|&d| d != 1) {
+            return Err(cannot());
+        }
+        rest.to_vec()
+    } else {
+        std::iter::repeat_n(1, r - vdims.len())
+            .chain(vdims.iter().copied())
+            .collect()
+    };
+    // Element strides of `value` per final dimension (0 where it broadcasts).
+    let mut vstrides = vec![0usize; r];
+    let mut acc = 1usize;
+    for d in (0..r).rev() {
+        if aligned[d] == final_shape[d] {
+            vstrides[d] = if aligned[d] == 1 { 0 } else { acc };
+        } else if aligned[d] != 1 {
+            return Err(cannot());
+        }
+        acc *= aligned[d];
+    }
+    // Source offset in `value` of each selected element, in row-major order
+    // of the final shape (the order of the slice's elements).
+    let mut sources = Vec::with_capacity(n);
+    let mut idx = vec![0usize; r];
+    for _ in 0..n {
+        sources.push(idx.iter().zip(&vstrides).map(|(i, s)| i * s).sum::<usize>());
+        for d in (0..r).rev() {
+            idx[d] += 1;
+            if idx[d] < final_shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    let xstrides = x.shape().strides();
+    fn write<T: Element>(
+        x: &mut Tensor,
+        src: &[T],
+        sources: &[usize],
+        windows: &[(i64, i64, usize)],
+        xstrides: &[usize],
+    ) -> Result<()> {
+        let out = x.make_mut::<T>()?;
+        let rank = windows.len();
+        let mut idx = vec![0usize; rank];
+        for &s in sources {
+            let off: i64 = (0..rank)
+                .map(|d| (windows[d].0 + idx[d] as i64 * windows[d].1) * xstrides[d] as i64)
+                .sum();
+            out[off as usize] = src[s].clone();
+            for d in (0..rank).rev() {
+                idx[d] += 1;
+                if idx[d] < windows[d].2 {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        Ok(())
+    }
+    with_data!(value.data(), v => write(x, v.as_slice(), &sources, &windows, &xstrides))
+}
+
 fn index_error(pos: usize, v: i64, n: usize) -> Error {
     Error::invalid_argument(format!("indices[{pos}] = {v} is not in [0, {n})"))
 }
@@ -1457,6 +1574,83 @@ mod tests {
         assert_eq!(c.dims(), &[2, 6]);
         assert_eq!(i32s(&c), vec![0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5]);
         assert!(transpose(&x, &[0, 0]).is_err());
+    }
+
+    #[test]
+    fn strided_slice_assign_broadcasts_like_tf() {
+        let m = SliceMasks::default();
+        // x[1:3, ::-2] = [[-1], [-2]] (broadcast along the columns)
+        let mut x = iota(&[4, 5]);
+        let v = Tensor::from_vec([2, 1], vec![-1i32, -2]).unwrap();
+        let masks = SliceMasks {
+            begin: 2,
+            end: 2,
+            ..m
+        };
+        strided_slice_assign(&mut x, &[1, 0], &[3, 0], &[1, -2], masks, &v).unwrap();
+        let mut want = i32s(&iota(&[4, 5]));
+        for (r, val) in [(1, -1), (2, -2)] {
+            for c in [4, 2, 0] {
+                want[r * 5 + c] = val;
+            }
+        }
+        assert_eq!(i32s(&x), want);
+        // x[1] = [[7, 7, 7, 7, 7]]: leading size-1 dims of the value are dropped.
+        let v = Tensor::from_vec([1, 5], vec![7i32; 5]).unwrap();
+        let shrink = SliceMasks {
+            shrink_axis: 1,
+            ..m
+        };
+        strided_slice_assign(&mut x, &[1], &[2], &[1], shrink, &v).unwrap();
+        assert_eq!(&i32s(&x)[5..10], &[7; 5]);
+        // A shape that does not broadcast is refused, naming both shapes; x is unchanged.
+        let before = i32s(&x);
+        let v = Tensor::from_vec([3], vec![1i32, 2, 3]).unwrap();
+        let e = strided_slice_assign(
+            &mut x,
+            &[0, 0],
+            &[2, 0],
+            &[1, 1],
+            SliceMasks { end: 2, ..m },
+            &v,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.message(),
+            "Cannot broadcast input shape [3] into final shape [2,5]"
+        );
+        assert_eq!(i32s(&x), before);
+        // An empty slice assigns nothing, whatever the value's shape.
+        strided_slice_assign(
+            &mut x,
+            &[3, 0],
+            &[1, 0],
+            &[1, 1],
+            SliceMasks { end: 2, ..m },
+            &v,
+        )
+        .unwrap();
+        assert_eq!(i32s(&x), before);
+        // The value's dtype must be the tensor's.
+        let f = Tensor::scalar(1.0f32);
+        assert!(strided_slice_assign(&mut x, &[0], &[1], &[1], m, &f).is_err());
+        // Strings move too; a shared buffer is copied, not written through.
+        let mut s = Tensor::vector(vec![b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        let keep = s.clone();
+        strided_slice_assign(
+            &mut s,
+            &[1],
+            &[0],
+            &[1],
+            SliceMasks { end: 1, ..m },
+            &Tensor::scalar(b"z".to_vec()),
+        )
+        .unwrap();
+        assert_eq!(
+            s.as_slice::<Vec<u8>>().unwrap(),
+            &[b"a".to_vec(), b"z".to_vec(), b"z".to_vec()]
+        );
+        assert_eq!(keep.as_slice::<Vec<u8>>().unwrap()[1], b"b".to_vec());
     }
 
     #[test]
