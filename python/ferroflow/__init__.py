@@ -66,6 +66,7 @@ from ferroflow.framework.sparse_tensor import (  # noqa: F401
 from ferroflow.framework.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value  # noqa: F401
 from ferroflow.framework.tensor_util import make_ndarray, make_tensor_proto  # noqa: F401
 from ferroflow.ops.array_ops import (  # noqa: F401
+    bitcast,
     boolean_mask,
     broadcast_to,
     cast,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
@@ -23,8 +24,13 @@ RTOL = {"float16": 2e-3, "bfloat16": 2e-2, "float32": 1e-5, "float64": 1e-12}
 
 
 def np_dtype(name):
-    """The numpy dtype a ferroflow dtype is fed and fetched as (bfloat16 travels as float32)."""
+    """The numpy dtype a ferroflow dtype is fed as (bfloat16 as float32, which converts)."""
     return np.dtype("float32") if name == "bfloat16" else np.dtype(name)
+
+
+def fetch_dtype(name):
+    """The numpy dtype a ferroflow dtype is fetched as: bfloat16 as ``ml_dtypes.bfloat16``, as in TF."""
+    return np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np_dtype(name)
 
 
 def round_bf16(a):

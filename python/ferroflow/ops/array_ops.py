@@ -302,6 +302,14 @@ def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, el
     return out
 
 
+def bitcast(input, type, name=None):  # noqa: A002
+    """``input``'s bytes reinterpreted as ``type`` (TF's ``Bitcast``): a smaller element type adds a
+    last dimension of ``size(input.dtype) / size(type)``, a larger one consumes a last dimension of
+    ``size(type) / size(input.dtype)``."""
+    x = ops.convert_to_tensor(input, name="input")
+    return make("Bitcast", [x], {"type": type_attr(type)}, name)
+
+
 def _slice_assigns(graph):
     """Per graph: the ``assign`` function of each strided slice taken of a variable (``v[1:3]``)."""
     table = getattr(graph, "_strided_slice_assigns", None)

@@ -5,6 +5,7 @@ use crate::attr::AttrsExt;
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::kernels::array::{strided_slice_plan_partial, SliceMasks};
+use ferroflow_tensor::kernels::bitcast::BITCAST_TYPES;
 use ferroflow_tensor::{DType, Error, Result};
 
 fn constant(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -667,6 +668,40 @@ fn broadcast_to(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(0), PartialShape::from_dims(dims))
 }
 
+/// TensorFlow's `Bitcast` shape function (see
+/// [`ferroflow_tensor::kernels::bitcast::bitcast_shape`] for the rule).
+fn bitcast(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let from = ctx.expect_dtype(0, BITCAST_TYPES)?;
+    let to = ctx.type_attr("type")?;
+    if !BITCAST_TYPES.contains(&to) {
+        return Err(Error::type_error(format!(
+            "Value for attr 'type' of {to} is not in the list of allowed values"
+        )));
+    }
+    let (a, b) = (from.size().unwrap_or(1), to.size().unwrap_or(1));
+    let Some(dims) = ctx.shape(0).dims() else {
+        return single(to, PartialShape::unknown());
+    };
+    let mut out = dims.to_vec();
+    if a > b {
+        out.push(Some(a / b));
+    } else if a < b {
+        match out.pop() {
+            None => return Err(ctx.shape_error("Shape must be at least rank 1 but is rank 0")),
+            Some(Some(last)) if last != b / a => {
+                return Err(ctx.shape_error(format!(
+                    "Cannot bitcast from {} to {} due to shape. {last} does not match {}",
+                    from.as_enum(),
+                    to.as_enum(),
+                    b / a
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    single(to, PartialShape::from_dims(out))
+}
+
 fn where_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let r = ctx.shape(0).rank();
     single(DType::Int64, PartialShape::from_dims(vec![None, r]))
@@ -749,6 +784,7 @@ pub fn ops() -> Vec<OpDef> {
         ),
         OpDef::new("ReverseV2", &["tensor", "axis"], identity),
         OpDef::new("BroadcastTo", &["input", "shape"], broadcast_to),
+        OpDef::new("Bitcast", &["input"], bitcast),
         OpDef::new("Where", &["input"], where_op),
         OpDef::new("Unique", &["x"], unique),
         OpDef::new("Assert", &["condition", "data*"], assert_op).stateful(),

@@ -465,6 +465,17 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
+        "Bitcast",
+        factory(|init| {
+            let to = init.node.attrs.dtype("type")?;
+            boxed(move |ctx| {
+                let y = ferroflow_tensor::kernels::bitcast::bitcast(ctx.input(0)?, to)?;
+                ctx.output(y);
+                Ok(())
+            })
+        }),
+    );
+    reg(
         "StridedSlice",
         factory(|init| {
             let a = &init.node.attrs;

@@ -1,6 +1,7 @@
 //! CPU kernels over [`Tensor`](crate::Tensor)s, one module per family.
 
 pub mod array;
+pub mod bitcast;
 pub mod broadcast;
 pub mod conv;
 pub mod elementwise;
