@@ -281,23 +281,6 @@ fn tensor_spec(info: &proto::TensorInfo) -> TensorSpec {
     }
 }
 
-/// `e` with `context` in front of its message, of the same kind.
-fn with_context(e: Error, context: impl std::fmt::Display) -> Error {
-    match e {
-        Error::Op {
-            code,
-            message,
-            node,
-        } => Error::Op {
-            code,
-            message: format!("{context}: {message}"),
-            node,
-        },
-        Error::Value(m) => Error::Value(format!("{context}: {m}")),
-        Error::Type(m) => Error::Type(format!("{context}: {m}")),
-    }
-}
-
 fn tag_set_text(tags: &[String]) -> String {
     let set: BTreeSet<&str> = tags.iter().map(String::as_str).collect();
     let items: Vec<String> = set.iter().map(|t| format!("'{t}'")).collect();
@@ -416,7 +399,7 @@ impl SavedModel {
             meta.graph_def.as_ref().unwrap_or(&empty),
             &ImportOptions::default(),
         )
-        .map_err(|e| with_context(e, format_args!("{here}: importing the graph")))?;
+        .map_err(|e| e.with_context(format_args!("{here}: importing the graph")))?;
         let graph = Arc::new(RwLock::new(graph));
         let session = ferroflow_runtime::Session::new(graph.clone());
         let signatures = meta
@@ -524,14 +507,11 @@ impl SavedModel {
         self.session
             .run(vec![(filename, path)], &[], &[restore])
             .map_err(|e| {
-                with_context(
-                    e,
-                    format_args!(
-                        "{}: restoring the variables from {}",
-                        self.context(),
-                        prefix.display()
-                    ),
-                )
+                e.with_context(format_args!(
+                    "{}: restoring the variables from {}",
+                    self.context(),
+                    prefix.display()
+                ))
             })?;
         Ok(())
     }
@@ -601,10 +581,10 @@ impl SavedModel {
         let init = self.node(&name, "the init op")?;
         let feeds = self.asset_feeds()?;
         self.session.run(feeds, &[], &[init]).map_err(|e| {
-            with_context(
-                e,
-                format_args!("{}: running the init op {name}", self.context()),
-            )
+            e.with_context(format_args!(
+                "{}: running the init op {name}",
+                self.context()
+            ))
         })?;
         Ok(())
     }

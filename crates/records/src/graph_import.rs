@@ -395,23 +395,6 @@ fn dependency_order(nodes: &[NodeDef]) -> Result<Vec<usize>> {
     Ok(order)
 }
 
-/// `e` with `context` in front of its message, of the same kind.
-fn with_context(e: Error, context: &str) -> Error {
-    match e {
-        Error::Op {
-            code,
-            message,
-            node,
-        } => Error::Op {
-            code,
-            message: format!("{context}: {message}"),
-            node,
-        },
-        Error::Value(m) => Error::invalid_argument(format!("{context}: {m}")),
-        Error::Type(m) => Error::invalid_argument(format!("{context}: {m}")),
-    }
-}
-
 /// Adds every node of `def` to `graph` and returns the graph's node for each
 /// node name of `def` (as written in `def`, without the prefix).
 ///
@@ -498,9 +481,10 @@ pub fn import_graph_def(
         if !options.clear_devices {
             spec.device = n.device.clone();
         }
-        let id = graph
-            .add_node(spec)
-            .map_err(|e| with_context(e, &format!("importing node '{}' ({})", n.name, n.op)))?;
+        let id = graph.add_node(spec).map_err(|e| {
+            e.with_context(format_args!("importing node '{}' ({})", n.name, n.op))
+                .into_runtime()
+        })?;
         created.insert(n.name.clone(), id);
     }
     Ok(created)

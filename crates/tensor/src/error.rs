@@ -158,6 +158,24 @@ impl Error {
         }
     }
 
+    /// The same error (same kind and code) with `context` and ": " in front
+    /// of its message, e.g. the file or node being processed.
+    pub fn with_context(self, context: impl fmt::Display) -> Error {
+        match self {
+            Error::Op {
+                code,
+                message,
+                node,
+            } => Error::Op {
+                code,
+                message: format!("{context}: {message}"),
+                node,
+            },
+            Error::Value(m) => Error::Value(format!("{context}: {m}")),
+            Error::Type(m) => Error::Type(format!("{context}: {m}")),
+        }
+    }
+
     /// Converts a construction-time error into a runtime `InvalidArgument`
     /// (kernels reuse shape checks that construction reports as `ValueError`).
     pub fn into_runtime(self) -> Error {
