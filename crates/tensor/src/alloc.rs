@@ -182,7 +182,11 @@ impl<A: GlobalAlloc> BufferCache<A> {
 
 /// Whether a request is served (and freed) through the cache.
 fn is_large(layout: &Layout) -> bool {
-    layout.size() >= LARGE_MIN_BYTES && layout.align() <= GRANULE
+    // A request within a granule of `isize::MAX` cannot be rounded up to a
+    // valid layout: the wrapped allocator refuses it (null) instead.
+    layout.size() >= LARGE_MIN_BYTES
+        && layout.size() <= isize::MAX as usize - GRANULE
+        && layout.align() <= GRANULE
 }
 
 fn rounded(size: usize) -> usize {

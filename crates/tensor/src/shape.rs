@@ -51,9 +51,15 @@ impl Shape {
     /// Builds a shape from `i64` dims, rejecting negative sizes.
     pub fn from_i64(dims: &[i64]) -> Result<Shape> {
         dims.iter()
-            .map(|&d| {
-                usize::try_from(d)
-                    .map_err(|_| Error::invalid_argument(format!("dimension {d} is negative")))
+            .enumerate()
+            .map(|(i, &d)| {
+                usize::try_from(d).map_err(|_| {
+                    let all: Vec<String> = dims.iter().map(i64::to_string).collect();
+                    Error::invalid_argument(format!(
+                        "Dimension {d} must be >= 0 (dimension {i} of the shape [{}])",
+                        all.join(",")
+                    ))
+                })
             })
             .collect::<Result<SmallVec<_>>>()
             .map(Shape)

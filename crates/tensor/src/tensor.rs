@@ -236,6 +236,77 @@ impl Tensor {
         self.data.dtype()
     }
 
+    /// Checks, before a kernel allocates it, that an output of `dtype` and
+    /// `dims` sized by user input (a shape, a range, tile multiples,
+    /// paddings...) can exist, so that a huge request fails at once with a
+    /// typed error instead of aborting the process or running for minutes:
+    ///
+    /// * more than 2**63 - 1 elements: `InvalidArgument`, as TensorFlow's
+    ///   `TensorShape` says;
+    /// * more bytes than the machine's memory and swap together (which no
+    ///   allocation could ever fill), or an allocation of that size failing
+    ///   now: `ResourceExhausted`, with TensorFlow's "OOM when allocating
+    ///   tensor with shape[...] and type ..." naming `op`.
+    ///
+    /// Requests under 64 MiB are not probed. A probed block goes back to the
+    /// allocator, whose buffer cache (see [`crate::alloc`]) hands it to the
+    /// kernel's own allocation of the same size.
+    pub fn check_allocation(op: &str, dtype: DType, dims: &[usize]) -> Result<()> {
+        const PROBE_MIN_BYTES: u128 = 64 << 20;
+        let n = dims
+            .iter()
+            .fold(1u128, |acc, &d| acc.saturating_mul(d as u128));
+        let shape = || {
+            let parts: Vec<String> = dims.iter().map(usize::to_string).collect();
+            format!("[{}]", parts.join(","))
+        };
+        if n > i64::MAX as u128 {
+            return Err(Error::invalid_argument(format!(
+                "{op}: Shape {} would have more than 2**63 - 1 elements",
+                shape()
+            )));
+        }
+        let elem = dtype.size().unwrap_or(std::mem::size_of::<Vec<u8>>()) as u128;
+        let bytes = n * elem;
+        let oom = || {
+            let ty = match dtype {
+                DType::Float32 => "float",
+                DType::Float64 => "double",
+                DType::Float16 => "half",
+                other => other.name(),
+            };
+            Error::resource_exhausted(format!(
+                "OOM when allocating tensor with shape{} and type {ty} on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu ({op} needs {bytes} bytes)",
+                shape()
+            ))
+        };
+        if bytes > memory_limit() {
+            return Err(oom());
+        }
+        if bytes >= PROBE_MIN_BYTES {
+            let layout =
+                std::alloc::Layout::from_size_align(bytes as usize, 64).map_err(|_| oom())?;
+            // SAFETY: `layout` has a non-zero size; the block is freed with
+            // the same layout and never read or written.
+            unsafe {
+                let p = std::alloc::alloc(layout);
+                if p.is_null() {
+                    return Err(oom());
+                }
+                std::alloc::dealloc(p, layout);
+            }
+        }
+        Ok(())
+    }
+
+    /// A tensor of zeros (see [`Tensor::zeros`]) whose shape comes from user
+    /// input: [`Tensor::check_allocation`] first, naming `op`.
+    pub fn try_zeros(op: &str, dtype: DType, shape: impl Into<Shape>) -> Result<Tensor> {
+        let shape = shape.into();
+        Tensor::check_allocation(op, dtype, shape.dims())?;
+        Ok(Tensor::zeros(dtype, shape))
+    }
+
     pub fn shape(&self) -> &Shape {
         &self.shape
     }
@@ -431,9 +502,59 @@ impl fmt::Debug for Tensor {
     }
 }
 
+/// The most bytes one tensor may take: physical memory plus swap (on Linux;
+/// elsewhere, half the address space). Nothing larger could ever be filled.
+fn memory_limit() -> u128 {
+    static LIMIT: std::sync::OnceLock<u128> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: `sysinfo` only writes the struct it is given.
+            let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+            if unsafe { libc::sysinfo(&mut info) } == 0 {
+                let unit = u128::from(info.mem_unit.max(1));
+                let total = (info.totalram as u128 + info.totalswap as u128) * unit;
+                if total > 0 {
+                    return total;
+                }
+            }
+        }
+        (isize::MAX as u128) / 2
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Code;
+
+    #[test]
+    fn huge_allocations_are_typed_errors() {
+        let e = Tensor::check_allocation("Fill", DType::Float32, &[100000, 100000, 100000])
+            .unwrap_err();
+        assert_eq!(e.code(), Some(Code::ResourceExhausted));
+        assert!(e.message().starts_with(
+            "OOM when allocating tensor with shape[100000,100000,100000] and type float on"
+        ));
+        assert!(e.message().contains("Fill needs 4000000000000000 bytes"));
+        // More than 2**63 - 1 elements is an invalid shape, as in TF.
+        let e = Tensor::check_allocation("Tile", DType::Int8, &[1 << 40, 1 << 40]).unwrap_err();
+        assert_eq!(e.code(), Some(Code::InvalidArgument));
+        assert!(e
+            .message()
+            .contains("would have more than 2**63 - 1 elements"));
+        // Byte counts past usize (2**62 doubles) are out of memory, not a panic.
+        let e = Tensor::check_allocation("Range", DType::Float64, &[1 << 62]).unwrap_err();
+        assert_eq!(e.code(), Some(Code::ResourceExhausted));
+        assert!(Tensor::check_allocation("Fill", DType::String, &[3, 0, 1 << 60]).is_ok());
+        assert!(Tensor::try_zeros("Fill", DType::Int32, [2, 3]).is_ok());
+        // A negative dimension is named.
+        let e = Shape::from_i64(&[2, -3]).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "Dimension -3 must be >= 0 (dimension 1 of the shape [2,-3])"
+        );
+    }
 
     #[test]
     fn copy_on_write() {

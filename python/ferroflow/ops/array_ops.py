@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import math
 import numbers
 
 import numpy as np
@@ -61,7 +62,9 @@ def _filled(shape, value, dtype, name, default_name):
     dtype = dtypes.as_dtype(dtype).base_dtype
     with ops.name_scope(name, default_name, [shape] if isinstance(shape, ops.Tensor) else None) as scope:
         static = _static_shape_list(shape)
-        if static is not None and int(np.prod(static, dtype=np.int64)) < _CONST_FILL_LIMIT:
+        # Python ints: a huge shape must not wrap around into a small product. A negative
+        # dimension goes to Fill, whose shape function names it (ValueError, as in TF).
+        if static is not None and min(static, default=0) >= 0 and math.prod(static) < _CONST_FILL_LIMIT:
             if 0 in static:
                 empty = np.zeros(static, dtype=object if dtype == dtypes.string else dtype.as_numpy_dtype)
                 return constant_op.constant(empty, dtype=dtype, name=scope)

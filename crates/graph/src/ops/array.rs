@@ -75,11 +75,12 @@ fn fill(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(0, INDEX)?;
     ctx.expect_rank(0, 1)?;
     ctx.expect_rank(1, 0)?;
-    if let Some(bad) = ctx
-        .const_ints(0)
-        .and_then(|d| d.into_iter().find(|&x| x < 0))
-    {
-        return Err(ctx.shape_error(format!("Invalid value in tensor used for shape: {bad}")));
+    if let Some(dims) = ctx.const_ints(0) {
+        if let Some((i, bad)) = dims.iter().enumerate().find(|(_, &x)| x < 0) {
+            return Err(ctx.shape_error(format!(
+                "Fill dimensions must be >= 0, but dimension {i} of the shape {dims:?} is {bad}"
+            )));
+        }
     }
     single(ctx.dtype(1), ctx.shape_value(0))
 }

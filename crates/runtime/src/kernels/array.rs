@@ -615,6 +615,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(|ctx| {
                 let x = ctx.input(0)?;
                 let target = shape_arg(ctx.input(1)?, "shape")?;
+                Tensor::check_allocation("BroadcastTo", x.dtype(), target.dims())?;
                 let y = ferroflow_tensor::kernels::elementwise::select(
                     &Tensor::scalar(true),
                     x,

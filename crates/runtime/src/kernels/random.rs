@@ -6,7 +6,7 @@ use super::boxed;
 use crate::kernel::{factory, KernelFactory, KernelInit};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::random::{permutation, sample, Distribution, Philox};
-use ferroflow_tensor::{Result, Shape};
+use ferroflow_tensor::{Result, Shape, Tensor};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -53,6 +53,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let st = state(init)?;
                 boxed(move |ctx| {
                     let shape = Shape::from_i64(&ctx.input(0)?.to_i64_vec()?)?;
+                    Tensor::check_allocation(name, dtype, shape.dims())?;
                     let base = st.reserve(dist.blocks_for(shape.num_elements(), dtype));
                     ctx.output(sample(&st.gen, dist, base, &shape, dtype)?);
                     Ok(())
@@ -68,6 +69,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let shape = Shape::from_i64(&ctx.input(0)?.to_i64_vec()?)?;
                 let (lo, hi) = (ctx.input(1)?.scalar_i64()?, ctx.input(2)?.scalar_i64()?);
                 let dtype = ctx.input(1)?.dtype();
+                Tensor::check_allocation("RandomUniformInt", dtype, shape.dims())?;
                 let dist = Distribution::UniformInt { lo, hi };
                 let base = st.reserve(dist.blocks_for(shape.num_elements(), dtype));
                 ctx.output(sample(&st.gen, dist, base, &shape, dtype)?);

@@ -794,11 +794,13 @@ pub fn tile(x: &Tensor, multiples: &[i64]) -> Result<Tensor> {
             x.shape()
         )));
     }
-    let out_shape: Shape = dims
+    let out_dims: Vec<usize> = dims
         .iter()
         .zip(multiples)
-        .map(|(&d, &m)| d * m as usize)
+        .map(|(&d, &m)| d.saturating_mul(m as usize))
         .collect();
+    Tensor::check_allocation("Tile", x.dtype(), &out_dims)?;
+    let out_shape = Shape::new(&out_dims);
     fn go<T: Clone>(x: &[T], dims: &[usize], out: &[usize]) -> Vec<T> {
         // Tile the innermost dimension, then repeat whole blocks outward.
         let rank = dims.len();
@@ -878,8 +880,9 @@ pub fn pad(
     let out_dims: Vec<usize> = dims
         .iter()
         .zip(paddings)
-        .map(|(&d, &(b, a))| d + b as usize + a as usize)
+        .map(|(&d, &(b, a))| d.saturating_add(b as usize).saturating_add(a as usize))
         .collect();
+    Tensor::check_allocation("Pad", x.dtype(), &out_dims)?;
     // For each dim, the source index of each output position (None: padding).
     let maps: Vec<Vec<Option<usize>>> = (0..rank)
         .map(|d| {
@@ -1019,8 +1022,11 @@ pub fn one_hot(
     } else {
         normalize_axis(axis, rank + 1, "OneHot")?
     };
+    let depth = usize::try_from(depth).unwrap_or(usize::MAX);
+    let mut out_dims = indices.dims().to_vec();
+    out_dims.insert(ax, depth);
+    Tensor::check_allocation("OneHot", on.dtype(), &out_dims)?;
     let idx = indices.to_i64_vec()?;
-    let depth = depth as usize;
     let outer: usize = indices.dims()[..ax].iter().product();
     let inner: usize = indices.dims()[ax..].iter().product();
     let mut out_shape = indices.shape().clone();
@@ -1207,15 +1213,18 @@ pub fn where_indices(cond: &Tensor) -> Result<Tensor> {
 /// TensorFlow does in the output type (float32 ranges round in float32).
 pub fn range_len(start: f64, limit: f64, delta: f64, dtype: DType) -> usize {
     let n = if dtype.is_integer() {
-        let (s, l, d) = (start as i64, limit as i64, delta as i64);
+        let (s, l, d) = (start as i128, limit as i128, delta as i128);
+        if d == 0 {
+            return 0;
+        }
         ((l - s).abs() + d.abs() - 1) / d.abs()
     } else if dtype == DType::Float32 {
         let (s, l, d) = (start as f32, limit as f32, delta as f32);
-        ((l - s) / d).abs().ceil() as i64
+        ((l - s) / d).abs().ceil() as i128
     } else {
-        ((limit - start) / delta).abs().ceil() as i64
+        ((limit - start) / delta).abs().ceil() as i128
     };
-    n.max(0) as usize
+    n.clamp(0, usize::MAX as i128) as usize
 }
 
 /// `[start, start + delta, ...)` up to `limit` (exclusive), in `dtype`.
@@ -1229,6 +1238,14 @@ pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor>
         )));
     }
     let n = range_len(start, limit, delta, dtype);
+    Tensor::check_allocation("Range", dtype, &[n])?;
+    if dtype.is_integer() {
+        let (s, d) = (start as i64, delta as i64);
+        let iv: Vec<i64> = (0..n as i64)
+            .map(|i| s.wrapping_add(i.wrapping_mul(d)))
+            .collect();
+        return super::elementwise::cast(&Tensor::vector(iv), dtype);
+    }
     if dtype == DType::Float32 {
         // TensorFlow accumulates `val += delta` in the output type.
         let (mut val, d) = (start as f32, delta as f32);
@@ -1245,14 +1262,7 @@ pub fn range(start: f64, limit: f64, delta: f64, dtype: DType) -> Result<Tensor>
         v.push(val);
         val += delta;
     }
-    let t = Tensor::vector(v);
-    if dtype.is_integer() {
-        let iv: Vec<i64> = (0..n as i64)
-            .map(|i| start as i64 + i * delta as i64)
-            .collect();
-        return super::elementwise::cast(&Tensor::vector(iv), dtype);
-    }
-    super::elementwise::cast(&t, dtype)
+    super::elementwise::cast(&Tensor::vector(v), dtype)
 }
 
 /// `num` evenly spaced values from `start` to `stop` inclusive.
@@ -1261,6 +1271,7 @@ pub fn linspace(start: f64, stop: f64, num: i64, dtype: DType) -> Result<Tensor>
         return Err(Error::invalid_argument(format!("Requires num > 0: {num}")));
     }
     let n = num as usize;
+    Tensor::check_allocation("LinSpace", dtype, &[n])?;
     let v: Vec<f64> = if n == 1 {
         vec![start]
     } else {
@@ -1286,6 +1297,7 @@ pub fn fill(shape: &Shape, value: &Tensor) -> Result<Tensor> {
             value.shape()
         )));
     }
+    Tensor::check_allocation("Fill", value.dtype(), shape.dims())?;
     let n = shape.num_elements();
     fn repeat<T: Clone>(v: &[T], n: usize) -> Vec<T> {
         vec![v[0].clone(); n]

@@ -290,9 +290,10 @@ pub fn strided_slice_grad(
     masks: SliceMasks,
     dy: &Tensor,
 ) -> Result<Tensor> {
+    let full = Shape::from_i64(shape)?;
+    Tensor::check_allocation("StridedSliceGrad", dy.dtype(), full.dims())?;
     let dims: Vec<Option<usize>> = shape.iter().map(|&d| Some(d.max(0) as usize)).collect();
     let plan = strided_slice_plan(&dims, begin, end, strides, masks)?;
-    let full = Shape::from_i64(shape)?;
     let windows: Vec<(i64, i64, usize)> = plan
         .windows
         .iter()
@@ -350,6 +351,7 @@ pub fn strided_slice_grad(
 /// `ScatterNd`: a zero tensor of `shape` with `updates` added at `indices`.
 pub fn scatter_nd(indices: &Tensor, updates: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let full = Shape::from_i64(shape)?;
+    Tensor::check_allocation("ScatterNd", updates.dtype(), full.dims())?;
     let id = indices.dims();
     let depth = *id
         .last()
