@@ -24,7 +24,7 @@ struct Product {
 
 fn main() {
     let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    for batch in [32usize, 128, 512] {
+    for batch in [1usize, 32, 128, 512] {
         for (fan_in, fan_out) in [(784usize, 512usize), (512, 512), (1024, 4096)] {
             let (m, i, o) = (batch, fan_in, fan_out);
             let products = [

@@ -85,6 +85,15 @@ impl F32Gemm {
         if let Some(forced) = forced_f32_gemm() {
             return forced;
         }
+        // A one-row product (a batch-1 prediction) is a vector-matrix
+        // product: `gemm` streams the matrix once, while `matrixmultiply`
+        // first packs all of it for the single row (3-5x slower on the
+        // 2-core EPYC; see the SavedModel section of benches/RESULTS.md).
+        // Not with a transposed right operand: there `gemm`'s sums depend
+        // on the width of a thread's block of columns.
+        if m == 1 && !b_columns_contiguous {
+            return F32Gemm::Gemm;
+        }
         // Measured with benches/gemm_candidates.rs on a 16-core Xeon
         // (AVX-512) and a 2-core EPYC (AVX2); see benches/RESULTS.md.
         let wide_and_short = m <= 64 && n >= 2048;
@@ -644,6 +653,8 @@ mod tests {
             (24, 130, 517),
             (128, 784, 512),
             (33, 600, 129),
+            (1, 1500, 2100),
+            (1, 4099, 517),
         ] {
             let a: Vec<f64> = (0..m * k).map(|i| ((i * 7919) % 1013) as f64).collect();
             let b: Vec<f64> = (0..k * n).map(|i| ((i * 104729) % 1009) as f64).collect();
