@@ -22,7 +22,7 @@ MODULES = [
         "step_stats summary tensor tensor_shape tensor_slice types variable versions"
     ).split()),
     *(f"tensorflow.core.protobuf.{m}_pb2" for m in (
-        "cluster config device_filters meta_graph rewriter_config saver struct tensor_bundle "
+        "cluster config device_filters meta_graph rewriter_config saved_model saver struct tensor_bundle "
         "tensorflow_server trackable_object_graph"
     ).split()),
     "tensorflow.core.util.event_pb2",
