@@ -1,6 +1,6 @@
 """TensorInfo protos: how a signature names the tensors it reads and returns (``tf.saved_model.utils``)."""
 
-from ferroflow.framework import dtypes, ops
+from ferroflow.framework import ops
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.framework.tensor_shape import TensorShape
 
@@ -65,7 +65,3 @@ def tensor_info_names(tensor_info):
         return [tensor_info.name]
     return []
 
-
-def tensor_info_dtype(tensor_info):
-    """The ``tf.DType`` of a ``TensorInfo``."""
-    return dtypes.as_dtype(tensor_info.dtype)
