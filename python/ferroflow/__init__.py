@@ -33,6 +33,7 @@ from ferroflow.framework.dtypes import (  # noqa: F401
     uint64,
 )
 from ferroflow.framework.errors import OpError  # noqa: F401
+from ferroflow.framework.importer import import_graph_def  # noqa: F401
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
 from ferroflow.framework.ops import (  # noqa: F401
     Graph,
@@ -282,6 +283,7 @@ from ferroflow import (  # noqa: E402,F401
     errors,
     flags,
     gfile,
+    graph_util,
     image,
     initializers,
     io,
@@ -307,7 +309,8 @@ __version__ = "0.1.0"
 VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
-    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "image", "initializers", "io",
+    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "graph_util", "image", "initializers",
+    "io",
     "layers", "logging", "losses", "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary",
     "test", "train",
 )

@@ -317,7 +317,8 @@ def _parse_input(name):
     return name, 0, False
 
 
-def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devices=False):
+def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devices=False, input_map=None,
+                           uniquify_names=False):
     """Adds every node of ``graph_def`` to ``graph`` (op type, attributes, inputs, control inputs, device).
 
     Fused optimizer updates that export wrote as TensorFlow's per-variable
@@ -326,6 +327,14 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
     ``import_scope/`` in front. Nodes are added in dependency order. Raises
     ValueError naming the node for an unknown input or an attribute
     ferroflow cannot represent.
+
+    ``input_map`` (``tf.import_graph_def``'s) maps ``(node name, output
+    index)`` to a Tensor of ``graph`` that replaces that input wherever a node
+    reads it, and ``(node name, None)`` to an Operation that replaces the
+    control input ``^name``; a mapped input need not name a node of the
+    GraphDef. With ``uniquify_names`` a node whose name is taken in ``graph``
+    gets a fresh one (``name_1``, ...), as TensorFlow's importer does.
+    Returns ``{GraphDef node name: Operation}``.
     """
     from ferroflow.framework.function_library import import_function_library
     from ferroflow.framework.graph_def_util import restore_fused_updates
@@ -334,7 +343,7 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
     if graph_def.library.function:
         import_function_library(graph_def.library, graph, _create_function_nodes)
     return _create_nodes(restore_fused_updates(graph_def.node), graph, _parse_input, None, import_scope,
-                         clear_devices)
+                         clear_devices, input_map or {}, uniquify_names)
 
 
 def _create_function_nodes(node_defs, graph, resolve):
@@ -343,9 +352,16 @@ def _create_function_nodes(node_defs, graph, resolve):
     return _create_nodes(node_defs, graph, _parse_function_input, resolve, None, False)
 
 
-def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices):
+def _input_key(dep, idx, is_control):
+    return (dep, None if is_control else idx)
+
+
+def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices, input_map=None,
+                  uniquify_names=False):
     """Creates ``all_nodes`` in ``graph`` in dependency order; an input naming no node comes from
-    ``resolve(name, index)`` (function arguments), or is an error when ``resolve`` is None."""
+    ``resolve(name, index)`` (function arguments), or is an error when ``resolve`` is None.
+    ``input_map`` and ``uniquify_names``: see ``import_graph_def_nodes``."""
+    input_map = input_map or {}
     nodes = {n.name: n for n in all_nodes}
     order, state = [], {}
     for root in all_nodes:
@@ -363,7 +379,10 @@ def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices)
             state[name] = 1
             stack.append((name, True))
             for inp in nodes[name].input:
-                dep = parse(inp)[0]
+                parsed = parse(inp)
+                dep = parsed[0]
+                if input_map and _input_key(*parsed) in input_map:
+                    continue
                 if dep not in nodes:
                     if resolve is not None:
                         continue
@@ -373,11 +392,19 @@ def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices)
                 elif state[dep] == 1:
                     raise ValueError(f"the GraphDef has a cycle through node {dep}")
     created = {}
+    final_names = {ops.prepend_name_scope(n.name, import_scope) for n in all_nodes} if uniquify_names else ()
     with graph.as_default(), ops.control_dependencies(None):
         for node in order:
             inputs, controls = [], []
             for inp in node.input:
                 dep, idx, is_control = parse(inp)
+                mapped = input_map.get(_input_key(dep, idx, is_control)) if input_map else None
+                if mapped is not None:
+                    if is_control:
+                        controls.append(mapped if isinstance(mapped, ops.Operation) else mapped.op)
+                    else:
+                        inputs.append(mapped)
+                    continue
                 if dep not in created:
                     t = resolve(dep, idx)
                     if not is_control:
@@ -400,11 +427,21 @@ def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices)
             for k, v in op_attr_defaults.missing_defaults(node).items():
                 attrs[k] = _attr_from_proto(v, node.name, k)
             device = "" if clear_devices else node.device
+            name = ops.prepend_name_scope(node.name, import_scope)
+            if uniquify_names and graph._get_operation_by_name_unsafe(name) is not None:
+                name = _fresh_name(graph, name, final_names)
             with ops.device(device or None):
-                op = graph._create_op(node.op, inputs, attrs, name=ops.prepend_name_scope(node.name, import_scope) + "/",
-                                      control_inputs=controls)
+                op = graph._create_op(node.op, inputs, attrs, name=name + "/", control_inputs=controls)
             created[node.name] = op
     return created
+
+
+def _fresh_name(graph, name, reserved):
+    """A name like ``name_1`` that is free in ``graph`` and not among the ``reserved`` names still to be created."""
+    while True:
+        candidate = graph._native.unique_name(name, True)
+        if candidate not in reserved and graph._get_operation_by_name_unsafe(candidate) is None:
+            return candidate
 
 
 def _variable_from_proto(variable_def, graph, import_scope=None):
