@@ -10,6 +10,7 @@ from ferroflow.framework import errors as _errors_impl  # noqa: F401  (registers
 from ferroflow import compat  # noqa: F401
 from ferroflow.client.session import InteractiveSession, Session, get_default_session  # noqa: F401
 from ferroflow.framework.constant_op import constant  # noqa: F401
+from ferroflow.framework.device_spec import DeviceSpec  # noqa: F401
 from ferroflow.framework.dtypes import (  # noqa: F401
     DType,
     as_dtype,
@@ -279,6 +280,7 @@ from ferroflow import (  # noqa: E402,F401
     app,
     data,
     debugging,
+    distribute,
     dtypes,
     errors,
     flags,
@@ -309,8 +311,8 @@ __version__ = "0.1.0"
 VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
-    "app", "compat", "data", "debugging", "dtypes", "errors", "flags", "gfile", "graph_util", "image", "initializers",
-    "io",
+    "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "flags", "gfile", "graph_util", "image",
+    "initializers", "io",
     "layers", "logging", "losses", "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary",
     "test", "train",
 )

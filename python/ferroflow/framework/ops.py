@@ -19,6 +19,7 @@ import numpy as np
 
 from ferroflow import _native
 from ferroflow.framework import dtypes
+from ferroflow.framework.device_spec import merge_device_strings
 from ferroflow.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 
 _TID_SHIFT = _native.TID_SHIFT
@@ -381,29 +382,9 @@ def _device_string(dev):
     return str(dev)
 
 
-_DEVICE_FIELDS = ("job", "replica", "task", "device")
-
-
-def _parse_device(spec):
-    """Splits '/job:ps/task:0/device:CPU:0' into a dict of fields."""
-    out = {}
-    for part in filter(None, spec.split("/")):
-        key, _, val = part.partition(":")
-        key = key.lower()
-        if key in ("cpu", "gpu"):
-            out["device"] = f"{key.upper()}:{val or '*'}"
-        elif key == "device":
-            out["device"] = val.upper() if ":" in val else val
-        elif key in ("job", "replica", "task"):
-            out[key] = val
-    return out
-
-
 def merge_device(outer, inner):
-    """Inner device spec fields override the outer ones (TensorFlow's merge)."""
-    merged = _parse_device(outer)
-    merged.update(_parse_device(inner))
-    return "".join(f"/{k}:{merged[k]}" for k in _DEVICE_FIELDS if k in merged)
+    """Inner device spec fields override the outer ones (TensorFlow's merge), canonical form."""
+    return merge_device_strings(outer or "", inner or "")
 
 
 class _ControlDependenciesController:
@@ -531,31 +512,79 @@ class Graph:
 
     @contextlib.contextmanager
     def device(self, device_name_or_function):
-        """Records a device on ops created in the block (placement is the distributed runtime's)."""
+        """Sets the device of ops created in the block: a device name, a ``DeviceSpec``, a device
+        function (called with each new op, returning its device) or None (ignore outer scopes).
+
+        As in TensorFlow, the innermost scope applies first and outer ones fill in only the
+        fields it left unset; a device function sees the op with the device the inner scopes gave.
+        """
         self._device_stack.append(device_name_or_function)
         try:
             yield
         finally:
             self._device_stack.pop()
 
-    def _current_device(self, op_type=None):
-        spec = ""
-        for d in self._device_stack:
+    def _string_device(self):
+        """The device the scopes give before the first device function (innermost first).
+
+        Returns ``(device, index)``: ``index`` is the stack position of the first device
+        function still to be applied to the created op, or None.
+        """
+        device = ""
+        stack = self._device_stack
+        for i in range(len(stack) - 1, -1, -1):
+            d = stack[i]
             if d is None:
-                spec = ""
-            elif callable(d) and not isinstance(d, str):
-                spec = merge_device(spec, _device_string(d(_PendingOp(op_type or ""))))
+                break
+            if callable(d) and not isinstance(d, str):
+                return device, i
+            spec = _device_string(d)
+            if spec:
+                device = merge_device_strings(spec, device)
+        return device, None
+
+    def _apply_device_functions(self, op, start):
+        """Applies ``self._device_stack[start::-1]`` to ``op`` (TensorFlow's order and merging)."""
+        stack = self._device_stack
+        device = op._device
+        for i in range(start, -1, -1):
+            d = stack[i]
+            if d is None:
+                break
+            if callable(d) and not isinstance(d, str):
+                op._device = device
+                device = _device_string(d(op))
             else:
-                spec = merge_device(spec, _device_string(d))
-        return spec
+                spec = _device_string(d)
+                if spec:
+                    device = merge_device_strings(spec, device)
+        return device
+
+    def _current_device(self, op_type=None):
+        """The device scopes' device for an op of ``op_type`` (device functions see a stand-in op)."""
+        device, start = self._string_device()
+        if start is None:
+            return device
+        return self._apply_device_functions(_PendingOp(op_type or "", device), start)
 
     @contextlib.contextmanager
     def colocate_with(self, op, ignore_existing=False):
-        self._colocation_stack.append(op)
+        """Ops created in the block take ``op``'s device (device scopes outside are set aside,
+        as in TensorFlow); ``ignore_existing`` drops the colocations of enclosing blocks."""
+        if op is None and not ignore_existing:
+            raise ValueError("Trying to reset colocation (op is None) but ignore_existing is not True")
+        if op is not None:
+            op = _colocation_target(op)
+        saved_colocation, saved_devices = self._colocation_stack, self._device_stack
+        if ignore_existing:
+            self._colocation_stack = []
+        if op is not None:
+            self._colocation_stack = self._colocation_stack + [op]
+        self._device_stack = []
         try:
             yield
         finally:
-            self._colocation_stack.pop()
+            self._colocation_stack, self._device_stack = saved_colocation, saved_devices
 
     @contextlib.contextmanager
     def container(self, container_name):
@@ -597,13 +626,30 @@ class Graph:
         input_ops = list({t._op._id: t._op for t in inputs}.values())
         controls = self._control_dependencies_for_inputs(input_ops)
         controls.extend(c for c in control_inputs if c not in controls)
-        device = self._current_device(op_type)
+        colocation = self._colocation_stack
+        ref_inputs = _ref_input_ops(op_type, inputs) if (self._device_stack or any(
+            t._op._device for t in inputs)) else ()
+        if ref_inputs:  # TensorFlow colocates an op with its ref inputs (Assign with its variable)
+            colocation = colocation + ref_inputs
+            device, start = "", None
+        else:
+            device, start = self._string_device()
+        colocated = next((c._device for c in reversed(colocation) if c._device), None) if colocation else None
+        if start is None and colocated is not None:
+            device = colocated
         op_id, specs = self._native.add_op(
             op_type, name, [t._tid for t in inputs], [c._id for c in controls], attrs, device
         )
         if op_id != len(self._ops):
             self._sync_native(op_id)
         op = Operation(self, op_id, name, op_type, inputs, controls, specs, device, _creation_stack())
+        if start is not None:  # device functions see the op itself, as in TensorFlow
+            placed = self._apply_device_functions(op, start)
+            if colocated is not None:
+                placed = colocated
+            op._device = device
+            if placed != device:
+                op._set_device(placed)
         self._ops.append(op)
         for controller in self._control_dependencies_stack:
             controller.add_op(op)
@@ -820,13 +866,59 @@ class _Versions:
 
 
 class _PendingOp:
-    """What a device function sees: the type of the op being placed."""
+    """What a device function sees when asked outside op creation: the op type and current device."""
 
-    def __init__(self, op_type):
+    def __init__(self, op_type, device=""):
         self.type = op_type
         self.node_def = self
         self.op = op_type
-        self.device = ""
+        self.name = ""
+        self._device = device
+
+    @property
+    def device(self):
+        return self._device
+
+
+def _colocation_target(obj):
+    """The Operation that ``colocate_with(obj)`` means (an op, a tensor's op, a variable's op)."""
+    if isinstance(obj, Operation):
+        return obj
+    if isinstance(obj, Tensor):
+        return obj.op
+    inner = getattr(obj, "_as_graph_element", None)
+    if inner is not None:
+        element = inner()
+        if isinstance(element, Tensor):
+            return element.op
+        if isinstance(element, Operation):
+            return element
+    op = getattr(obj, "op", None)
+    if isinstance(op, Operation):
+        return op
+    raise TypeError(f"colocate_with expects an Operation, a Tensor or a Variable, got {type(obj).__name__}")
+
+
+def _ref_input_ops(op_type, inputs):
+    """The ops of ``inputs`` that ``op_type`` takes by reference (TensorFlow's ``is_ref`` inputs).
+
+    Only the leading single-tensor args are mapped to inputs; every TensorFlow op with a
+    ref input declares it before any list-valued arg.
+    """
+    if not inputs:
+        return ()
+    from ferroflow.framework.op_signatures import op_signature
+
+    signature = op_signature(op_type)
+    if signature is None:
+        return ()
+    found = []
+    for arg, tensor in zip(signature["inputs"], inputs):
+        if "number_attr" in arg or "type_list_attr" in arg:
+            break
+        if arg.get("is_ref") and tensor._op not in found:
+            found.append(tensor._op)
+    return found
 
 
 class _DefaultGraphStack(threading.local):

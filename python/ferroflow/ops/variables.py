@@ -75,8 +75,12 @@ class Variable:
                 self._initializer_op = state_ops.assign(
                     self._variable, self._initial_value, validate_shape=validate_shape, name="Assign"
                 ).op
-                with ops.device(self._variable.device):
-                    self._snapshot = array_ops.identity(self._variable, name="read")
+                if caching_device is not None:
+                    with ops.device(caching_device):
+                        self._snapshot = array_ops.identity(self._variable, name="read")
+                else:
+                    with ops.colocate_with(self._variable.op):
+                        self._snapshot = array_ops.identity(self._variable, name="read")
         self._graph = self._variable.graph
         ops.get_default_graph().add_to_collections(collections, self)
 

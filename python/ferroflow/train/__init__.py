@@ -11,6 +11,7 @@ from ferroflow.training.checkpoint_management import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_options import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_utils import *  # noqa: F401,F403
 from ferroflow.training.coordinator import *  # noqa: F401,F403
+from ferroflow.training.device_setter import *  # noqa: F401,F403  (replica_device_setter)
 from ferroflow.training.input import *  # noqa: F401,F403  (batch, shuffle_batch, the input producers)
 from ferroflow.training.learning_rate_decay import *  # noqa: F401,F403
 from ferroflow.training.monitored_session import *  # noqa: F401,F403
@@ -20,6 +21,7 @@ from ferroflow.training.protos import *  # noqa: F401,F403
 from ferroflow.training.py_checkpoint_reader import NewCheckpointReader  # noqa: F401
 from ferroflow.training.queue_runner_impl import *  # noqa: F401,F403
 from ferroflow.training.saver import *  # noqa: F401,F403
+from ferroflow.training.server_lib import *  # noqa: F401,F403  (ClusterSpec, Server)
 from ferroflow.training.session_manager import *  # noqa: F401,F403
 from ferroflow.training.session_run_hook import *  # noqa: F401,F403
 from ferroflow.training.supervisor import *  # noqa: F401,F403
