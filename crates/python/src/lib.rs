@@ -7,6 +7,7 @@ mod checkpoint;
 mod convert;
 mod errors;
 mod generator;
+mod lite;
 mod records;
 
 use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
@@ -629,6 +630,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ferroflow_image::register();
     generator::register();
     records::register(m)?;
+    lite::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<Session>()?;
     m.add_class::<Runner>()?;

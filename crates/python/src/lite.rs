@@ -1,0 +1,193 @@
+//! `tf.lite.Interpreter`'s native side: a [`ferroflow_lite::Interpreter`]
+//! behind a lock, with tensors crossing as bytes plus dtype name and shape
+//! (the Python wrapper turns them into numpy arrays and checks arguments
+//! the way TensorFlow's wrapper does).
+
+use crate::errors::{guard, IntoPyResult};
+use ferroflow_lite::{DType, Interpreter};
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+fn dtype_from_name(name: &str) -> Result<DType, ferroflow_tensor::Error> {
+    Ok(match name {
+        "float32" => DType::F32,
+        "float16" => DType::F16,
+        "int32" => DType::I32,
+        "uint8" => DType::U8,
+        "int64" => DType::I64,
+        "bool" => DType::Bool,
+        "int16" => DType::I16,
+        "int8" => DType::I8,
+        "float64" => DType::F64,
+        other => {
+            return Err(ferroflow_tensor::Error::value(format!(
+                "Cannot set tensor: unsupported type {other}"
+            )))
+        }
+    })
+}
+
+/// The numpy name of a TFLite element type.
+fn numpy_name(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float32",
+        DType::F16 => "float16",
+        DType::I32 => "int32",
+        DType::U8 => "uint8",
+        DType::I64 => "int64",
+        DType::String => "object",
+        DType::Bool => "bool",
+        DType::I16 => "int16",
+        DType::I8 => "int8",
+        DType::F64 => "float64",
+    }
+}
+
+/// A TFLite model loaded for running (`tf.lite.Interpreter`'s engine).
+#[pyclass(module = "ferroflow._native", frozen)]
+pub struct LiteInterpreter {
+    inner: Mutex<Interpreter>,
+}
+
+#[pymethods]
+impl LiteInterpreter {
+    /// Reads and checks `model_content`; `num_threads` 0 means one per core.
+    #[new]
+    #[pyo3(signature = (model_content, num_threads = 1))]
+    fn new(py: Python<'_>, model_content: &[u8], num_threads: usize) -> PyResult<LiteInterpreter> {
+        let bytes = model_content.to_vec();
+        let inner = py
+            .detach(|| guard(|| Interpreter::from_bytes(&bytes, num_threads)))
+            .py(py)?;
+        Ok(LiteInterpreter {
+            inner: Mutex::new(inner),
+        })
+    }
+
+    /// Computes every tensor's shape and allocates it.
+    fn allocate_tensors(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| guard(|| self.inner.lock().allocate_tensors()))
+            .py(py)
+    }
+
+    /// Runs the model once.
+    fn invoke(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| guard(|| self.inner.lock().invoke())).py(py)
+    }
+
+    /// Indices of the inputs.
+    fn input_indices(&self) -> Vec<i32> {
+        self.inner.lock().inputs().to_vec()
+    }
+
+    /// Indices of the outputs.
+    fn output_indices(&self) -> Vec<i32> {
+        self.inner.lock().outputs().to_vec()
+    }
+
+    /// Number of tensors.
+    fn tensor_count(&self) -> usize {
+        self.inner.lock().tensors().len()
+    }
+
+    /// True once tensors are allocated for the current input shapes.
+    fn is_allocated(&self) -> bool {
+        self.inner.lock().is_allocated()
+    }
+
+    /// Name, shape, signature, dtype and quantization of tensor `index`.
+    fn tensor_info<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyDict>> {
+        let guard_ = self.inner.lock();
+        let t = guard_.tensor(index).py(py)?;
+        let d = PyDict::new(py);
+        d.set_item("name", &t.name)?;
+        d.set_item("index", index)?;
+        d.set_item("shape", t.shape.clone())?;
+        let sig: Vec<i64> = match &t.shape_signature {
+            Some(s) => s.iter().map(|&v| v as i64).collect(),
+            None => t.shape.iter().map(|&v| v as i64).collect(),
+        };
+        d.set_item("shape_signature", sig)?;
+        d.set_item("dtype", numpy_name(t.dtype))?;
+        d.set_item("scales", t.quant.scale.clone())?;
+        d.set_item("zero_points", t.quant.zero_point.clone())?;
+        d.set_item("quantized_dimension", t.quant.axis)?;
+        Ok(d)
+    }
+
+    /// Tensor `index`'s bytes (a copy).
+    fn get_tensor_bytes<'py>(&self, py: Python<'py>, index: i64) -> PyResult<Bound<'py, PyBytes>> {
+        let g = self.inner.lock();
+        let t = g.tensor(index).py(py)?;
+        Ok(PyBytes::new(py, t.data.bytes()))
+    }
+
+    /// Copies `data` (of numpy dtype name `dtype` and `shape`) into tensor `index`.
+    fn set_tensor(
+        &self,
+        py: Python<'_>,
+        index: i64,
+        dtype: &str,
+        shape: Vec<usize>,
+        data: &[u8],
+    ) -> PyResult<()> {
+        let d = dtype_from_name(dtype).py(py)?;
+        guard(|| self.inner.lock().set_tensor(index, d, &shape, data)).py(py)
+    }
+
+    /// Gives input `index` a new shape (strict: only -1 dimensions change).
+    #[pyo3(signature = (index, shape, strict = false))]
+    fn resize_input(
+        &self,
+        py: Python<'_>,
+        index: i64,
+        shape: Vec<usize>,
+        strict: bool,
+    ) -> PyResult<()> {
+        guard(|| self.inner.lock().resize_input(index, &shape, strict)).py(py)
+    }
+
+    /// Zeroes variable tensors.
+    fn reset_all_variables(&self) {
+        self.inner.lock().reset_all_variables()
+    }
+
+    /// The signatures: `[(key, [(name, index)], [(name, index)], subgraph)]`.
+    #[allow(clippy::type_complexity)]
+    fn signatures(&self) -> Vec<(String, Vec<(String, u32)>, Vec<(String, u32)>, u32)> {
+        let g = self.inner.lock();
+        g.model()
+            .signatures
+            .iter()
+            .map(|s| {
+                (
+                    s.key.clone(),
+                    s.inputs.clone(),
+                    s.outputs.clone(),
+                    s.subgraph,
+                )
+            })
+            .collect()
+    }
+
+    /// Metadata entry `name` as text, if present.
+    fn metadata(&self, name: &str) -> Option<String> {
+        self.inner.lock().model().metadata_str(name)
+    }
+
+    /// The builtin or custom operator names, in execution order.
+    fn operator_names(&self) -> Vec<String> {
+        self.inner.lock().model().subgraphs[0]
+            .operators
+            .iter()
+            .map(|o| o.name())
+            .collect()
+    }
+}
+
+/// Registers the tf.lite classes.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LiteInterpreter>()?;
+    Ok(())
+}
