@@ -6,6 +6,7 @@ mod list;
 mod math;
 mod nn;
 mod nn_conv;
+mod nn_layers;
 mod sparse;
 
 use crate::registry::GradEntry;
@@ -84,6 +85,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     array::register(reg);
     nn::register(reg);
     nn_conv::register(reg);
+    nn_layers::register(reg);
     sparse::register(reg);
 }
 
@@ -107,6 +109,13 @@ mod tests {
         // TensorFlow registers none for these either.
         "Bitcast",
         "StridedSliceAssign",
+        "LRNGrad",
+        "MaxPoolGradGradWithArgmax",
+        // TensorFlow differentiates these (second derivatives of batch
+        // norm); ferroflow does not yet, so tf.gradients raises LookupError.
+        "FusedBatchNormGrad",
+        "FusedBatchNormGradV2",
+        "FusedBatchNormGradV3",
         // Sparse ops TensorFlow registers no gradient for (grads/sparse.rs).
         "SparseReshape",
         "SparseReduceSumSparse",

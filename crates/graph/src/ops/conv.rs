@@ -18,7 +18,7 @@ const CONV_TYPES: &[DType] = &[
 ];
 
 /// Only NHWC has kernels; `tf.nn` transposes NCHW tensors around the op.
-fn require_nhwc(ctx: &InferContext) -> Result<()> {
+pub(super) fn require_nhwc(ctx: &InferContext) -> Result<()> {
     let f = ctx.attrs().str_or("data_format", "NHWC")?;
     if f != "NHWC" {
         return Err(Error::unimplemented(format!(
@@ -30,7 +30,7 @@ fn require_nhwc(ctx: &InferContext) -> Result<()> {
     Ok(())
 }
 
-fn conv_params(ctx: &InferContext) -> Result<Conv2dParams> {
+pub(super) fn conv_params(ctx: &InferContext) -> Result<Conv2dParams> {
     let a = ctx.attrs();
     Conv2dParams::parse(
         ctx.def.name,
@@ -42,7 +42,7 @@ fn conv_params(ctx: &InferContext) -> Result<Conv2dParams> {
     .map_err(|e| ctx.shape_error(e.message()))
 }
 
-fn pool_params(ctx: &InferContext) -> Result<Pool2dParams> {
+pub(super) fn pool_params(ctx: &InferContext) -> Result<Pool2dParams> {
     let a = ctx.attrs();
     let p = Pool2dParams::parse(
         ctx.def.name,
@@ -68,14 +68,14 @@ fn pool_params(ctx: &InferContext) -> Result<Pool2dParams> {
 }
 
 /// The four dimensions of a rank-4 input (all unknown for an unknown rank).
-fn dims4(ctx: &InferContext, i: usize) -> Result<[Option<usize>; 4]> {
+pub(super) fn dims4(ctx: &InferContext, i: usize) -> Result<[Option<usize>; 4]> {
     ctx.expect_rank(i, 4)?;
     let s = ctx.shape(i);
     Ok([s.dim(0), s.dim(1), s.dim(2), s.dim(3)])
 }
 
 /// One spatial output size (`dim`: 0 height, 1 width), as far as known.
-fn spatial(
+pub(super) fn spatial(
     ctx: &InferContext,
     input: Option<usize>,
     window: Option<usize>,
@@ -131,7 +131,7 @@ fn conv2d(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 /// The shape given by a 1-D size input of 4 elements.
-fn sizes_input(ctx: &InferContext, i: usize) -> Result<PartialShape> {
+pub(super) fn sizes_input(ctx: &InferContext, i: usize) -> Result<PartialShape> {
     ctx.expect_dtype(i, INDEX)?;
     ctx.expect_rank(i, 1)?;
     if let Some(n) = ctx.shape(i).dim(0) {
@@ -179,7 +179,7 @@ fn conv2d_backprop_filter(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 /// Output shape of a pool over input `i`.
-fn pooled(ctx: &InferContext, i: usize, p: &Pool2dParams) -> Result<PartialShape> {
+pub(super) fn pooled(ctx: &InferContext, i: usize, p: &Pool2dParams) -> Result<PartialShape> {
     let x = dims4(ctx, i)?;
     let (k, s) = (p.ksize, p.strides);
     let oh = spatial(ctx, x[1], Some(k[1]), s[1], 1, p.padding, 0)?;

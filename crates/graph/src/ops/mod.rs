@@ -14,6 +14,7 @@ mod list;
 mod logging;
 mod math;
 mod nn;
+mod nn_layers;
 mod random;
 mod sparse;
 mod state;
@@ -107,6 +108,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         logging::ops(),
         math::ops(),
         nn::ops(),
+        nn_layers::ops(),
         random::ops(),
         sparse::ops(),
         state::ops(),

@@ -10,6 +10,7 @@ mod list;
 mod logging;
 mod math;
 mod nn;
+mod nn_layers;
 mod random;
 mod sparse;
 mod state;
@@ -28,6 +29,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     logging::register(reg);
     math::register(reg);
     nn::register(reg);
+    nn_layers::register(reg);
     random::register(reg);
     sparse::register(reg);
     state::register(reg);

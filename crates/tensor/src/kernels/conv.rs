@@ -187,7 +187,7 @@ impl Conv2dParams {
         })
     }
 
-    fn check_runtime(&self) -> Result<()> {
+    pub(crate) fn check_runtime(&self) -> Result<()> {
         let s = self.strides;
         if s[0] != 1 || s[3] != 1 {
             return Err(Error::unimplemented(
