@@ -5,6 +5,8 @@
 
 pub mod float;
 pub mod geometry;
+pub mod hybrid;
+pub mod int8;
 pub mod shape_ops;
 pub mod simd;
 
@@ -101,6 +103,12 @@ pub fn build(op: &OpDef, tensors: &[Slot]) -> Result<Box<dyn Kernel>> {
     let (input, output) = io_types(op, tensors);
     let opts = op.options.as_ref();
     if let Some(k) = shape_ops::build(op, tensors, opts)? {
+        return Ok(k);
+    }
+    if let Some(k) = int8::build(op, tensors, opts, input, output)? {
+        return Ok(k);
+    }
+    if let Some(k) = hybrid::build(op, tensors, opts, input, output)? {
         return Ok(k);
     }
     if let Some(k) = float::build(op, tensors, opts, input, output)? {
