@@ -44,6 +44,17 @@ impl Buffer {
         self.len = len;
     }
 
+    /// Resizes to `len` bytes like [`Buffer::resize`], or returns an error
+    /// (and keeps the buffer as it was) when the memory cannot be had.
+    pub fn try_resize(&mut self, len: usize) -> Result<(), std::collections::TryReserveError> {
+        let lines = len.div_ceil(64);
+        if lines > self.lines.len() {
+            self.lines.try_reserve_exact(lines - self.lines.len())?;
+        }
+        self.resize(len);
+        Ok(())
+    }
+
     /// Length in bytes.
     pub fn len(&self) -> usize {
         self.len

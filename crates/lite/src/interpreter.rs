@@ -34,9 +34,9 @@ impl Default for DType {
 }
 
 impl Slot {
-    /// Number of elements.
+    /// Number of elements; saturates at `usize::MAX`.
     pub fn num_elements(&self) -> usize {
-        self.shape.iter().product()
+        self.shape.iter().fold(1usize, |n, &d| n.saturating_mul(d))
     }
 
     /// The data as `T` (the caller knows the dtype).
@@ -50,8 +50,78 @@ impl Slot {
     }
 
     fn byte_len(&self) -> usize {
-        self.num_elements() * self.dtype.size()
+        self.num_elements().saturating_mul(self.dtype.size())
     }
+
+    /// Bytes of the current shape, `None` when that overflows `usize`.
+    fn checked_byte_len(&self) -> Option<usize> {
+        if self.shape.contains(&0) {
+            return Some(0);
+        }
+        self.shape
+            .iter()
+            .try_fold(self.dtype.size(), |n, &d| n.checked_mul(d))
+    }
+
+    /// Gives the slot the bytes of its current shape; an error when the
+    /// size overflows or the memory cannot be had.
+    fn allocate(&mut self) -> Result<()> {
+        let len = self.checked_byte_len().ok_or_else(|| {
+            Error::resource_exhausted(format!(
+                "tensor {:?} is too large: shape {:?} of {}",
+                self.name,
+                self.shape,
+                self.dtype.name()
+            ))
+        })?;
+        if self.data.len() != len {
+            self.data.try_resize(len).map_err(|_| {
+                Error::resource_exhausted(format!(
+                    "tensor {:?} is too large: {len} bytes cannot be allocated",
+                    self.name
+                ))
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that the operators, in order, only read tensors that hold values
+/// by then (constants, model inputs, variables, outputs of earlier
+/// operators) and that each tensor they write is written once, by one
+/// operator, and is neither a constant nor a model input nor one of the
+/// operator's own inputs. Kernels size their work from what they saw when
+/// prepared; a tensor written twice or read before it is written would
+/// break that.
+fn check_dataflow(sg: &crate::model::Subgraph) -> Result<()> {
+    let mut ready: Vec<bool> = sg
+        .tensors
+        .iter()
+        .map(|t| t.data.is_some() || t.is_variable)
+        .collect();
+    for &i in &sg.inputs {
+        ready[i as usize] = true;
+    }
+    for (k, op) in sg.operators.iter().enumerate() {
+        for &i in op.inputs.iter().filter(|&&i| i >= 0) {
+            if !ready[i as usize] {
+                return Err(Error::invalid(format!(
+                    "operator {k} ({}) reads tensor {i}, which no earlier operator writes",
+                    op.name()
+                )));
+            }
+        }
+        for &o in &op.outputs {
+            if ready[o as usize] {
+                return Err(Error::invalid(format!(
+                    "operator {k} ({}) writes tensor {o}, which is a constant, a model input, a variable or written before",
+                    op.name()
+                )));
+            }
+            ready[o as usize] = true;
+        }
+    }
+    Ok(())
 }
 
 /// Runs a TFLite model.
@@ -90,6 +160,7 @@ impl Interpreter {
                 constant,
             });
         }
+        check_dataflow(sg)?;
         let mut built = Vec::with_capacity(sg.operators.len());
         for (i, op) in sg.operators.iter().enumerate() {
             let k = kernels::build(op, &tensors)
@@ -201,10 +272,12 @@ impl Interpreter {
     pub fn allocate_tensors(&mut self) -> Result<()> {
         let sg = &self.model.subgraphs[0];
         for &i in &sg.inputs {
-            let s = &mut self.tensors[i as usize];
-            let len = s.byte_len();
-            if s.data.len() != len {
-                s.data.resize(len);
+            self.tensors[i as usize].allocate()?;
+        }
+        // Variables start as zeros of their declared shape.
+        for (slot, def) in self.tensors.iter_mut().zip(&sg.tensors) {
+            if def.is_variable && def.data.is_none() && slot.data.is_empty() {
+                slot.allocate()?;
             }
         }
         for (k, (kernel, op)) in self.kernels.iter_mut().zip(&sg.operators).enumerate() {
@@ -226,13 +299,7 @@ impl Interpreter {
             for (&o, shape) in op.outputs.iter().zip(shapes) {
                 let s = &mut self.tensors[o as usize];
                 s.shape = shape;
-                let len = s
-                    .num_elements()
-                    .checked_mul(s.dtype.size())
-                    .ok_or_else(|| {
-                        Error::resource_exhausted(format!("tensor {:?} is too large", s.name))
-                    })?;
-                s.data.resize(len);
+                s.allocate()?;
             }
         }
         self.allocated = true;

@@ -130,9 +130,12 @@ pub struct TensorDef {
 }
 
 impl TensorDef {
-    /// Number of elements of the static shape.
+    /// Number of elements of the static shape; saturates at `usize::MAX`
+    /// (such a shape then fails every size check instead of overflowing).
     pub fn num_elements(&self) -> usize {
-        self.shape.iter().map(|&d| d.max(0) as usize).product()
+        self.shape
+            .iter()
+            .fold(1usize, |n, &d| n.saturating_mul(d.max(0) as usize))
     }
 }
 

@@ -64,7 +64,10 @@ pub fn build(
             if o.fused_activation_function != 0 {
                 return Ok(None);
             }
-            let out = tensors.get(op.outputs[0].max(0) as usize);
+            let out = op
+                .outputs
+                .first()
+                .and_then(|&o| tensors.get(o.max(0) as usize));
             let same_quant = op.inputs.iter().all(|&i| {
                 tensors
                     .get(i.max(0) as usize)
