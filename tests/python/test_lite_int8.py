@@ -26,7 +26,7 @@ def _load(name):
 
 
 def _ref_tensors(io):
-    return {int(k[len("ref_tensor_"):]): io[k] for k in io.files if k.startswith("ref_tensor_")}
+    return {int(k[len("ref_tensor_") :]): io[k] for k in io.files if k.startswith("ref_tensor_")}
 
 
 @pytest.mark.parametrize("name", ["mlp_int8", "convnet_int8"])
@@ -47,7 +47,7 @@ def test_int8_outputs_and_intermediates_are_bit_exact(name):
         for idx, values in refs.items():
             t = interp.get_tensor(idx)
             assert t.dtype == values.dtype, idx
-            np.testing.assert_array_equal(t, values[n], err_msg="tensor %d" % idx)
+            np.testing.assert_array_equal(t, values[n], err_msg=f"tensor {idx}")
 
 
 @pytest.mark.parametrize("name", ["mlp_int8", "convnet_int8"])
@@ -80,15 +80,13 @@ def test_dynamic_range_models_match_tf(name):
         np.testing.assert_allclose(got, io["output_default"][n], rtol=1e-5, atol=1e-6)
         for idx, values in refs.items():
             np.testing.assert_allclose(
-                interp.get_tensor(idx), values[n], rtol=1e-5, atol=1e-6, err_msg="tensor %d" % idx
+                interp.get_tensor(idx), values[n], rtol=1e-5, atol=1e-6, err_msg=f"tensor {idx}"
             )
 
 
 def test_convnet_dynamic_has_a_hybrid_fully_connected():
     interp, _ = _load("convnet_dynamic")
-    int8_weights = [
-        d for d in interp.get_tensor_details() if d["dtype"] == np.int8
-    ]
+    int8_weights = [d for d in interp.get_tensor_details() if d["dtype"] == np.int8]
     assert [d["shape"].tolist() for d in int8_weights] == [[10, 384]]
     assert len(int8_weights[0]["quantization_parameters"]["scales"]) == 10
 
@@ -101,6 +99,4 @@ def test_int8_batch_resize_keeps_rows_independent():
     interp.allocate_tensors()
     interp.set_tensor(inp["index"], io["input_int8"].reshape(4, 16))
     interp.invoke()
-    np.testing.assert_array_equal(
-        interp.get_tensor(out["index"]), io["output_ref"].reshape(4, 10)
-    )
+    np.testing.assert_array_equal(interp.get_tensor(out["index"]), io["output_ref"].reshape(4, 10))
