@@ -124,6 +124,18 @@ impl Geom {
             .filter(|&x| x < self.iw)
     }
 
+    /// The output columns `ox` whose tap `kx` lands inside the input.
+    #[inline]
+    fn x_range(&self, kx: usize) -> std::ops::Range<usize> {
+        let off = kx * self.dw;
+        let lo = self.pl.saturating_sub(off).div_ceil(self.sw).min(self.ow);
+        let hi = (self.iw + self.pl)
+            .saturating_sub(off)
+            .div_ceil(self.sw)
+            .min(self.ow);
+        lo..hi.max(lo)
+    }
+
     /// The output coordinate whose tap at `k` (dilation `d`, stride `s`,
     /// padding `p`) reads input coordinate `i`, if there is one below `out`.
     #[inline]
@@ -155,24 +167,40 @@ fn fma_rows<T: Scalar>(acc: &mut [T], x: &[T], f: &[T]) {
 }
 
 /// One output row (`[ow, C * M]`, zeroed) of image `b`, output row `oy`.
+///
+/// Taps are the outer loops and the output pixels the inner one, over the
+/// range of pixels whose tap lands inside the input (no per-pixel bounds
+/// checks); each pixel still adds its taps in `(ky, kx)` order.
 #[inline(always)]
 fn forward_row<T: Scalar>(x: &[T], w: &[T], g: &Geom, b: usize, oy: usize, out: &mut [T]) {
     let (c, m, oc) = (g.c, g.m, g.oc());
     let img = &x[b * g.ih * g.iw * c..][..g.ih * g.iw * c];
-    for ox in 0..g.ow {
-        let acc = &mut out[ox * oc..][..oc];
-        for ky in 0..g.kh {
-            let Some(y) = g.in_y(oy, ky) else { continue };
-            for kx in 0..g.kw {
-                let Some(xx) = g.in_x(ox, kx) else { continue };
-                let xr = &img[(y * g.iw + xx) * c..][..c];
-                let fr = &w[(ky * g.kw + kx) * oc..][..oc];
-                if m == 1 {
-                    fma_rows(acc, xr, fr);
-                } else {
-                    for (ci, &xv) in xr.iter().enumerate() {
-                        let a = &mut acc[ci * m..][..m];
-                        let f = &fr[ci * m..][..m];
+    if c == 0 {
+        return;
+    }
+    let step = g.sw * c;
+    for ky in 0..g.kh {
+        let Some(y) = g.in_y(oy, ky) else { continue };
+        let xrow = &img[y * g.iw * c..][..g.iw * c];
+        for kx in 0..g.kw {
+            let xs = g.x_range(kx);
+            if xs.is_empty() {
+                continue;
+            }
+            let fr = &w[(ky * g.kw + kx) * oc..][..oc];
+            let src = &xrow[(xs.start * g.sw + kx * g.dw - g.pl) * c..];
+            let acc = &mut out[xs.start * oc..][..xs.len() * oc];
+            if m == 1 {
+                for (i, a) in acc.chunks_exact_mut(c).enumerate() {
+                    let xp = &src[i * step..][..c];
+                    for ((a, &xv), &f) in a.iter_mut().zip(xp).zip(fr) {
+                        *a = a.add(xv.mul(f));
+                    }
+                }
+            } else {
+                for (i, a) in acc.chunks_exact_mut(oc).enumerate() {
+                    let xp = &src[i * step..][..c];
+                    for ((a, &xv), f) in a.chunks_exact_mut(m).zip(xp).zip(fr.chunks_exact(m)) {
                         for (a, &f) in a.iter_mut().zip(f) {
                             *a = a.add(xv.mul(f));
                         }
