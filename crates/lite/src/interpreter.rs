@@ -27,12 +27,6 @@ pub struct Slot {
     pub constant: bool,
 }
 
-impl Default for DType {
-    fn default() -> DType {
-        DType::F32
-    }
-}
-
 impl Slot {
     /// Number of elements; saturates at `usize::MAX`.
     pub fn num_elements(&self) -> usize {
@@ -164,6 +158,8 @@ impl Interpreter {
         let mut built = Vec::with_capacity(sg.operators.len());
         for (i, op) in sg.operators.iter().enumerate() {
             let k = kernels::build(op, &tensors)
+                .map_err(|e| e.with_context(format!("operator {i} ({})", op.name())))?;
+            let k = fold_constant_dequantize(op, k, &mut tensors)
                 .map_err(|e| e.with_context(format!("operator {i} ({})", op.name())))?;
             built.push(k);
         }
@@ -400,4 +396,43 @@ impl Interpreter {
             }
         }
     }
+}
+
+/// A DEQUANTIZE of a constant (float16 or int8 weights stored compactly)
+/// runs once, here: its output becomes a constant, so the kernels reading
+/// it see float weights they can repack, and invocations skip it.
+fn fold_constant_dequantize(
+    op: &crate::model::OpDef,
+    mut kernel: Box<dyn Kernel>,
+    tensors: &mut [Slot],
+) -> Result<Box<dyn Kernel>> {
+    let (input, output) = match (op.inputs.as_slice(), op.outputs.as_slice()) {
+        (&[i], &[o]) if i >= 0 && o >= 0 => (i as usize, o as usize),
+        _ => return Ok(kernel),
+    };
+    if op.code != 6 || !tensors[input].constant {
+        return Ok(kernel);
+    }
+    let ins = Inputs {
+        tensors,
+        index: &op.inputs,
+    };
+    let shape = kernel.prepare(ins, &op.outputs)?.swap_remove(0);
+    let mut out = std::mem::take(&mut tensors[output]);
+    out.shape = shape.clone();
+    out.allocate()?;
+    let ctx = kernels::RunContext { num_threads: 1 };
+    let mut outs = [out];
+    kernel.run(
+        &ctx,
+        Inputs {
+            tensors,
+            index: &op.inputs,
+        },
+        &mut outs,
+    )?;
+    let [mut out] = outs;
+    out.constant = true;
+    tensors[output] = out;
+    Ok(Box::new(kernels::Folded { shape }))
 }

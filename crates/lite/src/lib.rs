@@ -27,12 +27,14 @@ pub mod schema {
 }
 
 pub mod buffer;
+pub mod converter;
 pub mod error;
 pub mod interpreter;
 pub mod kernels;
 pub mod model;
 pub mod op_names;
 pub mod quant;
+pub mod writer;
 
 pub use error::{Error, Result};
 pub use interpreter::Interpreter;

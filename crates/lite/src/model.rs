@@ -8,9 +8,10 @@ use crate::quant::QuantParams;
 use crate::schema_generated::tflite as fb;
 
 /// TFLite's element types (`TensorType` in the schema), by code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum DType {
     /// `FLOAT32` (0).
+    #[default]
     F32,
     /// `FLOAT16` (1).
     F16,

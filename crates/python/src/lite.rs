@@ -186,8 +186,44 @@ impl LiteInterpreter {
     }
 }
 
+/// Converts a serialized frozen GraphDef to .tflite bytes
+/// (`TFLiteConverter.convert`'s engine). `quantization` is `""`,
+/// `"float16"` or `"dynamic_range"`.
+#[pyfunction]
+#[pyo3(signature = (graph_def, inputs, input_shapes, outputs, quantization = ""))]
+fn lite_convert<'py>(
+    py: Python<'py>,
+    graph_def: &[u8],
+    inputs: Vec<String>,
+    input_shapes: Vec<Option<Vec<i64>>>,
+    outputs: Vec<String>,
+    quantization: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    use ferroflow_lite::converter::{convert, ConvertOptions, Quantization};
+    let quantization = match quantization {
+        "" => Quantization::None,
+        "float16" => Quantization::Float16,
+        "dynamic_range" => Quantization::DynamicRange,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown quantization {other:?}"
+            )))
+        }
+    };
+    let options = ConvertOptions {
+        inputs,
+        input_shapes,
+        outputs,
+        quantization,
+    };
+    let bytes = graph_def.to_vec();
+    let out = py.detach(|| guard(|| convert(&bytes, &options))).py(py)?;
+    Ok(PyBytes::new(py, &out))
+}
+
 /// Registers the tf.lite classes.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LiteInterpreter>()?;
+    m.add_function(wrap_pyfunction!(lite_convert, m)?)?;
     Ok(())
 }

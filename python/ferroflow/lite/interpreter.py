@@ -75,7 +75,7 @@ class Interpreter:
                 with open(os.fspath(model_path), "rb") as f:
                     model_content = f.read()
             except OSError:
-                raise ValueError("Could not open '%s'." % model_path) from None
+                raise ValueError(f"Could not open '{model_path}'.") from None
         elif not model_content:
             raise ValueError("`model_path` or `model_content` must be specified.")
         threads = 1 if num_threads is None else (0 if num_threads == -1 else num_threads)
@@ -117,7 +117,7 @@ class Interpreter:
     def get_tensor(self, tensor_index, subgraph_index=0):
         """A copy of tensor ``tensor_index``."""
         if subgraph_index != 0:
-            raise ValueError("Invalid subgraph index %d" % subgraph_index)
+            raise ValueError(f"Invalid subgraph index {subgraph_index}")
         info = self._info(tensor_index)
         raw = self._native.get_tensor_bytes(int(tensor_index))
         return np.frombuffer(raw, dtype=np.dtype(info["dtype"])).reshape(info["shape"]).copy()
@@ -168,11 +168,11 @@ class Interpreter:
         if signature_key is None:
             if len(sigs) != 1:
                 raise ValueError(
-                    "SignatureDef signature_key is None and model has %d Signatures" % len(sigs)
+                    f"SignatureDef signature_key is None and model has {len(sigs)} Signatures"
                 )
             signature_key = next(iter(sigs))
         if signature_key not in sigs:
-            raise ValueError("Invalid signature_key provided: %r" % signature_key)
+            raise ValueError(f"Invalid signature_key provided: {signature_key!r}")
         return SignatureRunner(self, *sigs[signature_key])
 
 
@@ -194,12 +194,12 @@ class SignatureRunner:
         if len(kwargs) != len(self._inputs):
             raise ValueError(
                 "Invalid number of inputs provided for running a SignatureDef, "
-                "expected %s vs provided %s" % (len(self._inputs), len(kwargs))
+                f"expected {len(self._inputs)} vs provided {len(kwargs)}"
             )
         interp = self._interpreter
         for name, value in kwargs.items():
             if name not in self._inputs:
-                raise ValueError("Invalid Input name (%s) for SignatureDef" % name)
+                raise ValueError(f"Invalid Input name ({name}) for SignatureDef")
             value = np.asarray(value)
             index = self._inputs[name]
             if list(value.shape) != list(interp._info(index)["shape"]):

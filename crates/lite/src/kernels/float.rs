@@ -224,18 +224,18 @@ fn gemm_rows(ctx: &RunContext, m: usize, k: usize, n: usize, a: &[f32], b: &[f32
         rs: n as isize,
         cs: 1,
     };
-    let threads = ctx.num_threads.min(m / 64).max(1);
-    if threads == 1 {
+    // Row blocks as tasks of ferroflow's kernel team (persistent threads);
+    // a row's sums do not depend on the blocking, so results are the same
+    // for every thread count.
+    const ROWS_PER_TASK: usize = 64;
+    if ctx.num_threads <= 1 || m < 2 * ROWS_PER_TASK || m * n * k < 1 << 18 {
         sgemm_slices(lib, m, k, n, a, la, b, lb, c, false);
         return;
     }
-    let rows = m.div_ceil(threads);
-    std::thread::scope(|s| {
-        for (i, chunk) in c[..m * n].chunks_mut(rows * n).enumerate() {
-            let r = chunk.len() / n;
-            let a = &a[i * rows * k..(i * rows + r) * k];
-            s.spawn(move || sgemm_slices(lib, r, k, n, a, la, b, lb, chunk, false));
-        }
+    ferroflow_tensor::team::for_each_chunk_mut(&mut c[..m * n], ROWS_PER_TASK * n, |i, chunk| {
+        let r = chunk.len() / n;
+        let a = &a[i * ROWS_PER_TASK * k..(i * ROWS_PER_TASK + r) * k];
+        sgemm_slices(lib, r, k, n, a, la, b, lb, chunk, false);
     });
 }
 
@@ -535,7 +535,7 @@ impl Kernel for Depthwise {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let x = inputs.get(0)?;
         let ic = x.shape.get(3).copied().unwrap_or(0);
-        if ic == 0 || self.oc % ic != 0 {
+        if ic == 0 || !self.oc.is_multiple_of(ic) {
             return Err(Error::invalid(format!(
                 "DEPTHWISE_CONV_2D: {} output channels are not a multiple of {ic} input channels",
                 self.oc

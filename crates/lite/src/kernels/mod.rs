@@ -67,6 +67,23 @@ pub trait Kernel: Send + Sync {
     fn run(&self, ctx: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()>;
 }
 
+/// An operator whose output was computed once when the interpreter was
+/// built (a DEQUANTIZE of constant weights): nothing left to run.
+pub struct Folded {
+    /// The constant output's shape.
+    pub shape: Vec<usize>,
+}
+
+impl Kernel for Folded {
+    fn prepare(&mut self, _: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
+        Ok(vec![self.shape.clone()])
+    }
+
+    fn run(&self, _: &RunContext, _: Inputs<'_>, _: &mut [Slot]) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// The value range a fused activation clamps to, for float kernels.
 pub fn activation_range(code: i8) -> Result<(f32, f32)> {
     Ok(match code {
