@@ -1234,36 +1234,12 @@ impl<'g> Converter<'g> {
         if fused_activation(&self.ops[p]) != 0 {
             return Ok(false);
         }
-        let set = match self.ops[p].options.as_mut() {
-            Some(BuiltinOptions::FullyConnectedOptions(o)) => {
-                o.fused_activation_function = code;
+        let set = match activation_slot(&mut self.ops[p]) {
+            Some(slot) => {
+                *slot = code;
                 true
             }
-            Some(BuiltinOptions::Conv2DOptions(o)) => {
-                o.fused_activation_function = code;
-                true
-            }
-            Some(BuiltinOptions::DepthwiseConv2DOptions(o)) => {
-                o.fused_activation_function = code;
-                true
-            }
-            Some(BuiltinOptions::AddOptions(o)) => {
-                o.fused_activation_function = code;
-                true
-            }
-            Some(BuiltinOptions::SubOptions(o)) => {
-                o.fused_activation_function = code;
-                true
-            }
-            Some(BuiltinOptions::MulOptions(o)) => {
-                o.fused_activation_function = code;
-                true
-            }
-            Some(BuiltinOptions::Pool2DOptions(o)) => {
-                o.fused_activation_function = code;
-                true
-            }
-            _ => false,
+            None => false,
         };
         if set {
             let out = self.ops[p].outputs[0];
@@ -1275,17 +1251,23 @@ impl<'g> Converter<'g> {
     }
 }
 
+/// The fused-activation field of an op's options, for ops that have one.
+fn activation_slot(op: &mut OpDef) -> Option<&mut i8> {
+    Some(match op.options.as_mut()? {
+        BuiltinOptions::FullyConnectedOptions(o) => &mut o.fused_activation_function,
+        BuiltinOptions::Conv2DOptions(o) => &mut o.fused_activation_function,
+        BuiltinOptions::DepthwiseConv2DOptions(o) => &mut o.fused_activation_function,
+        BuiltinOptions::AddOptions(o) => &mut o.fused_activation_function,
+        BuiltinOptions::SubOptions(o) => &mut o.fused_activation_function,
+        BuiltinOptions::MulOptions(o) => &mut o.fused_activation_function,
+        BuiltinOptions::Pool2DOptions(o) => &mut o.fused_activation_function,
+        _ => return None,
+    })
+}
+
+/// The op's fused activation code (0: none or no such field).
 fn fused_activation(op: &OpDef) -> i8 {
-    match op.options.as_ref() {
-        Some(BuiltinOptions::FullyConnectedOptions(o)) => o.fused_activation_function,
-        Some(BuiltinOptions::Conv2DOptions(o)) => o.fused_activation_function,
-        Some(BuiltinOptions::DepthwiseConv2DOptions(o)) => o.fused_activation_function,
-        Some(BuiltinOptions::AddOptions(o)) => o.fused_activation_function,
-        Some(BuiltinOptions::SubOptions(o)) => o.fused_activation_function,
-        Some(BuiltinOptions::MulOptions(o)) => o.fused_activation_function,
-        Some(BuiltinOptions::Pool2DOptions(o)) => o.fused_activation_function,
-        _ => 0,
-    }
+    activation_slot(&mut op.clone()).map(|a| *a).unwrap_or(0)
 }
 
 /// Converts a decoded graph to a model.
