@@ -267,3 +267,15 @@ def test_tensorflow_interpreter_runs_converted_models():
         shape = [1] + [int(d) for d in x.get_shape().as_list()[1:]]
         v = np.random.RandomState(6).randn(*shape).astype(np.float32)
         np.testing.assert_allclose(_run(theirs, v), sess.run(y, {x: v}), rtol=1e-5, atol=1e-6)
+
+
+def test_experimental_lstm_trains_like_lstm_cell():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.constant(np.random.RandomState(0).randn(5, 2, 3).astype(np.float32))
+        cell = lite.experimental.nn.TFLiteLSTMCell(4)
+        out, _ = lite.experimental.nn.dynamic_rnn(cell, x, dtype=tf.float32)
+        assert out.get_shape().as_list() == [5, 2, 4]
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert np.all(np.isfinite(sess.run(out)))

@@ -1,5 +1,6 @@
 """``tf.lite.experimental``."""
 
+from ferroflow.lite.experimental import nn
 from ferroflow.lite.interpreter import OpResolverType
 
 
@@ -12,4 +13,4 @@ def load_delegate(library, options=None):
     )
 
 
-__all__ = ["OpResolverType", "load_delegate"]
+__all__ = ["OpResolverType", "load_delegate", "nn"]
