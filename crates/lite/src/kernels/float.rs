@@ -348,6 +348,40 @@ fn conv_geom(
     })
 }
 
+/// Convolutions with at most this many output channels (and a window
+/// larger than 1x1) run directly instead of through im2col and a GEMM.
+const DIRECT_MAX_OC: usize = 64;
+
+/// Runs `work(row, dst)` over the `row_len`-element rows of `out`, as tasks
+/// of ferroflow's kernel team when the context has threads and the rows
+/// hold enough work (`per_element` multiply-adds per output element). Each
+/// row is computed the same way whatever the split, so results do not
+/// depend on the thread count.
+pub(crate) fn for_each_row<T: Send>(
+    ctx: &RunContext,
+    out: &mut [T],
+    row_len: usize,
+    per_element: usize,
+    work: impl Fn(usize, &mut [T]) + Sync,
+) {
+    if row_len == 0 {
+        return;
+    }
+    let rows = out.len() / row_len;
+    if ctx.num_threads <= 1 || rows < 2 || out.len() * per_element.max(1) < 1 << 16 {
+        for (r, dst) in out.chunks_exact_mut(row_len).enumerate() {
+            work(r, dst);
+        }
+        return;
+    }
+    let per_task = rows.div_ceil(4 * ctx.num_threads).max(1);
+    ferroflow_tensor::team::for_each_chunk_mut(out, per_task * row_len, |i, chunk| {
+        for (j, dst) in chunk.chunks_exact_mut(row_len).enumerate() {
+            work(i * per_task + j, dst);
+        }
+    });
+}
+
 struct Conv {
     /// Filter as `[kh * kw * ic, oc]`.
     filter: Vec<f32>,
@@ -440,6 +474,37 @@ impl Kernel for Conv {
         let out_img = oh * ow * oc;
         if pointwise {
             gemm_rows(ctx, g.n * oh * ow, ic, oc, x, &self.filter, out);
+        } else if oc <= DIRECT_MAX_OC {
+            // Direct convolution, one output row at a time: per tap, the
+            // run of output pixels whose tap lands inside the input
+            // accumulates `x * w` over the input channels, vectorized over
+            // the output channels (no im2col copy, no padded taps).
+            let (iw, kw) = (g.w.input, self.kw);
+            let work = |r: usize, dst: &mut [f32]| {
+                let (b, oy) = (r / oh, r % oh);
+                dst.fill(0.0);
+                let img = &x[b * in_img..(b + 1) * in_img];
+                for ky in g.h.valid_taps(oy) {
+                    let iy = g.h.source(oy, ky) as usize;
+                    for kx in 0..kw {
+                        let os = g.w.valid_outputs(kx);
+                        if os.is_empty() {
+                            continue;
+                        }
+                        let ix0 = g.w.source(os.start, kx) as usize;
+                        let tap = (ky * kw + kx) * ic;
+                        simd::conv_taps(
+                            &mut dst[os.start * oc..],
+                            &img[(iy * iw + ix0) * ic..],
+                            &self.filter[tap * oc..(tap + ic) * oc],
+                            ic,
+                            g.w.stride * ic,
+                            os.len(),
+                        );
+                    }
+                }
+            };
+            for_each_row(ctx, out, ow * oc, k, work);
         } else {
             let mut scratch = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
             scratch.resize(oh * ow * k, 0.0);
@@ -554,7 +619,7 @@ impl Kernel for Depthwise {
         self.geom = Some(g);
         Ok(vec![shape])
     }
-    fn run(&self, _: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()> {
+    fn run(&self, ctx: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()> {
         let g = self
             .geom
             .as_ref()
@@ -563,6 +628,42 @@ impl Kernel for Depthwise {
         let out = outputs[0].as_mut_slice::<f32>();
         let (ic, oc) = (g.ic, self.oc);
         let mult = oc / ic;
+        if mult == 1 {
+            // One output row at a time, taps outer: per tap, the run of
+            // output pixels whose tap lands inside the input (each
+            // output's sum keeps the bias-first, row-major tap order).
+            let (ih, iw, oh, ow, kw) = (g.h.input, g.w.input, g.h.output, g.w.output, self.kw);
+            let work = |r: usize, dst: &mut [f32]| {
+                let (b, oy) = (r / oh, r % oh);
+                if self.bias.is_empty() {
+                    dst.fill(0.0);
+                } else {
+                    for px in dst.chunks_exact_mut(oc) {
+                        px.copy_from_slice(&self.bias);
+                    }
+                }
+                for ky in g.h.valid_taps(oy) {
+                    let iy = g.h.source(oy, ky) as usize;
+                    for kx in 0..kw {
+                        let os = g.w.valid_outputs(kx);
+                        if os.is_empty() {
+                            continue;
+                        }
+                        let ix0 = g.w.source(os.start, kx) as usize;
+                        simd::dw_taps(
+                            &mut dst[os.start * oc..],
+                            &x[((b * ih + iy) * iw + ix0) * ic..],
+                            &self.filter[(ky * kw + kx) * oc..][..oc],
+                            g.w.stride * ic,
+                            os.len(),
+                        );
+                    }
+                }
+            };
+            for_each_row(ctx, out, ow * oc, self.kh * kw, work);
+            simd::bias_clamp(out, &[], self.act.0, self.act.1);
+            return Ok(());
+        }
         let mut widened = if mult == 1 {
             Vec::new()
         } else {

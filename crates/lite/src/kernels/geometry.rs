@@ -99,4 +99,51 @@ impl Axis {
         let hi = hi.max(lo as isize) as usize;
         lo..hi
     }
+
+    /// The outputs whose tap `k` lands inside the input (a contiguous
+    /// range: the source coordinate grows with the output).
+    #[inline]
+    pub fn valid_outputs(&self, k: usize) -> std::ops::Range<usize> {
+        let off = k * self.dilation;
+        // source = o * stride + off - pad_before, kept in [0, input).
+        let lo = if self.pad_before > off {
+            (self.pad_before - off).div_ceil(self.stride)
+        } else {
+            0
+        };
+        let hi = if self.input + self.pad_before <= off {
+            0
+        } else {
+            ((self.input - 1 + self.pad_before - off) / self.stride + 1).min(self.output)
+        };
+        lo.min(hi)..hi
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn valid_outputs_agree_with_valid_taps() {
+        for padding in [Padding::Same, Padding::Valid] {
+            for input in 1..9 {
+                for window in 1..5 {
+                    for stride in 1..4 {
+                        for dilation in 1..3 {
+                            let a =
+                                Axis::new("t", padding, input, window, stride, dilation).unwrap();
+                            for k in 0..window {
+                                let want: Vec<usize> = (0..a.output)
+                                    .filter(|&o| a.valid_taps(o).contains(&k))
+                                    .collect();
+                                let got: Vec<usize> = a.valid_outputs(k).collect();
+                                assert_eq!(got, want, "{a:?} tap {k}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

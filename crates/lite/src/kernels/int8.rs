@@ -307,6 +307,176 @@ pub fn rows_dot(x: &[i8], w: &[i8], k: usize, acc: &mut [i32]) {
     rows_dot_plain(x, w, k, acc)
 }
 
+/// Columns of the int16 GEMM's operands are padded to a multiple of this.
+const KB: usize = 16;
+
+/// `src` (`rows x k` int8) widened to int16 rows of `kp` values, zero
+/// padded.
+fn widen_rows(src: &[i8], rows: usize, k: usize, kp: usize) -> Vec<i16> {
+    let mut out = vec![0i16; rows * kp];
+    for (dst, row) in out.chunks_exact_mut(kp).zip(src.chunks_exact(k.max(1))) {
+        for (d, &v) in dst.iter_mut().zip(row) {
+            *d = v as i16;
+        }
+    }
+    out
+}
+
+/// `acc[r * n + o] = bias[o] + x[r] . w[o]` (wrapping int32) for the `m`
+/// rows of `x` and the `n` rows of `w`, both int16 rows of `kp` values.
+/// Integer sums are exact, so the blocking does not change results.
+fn gemm_i16(m: usize, n: usize, kp: usize, x: &[i16], w: &[i16], bias: &[i32], acc: &mut [i32]) {
+    let (x, w, bias, acc) = (&x[..m * kp], &w[..n * kp], &bias[..n], &mut acc[..m * n]);
+    #[cfg(target_arch = "x86_64")]
+    {
+        if kp.is_multiple_of(KB) && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is present (checked just above) and the slices
+            // hold the `m x kp`, `n x kp`, `n` and `m x n` values the
+            // kernel reads and writes.
+            unsafe { gemm_i16_avx2(m, n, kp, x, w, bias, acc) };
+            return;
+        }
+    }
+    for (r, xr) in x.chunks_exact(kp.max(1)).enumerate() {
+        for (o, wr) in w.chunks_exact(kp.max(1)).enumerate() {
+            let mut s = bias[o];
+            for (&a, &b) in xr.iter().zip(wr) {
+                s = s.wrapping_add(a as i32 * b as i32);
+            }
+            acc[r * n + o] = s;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gemm_i16_avx2(
+    m: usize,
+    n: usize,
+    kp: usize,
+    x: &[i16],
+    w: &[i16],
+    bias: &[i32],
+    acc: &mut [i32],
+) {
+    let (xp, wp, bp, ap) = (x.as_ptr(), w.as_ptr(), bias.as_ptr(), acc.as_mut_ptr());
+    let mut o = 0;
+    while o < n {
+        let nr = (n - o).min(2);
+        let mut r = 0;
+        while r < m {
+            let mr = (m - r).min(4);
+            let (xs, ws, bs, as_) = (xp.add(r * kp), wp.add(o * kp), bp.add(o), ap.add(r * n + o));
+            match (mr, nr) {
+                (4, 2) => tile_avx2::<4, 2>(xs, ws, kp, bs, as_, n),
+                (3, 2) => tile_avx2::<3, 2>(xs, ws, kp, bs, as_, n),
+                (2, 2) => tile_avx2::<2, 2>(xs, ws, kp, bs, as_, n),
+                (1, 2) => tile_avx2::<1, 2>(xs, ws, kp, bs, as_, n),
+                (4, _) => tile_avx2::<4, 1>(xs, ws, kp, bs, as_, n),
+                (3, _) => tile_avx2::<3, 1>(xs, ws, kp, bs, as_, n),
+                (2, _) => tile_avx2::<2, 1>(xs, ws, kp, bs, as_, n),
+                _ => tile_avx2::<1, 1>(xs, ws, kp, bs, as_, n),
+            }
+            r += mr;
+        }
+        o += nr;
+    }
+}
+
+/// One `MR x NR` block of [`gemm_i16`]: 16 products per `madd` per pair of
+/// rows, the accumulators in registers, summed across lanes at the end.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+#[allow(clippy::needless_range_loop)]
+unsafe fn tile_avx2<const MR: usize, const NR: usize>(
+    x: *const i16,
+    w: *const i16,
+    kp: usize,
+    bias: *const i32,
+    acc: *mut i32,
+    n: usize,
+) {
+    use std::arch::x86_64::*;
+    let mut s = [[_mm256_setzero_si256(); NR]; MR];
+    let mut k = 0;
+    while k < kp {
+        let mut xv = [_mm256_setzero_si256(); MR];
+        for (r, v) in xv.iter_mut().enumerate() {
+            *v = _mm256_loadu_si256(x.add(r * kp + k) as *const __m256i);
+        }
+        for c in 0..NR {
+            let wv = _mm256_loadu_si256(w.add(c * kp + k) as *const __m256i);
+            for r in 0..MR {
+                s[r][c] = _mm256_add_epi32(s[r][c], _mm256_madd_epi16(xv[r], wv));
+            }
+        }
+        k += KB;
+    }
+    for (r, row) in s.iter().enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            let q = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+            let q = _mm_add_epi32(q, _mm_shuffle_epi32::<0b01_00_11_10>(q));
+            let q = _mm_add_epi32(q, _mm_shuffle_epi32::<0b10_11_00_01>(q));
+            *acc.add(r * n + c) = (*bias.add(c)).wrapping_add(_mm_cvtsi128_si32(q));
+        }
+    }
+}
+
+/// `acc[j * c + i] += w[i] * (x[j * step + i] + off)` for `j < count` over
+/// `c = w.len()` channels: one depthwise tap along an output row.
+#[inline(always)]
+fn dw_taps_plain(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: usize) {
+    let c = w.len();
+    if count == 0 {
+        return;
+    }
+    let acc = &mut acc[..count * c];
+    let x = &x[..(count - 1) * step + c];
+    let body = c / 8 * 8;
+    for (j, a) in acc.chunks_exact_mut(c).enumerate() {
+        let src = &x[j * step..j * step + c];
+        // Fixed blocks of 8: one vector operation each.
+        for ((a, s), w) in a[..body]
+            .chunks_exact_mut(8)
+            .zip(src.chunks_exact(8))
+            .zip(w.chunks_exact(8))
+        {
+            for t in 0..8 {
+                a[t] = a[t].wrapping_add(w[t].wrapping_mul(s[t] as i32 + off));
+            }
+        }
+        for i in body..c {
+            a[i] = a[i].wrapping_add(w[i].wrapping_mul(src[i] as i32 + off));
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dw_taps_avx2(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: usize) {
+    dw_taps_plain(acc, x, w, off, step, count)
+}
+
+fn dw_taps(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { dw_taps_avx2(acc, x, w, off, step, count) };
+        }
+    }
+    dw_taps_plain(acc, x, w, off, step, count)
+}
+
+thread_local! {
+    /// Per-thread scratch of the int8 convolutions: widened im2col rows and
+    /// int32 accumulators.
+    static SCRATCH: std::cell::RefCell<(Vec<i16>, Vec<i32>)> = const {
+        std::cell::RefCell::new((Vec::new(), Vec::new()))
+    };
+}
+
 // ---------------------------------------------------------------------------
 // Weighted operators.
 
@@ -529,8 +699,10 @@ struct Conv {
     stride: [i32; 2],
     dilation: [i32; 2],
     geom: Option<Geom>,
-    /// One im2col row and the accumulators.
-    scratch: Mutex<(Vec<i8>, Vec<i32>)>,
+    /// The weights widened to int16, rows padded to `kp` values.
+    w16: Vec<i16>,
+    /// `k` rounded up to a multiple of [`KB`].
+    kp: usize,
 }
 
 impl Conv {
@@ -556,8 +728,11 @@ impl Conv {
                 "CONV_2D: input zero point {zx} is out of the INT8 range"
             )));
         }
-        let scratch = Mutex::new((vec![0; p.k], vec![0; p.out]));
+        let kp = p.k.div_ceil(KB) * KB;
+        let w16 = widen_rows(&p.w, p.out, p.k, kp);
         Ok(Conv {
+            w16,
+            kp,
             p,
             kh,
             kw,
@@ -567,7 +742,6 @@ impl Conv {
             stride,
             dilation,
             geom: None,
-            scratch,
         })
     }
 }
@@ -587,7 +761,7 @@ impl Kernel for Conv {
         self.geom = Some(g);
         Ok(vec![shape])
     }
-    fn run(&self, _: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()> {
+    fn run(&self, ctx: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()> {
         let g = self
             .geom
             .as_ref()
@@ -602,40 +776,67 @@ impl Kernel for Conv {
             && g.w.stride == 1
             && g.h.pad_before == 0
             && g.w.pad_before == 0;
-        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let (row, acc) = &mut *guard;
-        for b in 0..g.n {
-            let img = &x[b * ih * iw * ic..(b + 1) * ih * iw * ic];
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    let taps: &[i8] = if pointwise {
-                        &img[(oy * iw + ox) * ic..(oy * iw + ox + 1) * ic]
+        let kp = self.kp;
+        let (kh, kw, zp) = (self.kh, self.kw, self.in_zp as i16);
+        // Blocks of output pixels: their im2col rows (int16, padded taps
+        // hold the zero point) times the weights, then requantized.
+        let work = |blk: usize, dst: &mut [i8]| {
+            let rows = dst.len() / oc;
+            let p0 = blk * PIXELS_PER_BLOCK;
+            SCRATCH.with(|cell| {
+                let mut guard = cell.borrow_mut();
+                let (xs, acc) = &mut *guard;
+                xs.resize(rows * kp, 0);
+                acc.resize(rows * oc, 0);
+                for (r, row) in xs.chunks_exact_mut(kp).enumerate() {
+                    let p = p0 + r;
+                    let (b, oy, ox) = (p / (oh * ow), (p / ow) % oh, p % ow);
+                    let img = &x[b * ih * iw * ic..(b + 1) * ih * iw * ic];
+                    if pointwise {
+                        let src = &img[(oy * iw + ox) * ic..][..ic];
+                        for (d, &v) in row.iter_mut().zip(src) {
+                            *d = v as i16;
+                        }
                     } else {
-                        for ky in 0..self.kh {
+                        for ky in 0..kh {
                             let iy = g.h.source(oy, ky);
-                            for kx in 0..self.kw {
+                            for kx in 0..kw {
                                 let ix = g.w.source(ox, kx);
-                                let dst = &mut row[(ky * self.kw + kx) * ic..][..ic];
+                                let dst = &mut row[(ky * kw + kx) * ic..][..ic];
                                 if iy < 0 || ix < 0 || iy as usize >= ih || ix as usize >= iw {
-                                    dst.fill(self.in_zp);
+                                    dst.fill(zp);
                                 } else {
                                     let at = (iy as usize * iw + ix as usize) * ic;
-                                    dst.copy_from_slice(&img[at..at + ic]);
+                                    for (d, &v) in dst.iter_mut().zip(&img[at..at + ic]) {
+                                        *d = v as i16;
+                                    }
                                 }
                             }
                         }
-                        &row[..k]
-                    };
-                    acc.copy_from_slice(&self.p.bias);
-                    rows_dot(taps, &self.p.w, k, acc);
-                    let at = ((b * oh + oy) * ow + ox) * oc;
-                    self.p.store(acc, &mut out[at..at + oc]);
+                    }
+                    row[k..].fill(0);
                 }
+                gemm_i16(rows, oc, kp, xs, &self.w16, &self.p.bias, acc);
+                for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
+                    self.p.store(a, d);
+                }
+            });
+        };
+        let out = &mut out[..g.n * oh * ow * oc];
+        let block = PIXELS_PER_BLOCK * oc;
+        if ctx.num_threads > 1 && out.len() > block && out.len() * k >= 1 << 16 {
+            ferroflow_tensor::team::for_each_chunk_mut(out, block, work);
+        } else {
+            for (i, dst) in out.chunks_mut(block).enumerate() {
+                work(i, dst);
             }
         }
         Ok(())
     }
 }
+
+/// Output pixels per block of the int8 convolution (one task each).
+const PIXELS_PER_BLOCK: usize = 64;
 
 struct Depthwise {
     /// `[kh * kw, oc]` weights widened.
@@ -653,8 +854,6 @@ struct Depthwise {
     stride: [i32; 2],
     dilation: [i32; 2],
     geom: Option<Geom>,
-    /// Accumulators and one tap's offset inputs, per output channel.
-    scratch: Mutex<(Vec<i32>, Vec<i32>)>,
 }
 
 impl Depthwise {
@@ -725,7 +924,6 @@ impl Depthwise {
             stride,
             dilation,
             geom: None,
-            scratch: Mutex::new((vec![0; oc], vec![0; oc])),
         })
     }
 }
@@ -754,7 +952,7 @@ impl Kernel for Depthwise {
         self.geom = Some(g);
         Ok(vec![shape])
     }
-    fn run(&self, _: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()> {
+    fn run(&self, ctx: &RunContext, inputs: Inputs<'_>, outputs: &mut [Slot]) -> Result<()> {
         let g = self
             .geom
             .as_ref()
@@ -763,43 +961,68 @@ impl Kernel for Depthwise {
         let out = outputs[0].as_mut_slice::<i8>();
         let (oc, m) = (self.oc, self.depth_mult.max(1));
         let ic = oc / m;
-        let (ih, iw, oh, ow) = (g.h.input, g.w.input, g.h.output, g.w.output);
-        let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let (acc, xe) = &mut *guard;
-        for b in 0..g.n {
-            for oy in 0..oh {
-                let ty = g.h.valid_taps(oy);
-                for ox in 0..ow {
-                    let tx = g.w.valid_taps(ox);
-                    acc.copy_from_slice(&self.bias);
-                    for ky in ty.clone() {
-                        let iy = g.h.source(oy, ky) as usize;
-                        for kx in tx.clone() {
-                            let ix = g.w.source(ox, kx) as usize;
-                            let px = &x[((b * ih + iy) * iw + ix) * ic..][..ic];
-                            let wt = &self.w[(ky * self.kw + kx) * oc..][..oc];
-                            if m == 1 {
-                                for ((a, &wv), &xv) in acc.iter_mut().zip(wt).zip(px) {
-                                    *a += wv * (xv as i32 + self.in_offset);
+        let (ih, iw, oh, ow, kw) = (g.h.input, g.w.input, g.h.output, g.w.output, self.kw);
+        // One output row at a time, taps outer: per tap, the run of output
+        // pixels whose tap lands inside the input (skipped taps contribute
+        // nothing, as in TFLite); integer sums, so the order is free.
+        let work = |r: usize, dst: &mut [i8]| {
+            let (b, oy) = (r / oh, r % oh);
+            SCRATCH.with(|cell| {
+                let mut guard = cell.borrow_mut();
+                let (_, acc) = &mut *guard;
+                acc.resize(ow * oc, 0);
+                for px in acc.chunks_exact_mut(oc) {
+                    px.copy_from_slice(&self.bias);
+                }
+                let mut xe = Vec::new();
+                for ky in g.h.valid_taps(oy) {
+                    let iy = g.h.source(oy, ky) as usize;
+                    let line = &x[(b * ih + iy) * iw * ic..(b * ih + iy + 1) * iw * ic];
+                    for kx in 0..kw {
+                        let os = g.w.valid_outputs(kx);
+                        if os.is_empty() {
+                            continue;
+                        }
+                        let ix0 = g.w.source(os.start, kx) as usize;
+                        let wt = &self.w[(ky * kw + kx) * oc..][..oc];
+                        if m == 1 {
+                            dw_taps(
+                                &mut acc[os.start * oc..],
+                                &line[ix0 * ic..],
+                                wt,
+                                self.in_offset,
+                                g.w.stride * ic,
+                                os.len(),
+                            );
+                        } else {
+                            // Channel multiplier: each input channel feeds
+                            // `m` outputs; widen the pixels' channels.
+                            xe.resize(oc, 0i8);
+                            for (j, o) in os.clone().enumerate() {
+                                let ix = ix0 + j * g.w.stride;
+                                for (c, &v) in line[ix * ic..(ix + 1) * ic].iter().enumerate() {
+                                    xe[c * m..(c + 1) * m].fill(v);
                                 }
-                            } else {
-                                for (c, &xv) in px.iter().enumerate() {
-                                    xe[c * m..(c + 1) * m].fill(xv as i32 + self.in_offset);
-                                }
-                                for ((a, &wv), &xv) in acc.iter_mut().zip(wt).zip(xe.iter()) {
-                                    *a += wv * xv;
-                                }
+                                dw_taps(&mut acc[o * oc..], &xe, wt, self.in_offset, 0, 1);
                             }
                         }
                     }
-                    let dst = &mut out[((b * oh + oy) * ow + ox) * oc..][..oc];
-                    for ((d, &a), mu) in dst.iter_mut().zip(acc.iter()).zip(&self.mult) {
+                }
+                for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
+                    for ((d, &a), mu) in d.iter_mut().zip(a).zip(&self.mult) {
                         let v = mu.apply(a).wrapping_add(self.out_zp);
                         *d = v.clamp(self.act.0, self.act.1) as i8;
                     }
                 }
-            }
-        }
+            });
+        };
+        super::float::for_each_row(
+            ctx,
+            &mut out[..g.n * oh * ow * oc],
+            ow * oc,
+            self.kh * kw,
+            work,
+        );
         Ok(())
     }
 }
@@ -1502,6 +1725,39 @@ mod tests {
         rows_dot(&a, &w, 77, &mut acc);
         assert_eq!(acc[0], 5 + dot_i8(&a, &a));
         assert_eq!(acc[1], -5 + want);
+    }
+
+    #[test]
+    fn blocked_gemm_matches_the_plain_sums() {
+        // Every edge of the 4x2 blocking, K padded with zeros.
+        for (m, n, k) in [
+            (1usize, 1usize, 3usize),
+            (5, 3, 27),
+            (9, 7, 40),
+            (4, 2, 16),
+            (7, 5, 1),
+        ] {
+            let kp = k.div_ceil(KB) * KB;
+            let xs: Vec<i8> = (0..m * k).map(|i| (i * 37 % 256) as u8 as i8).collect();
+            let ws: Vec<i8> = (0..n * k).map(|i| (i * 91 % 253) as u8 as i8).collect();
+            let bias: Vec<i32> = (0..n as i32).map(|o| o * 1000 - 77).collect();
+            let mut acc = vec![0; m * n];
+            gemm_i16(
+                m,
+                n,
+                kp,
+                &widen_rows(&xs, m, k, kp),
+                &widen_rows(&ws, n, k, kp),
+                &bias,
+                &mut acc,
+            );
+            for r in 0..m {
+                for o in 0..n {
+                    let want = bias[o] + dot_i8(&xs[r * k..(r + 1) * k], &ws[o * k..(o + 1) * k]);
+                    assert_eq!(acc[r * n + o], want, "m={m} n={n} k={k} r={r} o={o}");
+                }
+            }
+        }
     }
 
     #[test]

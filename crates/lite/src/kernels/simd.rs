@@ -141,3 +141,112 @@ multiversion! {
         }
     }
 }
+
+multiversion! {
+    /// Depthwise taps along an output row: for `j < count`,
+    /// `acc[j * c + i] += x[j * step + i] * w[i]` over `c = w.len()` channels.
+    pub fn dw_taps(acc: &mut [f32], x: &[f32], w: &[f32], step: usize, count: usize) {
+        let c = w.len();
+        if count == 0 {
+            return;
+        }
+        let acc = &mut acc[..count * c];
+        let x = &x[..(count - 1) * step + c];
+        let body = c / LANES * LANES;
+        for (j, a) in acc.chunks_exact_mut(c).enumerate() {
+            let src = &x[j * step..j * step + c];
+            // Fixed-width blocks: one vector operation each.
+            for ((a, s), w) in a[..body]
+                .chunks_exact_mut(LANES)
+                .zip(src.chunks_exact(LANES))
+                .zip(w.chunks_exact(LANES))
+            {
+                for t in 0..LANES {
+                    a[t] = madd(s[t], w[t], a[t]);
+                }
+            }
+            for i in body..c {
+                a[i] = madd(src[i], w[i], a[i]);
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// Convolution taps along an output row: for `j < count`,
+    /// `acc[j * oc + o] += sum_i x[j * step + i] * w[i * oc + o]` over
+    /// `ic` inputs (`w` is `[ic, oc]`, `oc = w.len() / ic`), summed in `i`
+    /// order.
+    pub fn conv_taps(acc: &mut [f32], x: &[f32], w: &[f32], ic: usize, step: usize, count: usize) {
+        if count == 0 || ic == 0 {
+            return;
+        }
+        let oc = w.len() / ic;
+        let acc = &mut acc[..count * oc];
+        let x = &x[..(count - 1) * step + ic];
+        let body = oc / LANES * LANES;
+        // Four output pixels at a time: four independent chains of
+        // multiply-adds per block of output channels, kept in registers
+        // over the inputs (each output still sums in `i` order).
+        let mut j = 0;
+        while j + 4 <= count {
+            let mut o0 = 0;
+            while o0 < body {
+                let mut v = [[0.0f32; LANES]; 4];
+                for (q, vq) in v.iter_mut().enumerate() {
+                    vq.copy_from_slice(&acc[(j + q) * oc + o0..(j + q) * oc + o0 + LANES]);
+                }
+                for i in 0..ic {
+                    let wr = &w[i * oc + o0..i * oc + o0 + LANES];
+                    for (q, vq) in v.iter_mut().enumerate() {
+                        let xv = x[(j + q) * step + i];
+                        for t in 0..LANES {
+                            vq[t] = madd(xv, wr[t], vq[t]);
+                        }
+                    }
+                }
+                for (q, vq) in v.iter().enumerate() {
+                    acc[(j + q) * oc + o0..(j + q) * oc + o0 + LANES].copy_from_slice(vq);
+                }
+                o0 += LANES;
+            }
+            for q in 0..4 {
+                let src = &x[(j + q) * step..(j + q) * step + ic];
+                for o in body..oc {
+                    let mut v = acc[(j + q) * oc + o];
+                    for (i, &xv) in src.iter().enumerate() {
+                        v = madd(xv, w[i * oc + o], v);
+                    }
+                    acc[(j + q) * oc + o] = v;
+                }
+            }
+            j += 4;
+        }
+        for (j, a) in acc.chunks_exact_mut(oc).enumerate().skip(j) {
+            let src = &x[j * step..j * step + ic];
+            let mut o0 = 0;
+            while o0 < body {
+                let mut v = [0.0f32; LANES];
+                v.copy_from_slice(&a[o0..o0 + LANES]);
+                for (i, &xv) in src.iter().enumerate() {
+                    let wr = &w[i * oc + o0..i * oc + o0 + LANES];
+                    for t in 0..LANES {
+                        v[t] = madd(xv, wr[t], v[t]);
+                    }
+                }
+                a[o0..o0 + LANES].copy_from_slice(&v);
+                o0 += LANES;
+            }
+            for o in body..oc {
+                let mut v = a[o];
+                for (i, &xv) in src.iter().enumerate() {
+                    v = madd(xv, w[i * oc + o], v);
+                }
+                a[o] = v;
+            }
+        }
+    }
+}
+
+/// Width of the fixed blocks in [`dw_taps`] and [`conv_taps`].
+const LANES: usize = 8;
