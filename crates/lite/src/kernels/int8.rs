@@ -469,6 +469,88 @@ fn dw_taps(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: u
     dw_taps_plain(acc, x, w, off, step, count)
 }
 
+/// Per-channel requantization of convolution accumulators (TFLite's two
+/// roundings, as [`Multiplier::apply`]), laid out for vector code.
+struct Requant {
+    q31: Vec<i32>,
+    left: Vec<i32>,
+    right: Vec<i32>,
+    zp: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl Requant {
+    fn new(mult: &[Multiplier], zp: i32, act: (i32, i32)) -> Requant {
+        Requant {
+            q31: mult.iter().map(|m| m.q31).collect(),
+            left: mult.iter().map(|m| m.shift.max(0)).collect(),
+            right: mult.iter().map(|m| (-m.shift).clamp(0, 31)).collect(),
+            zp,
+            lo: act.0,
+            hi: act.1,
+        }
+    }
+
+    /// `dst[c] = clamp(apply(acc[c]) + zp)` for one pixel's channels.
+    fn store(&self, acc: &[i32], dst: &mut [i8]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                return unsafe { self.store_avx2(acc, dst) };
+            }
+        }
+        self.store_plain(acc, dst)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn store_avx2(&self, acc: &[i32], dst: &mut [i8]) {
+        self.store_plain(acc, dst)
+    }
+
+    #[inline(always)]
+    fn store_plain(&self, acc: &[i32], dst: &mut [i8]) {
+        let (zp, lo, hi) = (self.zp, self.lo, self.hi);
+        for ((((d, &a), &q), &l), &r) in dst
+            .iter_mut()
+            .zip(acc)
+            .zip(&self.q31)
+            .zip(&self.left)
+            .zip(&self.right)
+        {
+            *d = requant_lane(a, q, l, r).wrapping_add(zp).clamp(lo, hi) as i8;
+        }
+    }
+}
+
+/// [`Multiplier::apply`] without branches (so that it vectorizes): `a`
+/// shifted left by `left`, the rounded doubling high product with `q`
+/// (saturating its one overflow), then a rounding right shift by `right`.
+#[inline(always)]
+fn requant_lane(a: i32, q: i32, left: i32, right: i32) -> i32 {
+    let x = a.wrapping_shl(left as u32);
+    let ab = x as i64 * q as i64;
+    let nudge = if ab >= 0 {
+        1i64 << 30
+    } else {
+        1 - (1i64 << 30)
+    };
+    let s = ab + nudge;
+    // Division by 2^31 truncating toward zero.
+    let t = ((s + ((s >> 63) & ((1i64 << 31) - 1))) >> 31) as i32;
+    let hm = if x == i32::MIN && q == i32::MIN {
+        i32::MAX
+    } else {
+        t
+    };
+    let mask = 1u32.wrapping_shl(right as u32).wrapping_sub(1) as i32;
+    let rem = hm & mask;
+    let threshold = (mask >> 1) + i32::from(hm < 0);
+    (hm >> right) + i32::from(rem > threshold)
+}
+
 thread_local! {
     /// Per-thread scratch of the int8 convolutions: widened im2col rows and
     /// int32 accumulators.
@@ -703,6 +785,7 @@ struct Conv {
     w16: Vec<i16>,
     /// `k` rounded up to a multiple of [`KB`].
     kp: usize,
+    rq: Requant,
 }
 
 impl Conv {
@@ -730,7 +813,9 @@ impl Conv {
         }
         let kp = p.k.div_ceil(KB) * KB;
         let w16 = widen_rows(&p.w, p.out, p.k, kp);
+        let rq = Requant::new(&p.mult, p.out_zp, p.act);
         Ok(Conv {
+            rq,
             w16,
             kp,
             p,
@@ -818,7 +903,7 @@ impl Kernel for Conv {
                 }
                 gemm_i16(rows, oc, kp, xs, &self.w16, &self.p.bias, acc);
                 for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
-                    self.p.store(a, d);
+                    self.rq.store(a, d);
                 }
             });
         };
@@ -842,10 +927,7 @@ struct Depthwise {
     /// `[kh * kw, oc]` weights widened.
     w: Vec<i32>,
     bias: Vec<i32>,
-    mult: Vec<Multiplier>,
     in_offset: i32,
-    out_zp: i32,
-    act: (i32, i32),
     kh: usize,
     kw: usize,
     oc: usize,
@@ -854,6 +936,7 @@ struct Depthwise {
     stride: [i32; 2],
     dilation: [i32; 2],
     geom: Option<Geom>,
+    rq: Requant,
 }
 
 impl Depthwise {
@@ -908,14 +991,13 @@ impl Depthwise {
                 let ws = wq.scale[if wq.scale.len() == 1 { 0 } else { o }];
                 Multiplier::new(sx as f64 * ws as f64 / sy as f64)
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let act = quantized_activation_range(act, &y.quant, -128, 127)?;
         Ok(Depthwise {
             w: w.as_slice::<i8>().iter().map(|&v| v as i32).collect(),
             bias,
-            mult,
+            rq: Requant::new(&mult, zy, act),
             in_offset: -zx,
-            out_zp: zy,
-            act: quantized_activation_range(act, &y.quant, -128, 127)?,
             kh,
             kw,
             oc,
@@ -1009,10 +1091,7 @@ impl Kernel for Depthwise {
                     }
                 }
                 for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
-                    for ((d, &a), mu) in d.iter_mut().zip(a).zip(&self.mult) {
-                        let v = mu.apply(a).wrapping_add(self.out_zp);
-                        *d = v.clamp(self.act.0, self.act.1) as i8;
-                    }
+                    self.rq.store(a, d);
                 }
             });
         };
@@ -1725,6 +1804,43 @@ mod tests {
         rows_dot(&a, &w, 77, &mut acc);
         assert_eq!(acc[0], 5 + dot_i8(&a, &a));
         assert_eq!(acc[1], -5 + want);
+    }
+
+    #[test]
+    fn vector_requantization_matches_multiplier_apply() {
+        let xs = [
+            i32::MIN,
+            i32::MIN + 1,
+            -1 << 20,
+            -77777,
+            -3,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            5,
+            123_456,
+            1 << 24,
+            i32::MAX,
+        ];
+        for &m in &[
+            1e-9f64, 0.0003, 0.013, 0.25, 0.47, 0.5, 0.9999, 1.7, 13.2, 0.0,
+        ] {
+            let mu = Multiplier::new(m);
+            let rq = Requant::new(&[mu; 15], 3, (-128, 127));
+            let mut got = [0i8; 15];
+            rq.store(&xs, &mut got);
+            for (&x, &g) in xs.iter().zip(&got) {
+                let want = mu.apply(x).wrapping_add(3).clamp(-128, 127) as i8;
+                assert_eq!(g, want, "m={m} x={x}");
+                if mu.shift <= 0 {
+                    let lane = requant_lane(x, mu.q31, mu.shift.max(0), (-mu.shift).clamp(0, 31));
+                    assert_eq!(lane, mu.apply(x), "m={m} x={x}");
+                }
+            }
+        }
     }
 
     #[test]
