@@ -628,76 +628,50 @@ impl Kernel for Depthwise {
         let out = outputs[0].as_mut_slice::<f32>();
         let (ic, oc) = (g.ic, self.oc);
         let mult = oc / ic;
-        if mult == 1 {
-            // One output row at a time, taps outer: per tap, the run of
-            // output pixels whose tap lands inside the input (each
-            // output's sum keeps the bias-first, row-major tap order).
-            let (ih, iw, oh, ow, kw) = (g.h.input, g.w.input, g.h.output, g.w.output, self.kw);
-            let work = |r: usize, dst: &mut [f32]| {
-                let (b, oy) = (r / oh, r % oh);
-                if self.bias.is_empty() {
-                    dst.fill(0.0);
-                } else {
-                    for px in dst.chunks_exact_mut(oc) {
-                        px.copy_from_slice(&self.bias);
-                    }
-                }
-                for ky in g.h.valid_taps(oy) {
-                    let iy = g.h.source(oy, ky) as usize;
-                    for kx in 0..kw {
-                        let os = g.w.valid_outputs(kx);
-                        if os.is_empty() {
-                            continue;
-                        }
-                        let ix0 = g.w.source(os.start, kx) as usize;
-                        simd::dw_taps(
-                            &mut dst[os.start * oc..],
-                            &x[((b * ih + iy) * iw + ix0) * ic..],
-                            &self.filter[(ky * kw + kx) * oc..][..oc],
-                            g.w.stride * ic,
-                            os.len(),
-                        );
-                    }
-                }
-            };
-            for_each_row(ctx, out, ow * oc, self.kh * kw, work);
-            simd::bias_clamp(out, &[], self.act.0, self.act.1);
-            return Ok(());
-        }
-        let mut widened = if mult == 1 {
-            Vec::new()
-        } else {
-            vec![0.0f32; oc]
-        };
-        for b in 0..g.n {
-            for oy in 0..g.h.output {
-                for ox in 0..g.w.output {
-                    let at = ((b * g.h.output + oy) * g.w.output + ox) * oc;
-                    let acc = &mut out[at..at + oc];
-                    if self.bias.is_empty() {
-                        acc.fill(0.0);
-                    } else {
-                        acc.copy_from_slice(&self.bias);
-                    }
-                    for ky in g.h.valid_taps(oy) {
-                        let iy = g.h.source(oy, ky) as usize;
-                        for kx in g.w.valid_taps(ox) {
-                            let ix = g.w.source(ox, kx) as usize;
-                            let src = &x[((b * g.h.input + iy) * g.w.input + ix) * ic..][..ic];
-                            let f = &self.filter[(ky * self.kw + kx) * oc..][..oc];
-                            if mult == 1 {
-                                simd::fma_into(acc, src, f);
-                            } else {
-                                for (c, w) in widened.iter_mut().enumerate() {
-                                    *w = src[c / mult];
-                                }
-                                simd::fma_into(acc, &widened, f);
-                            }
-                        }
-                    }
+        // One output row at a time, taps outer: per tap, the run of
+        // output pixels whose tap lands inside the input (each
+        // output's sum keeps the bias-first, row-major tap order).
+        let (ih, iw, oh, ow, kw) = (g.h.input, g.w.input, g.h.output, g.w.output, self.kw);
+        let work = |r: usize, dst: &mut [f32]| {
+            let (b, oy) = (r / oh, r % oh);
+            if self.bias.is_empty() {
+                dst.fill(0.0);
+            } else {
+                for px in dst.chunks_exact_mut(oc) {
+                    px.copy_from_slice(&self.bias);
                 }
             }
-        }
+            // With a channel multiplier, each input line is first widened
+            // to the output channels (input channel `c` feeds outputs
+            // `c * mult .. (c + 1) * mult`).
+            let mut wide = Vec::new();
+            for ky in g.h.valid_taps(oy) {
+                let iy = g.h.source(oy, ky) as usize;
+                let line = &x[(b * ih + iy) * iw * ic..(b * ih + iy + 1) * iw * ic];
+                let line: &[f32] = if mult == 1 {
+                    line
+                } else {
+                    wide.clear();
+                    wide.extend(line.iter().flat_map(|&v| std::iter::repeat_n(v, mult)));
+                    &wide
+                };
+                for kx in 0..kw {
+                    let os = g.w.valid_outputs(kx);
+                    if os.is_empty() {
+                        continue;
+                    }
+                    let ix0 = g.w.source(os.start, kx) as usize;
+                    simd::dw_taps(
+                        &mut dst[os.start * oc..],
+                        &line[ix0 * oc..],
+                        &self.filter[(ky * kw + kx) * oc..][..oc],
+                        g.w.stride * oc,
+                        os.len(),
+                    );
+                }
+            }
+        };
+        for_each_row(ctx, out, ow * oc, self.kh * kw, work);
         simd::bias_clamp(out, &[], self.act.0, self.act.1);
         Ok(())
     }

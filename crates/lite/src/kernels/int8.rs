@@ -1056,38 +1056,33 @@ impl Kernel for Depthwise {
                 for px in acc.chunks_exact_mut(oc) {
                     px.copy_from_slice(&self.bias);
                 }
-                let mut xe = Vec::new();
+                // With a channel multiplier, each input line is first
+                // widened to the output channels.
+                let mut wide = Vec::new();
                 for ky in g.h.valid_taps(oy) {
                     let iy = g.h.source(oy, ky) as usize;
                     let line = &x[(b * ih + iy) * iw * ic..(b * ih + iy + 1) * iw * ic];
+                    let line: &[i8] = if m == 1 {
+                        line
+                    } else {
+                        wide.clear();
+                        wide.extend(line.iter().flat_map(|&v| std::iter::repeat_n(v, m)));
+                        &wide
+                    };
                     for kx in 0..kw {
                         let os = g.w.valid_outputs(kx);
                         if os.is_empty() {
                             continue;
                         }
                         let ix0 = g.w.source(os.start, kx) as usize;
-                        let wt = &self.w[(ky * kw + kx) * oc..][..oc];
-                        if m == 1 {
-                            dw_taps(
-                                &mut acc[os.start * oc..],
-                                &line[ix0 * ic..],
-                                wt,
-                                self.in_offset,
-                                g.w.stride * ic,
-                                os.len(),
-                            );
-                        } else {
-                            // Channel multiplier: each input channel feeds
-                            // `m` outputs; widen the pixels' channels.
-                            xe.resize(oc, 0i8);
-                            for (j, o) in os.clone().enumerate() {
-                                let ix = ix0 + j * g.w.stride;
-                                for (c, &v) in line[ix * ic..(ix + 1) * ic].iter().enumerate() {
-                                    xe[c * m..(c + 1) * m].fill(v);
-                                }
-                                dw_taps(&mut acc[o * oc..], &xe, wt, self.in_offset, 0, 1);
-                            }
-                        }
+                        dw_taps(
+                            &mut acc[os.start * oc..],
+                            &line[ix0 * oc..],
+                            &self.w[(ky * kw + kx) * oc..][..oc],
+                            self.in_offset,
+                            g.w.stride * oc,
+                            os.len(),
+                        );
                     }
                 }
                 for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
