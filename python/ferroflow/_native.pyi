@@ -201,4 +201,8 @@ def lite_convert(
     input_shapes: list[Optional[list[int]]],
     outputs: list[str],
     quantization: str = "",
+    representative: Optional[list[list[tuple[list[int], bytes]]]] = None,
+    inference_input_type: str = "float32",
+    inference_output_type: str = "float32",
+    int8_only: bool = False,
 ) -> bytes: ...

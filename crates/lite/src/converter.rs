@@ -4,7 +4,8 @@
 //! connected layer, Relu/Relu6 fused into it, identities removed, weights
 //! laid out as TFLite wants them), then shapes are computed by preparing
 //! the model in ferroflow's interpreter, and post-training quantization
-//! (float16 weights, dynamic-range int8 weights) is applied on request.
+//! (float16 weights, dynamic-range int8 weights, or full integer calibrated
+//! on representative samples: [`crate::quantize`]) is applied on request.
 
 use std::collections::{HashMap, HashSet};
 
@@ -20,7 +21,7 @@ use crate::quant::QuantParams;
 use crate::schema::{self as fb, BuiltinOptions};
 
 /// Post-training quantization a conversion applies.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum Quantization {
     /// Float32 throughout.
     #[default]
@@ -30,6 +31,9 @@ pub enum Quantization {
     /// Large weights of fully connected layers stored as int8 (TFLite's
     /// hybrid kernels quantize the activations on the fly).
     DynamicRange,
+    /// Full-integer quantization calibrated on representative samples
+    /// (int8 activations and weights, see [`crate::quantize`]).
+    FullInteger(Box<crate::quantize::FullIntegerOptions>),
 }
 
 /// What to convert.
@@ -1336,8 +1340,13 @@ pub fn convert_graph(graph: &GraphDef, options: &ConvertOptions) -> Result<Model
         Quantization::None => {}
         Quantization::Float16 => to_float16(&mut model.subgraphs[0]),
         Quantization::DynamicRange => dynamic_range(&mut model.subgraphs[0]),
+        Quantization::FullInteger(_) => {}
     }
     fill_shapes(&mut model)?;
+    if let Quantization::FullInteger(o) = &options.quantization {
+        crate::quantize::full_integer(&mut model, o)?;
+        fill_shapes(&mut model)?;
+    }
     let sg = &model.subgraphs[0];
     model.signatures.push(Signature {
         key: "serving_default".into(),
@@ -1357,6 +1366,7 @@ pub fn convert_graph(graph: &GraphDef, options: &ConvertOptions) -> Result<Model
         Quantization::None => "1.14.0",
         Quantization::Float16 => "1.15.0",
         Quantization::DynamicRange => "2.17.0",
+        Quantization::FullInteger(_) => "1.14.0",
     };
     model
         .metadata

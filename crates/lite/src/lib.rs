@@ -34,6 +34,7 @@ pub mod kernels;
 pub mod model;
 pub mod op_names;
 pub mod quant;
+pub mod quantize;
 pub mod writer;
 
 pub use error::{Error, Result};

@@ -186,11 +186,36 @@ impl LiteInterpreter {
     }
 }
 
+/// One representative sample: `(shape, float32 bytes)` per model input.
+type RepresentativeSample<'py> = Vec<(Vec<usize>, Bound<'py, PyBytes>)>;
+
+fn io_type(name: &str, what: &str) -> PyResult<ferroflow_lite::quantize::IoType> {
+    use ferroflow_lite::quantize::IoType;
+    Ok(match name {
+        "float32" => IoType::Float,
+        "int8" => IoType::Int8,
+        "uint8" => IoType::UInt8,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{what} must be tf.float32, tf.int8 or tf.uint8, got {other}"
+            )))
+        }
+    })
+}
+
 /// Converts a serialized frozen GraphDef to .tflite bytes
 /// (`TFLiteConverter.convert`'s engine). `quantization` is `""`,
-/// `"float16"` or `"dynamic_range"`.
+/// `"float16"`, `"dynamic_range"` or `"full_integer"`; the last one needs
+/// `representative` samples (each a list of `(shape, float32 bytes)`, one
+/// per input) and takes the inference input/output types (`"float32"`,
+/// `"int8"`, `"uint8"`) and whether only int8 builtins are allowed.
 #[pyfunction]
-#[pyo3(signature = (graph_def, inputs, input_shapes, outputs, quantization = ""))]
+#[pyo3(signature = (
+    graph_def, inputs, input_shapes, outputs, quantization = "",
+    representative = None, inference_input_type = "float32",
+    inference_output_type = "float32", int8_only = false
+))]
+#[allow(clippy::too_many_arguments)]
 fn lite_convert<'py>(
     py: Python<'py>,
     graph_def: &[u8],
@@ -198,12 +223,43 @@ fn lite_convert<'py>(
     input_shapes: Vec<Option<Vec<i64>>>,
     outputs: Vec<String>,
     quantization: &str,
+    representative: Option<Vec<RepresentativeSample<'py>>>,
+    inference_input_type: &str,
+    inference_output_type: &str,
+    int8_only: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
     use ferroflow_lite::converter::{convert, ConvertOptions, Quantization};
+    use ferroflow_lite::quantize::{FullIntegerOptions, Sample};
     let quantization = match quantization {
         "" => Quantization::None,
         "float16" => Quantization::Float16,
         "dynamic_range" => Quantization::DynamicRange,
+        "full_integer" => {
+            let mut samples = Vec::new();
+            for sample in representative.unwrap_or_default() {
+                let mut arrays = Vec::with_capacity(sample.len());
+                for (shape, bytes) in sample {
+                    let b = bytes.as_bytes();
+                    if b.len() % 4 != 0 {
+                        return Err(pyo3::exceptions::PyValueError::new_err(
+                            "representative sample arrays must be float32 bytes",
+                        ));
+                    }
+                    let data = b
+                        .chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                        .collect();
+                    arrays.push(Sample { shape, data });
+                }
+                samples.push(arrays);
+            }
+            Quantization::FullInteger(Box::new(FullIntegerOptions {
+                samples,
+                input_type: io_type(inference_input_type, "inference_input_type")?,
+                output_type: io_type(inference_output_type, "inference_output_type")?,
+                int8_only,
+            }))
+        }
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "unknown quantization {other:?}"

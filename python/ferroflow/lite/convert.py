@@ -1,7 +1,7 @@
 """``tf.lite.TFLiteConverter`` (TF1 API): freezes a session's graph and
 converts it to a ``.tflite`` flatbuffer in ferroflow's Rust converter
-(milliseconds, not seconds), with float16 or dynamic-range weight
-quantization on request."""
+(milliseconds, not seconds), with float16, dynamic-range or full-integer
+(representative-dataset calibrated) post-training quantization on request."""
 
 import enum
 
@@ -212,27 +212,109 @@ class TFLiteConverter:
 
     def _quantization(self):
         optimize = bool(self.optimizations) or self.post_training_quantize
-        types = {getattr(t, "name", str(t)) for t in self.target_spec.supported_types}
+        types = {_type_name(t) for t in self.target_spec.supported_types}
         int8_ops = OpsSet.TFLITE_BUILTINS_INT8 in self.target_spec.supported_ops
-        if self.representative_dataset is not None or int8_ops or self.inference_type is not None:
-            if optimize or int8_ops:
-                raise NotImplementedError(
-                    "full-integer quantization (representative_dataset, TFLITE_BUILTINS_INT8, "
-                    "inference_type) is not implemented by ferroflow's converter yet; "
-                    "ferroflow's interpreter runs int8 models TensorFlow's converter writes"
-                )
+        inference_type = _type_name(self.inference_type) if self.inference_type is not None else None
+        if inference_type not in (None, "float32"):
+            raise NotImplementedError(
+                f"inference_type={inference_type} with quantized_input_stats (graphs trained "
+                "with fake quantization) is not implemented by ferroflow's converter; use "
+                "optimizations=[tf.lite.Optimize.DEFAULT] with a representative_dataset "
+                "(post-training full-integer quantization) instead"
+            )
+        io_types = (
+            _type_name(self.inference_input_type) if self.inference_input_type is not None else "float32",
+            _type_name(self.inference_output_type) if self.inference_output_type is not None else "float32",
+        )
+        full_integer = (
+            optimize and self.representative_dataset is not None and "float16" not in types
+        )
+        if full_integer:
+            for t in io_types:
+                if t not in ("float32", "int8", "uint8"):
+                    raise ValueError(
+                        "The inference_input_type and inference_output_type must be in "
+                        "['tf.float32', 'tf.int8', 'tf.uint8']."
+                    )
+            return "full_integer"
+        if int8_ops and optimize and "float16" not in types:
+            raise ValueError(
+                "For full integer quantization, a `representative_dataset` must be specified."
+            )
+        if io_types != ("float32", "float32"):
+            raise ValueError(
+                "The inference_input_type and inference_output_type must be tf.float32."
+            )
         if not optimize:
             return ""
         if "float16" in types:
             return "float16"
         return "dynamic_range"
 
+    def _representative_samples(self):
+        """The representative dataset's samples as ``[(shape, float32 bytes)]``
+        lists, one entry per model input."""
+        import numpy as np
+
+        dataset = self.representative_dataset
+        gen = dataset.input_gen if isinstance(dataset, RepresentativeDataset) else dataset
+        if not callable(gen):
+            raise ValueError("representative_dataset must be a RepresentativeDataset or a generator function")
+        samples = []
+        for sample in gen():
+            if isinstance(sample, dict):
+                sample = [sample[_node_name(n)] if _node_name(n) in sample else sample[n]
+                          for n in self._inputs]
+            elif not isinstance(sample, (list, tuple)):
+                sample = [sample]
+            if len(sample) != len(self._inputs):
+                raise ValueError(
+                    f"representative_dataset yielded {len(sample)} arrays, but the model has "
+                    f"{len(self._inputs)} inputs"
+                )
+            arrays = []
+            for a in sample:
+                a = np.ascontiguousarray(np.asarray(a, dtype=np.float32))
+                arrays.append((list(a.shape), a.tobytes()))
+            samples.append(arrays)
+        if not samples:
+            raise ValueError("representative_dataset yielded no samples")
+        return samples
+
     def convert(self):
         """The converted model as flatbuffer bytes."""
         data = self._graph_def.SerializeToString()
+        quantization = self._quantization()
+        if quantization != "full_integer":
+            return _native.lite_convert(
+                data, list(self._inputs), list(self._input_shapes), list(self._outputs), quantization
+            )
+        ops = self.target_spec.supported_ops
+        int8_only = OpsSet.TFLITE_BUILTINS_INT8 in ops and OpsSet.TFLITE_BUILTINS not in ops
         return _native.lite_convert(
-            data, list(self._inputs), list(self._input_shapes), list(self._outputs), self._quantization()
+            data,
+            list(self._inputs),
+            list(self._input_shapes),
+            list(self._outputs),
+            quantization,
+            self._representative_samples(),
+            _type_name(self.inference_input_type) if self.inference_input_type is not None else "float32",
+            _type_name(self.inference_output_type) if self.inference_output_type is not None else "float32",
+            int8_only,
         )
+
+
+def _type_name(t):
+    """``tf.int8``, ``np.int8``, ``"int8"`` -> ``"int8"``."""
+    name = getattr(t, "name", None)
+    if isinstance(name, str):
+        return name
+    try:
+        import numpy as np
+
+        return np.dtype(t).name
+    except TypeError:
+        return str(t)
 
 
 def _static_shape(t):
