@@ -279,3 +279,17 @@ def test_experimental_lstm_trains_like_lstm_cell():
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert np.all(np.isfinite(sess.run(out)))
+
+
+def test_converter_from_saved_model(tmp_path):
+    g, sess, x, y = _mlp_session(seed=2)
+    export_dir = str(tmp_path / "model")
+    with g.as_default():
+        tf.saved_model.simple_save(sess, export_dir, inputs={"x": x}, outputs={"y": y})
+    model = lite.TFLiteConverter.from_saved_model(export_dir, input_shapes={"input": [1, 16]}).convert()
+    interp = lite.Interpreter(model_content=model)
+    interp.allocate_tensors()
+    v = np.random.RandomState(8).randn(1, 16).astype(np.float32)
+    np.testing.assert_allclose(_run(interp, v), sess.run(y, {x: v}), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="signature"):
+        lite.TFLiteConverter.from_saved_model(export_dir, signature_key="nope")
