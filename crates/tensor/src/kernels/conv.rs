@@ -229,7 +229,7 @@ struct ConvGeom {
     ow: usize,
 }
 
-fn dims4(op: &str, what: &str, d: &[usize]) -> Result<[usize; 4]> {
+pub(super) fn dims4(op: &str, what: &str, d: &[usize]) -> Result<[usize; 4]> {
     if d.len() != 4 {
         return Err(Error::invalid_argument(format!(
             "{op}: {what} must be 4-dimensional: [{}]",
@@ -767,6 +767,12 @@ fn backprop_filter_typed<T: ConvScalar>(x: &[T], dy: &[T], g: &ConvGeom) -> Vec<
     } else {
         tiles.chunks(per_group).map(partial).collect()
     };
+    sum_partials(partials, size)
+}
+
+/// The element-wise sum of per-task partial results, added in task order
+/// (so the bits do not depend on the thread count); zeros when there are none.
+pub(super) fn sum_partials<T: Scalar>(partials: Vec<Vec<T>>, size: usize) -> Vec<T> {
     let mut it = partials.into_iter();
     let mut total = it.next().unwrap_or_else(|| vec![T::zero(); size]);
     for p in it {
@@ -777,7 +783,7 @@ fn backprop_filter_typed<T: ConvScalar>(x: &[T], dy: &[T], g: &ConvGeom) -> Vec<
     total
 }
 
-fn same_dtype(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+pub(super) fn same_dtype(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {
         return Err(Error::invalid_argument(format!(
             "{op}: the operands must have one dtype, got {} and {}",
@@ -813,7 +819,7 @@ macro_rules! conv_dispatch {
     };
 }
 
-fn to_f32(t: &Tensor) -> Result<Tensor> {
+pub(super) fn to_f32(t: &Tensor) -> Result<Tensor> {
     cast(t, DType::Float32)
 }
 

@@ -14,7 +14,7 @@
 //! and the filter gradient sums a fixed number of partial sums in a fixed
 //! order: results do not depend on the thread count.
 
-use super::conv::{windowed_output, Conv2dParams};
+use super::conv::{dims4, same_dtype, sum_partials, to_f32, windowed_output, Conv2dParams};
 use super::elementwise::cast;
 use super::parallel::zeroed;
 use super::scalar::Scalar;
@@ -49,15 +49,6 @@ struct Geom {
     pl: usize,
     oh: usize,
     ow: usize,
-}
-
-fn dims4(op: &str, what: &str, d: &[usize]) -> Result<[usize; 4]> {
-    if d.len() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: {what} must be 4-dimensional, got shape {d:?}"
-        )));
-    }
-    Ok([d[0], d[1], d[2], d[3]])
 }
 
 impl Geom {
@@ -420,25 +411,7 @@ fn filter_grad_typed<T: DwScalar>(x: &[T], dy: &[T], g: &Geom) -> Vec<T> {
             .map(|(i, c)| partial(i, c))
             .collect()
     };
-    let mut it = partials.into_iter();
-    let mut total = it.next().unwrap_or_else(|| vec![T::zero(); size]);
-    for p in it {
-        for (t, v) in total.iter_mut().zip(p) {
-            *t = t.add(v);
-        }
-    }
-    total
-}
-
-fn same_dtype(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
-    if a.dtype() != b.dtype() {
-        return Err(Error::invalid_argument(format!(
-            "{op}: the operands must have one dtype, got {} and {}",
-            a.dtype(),
-            b.dtype()
-        )));
-    }
-    Ok(())
+    sum_partials(partials, size)
 }
 
 /// Runs a kernel for f32/f64 directly and for half types in f32.
@@ -460,10 +433,6 @@ macro_rules! dw_dispatch {
             ))),
         }
     };
-}
-
-fn to_f32(t: &Tensor) -> Result<Tensor> {
-    cast(t, DType::Float32)
 }
 
 /// `DepthwiseConv2dNative`: `input` `[batch, h, w, C]` convolved channel by
