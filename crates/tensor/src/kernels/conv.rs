@@ -934,7 +934,8 @@ impl Pool2dParams {
         })
     }
 
-    fn geom(&self, op: &str, input: &[usize]) -> Result<PoolGeom> {
+    /// The window geometry over an NHWC `input` shape; typed errors name `op`.
+    pub(super) fn geom(&self, op: &str, input: &[usize]) -> Result<PoolGeom> {
         let [n, h, w, c] = dims4(op, "input", input)
             .map_err(|_| Error::invalid_argument(format!("{op}: input must be 4-dimensional")))?;
         let (k, s) = (self.ksize, self.strides);
@@ -975,19 +976,20 @@ impl Pool2dParams {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct PoolGeom {
-    n: usize,
-    h: usize,
-    w: usize,
-    c: usize,
-    kh: usize,
-    kw: usize,
-    sh: usize,
-    sw: usize,
-    pt: usize,
-    pl: usize,
-    oh: usize,
-    ow: usize,
+/// A pooling window's geometry: input, window, strides, leading padding, output.
+pub(super) struct PoolGeom {
+    pub(super) n: usize,
+    pub(super) h: usize,
+    pub(super) w: usize,
+    pub(super) c: usize,
+    pub(super) kh: usize,
+    pub(super) kw: usize,
+    pub(super) sh: usize,
+    pub(super) sw: usize,
+    pub(super) pt: usize,
+    pub(super) pl: usize,
+    pub(super) oh: usize,
+    pub(super) ow: usize,
 }
 
 impl PoolGeom {

@@ -7,7 +7,7 @@
 //! unless `include_batch_in_index`. Each window's first maximum in
 //! row-major order wins, as in TensorFlow's CPU kernel.
 
-use super::conv::{windowed_output, Pool2dParams};
+use super::conv::{Pool2dParams, PoolGeom};
 use super::elementwise::cast;
 use super::scalar::Scalar;
 use crate::dtype::DType;
@@ -15,60 +15,7 @@ use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
 /// The sizes of one pool.
-#[derive(Clone, Copy, Debug)]
-struct Geom {
-    n: usize,
-    h: usize,
-    w: usize,
-    c: usize,
-    kh: usize,
-    kw: usize,
-    sh: usize,
-    sw: usize,
-    pt: usize,
-    pl: usize,
-    oh: usize,
-    ow: usize,
-}
-
-fn geom(op: &str, input: &[usize], p: &Pool2dParams) -> Result<Geom> {
-    if input.len() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: input must be 4-dimensional, got shape {input:?}"
-        )));
-    }
-    let (k, s) = (p.ksize, p.strides);
-    if k[0] != 1 || s[0] != 1 || k[3] != 1 || s[3] != 1 {
-        return Err(Error::unimplemented(format!(
-            "{op}: pooling across the batch or depth dimension is not supported (ksize {k:?}, strides {s:?})"
-        )));
-    }
-    let size = |dim: usize, input: usize, k: usize, s: usize| {
-        windowed_output(input, k, s, 1, p.padding, dim).map_err(|out| {
-            Error::invalid_argument(format!(
-                "{op}: Computed output size would be negative: {out} [input_size: {input}, effective_filter_size: {k}, stride: {s}]"
-            ))
-        })
-    };
-    let (oh, pt) = size(0, input[1], k[1], s[1])?;
-    let (ow, pl) = size(1, input[2], k[2], s[2])?;
-    Ok(Geom {
-        n: input[0],
-        h: input[1],
-        w: input[2],
-        c: input[3],
-        kh: k[1],
-        kw: k[2],
-        sh: s[1],
-        sw: s[2],
-        pt,
-        pl,
-        oh,
-        ow,
-    })
-}
-
-fn pool_typed<T: Scalar>(x: &[T], g: &Geom, batch_index: bool) -> (Vec<T>, Vec<i64>) {
+fn pool_typed<T: Scalar>(x: &[T], g: &PoolGeom, batch_index: bool) -> (Vec<T>, Vec<i64>) {
     let m = g.n * g.oh * g.ow * g.c;
     let (mut out, mut idx) = (vec![T::zero(); m], vec![0i64; m]);
     let img = g.h * g.w * g.c;
@@ -129,7 +76,7 @@ pub fn max_pool_with_argmax(
     index_dtype: DType,
 ) -> Result<(Tensor, Tensor)> {
     let op = "MaxPoolWithArgmax";
-    let g = geom(op, input.dims(), p)?;
+    let g = p.geom(op, input.dims())?;
     let shape = [g.n, g.oh, g.ow, g.c];
     macro_rules! go {
         ($t:ty) => {{
@@ -209,7 +156,7 @@ pub fn max_pool_grad_with_argmax(
     include_batch_in_index: bool,
 ) -> Result<Tensor> {
     let op = "MaxPoolGradWithArgmax";
-    let g = geom(op, input.dims(), p)?;
+    let g = p.geom(op, input.dims())?;
     let pooled = [g.n, g.oh, g.ow, g.c];
     if grad.dims() != pooled || grad.dtype() != input.dtype() {
         return Err(Error::invalid_argument(format!(
@@ -238,7 +185,7 @@ pub fn max_pool_grad_grad_with_argmax(
     include_batch_in_index: bool,
 ) -> Result<Tensor> {
     let op = "MaxPoolGradGradWithArgmax";
-    let g = geom(op, input.dims(), p)?;
+    let g = p.geom(op, input.dims())?;
     let pooled = [g.n, g.oh, g.ow, g.c];
     if grad.dims() != input.dims() || grad.dtype() != input.dtype() {
         return Err(Error::invalid_argument(format!(
