@@ -295,6 +295,7 @@ from ferroflow import (  # noqa: E402,F401
     lookup,
     losses,
     math,
+    nest,
     nn,
     python_io,
     queue,
@@ -314,7 +315,7 @@ GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "lite", "logging", "losses", "math", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary",
+    "layers", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary",
     "test", "train",
 )
 

@@ -1,98 +1,198 @@
-"""The part of TensorFlow's ``nest`` rules the RNN code needs (``python/util/nest.py`` in TF).
+"""TensorFlow's ``nest`` rules (``python/util/nest.py`` in TF), behind ``tf.nest`` and the RNN/loop code.
 
-A structure is a (possibly nested) list, tuple, namedtuple or dict; anything
-else is a leaf. Dicts flatten in sorted key order, as in TensorFlow.
+A structure is a (possibly nested) list, tuple, namedtuple, mapping (dict,
+OrderedDict, defaultdict, any ``collections.abc.Mapping``), mapping view or
+``attrs``-decorated object; anything else (strings, sets, numpy arrays,
+tensors, None) is a leaf. Mappings flatten in sorted key order and are
+rebuilt in their own key order, as in TensorFlow. With
+``expand_composites=True`` a SparseTensor or IndexedSlices is a structure of
+its component tensors too.
 """
 
 from __future__ import annotations
 
+import collections
+import collections.abc as _abc
 
-def is_sequence(x):
-    """True for the containers nest descends into (not strings, not tensors)."""
-    return isinstance(x, (list, tuple, dict))
+from ferroflow.framework.indexed_slices import IndexedSlices
+from ferroflow.framework.sparse_tensor import SparseTensor
 
 
 def _is_namedtuple(x):
     return isinstance(x, tuple) and hasattr(type(x), "_fields")
 
 
+def _is_attrs(x):
+    return hasattr(type(x), "__attrs_attrs__")
+
+
+def _is_composite(x):
+    """SparseTensor / IndexedSlices: structures of their component tensors when expanded."""
+    return isinstance(x, (SparseTensor, IndexedSlices))
+
+
+def is_sequence(x):
+    """True for the containers nest descends into (not strings, sets, arrays or tensors)."""
+    return isinstance(x, (list, tuple, _abc.Mapping, _abc.MappingView)) or _is_attrs(x)
+
+
+def is_nested(seq):
+    """``tf.nest.is_nested``: whether ``seq`` is a structure nest descends into."""
+    return is_sequence(seq)
+
+
+def _is_structure(x, expand_composites):
+    return is_sequence(x) or (expand_composites and _is_composite(x))
+
+
+def _sorted_keys(mapping):
+    try:
+        return sorted(mapping)
+    except TypeError as e:
+        raise TypeError(f"nest only supports dicts with sortable keys; got {list(mapping)!r}: {e}") from None
+
+
 def _children(x):
-    if isinstance(x, dict):
-        return [x[k] for k in sorted(x)]
+    if isinstance(x, _abc.Mapping):
+        return [x[k] for k in _sorted_keys(x)]
+    if _is_attrs(x):
+        return [getattr(x, a.name) for a in type(x).__attrs_attrs__]
+    if _is_composite(x):
+        if isinstance(x, IndexedSlices):
+            parts = [x.values, x.indices]
+            return parts + ([x.dense_shape] if x.dense_shape is not None else [])
+        return [x.indices, x.values, x.dense_shape]
     return list(x)
 
 
 def _sequence_like(instance, args):
-    """A container of ``instance``'s type holding ``args``."""
-    if isinstance(instance, dict):
-        result = dict(zip(sorted(instance), args))
-        return type(instance)((k, result[k]) for k in instance)
+    """A container of ``instance``'s type holding ``args`` (given in flatten order)."""
+    if isinstance(instance, _abc.Mapping):
+        by_key = dict(zip(_sorted_keys(instance), args))
+        kind = type(instance)
+        if isinstance(instance, collections.defaultdict):
+            rebuilt = collections.defaultdict(instance.default_factory)
+            for k in instance:
+                rebuilt[k] = by_key[k]
+            return rebuilt
+        return kind((k, by_key[k]) for k in instance)
     if _is_namedtuple(instance):
         return type(instance)(*args)
-    if isinstance(instance, list):
+    if _is_attrs(instance):
+        return type(instance)(*args)
+    if _is_composite(instance):
+        return type(instance)(*_composite_ctor_args(instance, args))
+    if isinstance(instance, _abc.MappingView) or isinstance(instance, list):
         return list(args)
     return tuple(args)
 
 
-def flatten(structure):
-    """The leaves of ``structure``, depth first."""
-    if not is_sequence(structure):
+def _composite_ctor_args(instance, args):
+    if isinstance(instance, IndexedSlices):
+        return (args[0], args[1], args[2] if len(args) > 2 else None)
+    return tuple(args)
+
+
+def flatten(structure, expand_composites=False):
+    """``tf.nest.flatten``: the leaves of ``structure``, depth first (None is a leaf)."""
+    if not _is_structure(structure, expand_composites):
         return [structure]
     out = []
     for child in _children(structure):
-        out.extend(flatten(child))
+        out.extend(flatten(child, expand_composites))
     return out
 
 
-def _describe(x):
-    return type(x).__name__ if is_sequence(x) else "a leaf"
+def _show(x):
+    return f"type={type(x).__name__} str={x}"
 
 
-def assert_same_structure(nest1, nest2, check_types=True):
-    """ValueError (TypeError for differing container types) unless both have the same nesting."""
-    s1, s2 = is_sequence(nest1), is_sequence(nest2)
-    if s1 != s2:
-        raise ValueError(
-            f"The two structures don't have the same nested structure.\n\nFirst structure: {nest1}\n\n"
-            f"Second structure: {nest2}"
-        )
-    if not s1:
-        return
-    if check_types and type(nest1) is not type(nest2):
-        # TensorFlow treats list and tuple of equal length as different types too.
+def _same_kind(a, b):
+    """TF's check_types rule: equal types, or two mappings, or namedtuples of one name and fields."""
+    if type(a) is type(b):
+        return True
+    if isinstance(a, _abc.Mapping) and isinstance(b, _abc.Mapping):
+        return True
+    if _is_namedtuple(a) and _is_namedtuple(b):
+        return type(a).__name__ == type(b).__name__ and type(a)._fields == type(b)._fields
+    return False
+
+
+def _structure_mismatch(nest1, nest2, detail, error=ValueError):
+    return error(
+        f"The two structures don't have the same nested structure.\n\nFirst structure: {_show(nest1)}\n\n"
+        f"Second structure: {_show(nest2)}\n\nMore specifically: {detail}"
+    )
+
+
+def assert_same_structure(nest1, nest2, check_types=True, expand_composites=False):
+    """``tf.nest.assert_same_structure``: ValueError (TypeError for differing container types) unless alike."""
+
+    def check(a, b):
+        sa, sb = _is_structure(a, expand_composites), _is_structure(b, expand_composites)
+        if sa != sb:
+            seq, leaf = (a, b) if sa else (b, a)
+            raise _structure_mismatch(
+                nest1, nest2, f'Substructure "{_show(seq)}" is a sequence, while substructure "{_show(leaf)}" is not'
+            )
+        if not sa:
+            return
+        if check_types and not _same_kind(a, b):
+            raise _structure_mismatch(
+                nest1,
+                nest2,
+                f"The two structures don't have the same sequence type. First structure {_show(a)} has type "
+                f"{type(a).__name__}, while second structure {_show(b)} has type {type(b).__name__}",
+                TypeError,
+            )
+        if isinstance(a, _abc.Mapping) and isinstance(b, _abc.Mapping) and set(a) != set(b):
+            raise _structure_mismatch(
+                nest1,
+                nest2,
+                f"The two dictionaries don't have the same set of keys. First structure has keys "
+                f"{_sorted_keys(a)}, while second structure has keys {_sorted_keys(b)}",
+            )
+        ca, cb = _children(a), _children(b)
+        if len(ca) != len(cb):
+            raise _structure_mismatch(
+                nest1,
+                nest2,
+                f"The two structures don't have the same number of elements. First structure: {_show(a)}. "
+                f"Second structure: {_show(b)}",
+            )
+        for x, y in zip(ca, cb):
+            check(x, y)
+
+    check(nest1, nest2)
+
+
+def pack_sequence_as(structure, flat_sequence, expand_composites=False):
+    """``tf.nest.pack_sequence_as``: ``flat_sequence`` put back into the nesting of ``structure``."""
+    if not is_sequence(flat_sequence):
         raise TypeError(
-            f"The two structures don't have the same sequence type. First structure has type "
-            f"{type(nest1)}, while second structure has type {type(nest2)}."
+            f"Attempted to pack value:\n  {flat_sequence}\ninto a structure, but found incompatible type "
+            f"`{type(flat_sequence)}` instead."
         )
-    if isinstance(nest1, dict) and sorted(nest1) != sorted(nest2):
-        raise ValueError(f"The two dictionaries don't have the same set of keys: {sorted(nest1)} vs {sorted(nest2)}")
-    c1, c2 = _children(nest1), _children(nest2)
-    if len(c1) != len(c2):
-        raise ValueError(
-            f"The two structures don't have the same number of elements.\n\nFirst structure ({len(c1)} "
-            f"elements): {nest1}\n\nSecond structure ({len(c2)} elements): {nest2}"
-        )
-    for a, b in zip(c1, c2):
-        assert_same_structure(a, b, check_types)
-
-
-def pack_sequence_as(structure, flat_sequence):
-    """``flat_sequence`` put back into the nesting of ``structure``."""
     flat_sequence = list(flat_sequence)
-    if not is_sequence(structure):
+    if not _is_structure(structure, expand_composites):
         if len(flat_sequence) != 1:
-            raise ValueError(f"Structure is a scalar but len(flat_sequence) == {len(flat_sequence)} > 1")
+            raise ValueError(
+                f"The target structure is of type `{type(structure)}`\n  {structure}\nHowever the input is a "
+                f"sequence ({type(flat_sequence)}) of length {len(flat_sequence)}.\n  {flat_sequence}\n"
+                "nest cannot guarantee that it is safe to map one to the other."
+            )
         return flat_sequence[0]
-    n = len(flatten(structure))
+    n = len(flatten(structure, expand_composites))
     if n != len(flat_sequence):
         raise ValueError(
-            f"Could not pack sequence. Structure had {n} elements, but flat_sequence had {len(flat_sequence)} elements."
+            f"Could not pack sequence. Structure had {n} atoms, but flat_sequence had {len(flat_sequence)} items.  "
+            f"Structure: {structure}, flat_sequence: {flat_sequence}."
         )
     pos = 0
 
     def pack(s):
         nonlocal pos
-        if not is_sequence(s):
+        if not _is_structure(s, expand_composites):
             pos += 1
             return flat_sequence[pos - 1]
         return _sequence_like(s, [pack(c) for c in _children(s)])
@@ -100,14 +200,27 @@ def pack_sequence_as(structure, flat_sequence):
     return pack(structure)
 
 
-def map_structure(func, *structures):
-    """``func`` applied leaf by leaf to structures of the same nesting."""
-    if not structures:
+def map_structure(func, *structure, **kwargs):
+    """``tf.nest.map_structure``: ``func`` applied leaf by leaf to structures of the same nesting.
+
+    Keyword arguments: ``check_types`` (default True) and ``expand_composites``
+    (default False); the result has the nesting of the first structure.
+    """
+    if not callable(func):
+        raise TypeError(f"func must be callable, got: {func}")
+    if not structure:
         raise ValueError("Must provide at least one structure")
-    for other in structures[1:]:
-        assert_same_structure(structures[0], other)
-    flats = [flatten(s) for s in structures]
-    return pack_sequence_as(structures[0], [func(*leaves) for leaves in zip(*flats)])
+    check_types = kwargs.pop("check_types", True)
+    expand_composites = kwargs.pop("expand_composites", False)
+    if kwargs:
+        raise ValueError(
+            "Only valid keyword arguments are `check_types` and `expand_composites`, not: "
+            + ", ".join(f"`{k}`" for k in kwargs)
+        )
+    for other in structure[1:]:
+        assert_same_structure(structure[0], other, check_types, expand_composites)
+    flats = [flatten(s, expand_composites) for s in structure]
+    return pack_sequence_as(structure[0], [func(*leaves) for leaves in zip(*flats)], expand_composites)
 
 
 def flatten_up_to(shallow_tree, input_tree):
