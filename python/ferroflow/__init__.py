@@ -122,6 +122,28 @@ from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
 from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
 from ferroflow.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
+from ferroflow.framework.behavior import (  # noqa: F401
+    control_flow_v2_enabled,
+    disable_control_flow_v2,
+    disable_eager_execution,
+    disable_resource_variables,
+    disable_tensor_equality,
+    disable_v2_behavior,
+    disable_v2_tensorshape,
+    enable_control_flow_v2,
+    enable_eager_execution,
+    enable_resource_variables,
+    enable_tensor_equality,
+    enable_v2_behavior,
+    enable_v2_tensorshape,
+    executing_eagerly,
+    executing_eagerly_outside_functions,
+    get_logger,
+    resource_variables_enabled,
+)
+from ferroflow.framework.gradient_registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient  # noqa: F401
+from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
+from ferroflow.ops.template import make_template  # noqa: F401
 from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,
@@ -319,19 +341,3 @@ _SUBMODULES = (
     "test", "train",
 )
 
-
-def executing_eagerly():
-    """Always False: ferroflow runs graphs."""
-    return False
-
-
-def disable_eager_execution():
-    """No-op: ferroflow always builds graphs."""
-
-
-def disable_v2_behavior():
-    """No-op: ferroflow always has TF1 behaviour."""
-
-
-def enable_eager_execution(config=None, device_policy=None, execution_mode=None):
-    raise NotImplementedError("ferroflow runs graphs only; eager execution is not supported")

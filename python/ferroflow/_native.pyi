@@ -41,10 +41,39 @@ class Graph:
     def function_graph(self, name: str) -> tuple[Graph, list[int], list[int]]: ...
     def function_is_stateful(self, name: str) -> bool: ...
     def function_names(self) -> list[str]: ...
+    def node_summaries(
+        self, start: int
+    ) -> list[tuple[int, str, str, list[int], list[int], str, list[OutputSpec]]]:
+        """Nodes from ``start`` on, to mirror those the core added itself (gradients)."""
+    def gradients_start(
+        self,
+        ys: Sequence[int],
+        xs: Sequence[int],
+        grad_ys: Sequence[Optional[int]],
+        scope: str,
+        stop_gradients: Sequence[int],
+        unconnected_zero: bool,
+        control_inputs: Sequence[int],
+        external: Sequence[str],
+    ) -> GradientRun:
+        """Starts ``tf.gradients``; ops whose gradient type is in ``external`` are left to Python."""
     def finalize(self) -> None: ...
     def unfinalize(self) -> None: ...
     @property
     def finalized(self) -> bool: ...
+
+# A gradient: None, a tensor id, or (values, indices, dense_shape) ids of IndexedSlices.
+GradientIds = Union[None, int, tuple[int, int, int]]
+
+class GradientRun:
+    """A ``tf.gradients`` computation that stops at ops whose gradient Python computes."""
+
+    def step(
+        self,
+    ) -> Union[tuple[str, list[GradientIds]], tuple[str, int, str, list[GradientIds], str]]:
+        """``("done", grads per x)`` or ``("external", op_id, grad_type, grads per output, scope)``."""
+    def resume(self, in_grads: Sequence[GradientIds]) -> None:
+        """The input gradients of the op the last ``step`` named."""
 
 class Runner:
     """A compiled run signature (``Session.make_callable``)."""
@@ -82,6 +111,7 @@ class Session:
     def closed(self) -> bool: ...
 
 def registered_ops() -> list[str]: ...
+def has_gradient(name: str) -> bool: ...
 def tf_update_ops() -> list[dict[str, Any]]: ...
 def _set_error_classes(classes: dict[int, type]) -> None: ...
 def _raise_status(code: int, message: str) -> None: ...

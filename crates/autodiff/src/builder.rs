@@ -34,7 +34,7 @@ impl<'g> Builder<'g> {
         r
     }
 
-    fn join(&self, name: &str) -> String {
+    pub(crate) fn join(&self, name: &str) -> String {
         if self.scope.is_empty() {
             name.to_string()
         } else {

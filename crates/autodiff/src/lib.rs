@@ -12,7 +12,10 @@ mod grads;
 mod registry;
 
 pub use builder::Builder;
-pub use gradients::{gradients, to_dense, Options, Unconnected};
+pub use gradients::{
+    gradients, to_dense, ExternalGrad, GradientRun, Options, Step, Unconnected,
+    GRADIENT_OP_TYPE_ATTR,
+};
 pub use registry::{lookup, not_differentiable, register_gradient, GradEntry, GradFn};
 
 use ferroflow_graph::Output;

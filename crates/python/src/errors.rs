@@ -75,3 +75,30 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
         }
     }
 }
+
+/// A Python exception raised inside a kernel (a py_func's function, a
+/// dataset's generator) as the TensorFlow error TF's py_func kernel gives:
+/// ValueError/TypeError are `InvalidArgument`, StopIteration `OutOfRange`,
+/// MemoryError `ResourceExhausted`, NotImplementedError `Unimplemented`,
+/// anything else `Unknown`. `origin` says what raised it.
+pub fn python_exception(py: Python<'_>, e: PyErr, origin: &str) -> Error {
+    use pyo3::exceptions::{PyMemoryError, PyNotImplementedError, PyStopIteration};
+    let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
+    let kind = e
+        .get_type(py)
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_default();
+    let text = format!("{kind}: {msg} (raised by {origin})");
+    if e.is_instance_of::<PyValueError>(py) || e.is_instance_of::<PyTypeError>(py) {
+        Error::invalid_argument(text)
+    } else if e.is_instance_of::<PyStopIteration>(py) {
+        Error::out_of_range(text)
+    } else if e.is_instance_of::<PyMemoryError>(py) {
+        Error::resource_exhausted(text)
+    } else if e.is_instance_of::<PyNotImplementedError>(py) {
+        Error::unimplemented(text)
+    } else {
+        Error::unknown(text)
+    }
+}

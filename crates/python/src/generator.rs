@@ -9,11 +9,11 @@
 //! element's components, already converted to the declared dtypes.
 
 use crate::convert::to_tensor;
+use crate::errors::python_exception;
 use ferroflow_data::dataset::{Dataset, DatasetIter, DatasetRef, Element, IterCtx};
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, OpContext};
 use ferroflow_tensor::{DType, Error, Result};
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Arc;
 
@@ -26,22 +26,9 @@ fn variant(_: &InferContext) -> Result<Vec<OutputInfo>> {
     )])
 }
 
-/// A Python exception raised by the generator as a TensorFlow error: a
-/// conversion failure is `InvalidArgument`, anything else `Unknown`.
+/// A Python exception raised by the generator, as a TensorFlow error.
 fn py_error(py: Python<'_>, e: PyErr) -> Error {
-    let msg = e.value(py).str().map(|s| s.to_string()).unwrap_or_default();
-    let kind = e
-        .get_type(py)
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_default();
-    if e.is_instance_of::<PyValueError>(py) || e.is_instance_of::<PyTypeError>(py) {
-        Error::invalid_argument(format!("{kind}: {msg}"))
-    } else {
-        Error::unknown(format!(
-            "{kind}: {msg} (raised by the generator of a Dataset.from_generator)"
-        ))
-    }
+    python_exception(py, e, "the generator of a Dataset.from_generator")
 }
 
 struct PyGenerator {

@@ -8,6 +8,7 @@ mod convert;
 mod errors;
 mod generator;
 mod lite;
+mod py_func;
 mod records;
 
 use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
@@ -235,11 +236,11 @@ impl Graph {
         Ok(PyList::new(py, items)?.into_any().unbind())
     }
 
-    /// Adds the gradient nodes of `sum(ys)` w.r.t. `xs`; returns, per x,
-    /// None, a tensor id, or `(values, indices, dense_shape)` ids.
-    #[pyo3(signature = (ys, xs, grad_ys, scope, stop_gradients, unconnected_zero, control_inputs))]
+    /// Starts differentiating `sum(ys)` w.r.t. `xs` (see [`GradientRun`]):
+    /// ops whose gradient type is in `external` are left to the caller.
+    #[pyo3(signature = (ys, xs, grad_ys, scope, stop_gradients, unconnected_zero, control_inputs, external))]
     #[allow(clippy::too_many_arguments)]
-    fn gradients(
+    fn gradients_start(
         &self,
         py: Python<'_>,
         ys: Vec<u64>,
@@ -249,7 +250,8 @@ impl Graph {
         stop_gradients: Vec<u64>,
         unconnected_zero: bool,
         control_inputs: Vec<usize>,
-    ) -> PyResult<Py<PyAny>> {
+        external: Vec<String>,
+    ) -> PyResult<GradientRun> {
         let ys: Vec<Output> = ys.into_iter().map(decode_tid).collect();
         let xs: Vec<Output> = xs.into_iter().map(decode_tid).collect();
         let grad_ys: Vec<Option<Output>> = grad_ys.into_iter().map(|g| g.map(decode_tid)).collect();
@@ -262,34 +264,14 @@ impl Graph {
                 ferroflow_autodiff::Unconnected::None
             },
             control_inputs,
+            external: external.into_iter().collect(),
         };
         let mut g = self.inner.write();
-        let grads =
-            guard(|| ferroflow_autodiff::gradients(&mut g, &ys, &xs, &grad_ys, &opts)).py(py)?;
-        let mut out = Vec::with_capacity(grads.len());
-        for gr in grads {
-            out.push(match gr {
-                None => py.None(),
-                Some(ferroflow_autodiff::Grad::Dense(o)) => {
-                    encode_tid(o).into_pyobject(py)?.into_any().unbind()
-                }
-                Some(ferroflow_autodiff::Grad::Sparse {
-                    values,
-                    indices,
-                    dense_shape,
-                }) => PyTuple::new(
-                    py,
-                    [
-                        encode_tid(values),
-                        encode_tid(indices),
-                        encode_tid(dense_shape),
-                    ],
-                )?
-                .into_any()
-                .unbind(),
-            });
-        }
-        Ok(PyList::new(py, out)?.into_any().unbind())
+        let run = guard(|| ferroflow_autodiff::GradientRun::new(&mut g, &ys, &xs, &grad_ys, opts)).py(py)?;
+        Ok(GradientRun {
+            graph: self.inner.clone(),
+            run: parking_lot::Mutex::new(run),
+        })
     }
 
     /// Adds the graph `body` to this graph's function library as `name`,
@@ -364,6 +346,81 @@ impl Graph {
 }
 
 /// A session over a [`Graph`].
+/// A `tf.gradients` computation that stops at ops whose gradient Python
+/// computes (`tf.RegisterGradient`, `gradient_override_map`,
+/// `tf.custom_gradient`). The graph lock is held only inside `step` and
+/// `resume`, so the Python gradient function can add ops in between.
+#[pyclass(module = "ferroflow._native", frozen)]
+struct GradientRun {
+    graph: Arc<RwLock<ferroflow_graph::Graph>>,
+    run: parking_lot::Mutex<ferroflow_autodiff::GradientRun>,
+}
+
+fn grad_to_py(py: Python<'_>, g: Option<ferroflow_autodiff::Grad>) -> PyResult<Py<PyAny>> {
+    Ok(match g {
+        None => py.None(),
+        Some(ferroflow_autodiff::Grad::Dense(o)) => encode_tid(o).into_pyobject(py)?.into_any().unbind(),
+        Some(ferroflow_autodiff::Grad::Sparse {
+            values,
+            indices,
+            dense_shape,
+        }) => PyTuple::new(py, [encode_tid(values), encode_tid(indices), encode_tid(dense_shape)])?
+            .into_any()
+            .unbind(),
+    })
+}
+
+fn grad_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<ferroflow_autodiff::Grad>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if let Ok((v, i, d)) = obj.extract::<(u64, u64, u64)>() {
+        return Ok(Some(ferroflow_autodiff::Grad::Sparse {
+            values: decode_tid(v),
+            indices: decode_tid(i),
+            dense_shape: decode_tid(d),
+        }));
+    }
+    Ok(Some(ferroflow_autodiff::Grad::Dense(decode_tid(obj.extract()?))))
+}
+
+#[pymethods]
+impl GradientRun {
+    /// Runs until done, `("done", [grad per x])`, or until an op's gradient
+    /// is Python's: `("external", node_id, grad_type, [grad per output],
+    /// scope)`. A grad is None, a tensor id, or `(values, indices,
+    /// dense_shape)` ids.
+    fn step(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mut g = self.graph.write();
+        let step = guard(|| self.run.lock().run(&mut g)).py(py)?;
+        drop(g);
+        match step {
+            ferroflow_autodiff::Step::Done(grads) => {
+                let out = grads.into_iter().map(|x| grad_to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
+                Ok(("done", PyList::new(py, out)?).into_pyobject(py)?.into_any().unbind())
+            }
+            ferroflow_autodiff::Step::External(req) => {
+                let grads = req
+                    .out_grads
+                    .into_iter()
+                    .map(|o| grad_to_py(py, o.map(ferroflow_autodiff::Grad::Dense)))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(("external", req.node, req.grad_type, PyList::new(py, grads)?, req.scope)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind())
+            }
+        }
+    }
+
+    /// The input gradients (one per input) of the op the last `step` named.
+    fn resume(&self, py: Python<'_>, in_grads: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+        let grads = in_grads.iter().map(grad_from_py).collect::<PyResult<Vec<_>>>()?;
+        let mut g = self.graph.write();
+        guard(|| self.run.lock().resume(&mut g, grads)).py(py)
+    }
+}
+
 #[pyclass(module = "ferroflow._native", frozen)]
 struct Session {
     inner: Arc<CoreSession>,
@@ -575,6 +632,12 @@ fn registered_ops() -> Vec<&'static str> {
     ferroflow_graph::ops::registered_ops()
 }
 
+/// Whether the core registers a gradient (or "no gradient") for `name`.
+#[pyfunction]
+fn has_gradient(name: &str) -> bool {
+    matches!(name, "Identity" | "Snapshot") || ferroflow_autodiff::lookup(name).is_some()
+}
+
 /// TensorFlow's update ops and the fused rule each maps onto, as dicts (see
 /// `ferroflow_train::TfUpdateOp`): how `graph_def_util` writes `ApplyFused`
 /// as TensorFlow's ops.
@@ -629,12 +692,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ferroflow_data::register();
     ferroflow_image::register();
     generator::register();
+    py_func::register();
     records::register(m)?;
     lite::register(m)?;
     m.add_class::<Graph>()?;
+    m.add_class::<GradientRun>()?;
     m.add_class::<Session>()?;
     m.add_class::<Runner>()?;
     m.add_function(wrap_pyfunction!(registered_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(has_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(tf_update_ops, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_set_error_classes, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_status, m)?)?;

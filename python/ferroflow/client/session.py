@@ -43,6 +43,7 @@ from ferroflow.core.protobuf import config_pb2
 from ferroflow.framework import dtypes, errors, ops, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from ferroflow.ops import script_ops
 
 _BF16 = dtypes.bfloat16
 _Operation = ops.Operation
@@ -116,6 +117,10 @@ class _FetchPlan:
             return ("indexed_slices", None, [self._build(p) for p in parts])
         if isinstance(fetch, SparseTensor):
             return ("sparse", None, [self._build(p) for p in (fetch.indices, fetch.values, fetch.dense_shape)])
+        if hasattr(fetch, "_session_fetch_components") and not isinstance(fetch, type):
+            # A composite (a RaggedTensor): fetched as its component tensors, rebuilt from their values.
+            return ("composite", fetch._session_fetch_rebuild,
+                    [self._build(p) for p in fetch._session_fetch_components()])
         if isinstance(fetch, (list, tuple)) and not _is_namedtuple(fetch):
             return (type(fetch), [self._build(f) for f in fetch])
         if _is_namedtuple(fetch):
@@ -136,6 +141,8 @@ class _FetchPlan:
             return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
         if node[0] == "sparse":
             return SparseTensorValue(*[self.rebuild(values, n) for n in node[2]])
+        if node[0] == "composite":
+            return node[1]([self.rebuild(values, n) for n in node[2]])
         if node[0] == "namedtuple":
             return node[1](*[self.rebuild(values, n) for n in node[2]])
         if node[0] == "dict":
@@ -565,3 +572,12 @@ _default_session_stack = _DefaultSessionStack()
 def get_default_session():
     """The innermost session installed with ``as_default`` (or a ``with Session()`` block)."""
     return _default_session_stack.get_default()
+
+
+def _evaluate_in_own_session(tensors):
+    """Values of graph tensors built inside a py_function's function (TF runs those ops eagerly)."""
+    with Session(graph=ops.get_default_graph()) as sess:
+        return sess.run(list(tensors))
+
+
+script_ops._evaluate_tensors = _evaluate_in_own_session

@@ -596,6 +596,12 @@ class Graph:
 
     @contextlib.contextmanager
     def gradient_override_map(self, op_type_map):
+        """Ops of the mapped types created in the block use the gradient registered under the mapped name."""
+        if not isinstance(op_type_map, dict):
+            raise TypeError("op_type_map must be a dictionary mapping strings to strings")
+        for op_type, mapped in op_type_map.items():
+            if not (isinstance(op_type, str) and isinstance(mapped, str)):
+                raise TypeError("op_type_map must be a dictionary mapping strings to strings")
         saved = dict(self._gradient_override_map)
         self._gradient_override_map.update(op_type_map)
         try:
@@ -623,6 +629,9 @@ class Graph:
             if not _VALID_OP_NAME.match(name) and not (self._name_stack and _VALID_SCOPE_NAME.match(name)):
                 raise ValueError(f"'{name}' is not a valid node name")
             name = self.unique_name(name)
+        override = self._gradient_override_map.get(op_type)
+        if override is not None:  # read by tf.gradients (TF's attr name)
+            attrs = {**attrs, "_gradient_op_type": override}
         input_ops = list({t._op._id: t._op for t in inputs}.values())
         controls = self._control_dependencies_for_inputs(input_ops)
         controls.extend(c for c in control_inputs if c not in controls)

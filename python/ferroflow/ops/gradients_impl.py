@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import enum
 
-from ferroflow.framework import ops
+from ferroflow.framework import gradient_registry, ops
 from ferroflow.framework.indexed_slices import IndexedSlices
+from ferroflow.ops import array_ops
 
 
 class AggregationMethod:
@@ -76,7 +77,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     with graph.as_default(), ops.name_scope(name, "gradients", None) as scope:
         controls = [op._id for op in graph._control_dependencies_for_inputs([])]
         try:
-            result = graph._native.gradients(
+            run = graph._native.gradients_start(
                 [y._tid for y in ys],
                 [x._tid for x in xs],
                 [None if g is None else g._tid for g in grad_ys],
@@ -84,7 +85,15 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 [s._tid for s in stop],
                 unconnected is UnconnectedGradients.ZERO,
                 controls,
+                gradient_registry.python_gradient_names(),
             )
+            while True:
+                step = run.step()
+                graph._sync_native()
+                if step[0] == "done":
+                    result = step[1]
+                    break
+                run.resume(_python_gradient(graph, *step[1:]))
         except ValueError as e:
             # TensorFlow raises LookupError for an op type without a registered gradient.
             if str(e).startswith(_NO_GRADIENT):
@@ -106,6 +115,43 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     return out
 
 
+def _python_gradient(graph, op_id, grad_type, out_grads, scope):
+    """Calls the Python gradient registered as ``grad_type`` for one op; returns its input grads as ids.
+
+    Outputs nothing flowed back to get zeros (TensorFlow hands Python
+    gradient functions a tensor for every float output).
+    """
+    op = graph._ops[op_id]
+    fn = gradient_registry.get_gradient_function(grad_type)
+    if fn is None:
+        return [None] * len(op.inputs)
+    with ops.name_scope(scope + "/"):
+        grads = []
+        for out, g in zip(op.outputs, out_grads):
+            if g is not None:
+                grads.append(graph._tensor_from_tid(g))
+            elif out.dtype.is_floating:
+                grads.append(array_ops.zeros_like(out))
+            else:
+                grads.append(None)
+        in_grads = fn(op, *grads)
+    if not isinstance(in_grads, (list, tuple)):
+        in_grads = [in_grads]
+    if len(in_grads) != len(op.inputs):
+        raise ValueError(f"Num gradients {len(in_grads)} generated for op {op.name} do not match num inputs "
+                         f"{len(op.inputs)} (gradient function registered as {grad_type!r})")
+    out = []
+    for g, x in zip(in_grads, op.inputs):
+        if g is None:
+            out.append(None)
+        elif isinstance(g, IndexedSlices):
+            shape = g.dense_shape if g.dense_shape is not None else array_ops.shape(x, out_type=g.indices.dtype)
+            out.append((g.values._tid, g.indices._tid, ops.convert_to_tensor(shape)._tid))
+        else:
+            out.append(ops.convert_to_tensor(g, dtype=x.dtype.base_dtype)._tid)
+    return out
+
+
 def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gradients=False,
              aggregation_method=None):
     """Second derivatives of ``sum(ys)``: for each ``x``, a tensor of shape ``x.shape + x.shape``.
@@ -113,8 +159,6 @@ def hessians(ys, xs, name="hessians", colocate_gradients_with_ops=False, gate_gr
     Built by differentiating each element of the gradient again (unrolled:
     ``x`` needs a fully known static shape).
     """
-    from ferroflow.ops import array_ops
-
     xs = _as_list(xs)
     with ops.name_scope(name, "hessians"):
         out = []
