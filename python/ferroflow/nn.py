@@ -5,6 +5,7 @@ from ferroflow.ops.array_ops import stop_gradient  # noqa: F401
 from ferroflow.ops.embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
 from ferroflow.ops.nn_conv import *  # noqa: F401,F403
 from ferroflow.ops.nn_impl import *  # noqa: F401,F403
+from ferroflow.ops.nn_more import *  # noqa: F401,F403
 from ferroflow.ops.nn_ops import (  # noqa: F401
     bias_add,
     dropout,

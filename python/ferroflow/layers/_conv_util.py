@@ -1,12 +1,8 @@
-"""Argument normalisation and the 1-D/3-D convolutions and pools the layers build from 2-D ops.
+"""Argument normalisation and the 1-D and 3-D convolutions and pools of the layers.
 
-ferroflow's kernels are 2-D (``Conv2D``, ``MaxPool``, ``AvgPool`` and their
-gradients). A 1-D op is the 2-D op on a height-1 image, as TensorFlow computes
-it. A 3-D convolution is a sum over the kernel's depth taps of 2-D
-convolutions of depth slices; a 3-D pool is a 2-D pool over (height, width)
-followed by a 2-D pool over depth. Both give TensorFlow's values (max and
-in-bounds averages factor over dimensions) and differentiate through the 2-D
-ops' gradients. The 3-D forms need the input's depth known when building.
+A 1-D op is the 2-D op (``Conv2D``, ``MaxPool``, ``AvgPool``) on a height-1
+image, as TensorFlow computes it; 3-D convolutions and pools are TensorFlow's
+``Conv3D``, ``MaxPool3D`` and ``AvgPool3D``.
 """
 
 from __future__ import annotations
@@ -104,55 +100,14 @@ def conv1d(x, kernel, stride, padding, dilation, channels_first):
     return array_ops.squeeze(y, [axis])
 
 
-def _depth_taps(x, kd, sd, dd, padding):
-    """Zero-pads ``x`` ``[N, D, ...]`` along depth as TF would; returns it and the output depth."""
-    depth = dimension_value(x.shape[1])
-    if depth is None:
-        raise ValueError(f"3-D convolutions and pools need the input's depth known when building; got input shape "
-                         f"{x.shape}")
-    eff = (kd - 1) * dd + 1
-    if padding == "same":
-        out = -(-depth // sd)
-        total = max((out - 1) * sd + eff - depth, 0)
-        if total:
-            pads = [[0, 0]] * x.shape.rank
-            pads[1] = [total // 2, total - total // 2]
-            x = array_ops.pad(x, pads)
-    else:
-        if depth < eff:
-            raise ValueError(f"The input's depth {depth} is smaller than the kernel's effective depth {eff} with "
-                             f"'valid' padding")
-        out = (depth - eff) // sd + 1
-    return x, out
-
-
-def _merge_depth(x):
-    """``[N, D, H, W, C]`` to ``[N * D, H, W, C]``."""
-    return array_ops.reshape(x, array_ops.stack([-1, _dim(x, 2), _dim(x, 3), _dim(x, 4)]))
-
-
-def _split_depth(y, batch, depth):
-    """``[N * D, H, W, C]`` back to ``[N, D, H, W, C]``."""
-    return array_ops.reshape(y, array_ops.stack([batch, depth, _dim(y, 1), _dim(y, 2), _dim(y, 3)]))
-
-
 def conv3d(x, kernel, strides, padding, dilations, channels_first):
-    """3-D convolution of ``x`` ``[N, D, H, W, C]`` with ``kernel`` ``[kd, kh, kw, C, F]``."""
-    x = _to_last(x, channels_first)
-    kd = dimension_value(kernel.shape[0])
-    sd, sh, sw = strides
-    dd, dh, dw = dilations
-    batch = _dim(x, 0)
-    xp, out_d = _depth_taps(x, kd, sd, dd, padding)
-    taps = []
-    for k in range(kd):
-        start = k * dd
-        xs = xp[:, start:start + (out_d - 1) * sd + 1:sd]
-        taps.append(nn_conv.conv2d(_merge_depth(xs), kernel[k], strides=[1, sh, sw, 1], padding=padding.upper(),
-                                   dilations=[1, dh, dw, 1]))
-    y = taps[0] if len(taps) == 1 else math_ops.add_n(taps)
-    y = _split_depth(y, batch, out_d)
-    return _to_first(y, channels_first)
+    """3-D convolution of ``x`` ``[N, D, H, W, C]`` with ``kernel`` ``[kd, kh, kw, C, F]`` (op ``Conv3D``)."""
+    from ferroflow.ops import nn_more
+
+    if channels_first:
+        return nn_more.conv3d(x, kernel, [1, 1, *strides], padding.upper(), data_format="NCDHW",
+                              dilations=[1, 1, *dilations])
+    return nn_more.conv3d(x, kernel, [1, *strides, 1], padding.upper(), dilations=[1, *dilations, 1])
 
 
 def pool1d(pool, x, size, stride, padding, channels_first):
@@ -163,20 +118,13 @@ def pool1d(pool, x, size, stride, padding, channels_first):
 
 
 def pool3d(pool, x, sizes, strides, padding, channels_first):
-    x = _to_last(x, channels_first)
-    batch = _dim(x, 0)
-    depth = dimension_value(x.shape[1])
-    if depth is None:
-        raise ValueError(f"3-D pools need the input's depth known when building; got input shape {x.shape}")
-    pad = padding.upper()
-    y = pool(_merge_depth(x), [1, sizes[1], sizes[2], 1], [1, strides[1], strides[2], 1], pad)
-    h, w, c = _dim(y, 1), _dim(y, 2), _dim(y, 3)
-    hw = h * w if isinstance(h, int) and isinstance(w, int) else -1
-    y = array_ops.reshape(y, array_ops.stack([batch, depth, hw, c]))
-    y = pool(y, [1, sizes[0], 1, 1], [1, strides[0], 1, 1], pad)
-    out_d = dimension_value(y.shape[1])
-    y = array_ops.reshape(y, array_ops.stack([batch, out_d, h, w, c]))
-    return _to_first(y, channels_first)
+    """``pool`` (``nn.max_pool`` or ``nn.avg_pool``) over ``x``'s three spatial dimensions (``MaxPool3D``/``AvgPool3D``)."""
+    from ferroflow.ops import nn_more
+
+    pool3 = nn_more.max_pool3d if pool is nn_conv.max_pool else nn_more.avg_pool3d
+    if channels_first:
+        return pool3(x, [1, 1, *sizes], [1, 1, *strides], padding.upper(), data_format="NCDHW")
+    return pool3(x, [1, *sizes, 1], [1, *strides, 1], padding.upper())
 
 
 def depthwise_as_dense_kernel(depthwise):

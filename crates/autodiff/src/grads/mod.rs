@@ -7,6 +7,7 @@ mod math;
 mod nn;
 mod nn_conv;
 mod nn_layers;
+mod nn_more;
 mod sparse;
 
 use crate::registry::GradEntry;
@@ -86,6 +87,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     nn::register(reg);
     nn_conv::register(reg);
     nn_layers::register(reg);
+    nn_more::register(reg);
     sparse::register(reg);
 }
 
@@ -111,6 +113,10 @@ mod tests {
         "StridedSliceAssign",
         "LRNGrad",
         "MaxPoolGradGradWithArgmax",
+        "Dilation2DBackpropInput",
+        "Dilation2DBackpropFilter",
+        "FractionalMaxPoolGrad",
+        "FractionalAvgPoolGrad",
         // TensorFlow differentiates these (second derivatives of batch
         // norm); ferroflow does not yet, so tf.gradients raises LookupError.
         "FusedBatchNormGrad",

@@ -15,6 +15,7 @@ mod logging;
 mod math;
 mod nn;
 mod nn_layers;
+mod nn_more;
 mod random;
 mod sparse;
 mod state;
@@ -109,6 +110,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         math::ops(),
         nn::ops(),
         nn_layers::ops(),
+        nn_more::ops(),
         random::ops(),
         sparse::ops(),
         state::ops(),

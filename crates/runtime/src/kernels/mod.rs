@@ -11,6 +11,7 @@ mod logging;
 mod math;
 mod nn;
 mod nn_layers;
+mod nn_more;
 mod random;
 mod sparse;
 mod state;
@@ -30,6 +31,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     math::register(reg);
     nn::register(reg);
     nn_layers::register(reg);
+    nn_more::register(reg);
     random::register(reg);
     sparse::register(reg);
     state::register(reg);

@@ -486,7 +486,7 @@ fn transpose<T: Copy + Default>(x: &[T], rows: usize, cols: usize) -> Vec<T> {
 }
 
 /// Element types convolutions compute in natively.
-trait ConvScalar: Scalar + Send + Sync {
+pub(super) trait ConvScalar: Scalar + Send + Sync {
     /// `c = a @ b`, or `c += a @ b` when `accumulate`; `c` is row-major
     /// `m x n`, element `(i, j)` of `a` is at `i * a_rs + j * a_cs` (same for `b`).
     #[allow(clippy::too_many_arguments)] // BLAS-style signature
@@ -818,6 +818,7 @@ macro_rules! conv_dispatch {
         }
     };
 }
+pub(super) use conv_dispatch;
 
 pub(super) fn to_f32(t: &Tensor) -> Result<Tensor> {
     cast(t, DType::Float32)
@@ -1103,7 +1104,8 @@ impl<T> ArgMax<T> {
 
 /// The lowest finite value: where a max pool starts (TensorFlow's
 /// `Eigen::NumTraits<T>::lowest()`, so an all `-inf` window gives it).
-trait Lowest: Scalar {
+pub(super) trait Lowest: Scalar {
+    /// The lowest finite value of the type.
     fn lowest() -> Self;
 }
 
@@ -1260,6 +1262,7 @@ macro_rules! float_dispatch {
         }
     };
 }
+pub(super) use float_dispatch;
 
 /// `MaxPool`: the maximum of each window (padding never wins).
 pub fn max_pool(input: &Tensor, p: &Pool2dParams) -> Result<Tensor> {
