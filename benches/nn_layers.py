@@ -1,4 +1,5 @@
-"""Depthwise convolution (MobileNet v1's layers) and fused batch norm, ferroflow vs TensorFlow 2.21.
+"""Depthwise convolution (MobileNet v1's layers), conv2d_transpose, conv3d and fused batch norm, ferroflow vs
+TensorFlow 2.21.
 
     python benches/nn_layers.py [--quick] [--tf-python /work/tfvenv/bin/python]
 
@@ -32,6 +33,14 @@ DEPTHWISE = [
     ("dw 7x7x1024 s1", [8, 7, 7, 1024], 3, 1),
 ]
 BATCH_NORM = [("fbn 64x56x56x64", [64, 56, 56, 64])]
+# (name, input NHWC, kernel size, stride, output channels): conv2d_transpose at the upsampling layers of a
+# MobileNet-shaped decoder (batch 8), and conv3d (NDHWC input, kernel, stride, output channels).
+TRANSPOSE = [
+    ("tconv 7x7x1024->14 s2", [8, 7, 7, 1024], 3, 2, 512),
+    ("tconv 14x14x512->28 s2", [8, 14, 14, 512], 3, 2, 256),
+    ("tconv 28x28x256->56 s2", [8, 28, 28, 256], 3, 2, 128),
+]
+CONV3D = [("conv3d 16x28x28x32", [4, 16, 28, 28, 32], 3, 1, 64)]
 
 
 def timeit(fn, repeat):
@@ -48,12 +57,23 @@ def measure(tf, quick):
     """{case: (forward seconds, forward+backward seconds)} for the module ``tf`` (tf.compat.v1 style)."""
     repeat = 3 if quick else 7
     out = {}
-    cases = DEPTHWISE[:2] + BATCH_NORM if quick else DEPTHWISE + BATCH_NORM
+    cases = DEPTHWISE[:2] + BATCH_NORM + TRANSPOSE[:1] if quick else DEPTHWISE + BATCH_NORM + TRANSPOSE + CONV3D
     for name, shape, *rest in cases:
         g = tf.Graph()
         with g.as_default():
             x = tf.Variable(tf.random_normal(shape), name="x")
-            if rest:
+            if len(rest) == 3 and len(shape) == 4:
+                k, s, oc = rest
+                n, h, w_, c = shape
+                w = tf.Variable(tf.random_normal([k, k, oc, c]) * 0.05, name="w")
+                y = tf.nn.conv2d_transpose(x, w, [n, h * s, w_ * s, oc], [1, s, s, 1], "SAME")
+                params = [x, w]
+            elif len(rest) == 3:
+                k, s, oc = rest
+                w = tf.Variable(tf.random_normal([k, k, k, shape[4], oc]) * 0.05, name="w")
+                y = tf.nn.conv3d(x, w, [1, s, s, s, 1], "SAME")
+                params = [x, w]
+            elif rest:
                 k, s = rest
                 w = tf.Variable(tf.random_normal([k, k, shape[3], 1]), name="w")
                 y = tf.nn.depthwise_conv2d(x, w, [1, s, s, 1], "SAME")
@@ -77,6 +97,14 @@ def measure(tf, quick):
 
 
 def rates(name, shape, rest, t_f, t_b):
+    if len(rest) == 3:
+        k, s, oc = rest
+        macs = 1.0 * k ** (len(shape) - 2) * shape[-1] * oc
+        for d in shape[:-1]:
+            macs *= d
+        # conv2d_transpose: every input pixel meets every tap once; conv3d (stride 1, SAME): every output voxel.
+        flops = 2.0 * macs
+        return f"{flops / t_f / 1e9:6.2f} GFLOP/s fwd, {3 * flops / t_b / 1e9:6.2f} fwd+bwd"
     if rest:
         k, s = rest
         n, h, w, c = shape
@@ -116,14 +144,14 @@ def main():
             theirs = json.loads(res.stdout.strip().splitlines()[-1])
         else:
             print("TensorFlow run failed:", res.stderr[-2000:], file=sys.stderr)
-    print(f"{'case':<20} {'ferroflow fwd':>13} {'TF fwd':>9} {'ratio':>6} {'ff fwd+bwd':>11} {'TF fwd+bwd':>11}"
+    print(f"{'case':<24} {'ferroflow fwd':>13} {'TF fwd':>9} {'ratio':>6} {'ff fwd+bwd':>11} {'TF fwd+bwd':>11}"
           f" {'ratio':>6}  ferroflow rates")
-    for name, shape, *rest in DEPTHWISE + BATCH_NORM:
+    for name, shape, *rest in DEPTHWISE + BATCH_NORM + TRANSPOSE + CONV3D:
         if name not in ours:
             continue
         f, b = ours[name]
         tf_f, tf_b = theirs.get(name, (float("nan"), float("nan")))
-        print(f"{name:<20} {f * 1e3:10.2f} ms {tf_f * 1e3:6.2f} ms {tf_f / f:5.2f}x {b * 1e3:8.2f} ms "
+        print(f"{name:<24} {f * 1e3:10.2f} ms {tf_f * 1e3:6.2f} ms {tf_f / f:5.2f}x {b * 1e3:8.2f} ms "
               f"{tf_b * 1e3:8.2f} ms {tf_b / b:5.2f}x  {rates(name, shape, rest, f, b)}")
 
 
