@@ -254,6 +254,7 @@ from ferroflow.ops.random_ops import (  # noqa: F401
     random_uniform,
     truncated_normal,
 )
+from ferroflow.ops.segment_ops import *  # noqa: F401,F403  (segment_*, scatter_*, dynamic_partition, ...)
 from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
 from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401

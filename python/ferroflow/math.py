@@ -76,5 +76,18 @@ from ferroflow.ops.nn_ops import (  # noqa: F401
     top_k,
     zero_fraction,
 )
+from ferroflow.ops.segment_ops import (  # noqa: F401
+    segment_max,
+    segment_mean,
+    segment_min,
+    segment_prod,
+    segment_sum,
+    unsorted_segment_max,
+    unsorted_segment_mean,
+    unsorted_segment_min,
+    unsorted_segment_prod,
+    unsorted_segment_sqrt_n,
+    unsorted_segment_sum,
+)
 
 divide_no_nan = div_no_nan

@@ -8,6 +8,7 @@ mod nn;
 mod nn_conv;
 mod nn_layers;
 mod nn_more;
+mod segment;
 mod sparse;
 
 use crate::registry::GradEntry;
@@ -88,6 +89,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     nn_conv::register(reg);
     nn_layers::register(reg);
     nn_more::register(reg);
+    segment::register(reg);
     sparse::register(reg);
 }
 

@@ -17,6 +17,7 @@ mod nn;
 mod nn_layers;
 mod nn_more;
 mod random;
+mod segment;
 mod sparse;
 mod state;
 
@@ -112,6 +113,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         nn_layers::ops(),
         nn_more::ops(),
         random::ops(),
+        segment::ops(),
         sparse::ops(),
         state::ops(),
     ] {

@@ -13,6 +13,7 @@ mod nn;
 mod nn_layers;
 mod nn_more;
 mod random;
+mod segment;
 mod sparse;
 mod state;
 
@@ -33,6 +34,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     nn_layers::register(reg);
     nn_more::register(reg);
     random::register(reg);
+    segment::register(reg);
     sparse::register(reg);
     state::register(reg);
 }

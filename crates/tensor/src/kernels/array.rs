@@ -1396,6 +1396,10 @@ pub enum ScatterOp {
     Update,
     Add,
     Sub,
+    Mul,
+    Div,
+    Max,
+    Min,
 }
 
 /// Updates rows of `var` in place: `var[indices[i], ...] op= updates[i, ...]`.
@@ -1450,6 +1454,22 @@ pub fn scatter(var: &mut Tensor, indices: &Tensor, updates: &Tensor, op: Scatter
                     ScatterOp::Update => y,
                     ScatterOp::Add => x.add(y),
                     ScatterOp::Sub => x.sub(y),
+                    ScatterOp::Mul => x.mul(y),
+                    ScatterOp::Div => x.div(y),
+                    ScatterOp::Max => {
+                        if y > *x {
+                            y
+                        } else {
+                            *x
+                        }
+                    }
+                    ScatterOp::Min => {
+                        if y < *x {
+                            y
+                        } else {
+                            *x
+                        }
+                    }
                 };
             }
         }

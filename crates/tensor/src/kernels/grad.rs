@@ -8,7 +8,7 @@ use super::scalar::{Float, Scalar};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::Shape;
-use crate::tensor::{Element, Tensor};
+use crate::tensor::Tensor;
 use std::sync::Arc;
 
 /// Fused gradients of activations: one pass over both inputs.
@@ -223,62 +223,10 @@ fn scalar_dispatch<R>(
     }
 }
 
-/// `out[ids[i]] += data[i]` for `num` output rows (`UnsortedSegmentSum`).
+/// `out[ids[i]] += data[i]` for `num` output rows (`UnsortedSegmentSum`;
+/// see [`super::segment::unsorted_segment_reduce`]).
 pub fn unsorted_segment_sum(data: &Tensor, ids: &Tensor, num: usize) -> Result<Tensor> {
-    let idx = ids.to_i64_vec()?;
-    let id_rank = ids.rank();
-    if data.dims().len() < id_rank || data.dims()[..id_rank] != *ids.dims() {
-        return Err(Error::invalid_argument(format!(
-            "segment_ids shape {} must be a prefix of data shape {}",
-            ids.shape(),
-            data.shape()
-        )));
-    }
-    let inner: usize = data.dims()[id_rank..].iter().product();
-    let mut out_shape = Shape::new(&[num]);
-    for &dd in &data.dims()[id_rank..] {
-        out_shape.push(dd);
-    }
-    fn go<T: Scalar>(
-        d: &Tensor,
-        idx: &[i64],
-        num: usize,
-        inner: usize,
-        shape: Shape,
-    ) -> Result<Tensor> {
-        let v = d.as_slice::<T>()?;
-        let mut out = parallel::zeroed::<T>(num * inner);
-        for (k, &i) in idx.iter().enumerate() {
-            if i < 0 {
-                continue;
-            }
-            if i as usize >= num {
-                return Err(Error::invalid_argument(format!(
-                    "segment_ids[{k}] = {i} is out of range [0, {num})"
-                )));
-            }
-            let row = &mut out[i as usize * inner..(i as usize + 1) * inner];
-            for (o, &x) in row.iter_mut().zip(&v[k * inner..(k + 1) * inner]) {
-                *o = o.add(x);
-            }
-        }
-        Tensor::from_vec(shape, out)
-    }
-    let dt = data.dtype();
-    if matches!(dt, DType::Float16 | DType::BFloat16) {
-        let r = unsorted_segment_sum(&cast(data, DType::Float32)?, ids, num)?;
-        return cast(&r, dt);
-    }
-    match dt {
-        DType::Int32 => go::<i32>(data, &idx, num, inner, out_shape),
-        DType::Int64 => go::<i64>(data, &idx, num, inner, out_shape),
-        _ => scalar_dispatch(
-            dt,
-            "UnsortedSegmentSum",
-            || go::<f32>(data, &idx, num, inner, out_shape.clone()),
-            || go::<f64>(data, &idx, num, inner, out_shape.clone()),
-        ),
-    }
+    super::segment::unsorted_segment_reduce(data, ids, num as i64, super::segment::SegmentOp::Sum)
 }
 
 /// The gradient of a strided slice: `dy` written into zeros of `shape`.
@@ -348,68 +296,21 @@ pub fn strided_slice_grad(
     )
 }
 
-/// `ScatterNd`: a zero tensor of `shape` with `updates` added at `indices`.
+/// `ScatterNd`: a zero tensor of `shape` with `updates` added at `indices`
+/// (see [`super::segment::scatter_nd_apply`]).
 pub fn scatter_nd(indices: &Tensor, updates: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let full = Shape::from_i64(shape)?;
     Tensor::check_allocation("ScatterNd", updates.dtype(), full.dims())?;
-    let id = indices.dims();
-    let depth = *id
-        .last()
-        .ok_or_else(|| Error::invalid_argument("ScatterNd: indices must be at least a vector"))?;
-    let n: usize = id[..id.len() - 1].iter().product();
-    let inner: usize = full.dims()[depth.min(full.rank())..].iter().product();
-    if updates.num_elements() != n * inner {
-        return Err(Error::invalid_argument(format!(
-            "ScatterNd: updates {} do not match indices {} and shape {full}",
-            updates.shape(),
-            indices.shape()
-        )));
-    }
-    let idx = indices.to_i64_vec()?;
-    let strides = full.strides();
-    fn go<T: Scalar + Element>(
-        full: &Shape,
-        idx: &[i64],
-        depth: usize,
-        n: usize,
-        inner: usize,
-        strides: &[usize],
-        upd: &Tensor,
-    ) -> Result<Tensor> {
-        let u = upd.as_slice::<T>()?;
-        let mut out = vec![T::zero(); full.num_elements()];
-        for k in 0..n {
-            let mut off = 0usize;
-            for dd in 0..depth {
-                let v = idx[k * depth + dd];
-                if v < 0 || v as usize >= full.dim(dd) {
-                    return Err(Error::invalid_argument(format!(
-                        "ScatterNd: index {v} out of bounds for dimension {dd}"
-                    )));
-                }
-                off += v as usize * strides[dd];
-            }
-            for j in 0..inner {
-                out[off + j] = out[off + j].add(u[k * inner + j]);
-            }
-        }
-        Tensor::from_vec(full.clone(), out)
-    }
-    let dt = updates.dtype();
-    if matches!(dt, DType::Float16 | DType::BFloat16) {
-        let r = scatter_nd(indices, &cast(updates, DType::Float32)?, shape)?;
-        return cast(&r, dt);
-    }
-    match dt {
-        DType::Int32 => go::<i32>(&full, &idx, depth, n, inner, &strides, updates),
-        DType::Int64 => go::<i64>(&full, &idx, depth, n, inner, &strides, updates),
-        _ => scalar_dispatch(
-            dt,
-            "ScatterNd",
-            || go::<f32>(&full, &idx, depth, n, inner, &strides, updates),
-            || go::<f64>(&full, &idx, depth, n, inner, &strides, updates),
-        ),
-    }
+    let mut out = Tensor::zeros(updates.dtype(), full);
+    super::segment::scatter_nd_apply(
+        &mut out,
+        indices,
+        updates,
+        super::array::ScatterOp::Add,
+        "ScatterNd",
+        false,
+    )?;
+    Ok(out)
 }
 
 /// The gradient of `MirrorPad`: each position of the padded gradient `g` is

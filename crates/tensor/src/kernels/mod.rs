@@ -21,3 +21,4 @@ pub mod pool_argmax;
 pub mod random;
 pub mod reduce;
 pub mod scalar;
+pub mod segment;
