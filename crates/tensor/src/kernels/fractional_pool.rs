@@ -65,7 +65,7 @@ pub fn pooling_sequence(
     base: u64,
 ) -> Vec<i64> {
     let k = input / output;
-    let diff: Vec<usize> = if input % output == 0 {
+    let diff: Vec<usize> = if input.is_multiple_of(output) {
         vec![k; output]
     } else if pseudo_random {
         let alpha = input as f64 / output as f64;
@@ -186,9 +186,14 @@ fn argmax<T: Lowest>(x: &[T], g: &Geom) -> Vec<Option<usize>> {
     let mut arg: Vec<Option<usize>> = vec![None; g.len()];
     g.visit(
         |_| {},
-        |o, i| match arg[o] {
-            Some(a) if !(x[a] < x[i]) => {}
-            _ => arg[o] = Some(i),
+        |o, i| {
+            let better = match arg[o] {
+                None => true,
+                Some(a) => x[a] < x[i],
+            };
+            if better {
+                arg[o] = Some(i);
+            }
         },
     );
     arg
