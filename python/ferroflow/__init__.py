@@ -247,6 +247,7 @@ from ferroflow.ops.partitioned_variables import (  # noqa: F401
     min_max_variable_partitioner,
     variable_axis_size_partitioner,
 )
+from ferroflow.ops.ragged import RaggedTensor  # noqa: F401
 from ferroflow.ops.random_ops import (  # noqa: F401
     random_crop,
     random_normal,
@@ -257,6 +258,20 @@ from ferroflow.ops.random_ops import (  # noqa: F401
 from ferroflow.ops.segment_ops import *  # noqa: F401,F403  (segment_*, scatter_*, dynamic_partition, ...)
 from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
+from ferroflow.ops.string_ops import (  # noqa: F401
+    as_string,
+    fingerprint,
+    reduce_join,
+    regex_replace,
+    string_join,
+    string_split,
+    string_strip,
+    string_to_hash_bucket,
+    string_to_hash_bucket_fast,
+    string_to_hash_bucket_strong,
+    string_to_number,
+    substr,
+)
 from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
 from ferroflow.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
@@ -325,6 +340,7 @@ from ferroflow import (  # noqa: E402,F401
     random,
     saved_model,
     sparse,
+    strings,
     summary,
     test,
     train,
@@ -338,7 +354,7 @@ GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "summary",
+    "layers", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
     "test", "train",
 )
 

@@ -183,9 +183,10 @@ def test_tf_lookup_names_and_arguments(name):
     assert tf.GraphKeys.TABLE_INITIALIZERS == "table_initializer"
 
 
-def test_missing_oov_hashing_is_reported():
+def test_oov_bucket_arguments_are_checked():
+    # OOV hash-bucket values are compared with TensorFlow's in test_strings.py (the lookup_* cases).
     with tf.Graph().as_default():
-        with pytest.raises(NotImplementedError, match="StringToHashBucketFast"):
-            lookup_ops.index_table_from_tensor(["a"], num_oov_buckets=2)
+        with pytest.raises(ValueError, match="num_oov_buckets"):
+            lookup_ops.index_table_from_tensor(["a"], num_oov_buckets=-1)
         with pytest.raises(ValueError, match="num_oov_buckets"):
             tf.lookup.StaticVocabularyTable(None, 0)

@@ -18,8 +18,8 @@
 //! * [`merge_bundles`]: one index over several bundles' data files (the
 //!   sharded Saver's final step).
 //! * [`register`]: the `SaveV2`, `RestoreV2` and `MergeV2Checkpoints` ops
-//!   and kernels, plus the string ops a sharded Saver's graph uses
-//!   (`StringJoin`, `ShardedFilename`, `StaticRegexFullMatch`).
+//!   and kernels, plus `ShardedFilename`, the one string op of a sharded
+//!   Saver's graph that is not a general string op.
 //!
 //! Every dtype ferroflow has is supported; other fixed-size TensorFlow
 //! dtypes (complex64/128, uint32/64, quantized) are read and written as

@@ -50,7 +50,6 @@ pub fn op_defs() -> Vec<OpDef> {
             infer_encode_jpeg,
         ),
         OpDef::new("EncodePng", &["image"], infer_encode_png),
-        OpDef::new("Substr", &["input", "pos", "len"], infer_substr),
     ]
 }
 
@@ -114,68 +113,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             }))
         }),
     ));
-    v.push((
-        "Substr",
-        factory(|init| {
-            let unit = init.node.attrs.str_or("unit", "BYTE")?;
-            if unit != "BYTE" {
-                return Err(Error::unimplemented(format!(
-                    "Substr: only unit=\"BYTE\" is supported, got \"{unit}\""
-                )));
-            }
-            Ok(Box::new(|ctx: &mut OpContext<'_>| {
-                let out = substr(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?)?;
-                ctx.output(out);
-                Ok(())
-            }))
-        }),
-    ));
     v
-}
-
-/// `Substr` (unit `BYTE`) with scalar `pos` and `len` or ones shaped like
-/// `input`, as `tf.io.is_jpeg` builds it: a negative `pos` counts from the
-/// end, a `pos` past either end is an error, `len` is clipped at the end.
-fn substr(input: &Tensor, pos: &Tensor, len: &Tensor) -> Result<Tensor> {
-    let strings = input
-        .as_slice::<Vec<u8>>()
-        .map_err(|_| Error::invalid_argument("Substr: input must be a string tensor"))?;
-    let ints = |t: &Tensor, what: &str| -> Result<Vec<i64>> {
-        let v: Vec<i64> = match t.dtype() {
-            DType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| i64::from(x)).collect(),
-            DType::Int64 => t.as_slice::<i64>()?.to_vec(),
-            d => {
-                return Err(Error::invalid_argument(format!(
-                    "Substr: {what} must be int32 or int64, got {d}"
-                )))
-            }
-        };
-        if v.len() == 1 || (t.shape() == input.shape()) {
-            Ok(v)
-        } else {
-            Err(Error::unimplemented(format!(
-                "Substr: {what} must be a scalar or shaped like input (broadcasting is not supported)"
-            )))
-        }
-    };
-    let (p, l) = (ints(pos, "pos")?, ints(len, "len")?);
-    let mut out = Vec::with_capacity(strings.len());
-    for (i, s) in strings.iter().enumerate() {
-        let (pi, li) = (
-            p[if p.len() == 1 { 0 } else { i }],
-            l[if l.len() == 1 { 0 } else { i }],
-        );
-        let n = s.len() as i64;
-        let start = if pi < 0 { n + pi } else { pi };
-        if start < 0 || start > n {
-            return Err(Error::invalid_argument(format!(
-                "pos {pi} out of range for string at index {i}"
-            )));
-        }
-        let end = (start + li.max(0)).min(n);
-        out.push(s[start as usize..end as usize].to_vec());
-    }
-    Tensor::from_vec(input.shape().clone(), out)
 }
 
 // ------------------------------------------------------------------ decoding
@@ -679,11 +617,6 @@ fn infer_encode_jpeg(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         }
     }
     Ok(vec![OutputInfo::new(DType::String, PartialShape::scalar())])
-}
-
-fn infer_substr(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(0, &[DType::String])?;
-    Ok(vec![OutputInfo::new(DType::String, ctx.shape(0).clone())])
 }
 
 fn infer_encode_png(ctx: &InferContext) -> Result<Vec<OutputInfo>> {

@@ -11,8 +11,9 @@ ships the vocabulary.
 Also the helpers TF1's ``tf.contrib.lookup`` offered and ``feature_column`` uses:
 ``index_table_from_tensor``, ``index_table_from_file``, ``index_to_string_table_from_tensor`` and
 ``index_to_string_table_from_file``. Out-of-vocabulary hash buckets (``num_oov_buckets > 0``,
-``StaticVocabularyTable``, ``IdTableWithHashBuckets``) need ``StringToHashBucketFast``, which ferroflow
-does not have yet: they raise ``NotImplementedError``.
+``StaticVocabularyTable``, ``IdTableWithHashBuckets``) give an unknown key the id
+``vocab_size + hash(key) % num_oov_buckets`` with TensorFlow's hash (FarmHash ``Fingerprint64`` by default,
+``StringToHashBucketFast``; integer keys are hashed as their decimal strings), so ids match TensorFlow's.
 """
 
 from __future__ import annotations
@@ -54,9 +55,6 @@ __all__ = [
     "initialize_all_tables",
 ]
 
-_NO_HASHING = (
-    "out-of-vocabulary hash buckets need the StringToHashBucketFast op, which ferroflow does not have yet"
-)
 
 
 def check_table_dtypes(table, key_dtype, value_dtype):
@@ -381,27 +379,194 @@ class StrongHashSpec(HasherSpec):
         return super().__new__(cls, "stronghash", key)
 
 
+def _as_string(tensor):
+    if tensor.dtype.base_dtype == _dtypes.string:
+        return tensor
+    from ferroflow.ops import string_ops
+
+    return string_ops.as_string(tensor)
+
+
+def _hash_bucket_fn(hasher_spec):
+    from ferroflow.ops import string_ops
+
+    if not isinstance(hasher_spec, HasherSpec):
+        raise TypeError(f"hasher_spec must be of type HasherSpec, got {type(hasher_spec)}.")
+    if hasher_spec.hasher == "fasthash":
+        return string_ops.string_to_hash_bucket_fast
+    if hasher_spec.hasher == "legacy":
+        return string_ops.string_to_hash_bucket
+    if hasher_spec.hasher == "stronghash":
+        return lambda x, num_buckets, name=None: string_ops.string_to_hash_bucket_strong(
+            x, num_buckets, key=hasher_spec.key, name=name)
+    raise ValueError(f"Found unknown hasher {hasher_spec.hasher}")
+
+
+def _oov_lookup(table, keys, num_oov_buckets, hash_fn, name):
+    """TensorFlow's lookup with hash buckets: ``table``'s id for known keys, ``table.size() + bucket`` for
+    the others (just the bucket without a table)."""
+    from ferroflow.ops import array_ops, math_ops
+
+    sparse = isinstance(keys, SparseTensor)
+    values = keys.values if sparse else keys
+    if table is not None and table.key_dtype.base_dtype == _dtypes.int64:
+        values = math_ops.cast(values, _dtypes.int64)
+    with ops.name_scope(None, "hash_bucket"):
+        buckets = hash_fn(_as_string(values), num_buckets=num_oov_buckets, name="hash_bucket")
+    if table is not None:
+        ids = table.lookup(values)
+        buckets = math_ops.add(buckets, table.size())
+        is_id_non_default = math_ops.not_equal(ids, table.default_value)
+        ids = array_ops.where_v2(is_id_non_default, ids, buckets)
+    else:
+        ids = buckets
+    if sparse:
+        return SparseTensor(keys.indices, ids, keys.dense_shape)
+    return ids
+
+
+def _check_oov_table(table_key_dtype, key_dtype, value_dtype):
+    if table_key_dtype not in (_dtypes.int64, _dtypes.string):
+        raise TypeError(f"Invalid `key_dtype`, expected one of (int64, string), but got {table_key_dtype}.")
+    if table_key_dtype.is_integer != key_dtype.is_integer:
+        raise TypeError(f"Invalid `key dtype`, expected {'integer' if key_dtype.is_integer else 'non-integer'} but "
+                        f"got {table_key_dtype}.")
+    if value_dtype != _dtypes.int64:
+        raise TypeError(f"Invalid `value_dtype`: expected int64 but got {value_dtype}.")
+
+
 class StaticVocabularyTable(LookupInterface):
-    """A vocabulary table hashing unknown keys into ``num_oov_buckets`` buckets. Not available yet in
-    ferroflow (it needs ``StringToHashBucketFast``): constructing one raises NotImplementedError."""
+    """A vocabulary table hashing unknown keys into ``num_oov_buckets`` buckets: a key of the vocabulary
+    (``initializer``, int64 values) gets its id, any other key ``vocab_size + Fingerprint64(key) %
+    num_oov_buckets``, as TensorFlow. Without an initializer every key is hashed."""
 
     def __init__(self, initializer, num_oov_buckets, lookup_key_dtype=None, name=None,
                  experimental_is_anonymous=False):
         if num_oov_buckets <= 0:
             raise ValueError("`num_oov_buckets` must be > 0; use StaticHashTable.")
-        raise NotImplementedError(f"StaticVocabularyTable: {_NO_HASHING}")
+        if initializer is not None:
+            if lookup_key_dtype is None:
+                lookup_key_dtype = initializer.key_dtype
+            lookup_key_dtype = _dtypes.as_dtype(lookup_key_dtype)
+            _check_oov_table(initializer.key_dtype, lookup_key_dtype, initializer.value_dtype)
+            self._table = self._table_class()(initializer, default_value=-1,
+                                              experimental_is_anonymous=experimental_is_anonymous)
+            name = name or self._table.name
+        else:
+            lookup_key_dtype = _dtypes.string
+            self._table = None
+            name = name or "hash_bucket"
+        if (not lookup_key_dtype.is_integer) and lookup_key_dtype != _dtypes.string:
+            raise TypeError(f"Invalid `key_dtype`, expected integer or string, got {lookup_key_dtype}")
+        self._num_oov_buckets = num_oov_buckets
+        self._name = name
+        super().__init__(lookup_key_dtype, _dtypes.int64)
+
+    @staticmethod
+    def _table_class():
+        return StaticHashTable
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def resource_handle(self):
+        return self._table.resource_handle if self._table is not None else None
+
+    @property
+    def initializer(self):
+        return self._table.initializer if self._table is not None else None
+
+    def size(self, name=None):
+        """The vocabulary size plus ``num_oov_buckets``."""
+        with ops.name_scope(name, f"{self.name}_Size"):
+            if self._table is None:
+                return ops.convert_to_tensor(self._num_oov_buckets, dtype=_dtypes.int64)
+            return self._table.size() + self._num_oov_buckets
+
+    def lookup(self, keys, name=None):
+        """The id of each key (a Tensor or a SparseTensor's values)."""
+        if getattr(keys, "dtype", self._key_dtype).base_dtype != self._key_dtype:
+            raise TypeError(f"Signature mismatch. Keys must be dtype {self._key_dtype}, got {keys.dtype}.")
+        with ops.name_scope(name, f"{self.name}_Lookup"):
+            return _oov_lookup(self._table, keys, self._num_oov_buckets, _hash_bucket_fn(FastHashSpec), None)
 
 
 class StaticVocabularyTableV1(StaticVocabularyTable):
-    """``tf.compat.v1.lookup.StaticVocabularyTable`` (see StaticVocabularyTable)."""
+    """``tf.compat.v1.lookup.StaticVocabularyTable`` (its table's initializer joins TABLE_INITIALIZERS)."""
+
+    @staticmethod
+    def _table_class():
+        return StaticHashTableV1
 
 
 class IdTableWithHashBuckets(LookupInterface):
-    """TF1's table with out-of-vocabulary hash buckets. Not available yet in ferroflow (it needs
-    ``StringToHashBucketFast``)."""
+    """TF1's id table with out-of-vocabulary hash buckets: ``table``'s id for known keys,
+    ``table.size() + hash(key) % num_oov_buckets`` for others (``hasher_spec``: FastHashSpec,
+    ``HasherSpec("legacy", None)`` or ``StrongHashSpec(key)``); with ``table=None`` only the bucket."""
 
     def __init__(self, table, num_oov_buckets, hasher_spec=FastHashSpec, name=None, key_dtype=None):
-        raise NotImplementedError(f"IdTableWithHashBuckets: {_NO_HASHING}")
+        if name:
+            name = name.rstrip("/")
+        if table is not None:
+            key_dtype = table.key_dtype if key_dtype is None else _dtypes.as_dtype(key_dtype)
+            _check_oov_table(table.key_dtype, key_dtype, table.value_dtype)
+            name = name or table.name
+        else:
+            if num_oov_buckets <= 0:
+                raise ValueError("`oov_buckets` must be > 0 if no table is supplied.")
+            key_dtype = _dtypes.string if key_dtype is None else _dtypes.as_dtype(key_dtype)
+            name = name or "hash_bucket"
+        if (not key_dtype.is_integer) and key_dtype != _dtypes.string:
+            raise TypeError(f"Invalid `key_dtype`, expected integer or string, got {key_dtype}.")
+        if not isinstance(hasher_spec, HasherSpec):
+            raise TypeError(f"`hasher_spec` must be of type HasherSpec, got {type(hasher_spec)}.")
+        self._table = table
+        self._num_oov_buckets = num_oov_buckets
+        self._hasher_spec = hasher_spec
+        self._table_name = name.split("/")[-1] if name else None
+        super().__init__(key_dtype, _dtypes.int64)
+
+    @property
+    def name(self):
+        return self._table_name
+
+    @property
+    def resource_handle(self):
+        return self._table.resource_handle if self._table is not None else None
+
+    @property
+    def initializer(self):
+        if self._table is not None:
+            return self._table.initializer
+        from ferroflow.ops import control_flow_ops
+
+        return control_flow_ops.no_op()
+
+    def size(self, name=None):
+        """The table's size plus ``num_oov_buckets``."""
+        with ops.name_scope(name, f"{self.name}_Size"):
+            if self._table is None:
+                return ops.convert_to_tensor(self._num_oov_buckets, dtype=_dtypes.int64)
+            return self._table.size() + self._num_oov_buckets
+
+    def lookup(self, keys, name=None):
+        """The id of each key (a Tensor or a SparseTensor's values)."""
+        if getattr(keys, "dtype", self._key_dtype).base_dtype != self._key_dtype:
+            raise TypeError(f"Signature mismatch. Keys must be dtype {self._key_dtype}, got {keys.dtype}.")
+        if self._num_oov_buckets == 0:
+            values = keys.values if isinstance(keys, SparseTensor) else keys
+            if self._table.key_dtype.base_dtype == _dtypes.int64:
+                from ferroflow.ops import math_ops
+
+                values = math_ops.cast(values, _dtypes.int64)
+            ids = self._table.lookup(values, name=name)
+            if isinstance(keys, SparseTensor):
+                return SparseTensor(keys.indices, ids, keys.dense_shape)
+            return ids
+        with ops.name_scope(name, f"{self.name}_Lookup"):
+            return _oov_lookup(self._table, keys, self._num_oov_buckets, _hash_bucket_fn(self._hasher_spec), None)
 
 
 class _MutableTableSaveable:
@@ -530,8 +695,6 @@ MutableDenseHashTable = DenseHashTable
 def _check_vocab_args(num_oov_buckets):
     if num_oov_buckets < 0:
         raise ValueError(f"num_oov_buckets must be greater or equal than 0, got {num_oov_buckets}.")
-    if num_oov_buckets > 0:
-        raise NotImplementedError(f"num_oov_buckets={num_oov_buckets}: {_NO_HASHING}")
 
 
 def index_table_from_file(vocabulary_file=None, num_oov_buckets=0, vocab_size=None, default_value=-1,
@@ -554,7 +717,11 @@ def index_table_from_file(vocabulary_file=None, num_oov_buckets=0, vocab_size=No
         init = TextFileIdTableInitializer(vocabulary_file, vocab_size=vocab_size, key_dtype=table_key_dtype,
                                           name="table_init", key_column_index=key_column_index,
                                           value_column_index=value_column_index, delimiter=delimiter)
-        return StaticHashTableV1(init, default_value)
+        table = StaticHashTableV1(init, default_value)
+        if num_oov_buckets:
+            table = IdTableWithHashBuckets(table, num_oov_buckets=num_oov_buckets, hasher_spec=hasher_spec,
+                                           key_dtype=key_dtype)
+        return table
 
 
 def index_table_from_tensor(vocabulary_list, num_oov_buckets=0, default_value=-1, hasher_spec=FastHashSpec,
@@ -579,7 +746,11 @@ def index_table_from_tensor(vocabulary_list, num_oov_buckets=0, default_value=-1
             table_keys = array_ops.cast(keys, _dtypes.int64) if keys.dtype.is_integer else keys
             init = KeyValueTensorInitializer(table_keys, values, table_keys.dtype.base_dtype, _dtypes.int64,
                                              name="table_init")
-            return StaticHashTableV1(init, default_value)
+            table = StaticHashTableV1(init, default_value)
+        if num_oov_buckets:
+            table = IdTableWithHashBuckets(table, num_oov_buckets=num_oov_buckets, hasher_spec=hasher_spec,
+                                           key_dtype=dtype)
+        return table
 
 
 def index_to_string_table_from_file(vocabulary_file, vocab_size=None, default_value="UNK", name=None,

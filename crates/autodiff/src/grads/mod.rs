@@ -75,6 +75,16 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "PrintV2",
     "_Arg",
     "WhileGrad",
+    // String ops TensorFlow marks NotDifferentiable (string_ops.py, parsing_ops.py).
+    "RegexReplace",
+    "StringToHashBucket",
+    "StringToHashBucketFast",
+    "StringToHashBucketStrong",
+    "ReduceJoin",
+    "StringJoin",
+    "StringSplit",
+    "AsString",
+    "StringToNumber",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
@@ -143,6 +153,28 @@ mod tests {
         "ListDiff",
         "DenseCountSparseOutput",
         "SparseCountSparseOutput",
+        // String ops TensorFlow registers no gradient for (their inputs are strings or ints).
+        "StringSplitV2",
+        "StringLength",
+        "StringLower",
+        "StringUpper",
+        "StringStrip",
+        "Substr",
+        "RegexFullMatch",
+        "StaticRegexFullMatch",
+        "StaticRegexReplace",
+        "StringFormat",
+        "Fingerprint",
+        "UnicodeDecode",
+        "UnicodeDecodeWithOffsets",
+        "UnicodeEncode",
+        "UnicodeTranscode",
+        "UnicodeScript",
+        "StringNGrams",
+        "UnsortedSegmentJoin",
+        // TensorFlow differentiates it (the values' gradient); ferroflow's ragged tensors only carry strings and
+        // ints so far.
+        "RaggedTensorToSparse",
     ];
 
     #[test]

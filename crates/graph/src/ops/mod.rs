@@ -20,6 +20,7 @@ mod random;
 mod segment;
 mod sparse;
 mod state;
+mod strings;
 
 use crate::attr::{Attrs, AttrsExt};
 use crate::graph::{Graph, Output, OutputInfo};
@@ -116,6 +117,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         segment::ops(),
         sparse::ops(),
         state::ops(),
+        strings::ops(),
     ] {
         for d in list {
             m.insert(d.name, d);

@@ -16,6 +16,8 @@ mod random;
 mod segment;
 mod sparse;
 mod state;
+mod strings;
+mod unicode_script_table;
 
 use crate::kernel::{Kernel, KernelFactory, OpContext};
 use ferroflow_tensor::{DType, Result};
@@ -37,6 +39,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     segment::register(reg);
     sparse::register(reg);
     state::register(reg);
+    strings::register(reg);
 }
 
 /// Boxes a closure as a kernel (helps type inference of the context lifetime).
