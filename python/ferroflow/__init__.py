@@ -116,6 +116,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
 )
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
 from ferroflow.ops.clip_ops import *  # noqa: F401,F403
+from ferroflow.ops.linalg_ops import *  # noqa: F401,F403  (matrix ops: cholesky, svd, einsum, eye, norm, ...)
 from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
 from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
@@ -328,6 +329,7 @@ from ferroflow import (  # noqa: E402,F401
     initializers,
     io,
     layers,
+    linalg,
     lite,
     logging,
     lookup,
@@ -354,7 +356,7 @@ GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
+    "layers", "linalg", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
     "test", "train",
 )
 

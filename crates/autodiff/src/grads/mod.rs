@@ -2,6 +2,7 @@
 
 mod array;
 mod control_flow;
+mod linalg;
 mod list;
 mod math;
 mod nn;
@@ -92,6 +93,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
         reg(op, GradEntry::NotDifferentiable);
     }
     control_flow::register(reg);
+    linalg::register(reg);
     list::register(reg);
     math::register(reg);
     array::register(reg);
@@ -151,6 +153,11 @@ mod tests {
         "SparseCross",
         "SparseCrossV2",
         "ListDiff",
+        // TensorFlow differentiates these; ferroflow does not yet
+        // (tf.linalg.lstsq's default fast path is composed of differentiable ops).
+        "Lu",
+        "MatrixSquareRoot",
+        "MatrixSolveLs",
         "DenseCountSparseOutput",
         "SparseCountSparseOutput",
         // String ops TensorFlow registers no gradient for (their inputs are strings or ints).

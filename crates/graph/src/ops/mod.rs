@@ -10,6 +10,7 @@ mod candidate;
 mod control_flow;
 mod conv;
 mod grad;
+mod linalg;
 mod list;
 mod logging;
 mod math;
@@ -107,6 +108,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         control_flow::ops(),
         conv::ops(),
         grad::ops(),
+        linalg::ops(),
         list::ops(),
         logging::ops(),
         math::ops(),

@@ -6,6 +6,7 @@ mod control_flow;
 mod conv;
 mod farmhash;
 mod grad;
+mod linalg;
 mod list;
 mod logging;
 mod math;
@@ -29,6 +30,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     control_flow::register(reg);
     conv::register(reg);
     grad::register(reg);
+    linalg::register(reg);
     list::register(reg);
     logging::register(reg);
     math::register(reg);
