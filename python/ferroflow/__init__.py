@@ -114,6 +114,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
     zeros,
     zeros_like,
 )
+from ferroflow.ops.array_ops_extra import *  # noqa: F401,F403  (roll, sort, searchsorted, space_to_batch, ...)
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
 from ferroflow.ops.clip_ops import *  # noqa: F401,F403
 from ferroflow.ops.linalg_ops import *  # noqa: F401,F403  (matrix ops: cholesky, svd, einsum, eye, norm, ...)
@@ -241,6 +242,7 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truediv,
     truncatemod,
 )
+from ferroflow.ops.nn_impl import depth_to_space, space_to_depth  # noqa: F401
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403  (parse_example, FixedLenFeature, decode_raw, ...)
 from ferroflow.ops.partitioned_variables import (  # noqa: F401
     create_partitioned_variables,

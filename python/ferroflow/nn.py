@@ -2,6 +2,7 @@
 
 from ferroflow.ops import rnn_cell  # noqa: F401  (tf.nn.rnn_cell)
 from ferroflow.ops.array_ops import stop_gradient  # noqa: F401
+from ferroflow.ops.array_ops_extra import space_to_batch  # noqa: F401
 from ferroflow.ops.embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
 from ferroflow.ops.nn_conv import *  # noqa: F401,F403
 from ferroflow.ops.nn_impl import *  # noqa: F401,F403

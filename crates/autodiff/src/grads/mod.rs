@@ -1,6 +1,7 @@
 //! Gradient functions of the built-in ops, one module per family.
 
 mod array;
+mod array_extra;
 mod control_flow;
 mod linalg;
 mod list;
@@ -97,6 +98,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     list::register(reg);
     math::register(reg);
     array::register(reg);
+    array_extra::register(reg);
     nn::register(reg);
     nn_conv::register(reg);
     nn_layers::register(reg);
@@ -153,6 +155,13 @@ mod tests {
         "SparseCross",
         "SparseCrossV2",
         "ListDiff",
+        // Array ops TensorFlow registers no gradient for (grads/array_extra.rs).
+        "UniqueWithCounts",
+        "LowerBound",
+        "UpperBound",
+        "HistogramFixedWidth",
+        "UnravelIndex",
+        "BroadcastArgs",
         // TensorFlow differentiates these; ferroflow does not yet
         // (tf.linalg.lstsq's default fast path is composed of differentiable ops).
         "Lu",

@@ -6,6 +6,7 @@
 //! summaries) register their own ops with [`register_op`].
 
 mod array;
+mod array_extra;
 mod candidate;
 mod control_flow;
 mod conv;
@@ -104,6 +105,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     let mut m = HashMap::new();
     for list in [
         array::ops(),
+        array_extra::ops(),
         candidate::ops(),
         control_flow::ops(),
         conv::ops(),

@@ -1,6 +1,7 @@
 //! Built-in kernels, one module per op family.
 
 mod array;
+mod array_extra;
 mod candidate;
 mod control_flow;
 mod conv;
@@ -26,6 +27,7 @@ use ferroflow_tensor::{DType, Result};
 /// Registers every built-in kernel through `reg`.
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
+    array_extra::register(reg);
     candidate::register(reg);
     control_flow::register(reg);
     conv::register(reg);
