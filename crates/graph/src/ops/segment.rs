@@ -212,7 +212,7 @@ fn dynamic_partition(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 /// `DynamicStitch(indices[N], data[N])`: `[?] + data[0].shape[rank(indices[0]):]`.
 fn dynamic_stitch(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let k = ctx.num_inputs();
-    if k == 0 || k % 2 != 0 {
+    if k == 0 || !k.is_multiple_of(2) {
         return Err(ctx.shape_error(format!(
             "DynamicStitch needs as many data tensors as indices, got {k} inputs"
         )));

@@ -446,6 +446,7 @@ fn empty_value<T: Extremes>(op: SegmentOp) -> T {
 }
 
 /// Accumulates rows `lo..hi` into `out`; the first out-of-range id is an error.
+#[allow(clippy::too_many_arguments)]
 fn accumulate<T: Scalar, I: Index>(
     out: &mut [T],
     d: &[T],
