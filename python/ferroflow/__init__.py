@@ -146,6 +146,13 @@ from ferroflow.framework.behavior import (  # noqa: F401
 from ferroflow.framework.gradient_registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient  # noqa: F401
 from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
 from ferroflow.ops.template import make_template  # noqa: F401
+from ferroflow.ops.custom_gradient import custom_gradient, grad_pass_through, recompute_grad  # noqa: F401
+from ferroflow.framework.indexed_slices import convert_to_tensor_or_indexed_slices  # noqa: F401
+from ferroflow.framework.load_library import load_file_system_library, load_library, load_op_library  # noqa: F401
+from ferroflow.framework.ops import is_symbolic_tensor, op_scope  # noqa: F401
+from ferroflow.ops.array_ops import guarantee_const  # noqa: F401
+from ferroflow.ops.control_flow_ops import timestamp  # noqa: F401
+from ferroflow.ops.functional_ops import vectorized_map  # noqa: F401
 from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,

@@ -267,7 +267,8 @@ impl Graph {
             external: external.into_iter().collect(),
         };
         let mut g = self.inner.write();
-        let run = guard(|| ferroflow_autodiff::GradientRun::new(&mut g, &ys, &xs, &grad_ys, opts)).py(py)?;
+        let run = guard(|| ferroflow_autodiff::GradientRun::new(&mut g, &ys, &xs, &grad_ys, opts))
+            .py(py)?;
         Ok(GradientRun {
             graph: self.inner.clone(),
             run: parking_lot::Mutex::new(run),
@@ -359,14 +360,23 @@ struct GradientRun {
 fn grad_to_py(py: Python<'_>, g: Option<ferroflow_autodiff::Grad>) -> PyResult<Py<PyAny>> {
     Ok(match g {
         None => py.None(),
-        Some(ferroflow_autodiff::Grad::Dense(o)) => encode_tid(o).into_pyobject(py)?.into_any().unbind(),
+        Some(ferroflow_autodiff::Grad::Dense(o)) => {
+            encode_tid(o).into_pyobject(py)?.into_any().unbind()
+        }
         Some(ferroflow_autodiff::Grad::Sparse {
             values,
             indices,
             dense_shape,
-        }) => PyTuple::new(py, [encode_tid(values), encode_tid(indices), encode_tid(dense_shape)])?
-            .into_any()
-            .unbind(),
+        }) => PyTuple::new(
+            py,
+            [
+                encode_tid(values),
+                encode_tid(indices),
+                encode_tid(dense_shape),
+            ],
+        )?
+        .into_any()
+        .unbind(),
     })
 }
 
@@ -381,7 +391,9 @@ fn grad_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Option<ferroflow_autodiff::G
             dense_shape: decode_tid(d),
         }));
     }
-    Ok(Some(ferroflow_autodiff::Grad::Dense(decode_tid(obj.extract()?))))
+    Ok(Some(ferroflow_autodiff::Grad::Dense(decode_tid(
+        obj.extract()?,
+    ))))
 }
 
 #[pymethods]
@@ -396,8 +408,14 @@ impl GradientRun {
         drop(g);
         match step {
             ferroflow_autodiff::Step::Done(grads) => {
-                let out = grads.into_iter().map(|x| grad_to_py(py, x)).collect::<PyResult<Vec<_>>>()?;
-                Ok(("done", PyList::new(py, out)?).into_pyobject(py)?.into_any().unbind())
+                let out = grads
+                    .into_iter()
+                    .map(|x| grad_to_py(py, x))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(("done", PyList::new(py, out)?)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind())
             }
             ferroflow_autodiff::Step::External(req) => {
                 let grads = req
@@ -405,7 +423,13 @@ impl GradientRun {
                     .into_iter()
                     .map(|o| grad_to_py(py, o.map(ferroflow_autodiff::Grad::Dense)))
                     .collect::<PyResult<Vec<_>>>()?;
-                Ok(("external", req.node, req.grad_type, PyList::new(py, grads)?, req.scope)
+                Ok((
+                    "external",
+                    req.node,
+                    req.grad_type,
+                    PyList::new(py, grads)?,
+                    req.scope,
+                )
                     .into_pyobject(py)?
                     .into_any()
                     .unbind())
@@ -415,7 +439,10 @@ impl GradientRun {
 
     /// The input gradients (one per input) of the op the last `step` named.
     fn resume(&self, py: Python<'_>, in_grads: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
-        let grads = in_grads.iter().map(grad_from_py).collect::<PyResult<Vec<_>>>()?;
+        let grads = in_grads
+            .iter()
+            .map(grad_from_py)
+            .collect::<PyResult<Vec<_>>>()?;
         let mut g = self.graph.write();
         guard(|| self.run.lock().resume(&mut g, grads)).py(py)
     }

@@ -68,7 +68,10 @@ impl PyFunc {
             results
                 .iter()
                 .zip(&self.tout)
-                .map(|(r, &d)| to_tensor(r, Some(d)).map_err(|e| python_exception(py, e, "a py_func's results")))
+                .map(|(r, &d)| {
+                    to_tensor(r, Some(d))
+                        .map_err(|e| python_exception(py, e, "a py_func's results"))
+                })
                 .collect()
         })?;
         for t in outputs {
@@ -84,7 +87,11 @@ impl PyFunc {
 pub fn register() {
     ferroflow_autodiff::not_differentiable("PyFunc");
     ferroflow_autodiff::not_differentiable("PyFuncStateless");
-    for (op, stateful) in [("PyFunc", true), ("PyFuncStateless", false), ("EagerPyFunc", true)] {
+    for (op, stateful) in [
+        ("PyFunc", true),
+        ("PyFuncStateless", false),
+        ("EagerPyFunc", true),
+    ] {
         let def = OpDef::new(op, &["input*"], infer);
         ferroflow_graph::register_op(if stateful { def.stateful() } else { def });
         ferroflow_runtime::register_kernel(

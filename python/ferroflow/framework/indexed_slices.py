@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ferroflow.framework import ops
+from ferroflow.framework import dtypes, ops
 
 
 class IndexedSlices:
@@ -92,3 +92,13 @@ class IndexedSlicesValue:
 
     def __repr__(self):
         return f"IndexedSlicesValue(values={self.values!r}, indices={self.indices!r}, dense_shape={self.dense_shape!r})"
+
+
+def convert_to_tensor_or_indexed_slices(value, dtype=None, name=None):
+    """``value`` itself when it is IndexedSlices (of a compatible dtype), else ``tf.convert_to_tensor(value)``."""
+    if isinstance(value, IndexedSlices):
+        if dtype is not None and not dtypes.as_dtype(dtype).is_compatible_with(value.dtype):
+            raise ValueError(f"Tensor conversion requested dtype {dtypes.as_dtype(dtype).name} for Tensor "
+                             f"with dtype {value.dtype.name}: {value!r}")
+        return value
+    return ops.convert_to_tensor(value, dtype=dtype, name=name)

@@ -1175,6 +1175,18 @@ def is_tensor(x):
     return isinstance(x, Tensor) or hasattr(x, "_as_tensor")
 
 
+def is_symbolic_tensor(tensor):
+    """True for graph tensors (every ferroflow Tensor; TF says False for eager ones)."""
+    return isinstance(tensor, Tensor)
+
+
+@contextlib.contextmanager
+def op_scope(values, name, default_name=None):
+    """Deprecated TF 0.x spelling of ``name_scope(name, default_name, values)``."""
+    with name_scope(name, default_name=default_name, values=values) as scope:
+        yield scope
+
+
 # -- running through the default session ------------------------------------
 
 

@@ -614,3 +614,7 @@ def _getitem(self, slice_spec):
 ops.Tensor.__getitem__ = _getitem
 ops.Tensor.assign = property(_tensor_assign)
 
+
+def guarantee_const(input, name=None):  # noqa: A002
+    """``input`` unchanged, marked as constant across runs (TF's ``GuaranteeConst``; no gradient)."""
+    return make("GuaranteeConst", [ops.convert_to_tensor(input, name="input")], {}, name)

@@ -104,3 +104,8 @@ def print_v2(*inputs, **kwargs):
     target = "stdout" if output_stream is sys.stdout else "stderr"
     values = [ops.convert_to_tensor(t) for t in tensors]
     return make_op("PrintV2", values, {"template": template, "summarize": int(summarize), "output_stream": target}, name)
+
+
+def timestamp(name=None):
+    """The time the op runs, in seconds since the Unix epoch (float64; TF's ``Timestamp`` op)."""
+    return make("Timestamp", [], {}, name)

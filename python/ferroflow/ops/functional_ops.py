@@ -150,3 +150,18 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
         for r, ta in zip(results, outs):
             r.set_shape(TensorShape([static_n]).concatenate(ta.element_shape))
         return nest.pack_sequence_as(acc_structure, results)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """``fn`` applied to each element of ``elems`` along axis 0, results stacked.
+
+    TensorFlow first tries to vectorize ``fn`` (pfor) and falls back to a
+    while loop; ferroflow always runs the loop (``map_fn``), which gives the
+    same values. The result structure is found by applying ``fn`` to the
+    first element once.
+    """
+    first = nest.map_structure(lambda t: ops.convert_to_tensor(t)[0], elems)
+    with ops.name_scope("vectorized_map_signature"):
+        sample = fn(first)
+    signature = nest.map_structure(lambda t: ops.convert_to_tensor(t).dtype, sample)
+    return map_fn(fn, elems, dtype=signature, name="vectorized_map")

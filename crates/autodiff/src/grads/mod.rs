@@ -75,6 +75,7 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "Any",
     "All",
     "PrintV2",
+    "Timestamp",
     "_Arg",
     "WhileGrad",
     // String ops TensorFlow marks NotDifferentiable (string_ops.py, parsing_ops.py).
@@ -126,6 +127,7 @@ mod tests {
         "Unique",
         // TensorFlow registers none for these either.
         "Bitcast",
+        "GuaranteeConst",
         "StridedSliceAssign",
         "LRNGrad",
         "MaxPoolGradGradWithArgmax",

@@ -747,6 +747,8 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("Identity", &["input"], identity),
         OpDef::new("StopGradient", &["input"], identity),
         OpDef::new("Snapshot", &["input"], identity),
+        // A promise to the graph that the input never changes between runs.
+        OpDef::new("GuaranteeConst", &["input"], identity),
         OpDef::new("NoOp", &[], no_outputs),
         OpDef::new("Shape", &["input"], shape_of),
         OpDef::new("ShapeN", &["input*"], shape_n),

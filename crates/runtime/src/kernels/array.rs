@@ -169,6 +169,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "Identity",
         "StopGradient",
         "Snapshot",
+        "GuaranteeConst",
     ] {
         reg(name, factory(|_| Ok(Box::new(Forward))));
     }

@@ -4,11 +4,24 @@ use super::array::summarize;
 use super::boxed;
 use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrsExt;
-use ferroflow_tensor::Result;
+use ferroflow_tensor::{Result, Tensor};
 use std::io::Write;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
+    reg(
+        "Timestamp",
+        factory(|_| {
+            boxed(|ctx| {
+                let now = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs_f64())
+                    .unwrap_or(0.0);
+                ctx.output(Tensor::scalar(now));
+                Ok(())
+            })
+        }),
+    );
     reg(
         "Print",
         factory(|init| {

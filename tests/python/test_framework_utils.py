@@ -1,0 +1,96 @@
+"""Small top-level names: timestamp, guarantee_const, convert_to_tensor_or_indexed_slices, is_symbolic_tensor,
+op_scope, vectorized_map, load_op_library, the v1/v2 switches and get_logger."""
+
+import logging
+import time
+
+import numpy as np
+import pytest
+
+import ferroflow as tf
+import ferroflow.compat.v1 as tf1
+
+
+def test_timestamp_reads_the_clock_each_run():
+    t = tf.timestamp()
+    assert t.dtype == tf.float64 and t.shape.ndims == 0 and t.op.type == "Timestamp"
+    with tf.Session() as sess:
+        before = time.time()
+        a = sess.run(t)
+        b = sess.run(t)
+        after = time.time()
+    assert before - 1e-3 <= a <= b <= after + 1e-3
+
+
+def test_guarantee_const_passes_values_and_blocks_gradients():
+    x = tf.constant([1.0, 2.0])
+    y = tf.guarantee_const(x)
+    assert y.op.type == "GuaranteeConst" and y.shape.as_list() == [2]
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(y), [1.0, 2.0])
+    with pytest.raises(LookupError):
+        tf.gradients(y * 2.0, x)
+
+
+def test_convert_to_tensor_or_indexed_slices():
+    s = tf.IndexedSlices(tf.constant([[1.0]]), tf.constant([0]), tf.constant([2, 1]))
+    assert tf.convert_to_tensor_or_indexed_slices(s) is s
+    with pytest.raises(ValueError):
+        tf.convert_to_tensor_or_indexed_slices(s, dtype=tf.int32)
+    t = tf.convert_to_tensor_or_indexed_slices([1, 2])
+    assert isinstance(t, tf.Tensor) and t.dtype == tf.int32
+
+
+def test_is_symbolic_tensor_and_op_scope():
+    assert tf.is_symbolic_tensor(tf.constant(1)) and not tf.is_symbolic_tensor(np.ones(2))
+    a = tf.constant(1.0)
+    with tf.op_scope([a], "outer", "default") as scope:
+        assert scope == "outer/"
+        assert tf.identity(a).op.name == "outer/Identity"
+    with tf.op_scope([a], None, "fallback") as scope:
+        assert scope == "fallback/"
+
+
+def test_vectorized_map_matches_numpy():
+    x = tf.constant(np.arange(12, dtype=np.float32).reshape(4, 3))
+    y = tf.vectorized_map(lambda row: tf.reduce_sum(row * row), x)
+    pair = tf.vectorized_map(lambda row: (row[0], tf.cast(row[1], tf.int32)), x)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(y), (np.arange(12).reshape(4, 3) ** 2).sum(1))
+        first, second = sess.run(pair)
+    np.testing.assert_array_equal(first, [0, 3, 6, 9])
+    assert second.dtype == np.int32 and list(second) == [1, 4, 7, 10]
+
+
+def test_load_op_library_refuses_clearly(tmp_path):
+    with pytest.raises(tf.errors.NotFoundError, match="no_such.so"):
+        tf.load_op_library(str(tmp_path / "no_such.so"))
+    lib = tmp_path / "custom_ops.so"
+    lib.write_bytes(b"\x7fELF")
+    with pytest.raises(tf.errors.UnimplementedError, match="custom-op libraries"):
+        tf.load_op_library(str(lib))
+
+
+def test_behaviour_switches():
+    assert not tf.executing_eagerly() and not tf.executing_eagerly_outside_functions()
+    tf1.disable_v2_behavior()
+    tf1.disable_eager_execution()
+    assert not tf.resource_variables_enabled()
+    tf.enable_resource_variables()
+    assert tf.resource_variables_enabled()
+    tf.disable_resource_variables()
+    assert not tf.resource_variables_enabled()
+    tf.enable_control_flow_v2()
+    assert tf.control_flow_v2_enabled()
+    tf.disable_control_flow_v2()
+    assert not tf.control_flow_v2_enabled()
+    tf.disable_v2_tensorshape()
+    tf.disable_tensor_equality()
+    for unsupported in (tf.enable_v2_behavior, tf.enable_tensor_equality, tf.enable_v2_tensorshape,
+                        tf.enable_eager_execution):
+        with pytest.raises(NotImplementedError):
+            unsupported()
+
+
+def test_get_logger_is_tensorflows_logger():
+    assert tf.get_logger() is logging.getLogger("tensorflow")
