@@ -9,6 +9,25 @@ from ferroflow.framework import errors as _errors_impl  # noqa: F401  (registers
 # isort: split
 from ferroflow import compat  # noqa: F401
 from ferroflow.client.session import InteractiveSession, Session, get_default_session  # noqa: F401
+from ferroflow.framework.behavior import (  # noqa: F401
+    control_flow_v2_enabled,
+    disable_control_flow_v2,
+    disable_eager_execution,
+    disable_resource_variables,
+    disable_tensor_equality,
+    disable_v2_behavior,
+    disable_v2_tensorshape,
+    enable_control_flow_v2,
+    enable_eager_execution,
+    enable_resource_variables,
+    enable_tensor_equality,
+    enable_v2_behavior,
+    enable_v2_tensorshape,
+    executing_eagerly,
+    executing_eagerly_outside_functions,
+    get_logger,
+    resource_variables_enabled,
+)
 from ferroflow.framework.constant_op import constant  # noqa: F401
 from ferroflow.framework.device_spec import DeviceSpec  # noqa: F401
 from ferroflow.framework.dtypes import (  # noqa: F401
@@ -34,9 +53,15 @@ from ferroflow.framework.dtypes import (  # noqa: F401
     uint64,
 )
 from ferroflow.framework.errors import OpError  # noqa: F401
+from ferroflow.framework.gradient_registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient  # noqa: F401
 from ferroflow.framework.importer import import_graph_def  # noqa: F401
-from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue  # noqa: F401
-from ferroflow.framework.ops import (  # noqa: F401
+from ferroflow.framework.indexed_slices import (  # noqa: F401
+    IndexedSlices,
+    IndexedSlicesValue,
+    convert_to_tensor_or_indexed_slices,  # noqa: F401
+)
+from ferroflow.framework.load_library import load_file_system_library, load_library, load_op_library  # noqa: F401
+from ferroflow.framework.ops import (  # noqa: F401  # noqa: F401
     Graph,
     GraphKeys,
     Operation,
@@ -53,8 +78,10 @@ from ferroflow.framework.ops import (  # noqa: F401
     get_collection_ref,
     get_default_graph,
     init_scope,
+    is_symbolic_tensor,
     is_tensor,
     name_scope,
+    op_scope,
     register_tensor_conversion_function,
     reset_default_graph,
 )
@@ -78,6 +105,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
     gather,
     gather_nd,
     get_static_value,
+    guarantee_const,  # noqa: F401
     identity,
     lin_space,
     linspace,
@@ -117,42 +145,27 @@ from ferroflow.ops.array_ops import (  # noqa: F401
 from ferroflow.ops.array_ops_extra import *  # noqa: F401,F403  (roll, sort, searchsorted, space_to_batch, ...)
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
 from ferroflow.ops.clip_ops import *  # noqa: F401,F403
-from ferroflow.ops.linalg_ops import *  # noqa: F401,F403  (matrix ops: cholesky, svd, einsum, eye, norm, ...)
 from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
-from ferroflow.ops.control_flow_ops import Assert, Print, group, no_op, tuple, with_dependencies  # noqa: F401
-from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
-from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
-from ferroflow.ops.functional_ops import foldl, foldr, map_fn, scan  # noqa: F401
-from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
-from ferroflow.framework.behavior import (  # noqa: F401
-    control_flow_v2_enabled,
-    disable_control_flow_v2,
-    disable_eager_execution,
-    disable_resource_variables,
-    disable_tensor_equality,
-    disable_v2_behavior,
-    disable_v2_tensorshape,
-    enable_control_flow_v2,
-    enable_eager_execution,
-    enable_resource_variables,
-    enable_tensor_equality,
-    enable_v2_behavior,
-    enable_v2_tensorshape,
-    executing_eagerly,
-    executing_eagerly_outside_functions,
-    get_logger,
-    resource_variables_enabled,
+from ferroflow.ops.control_flow_ops import (  # noqa: F401
+    Assert,
+    Print,
+    group,
+    no_op,
+    timestamp,  # noqa: F401
+    tuple,
+    with_dependencies,
 )
-from ferroflow.framework.gradient_registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient  # noqa: F401
-from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
-from ferroflow.ops.template import make_template  # noqa: F401
+from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
 from ferroflow.ops.custom_gradient import custom_gradient, grad_pass_through, recompute_grad  # noqa: F401
-from ferroflow.framework.indexed_slices import convert_to_tensor_or_indexed_slices  # noqa: F401
-from ferroflow.framework.load_library import load_file_system_library, load_library, load_op_library  # noqa: F401
-from ferroflow.framework.ops import is_symbolic_tensor, op_scope  # noqa: F401
-from ferroflow.ops.array_ops import guarantee_const  # noqa: F401
-from ferroflow.ops.control_flow_ops import timestamp  # noqa: F401
-from ferroflow.ops.functional_ops import vectorized_map  # noqa: F401
+from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
+from ferroflow.ops.functional_ops import (  # noqa: F401
+    foldl,
+    foldr,
+    map_fn,
+    scan,
+    vectorized_map,  # noqa: F401
+)
+from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
 from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,
@@ -168,6 +181,7 @@ from ferroflow.ops.init_ops import (  # noqa: F401
     zeros_initializer,
 )
 from ferroflow.ops.io_ops import *  # noqa: F401,F403  (readers, read_file, matching_files)
+from ferroflow.ops.linalg_ops import *  # noqa: F401,F403  (matrix ops: cholesky, svd, einsum, eye, norm, ...)
 from ferroflow.ops.lookup_ops import initialize_all_tables, tables_initializer  # noqa: F401
 from ferroflow.ops.math_ops import (  # noqa: F401
     abs,
@@ -265,6 +279,7 @@ from ferroflow.ops.random_ops import (  # noqa: F401
     random_uniform,
     truncated_normal,
 )
+from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
 from ferroflow.ops.segment_ops import *  # noqa: F401,F403  (segment_*, scatter_*, dynamic_partition, ...)
 from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
@@ -282,6 +297,7 @@ from ferroflow.ops.string_ops import (  # noqa: F401
     string_to_number,
     substr,
 )
+from ferroflow.ops.template import make_template  # noqa: F401
 from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
 from ferroflow.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
