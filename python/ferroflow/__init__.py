@@ -282,6 +282,31 @@ from ferroflow.ops.random_ops import (  # noqa: F401
 from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
 from ferroflow.ops.segment_ops import *  # noqa: F401,F403  (segment_*, scatter_*, dynamic_partition, ...)
 from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
+from ferroflow.ops.special_math_ops import (  # noqa: F401
+    acos,
+    acosh,
+    asin,
+    asinh,
+    atan,
+    atanh,
+    betainc,
+    bincount,
+    confusion_matrix,
+    cosh,
+    digamma,
+    erf,
+    erfc,
+    igamma,
+    igammac,
+    invert_permutation,
+    lbeta,
+    lgamma,
+    polygamma,
+    rint,
+    sinh,
+    truncatediv,
+    zeta,
+)
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
 from ferroflow.ops.string_ops import (  # noqa: F401
     as_string,

@@ -6,6 +6,7 @@ mod control_flow;
 mod linalg;
 mod list;
 mod math;
+mod math_special;
 mod nn;
 mod nn_conv;
 mod nn_layers;
@@ -98,6 +99,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     linalg::register(reg);
     list::register(reg);
     math::register(reg);
+    math_special::register(reg);
     array::register(reg);
     array_extra::register(reg);
     nn::register(reg);
@@ -129,6 +131,9 @@ mod tests {
         "Bitcast",
         "GuaranteeConst",
         "StridedSliceAssign",
+        "Bincount",
+        "DenseBincount",
+        "IgammaGradA",
         "LRNGrad",
         "MaxPoolGradGradWithArgmax",
         "Dilation2DBackpropInput",

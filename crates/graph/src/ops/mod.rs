@@ -15,6 +15,7 @@ mod linalg;
 mod list;
 mod logging;
 mod math;
+mod math_special;
 mod nn;
 mod nn_layers;
 mod nn_more;
@@ -114,6 +115,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         list::ops(),
         logging::ops(),
         math::ops(),
+        math_special::ops(),
         nn::ops(),
         nn_layers::ops(),
         nn_more::ops(),

@@ -11,6 +11,7 @@ mod linalg;
 mod list;
 mod logging;
 mod math;
+mod math_special;
 mod nn;
 mod nn_layers;
 mod nn_more;
@@ -36,6 +37,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     list::register(reg);
     logging::register(reg);
     math::register(reg);
+    math_special::register(reg);
     nn::register(reg);
     nn_layers::register(reg);
     nn_more::register(reg);
