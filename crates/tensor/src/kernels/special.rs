@@ -1134,7 +1134,9 @@ mod tests {
     fn binary_edges_follow_tensorflow() {
         use SpecialBinary::*;
         assert_eq!(binary_real(Xlogy, 0.0f64, 0.0), 0.0);
-        assert!(binary_real(Xlogy, 0.0f64, f64::NAN).is_nan());
+        // x = 0 wins over a NaN y, as in TensorFlow.
+        assert_eq!(binary_real(Xlogy, 0.0f64, f64::NAN), 0.0);
+        assert!(binary_real(Xlogy, 1.0f64, f64::NAN).is_nan());
         assert_eq!(binary_real(MulNoNan, f64::INFINITY, 0.0), 0.0);
         assert_eq!(binary_real(TruncateDiv, -7.0f64, 2.0), -3.0);
         assert_eq!(binary_real(NextAfter, 1.0f32, 2.0), 1.0 + f32::EPSILON);
