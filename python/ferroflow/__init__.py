@@ -409,4 +409,3 @@ _SUBMODULES = (
     "layers", "linalg", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
     "test", "train",
 )
-

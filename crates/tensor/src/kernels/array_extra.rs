@@ -235,7 +235,7 @@ pub fn space_to_batch_nd(x: &Tensor, block_shape: &Tensor, paddings: &Tensor) ->
             .checked_add(pads[d].0)
             .and_then(|v| v.checked_add(pads[d].1))
             .ok_or_else(|| Error::invalid_argument("Paddings are too large"))?;
-        if p as usize % block[d] != 0 {
+        if !(p as usize).is_multiple_of(block[d]) {
             return Err(Error::invalid_argument(format!(
                 "padded_shape[{d}]={p} is not divisible by block_shape[{d}]={}",
                 block[d]
@@ -277,7 +277,7 @@ pub fn batch_to_space_nd(x: &Tensor, block_shape: &Tensor, crops: &Tensor) -> Re
     let crops = pairs(crops, m, "crops", "Crops must be non-negative")?;
     let dims = x.dims().to_vec();
     let prod: usize = block.iter().product();
-    if dims[0] % prod != 0 {
+    if !dims[0].is_multiple_of(prod) {
         return Err(Error::invalid_argument(format!(
             "Input batch dimension ({}) is not divisible by product of block sizes ({prod})",
             dims[0]

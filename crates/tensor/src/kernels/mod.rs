@@ -25,5 +25,5 @@ pub mod pool_argmax;
 pub mod random;
 pub mod reduce;
 pub mod scalar;
-pub mod special;
 pub mod segment;
+pub mod special;
