@@ -385,6 +385,7 @@ from ferroflow import (  # noqa: E402,F401
     lookup,
     losses,
     math,
+    mixed_precision,
     nest,
     nn,
     python_io,
@@ -406,6 +407,6 @@ GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "linalg", "lite", "logging", "losses", "math", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
+    "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
     "test", "train",
 )

@@ -6,6 +6,7 @@ from ferroflow.summary.writer import FileWriter as SummaryWriter  # noqa: F401
 from ferroflow.summary.writer import FileWriterCache as SummaryWriterCache  # noqa: F401
 from ferroflow.summary.writer import summary_iterator  # noqa: F401
 from ferroflow.train import queue_runner  # noqa: F401  (tf.train.queue_runner)
+from ferroflow.training import experimental  # noqa: F401  (tf.train.experimental)
 from ferroflow.training.basic_session_run_hooks import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_management import *  # noqa: F401,F403
 from ferroflow.training.checkpoint_options import *  # noqa: F401,F403

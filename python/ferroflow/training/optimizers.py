@@ -366,6 +366,10 @@ class Optimizer:
 
     def _get_non_slot_variable(self, name, graph=None):
         graph = ops.get_default_graph() if graph is None else graph
+        # Inside a cond/while body (a FuncGraph) the variables are the enclosing graph's, as TF's
+        # FuncGraph shares its outer graph's key.
+        while getattr(graph, "outer_graph", None) is not None:
+            graph = graph.outer_graph
         return self._non_slot_dict.get((name, id(graph)))
 
     def _non_slot_variables(self):
