@@ -94,6 +94,16 @@ from ferroflow.framework.sparse_tensor import (  # noqa: F401
 )
 from ferroflow.framework.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value  # noqa: F401
 from ferroflow.framework.tensor_util import make_ndarray, make_tensor_proto  # noqa: F401
+from ferroflow.framework.type_spec import (  # noqa: F401
+    IndexedSlicesSpec,
+    NoneTensorSpec,
+    RaggedTensorSpec,
+    SparseTensorSpec,
+    TensorArraySpec,
+    TensorSpec,
+    TypeSpec,
+    type_spec_from_value,
+)
 from ferroflow.ops.array_ops import (  # noqa: F401
     bitcast,
     boolean_mask,

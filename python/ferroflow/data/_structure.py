@@ -1,52 +1,18 @@
 """Element structures of ``tf.data``: nested tuples/dicts of tensors and SparseTensors.
 
 A dataset's element is described by a structure of specs (``TensorSpec`` or
-``SparseSpec`` leaves inside tuples, namedtuples and dicts). In the graph an
-element is a flat list of component tensors: one per dense leaf, three per
-sparse leaf (indices, values, dense_shape), in ``nest`` order (dicts by
-sorted key).
+``SparseTensorSpec`` leaves, see ``framework/type_spec.py``, inside tuples,
+namedtuples and dicts). In the graph an element is a flat list of component
+tensors: one per dense leaf, three per sparse leaf (indices, values,
+dense_shape), in ``nest`` order (dicts by sorted key).
 """
 
 from __future__ import annotations
 
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from ferroflow.framework.tensor_shape import TensorShape, as_shape
-
-
-class TensorSpec:
-    """A dense component: dtype and (partial) shape."""
-
-    __slots__ = ("dtype", "shape")
-
-    def __init__(self, dtype, shape):
-        self.dtype = dtypes.as_dtype(dtype).base_dtype
-        self.shape = as_shape(shape)
-
-    @property
-    def value_type(self):
-        return ops.Tensor
-
-    def __repr__(self):
-        return f"TensorSpec(shape={self.shape}, dtype={self.dtype!r})"
-
-
-class SparseSpec:
-    """A SparseTensor leaf: its values' dtype and its dense shape."""
-
-    __slots__ = ("dtype", "shape")
-
-    def __init__(self, dtype, shape):
-        self.dtype = dtypes.as_dtype(dtype).base_dtype
-        self.shape = as_shape(shape)
-
-    @property
-    def value_type(self):
-        return SparseTensor
-
-    def __repr__(self):
-        return f"SparseTensorSpec(shape={self.shape}, dtype={self.dtype!r})"
-
+from ferroflow.framework.tensor_shape import TensorShape
+from ferroflow.framework.type_spec import SparseTensorSpec, TensorSpec
 
 # -- nesting: tuples, namedtuples and dicts are structure; anything else a leaf --
 
@@ -130,8 +96,8 @@ def normalize(value, lists_are_structure=False):
 def spec_of(leaf):
     if isinstance(leaf, SparseTensor):
         shape = leaf.shape if isinstance(leaf.shape, TensorShape) else TensorShape(None)
-        return SparseSpec(leaf.dtype, shape)
-    return TensorSpec(leaf.dtype, leaf.shape)
+        return SparseTensorSpec(shape, leaf.dtype)
+    return TensorSpec(leaf.shape, leaf.dtype)
 
 
 def to_components(value):
@@ -149,7 +115,7 @@ def component_specs(structure):
     """(dtype, shape) of each flat component of ``structure``."""
     out = []
     for spec in flatten(structure):
-        if isinstance(spec, SparseSpec):
+        if isinstance(spec, SparseTensorSpec):
             rank = spec.shape.rank
             out.append((dtypes.int64, TensorShape([None, rank])))
             out.append((spec.dtype, TensorShape([None])))
@@ -163,7 +129,7 @@ def sparse_starts(structure):
     """Where each SparseTensor leaf's three components start in the flat component list."""
     out, i = [], 0
     for spec in flatten(structure):
-        if isinstance(spec, SparseSpec):
+        if isinstance(spec, SparseTensorSpec):
             out.append(i)
             i += 3
         else:
@@ -175,7 +141,7 @@ def batched(structure, batch_dim):
     """The structure of a batch of elements of ``structure`` (``batch_dim``: the static batch size or None)."""
 
     def spec(sp):
-        return type(sp)(sp.dtype, TensorShape([batch_dim]).concatenate(sp.shape))
+        return type(sp)(TensorShape([batch_dim]).concatenate(sp.shape), sp.dtype)
 
     return map_structure(spec, structure)
 
@@ -186,7 +152,7 @@ def from_components(structure, comps):
     leaves = []
     i = 0
     for spec in flatten(structure):
-        if isinstance(spec, SparseSpec):
+        if isinstance(spec, SparseTensorSpec):
             leaves.append(SparseTensor(comps[i], comps[i + 1], comps[i + 2]))
             i += 3
         else:
@@ -231,7 +197,7 @@ def structure_from(types, shapes=None, classes=None):
     if not (len(flat_t) == len(flat_s) == len(flat_c)):
         raise ValueError("output_types, output_shapes and output_classes must have the same structure")
     specs = [
-        SparseSpec(t, s) if c is SparseTensor else TensorSpec(t, s)
+        SparseTensorSpec(s, t) if c is SparseTensor else TensorSpec(s, t)
         for t, s, c in zip(flat_t, flat_s, flat_c)
     ]
     return pack_as(types, specs)

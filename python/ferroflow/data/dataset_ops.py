@@ -180,7 +180,7 @@ class Dataset(structure.HasElements):
                     f"Dimensions {first} and {d} are not compatible: all components must have the same size "
                     "in their first dimension."
                 )
-        s = structure.map_structure(lambda sp: type(sp)(sp.dtype, _rows_of(sp.shape)), s)
+        s = structure.map_structure(lambda sp: type(sp)(_rows_of(sp.shape), sp.dtype), s)
         attrs = structure.type_attrs(s, "Toutput_types")
         sparse = structure.sparse_starts(s)
         if sparse:
@@ -201,7 +201,7 @@ class Dataset(structure.HasElements):
             start, stop, step = args
         else:
             raise ValueError(f"Invalid arguments to range: {args}")
-        s = structure.TensorSpec(output_type, [])
+        s = structure.TensorSpec([], output_type)
         with ops.name_scope(None, "RangeDataset"):
             v = make(
                 "RangeDataset",
@@ -263,7 +263,7 @@ class Dataset(structure.HasElements):
                             "argument or the `output_types` argument.")
         s = structure.structure_from(output_types, output_shapes)
         for sp in structure.flatten(s):
-            if isinstance(sp, structure.SparseSpec):
+            if isinstance(sp, structure.SparseTensorSpec):
                 raise TypeError("from_generator yields dense tensors only.")
         args = tuple(args) if args is not None else ()
         token = next(_GENERATOR_TOKENS)
@@ -287,7 +287,7 @@ class Dataset(structure.HasElements):
                 raise TypeError(f"Two datasets to concatenate have different types {self.output_types} and {dataset.output_types}")
         merged = structure.pack_as(
             self._structure,
-            [type(x)(x.dtype, _most_specific(x.shape, y.shape)) for x, y in zip(a, b)],
+            [type(x)(_most_specific(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
         )
         return self._unary("ConcatenateDataset", [dataset._variant_tensor], merged)
 
@@ -391,7 +391,7 @@ class Dataset(structure.HasElements):
         shape_tensors, value_tensors, out_shapes = [], [], []
         static = int(batch_size) if drop_remainder is True and isinstance(batch_size, (int, np.integer)) else None
         for sp, shape, value in zip(flat_specs, flat_shapes, flat_values):
-            if isinstance(sp, structure.SparseSpec):
+            if isinstance(sp, structure.SparseTensorSpec):
                 raise TypeError("ferroflow: padded_batch of SparseTensor elements is not supported.")
             if isinstance(shape, ops.Tensor):
                 shape_t = ops.convert_to_tensor(shape, dtype=dtypes.int64)
@@ -415,7 +415,7 @@ class Dataset(structure.HasElements):
                 value = b"" if sp.dtype == dtypes.string else np.zeros((), sp.dtype.as_numpy_dtype)
             value_tensors.append(ops.convert_to_tensor(value, dtype=sp.dtype, name="padding_value"))
             shape_tensors.append(shape_t)
-            out_shapes.append(structure.TensorSpec(sp.dtype, TensorShape([static]).concatenate(padded)))
+            out_shapes.append(structure.TensorSpec(TensorShape([static]).concatenate(padded), sp.dtype))
         s = structure.pack_as(self._structure, out_shapes)
         attrs = structure.type_attrs(s)
         attrs["Toutput_types"] = ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in value_tensors])
@@ -434,7 +434,7 @@ class Dataset(structure.HasElements):
     @_replayable
     def unbatch(self, name=None):
         """The rows of each element (the inverse of ``batch``)."""
-        s = structure.map_structure(lambda sp: type(sp)(sp.dtype, _rows_of(sp.shape)), self._structure)
+        s = structure.map_structure(lambda sp: type(sp)(_rows_of(sp.shape), sp.dtype), self._structure)
         sparse = structure.sparse_starts(self._structure)
         return self._unary("UnbatchDataset", [], s, attrs={"_sparse": sparse} if sparse else None, name=name)
 

@@ -20,7 +20,7 @@ def _filenames(filenames):
 
 
 def _records(op_type, filenames, inputs, name):
-    s = structure.TensorSpec(dtypes.string, [])
+    s = structure.TensorSpec([], dtypes.string)
     with ops.name_scope(name, op_type):
         v = make(op_type, [filenames] + inputs, {"metadata": ""} if op_type != "TFRecordDataset" else {})
     return Dataset(v, s)
