@@ -2,6 +2,7 @@
 
 from ferroflow.framework.graph_io import write_graph  # noqa: F401
 from ferroflow.ops.gradients_impl import AggregationMethod  # noqa: F401
+from ferroflow.ops.sdca_ops import sdca_fprint, sdca_optimizer, sdca_shrink_l1  # noqa: F401
 from ferroflow.summary.writer import FileWriter as SummaryWriter  # noqa: F401
 from ferroflow.summary.writer import FileWriterCache as SummaryWriterCache  # noqa: F401
 from ferroflow.summary.writer import summary_iterator  # noqa: F401

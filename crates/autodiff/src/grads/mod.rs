@@ -89,6 +89,11 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "StringSplit",
     "AsString",
     "StringToNumber",
+    // The SDCA solver's ops (TensorFlow's sdca_ops.py marks them so).
+    "SdcaFprint",
+    "SdcaOptimizer",
+    "SdcaOptimizerV2",
+    "SdcaShrinkL1",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {

@@ -20,6 +20,7 @@ mod nn;
 mod nn_layers;
 mod nn_more;
 mod random;
+mod sdca;
 mod segment;
 mod sparse;
 mod state;
@@ -120,6 +121,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         nn_layers::ops(),
         nn_more::ops(),
         random::ops(),
+        sdca::ops(),
         segment::ops(),
         sparse::ops(),
         state::ops(),

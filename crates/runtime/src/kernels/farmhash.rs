@@ -198,3 +198,142 @@ pub(crate) fn fingerprint64(s: &[u8]) -> u64 {
         mul,
     )
 }
+
+/// The multiplier of CityHash's 128-to-64-bit mix (`Hash128to64`).
+const KMUL: u64 = 0x9ddf_ea08_eb38_2d69;
+
+fn hash128_to_64(low: u64, high: u64) -> u64 {
+    hash_len16(low, high, KMUL)
+}
+
+/// CityHash's `CityMurmur`: the 128-bit hash of inputs shorter than 128 bytes.
+fn city_murmur(s: &[u8], seed: (u64, u64)) -> (u64, u64) {
+    let len = s.len();
+    let (mut a, mut b) = seed;
+    let mut c;
+    let mut d;
+    if len <= 16 {
+        a = shift_mix(a.wrapping_mul(K1)).wrapping_mul(K1);
+        c = b.wrapping_mul(K1).wrapping_add(hash_len0to16(s));
+        d = shift_mix(a.wrapping_add(if len >= 8 { fetch64(s, 0) } else { c }));
+    } else {
+        c = hash128_to_64(fetch64(s, len - 8).wrapping_add(K1), a);
+        d = hash128_to_64(
+            b.wrapping_add(len as u64),
+            c.wrapping_add(fetch64(s, len - 16)),
+        );
+        a = a.wrapping_add(d);
+        // 16-byte steps while more than 16 bytes remain unread (at least one).
+        let mut p = 0;
+        let mut left = len as i64 - 16;
+        loop {
+            a ^= shift_mix(fetch64(s, p).wrapping_mul(K1)).wrapping_mul(K1);
+            a = a.wrapping_mul(K1);
+            b ^= a;
+            c ^= shift_mix(fetch64(s, p + 8).wrapping_mul(K1)).wrapping_mul(K1);
+            c = c.wrapping_mul(K1);
+            d ^= c;
+            p += 16;
+            left -= 16;
+            if left <= 0 {
+                break;
+            }
+        }
+    }
+    let a = hash128_to_64(a, c);
+    let b = hash128_to_64(d, b);
+    (a ^ b, hash128_to_64(b, a))
+}
+
+/// CityHash v1.1's `CityHash128WithSeed`; returns (low, high).
+fn city_hash128_with_seed(s: &[u8], seed: (u64, u64)) -> (u64, u64) {
+    if s.len() < 128 {
+        return city_murmur(s, seed);
+    }
+    let (mut x, mut y) = seed;
+    let mut z = (s.len() as u64).wrapping_mul(K1);
+    let mut v = (0u64, 0u64);
+    let mut w = (0u64, 0u64);
+    v.0 = rotate(y ^ K1, 49)
+        .wrapping_mul(K1)
+        .wrapping_add(fetch64(s, 0));
+    v.1 = rotate(v.0, 42).wrapping_mul(K1).wrapping_add(fetch64(s, 8));
+    w.0 = rotate(y.wrapping_add(z), 35)
+        .wrapping_mul(K1)
+        .wrapping_add(x);
+    w.1 = rotate(x.wrapping_add(fetch64(s, 88)), 53).wrapping_mul(K1);
+    let mut p = 0;
+    let mut len = s.len();
+    // The 64-byte round, twice per 128-byte chunk.
+    let round = |p: usize,
+                 x: &mut u64,
+                 y: &mut u64,
+                 z: &mut u64,
+                 v: &mut (u64, u64),
+                 w: &mut (u64, u64)| {
+        *x = rotate(
+            x.wrapping_add(*y)
+                .wrapping_add(v.0)
+                .wrapping_add(fetch64(s, p + 8)),
+            37,
+        )
+        .wrapping_mul(K1);
+        *y = rotate(y.wrapping_add(v.1).wrapping_add(fetch64(s, p + 48)), 42).wrapping_mul(K1);
+        *x ^= w.1;
+        *y = y.wrapping_add(v.0).wrapping_add(fetch64(s, p + 40));
+        *z = rotate(z.wrapping_add(w.0), 33).wrapping_mul(K1);
+        *v = weak_hash_len32_with_seeds(s, p, v.1.wrapping_mul(K1), x.wrapping_add(w.0));
+        *w = weak_hash_len32_with_seeds(
+            s,
+            p + 32,
+            z.wrapping_add(w.1),
+            y.wrapping_add(fetch64(s, p + 16)),
+        );
+        std::mem::swap(z, x);
+    };
+    loop {
+        round(p, &mut x, &mut y, &mut z, &mut v, &mut w);
+        round(p + 64, &mut x, &mut y, &mut z, &mut v, &mut w);
+        p += 128;
+        len -= 128;
+        if len < 128 {
+            break;
+        }
+    }
+    x = x.wrapping_add(rotate(v.0.wrapping_add(z), 49).wrapping_mul(K0));
+    y = y.wrapping_mul(K0).wrapping_add(rotate(w.1, 37));
+    z = z.wrapping_mul(K0).wrapping_add(rotate(w.0, 27));
+    w.0 = w.0.wrapping_mul(9);
+    v.0 = v.0.wrapping_mul(K0);
+    // Up to four 32-byte chunks from the end of what is left.
+    let mut tail_done = 0;
+    while tail_done < len {
+        tail_done += 32;
+        let at = p + len - tail_done;
+        y = rotate(x.wrapping_add(y), 42)
+            .wrapping_mul(K0)
+            .wrapping_add(v.1);
+        w.0 = w.0.wrapping_add(fetch64(s, at + 16));
+        x = x.wrapping_mul(K0).wrapping_add(w.0);
+        z = z.wrapping_add(w.1).wrapping_add(fetch64(s, at));
+        w.1 = w.1.wrapping_add(v.0);
+        v = weak_hash_len32_with_seeds(s, at, v.0.wrapping_add(z), v.1);
+        v.0 = v.0.wrapping_mul(K0);
+    }
+    x = hash128_to_64(x, v.0);
+    y = hash128_to_64(y.wrapping_add(z), w.0);
+    (
+        hash128_to_64(x.wrapping_add(v.1), w.1).wrapping_add(y),
+        hash128_to_64(x.wrapping_add(w.1), y.wrapping_add(v.1)),
+    )
+}
+
+/// `farmhash::Fingerprint128(s)` (CityHash128 v1.1) as (low, high): the
+/// fingerprint TensorFlow's `SdcaFprint` gives example ids.
+pub(crate) fn fingerprint128(s: &[u8]) -> (u64, u64) {
+    if s.len() >= 16 {
+        city_hash128_with_seed(&s[16..], (fetch64(s, 0), fetch64(s, 8).wrapping_add(K0)))
+    } else {
+        city_hash128_with_seed(s, (K0, K1))
+    }
+}

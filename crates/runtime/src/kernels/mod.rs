@@ -16,6 +16,7 @@ mod nn;
 mod nn_layers;
 mod nn_more;
 mod random;
+mod sdca;
 mod segment;
 mod sparse;
 mod state;
@@ -42,6 +43,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     nn_layers::register(reg);
     nn_more::register(reg);
     random::register(reg);
+    sdca::register(reg);
     segment::register(reg);
     sparse::register(reg);
     state::register(reg);
