@@ -382,6 +382,7 @@ from ferroflow import (  # noqa: E402,F401
     distribute,
     dtypes,
     errors,
+    feature_column,
     flags,
     gfile,
     graph_util,
@@ -415,7 +416,7 @@ __version__ = "0.1.0"
 VERSION = "1.15.0+ferroflow"
 GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
-    "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "flags", "gfile", "graph_util", "image",
+    "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
     "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
     "test", "train",

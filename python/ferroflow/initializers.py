@@ -42,6 +42,7 @@ from ferroflow.ops.init_ops import (
     lecun_normal,
     lecun_uniform,
 )
+from ferroflow.ops.lookup_ops import tables_initializer  # noqa: F401
 from ferroflow.ops.variables import (  # noqa: F401
     global_variables_initializer as global_variables,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "orthogonal",
     "random_normal",
     "random_uniform",
+    "tables_initializer",
     "truncated_normal",
     "uniform_unit_scaling",
     "variables",

@@ -137,6 +137,7 @@ mod tests {
         "GuaranteeConst",
         "StridedSliceAssign",
         "Bincount",
+        "Bucketize",
         "DenseBincount",
         "IgammaGradA",
         "LRNGrad",

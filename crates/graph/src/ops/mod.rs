@@ -7,6 +7,7 @@
 
 mod array;
 mod array_extra;
+mod bucketize;
 mod candidate;
 mod control_flow;
 mod conv;
@@ -108,6 +109,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     for list in [
         array::ops(),
         array_extra::ops(),
+        bucketize::ops(),
         candidate::ops(),
         control_flow::ops(),
         conv::ops(),

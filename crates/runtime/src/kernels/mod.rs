@@ -2,6 +2,7 @@
 
 mod array;
 mod array_extra;
+mod bucketize;
 mod candidate;
 mod control_flow;
 mod conv;
@@ -30,6 +31,7 @@ use ferroflow_tensor::{DType, Result};
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
     array_extra::register(reg);
+    bucketize::register(reg);
     candidate::register(reg);
     control_flow::register(reg);
     conv::register(reg);

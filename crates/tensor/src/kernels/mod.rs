@@ -5,6 +5,7 @@ pub mod array_extra;
 pub mod batch_norm;
 pub mod bitcast;
 pub mod broadcast;
+pub mod bucketize;
 pub mod conv;
 pub mod conv3d;
 pub mod ctc;
