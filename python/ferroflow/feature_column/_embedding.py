@@ -14,7 +14,8 @@ from ferroflow.feature_column._base import (
     sequence_length_from_sparse_tensor,
 )
 from ferroflow.framework import dtypes, ops, tensor_shape
-from ferroflow.ops import embedding_ops, init_ops
+from ferroflow.framework.sparse_tensor import SparseTensor
+from ferroflow.ops import array_ops, embedding_ops, init_ops, sparse_ops
 from ferroflow.ops import variable_scope as vs
 from ferroflow.training import checkpoint_utils
 
@@ -43,14 +44,36 @@ def _restore_from_checkpoint(column, weights):
         checkpoint_utils.init_from_checkpoint(column.ckpt_to_load_from, {column.tensor_name_in_ckpt: target})
 
 
+def safe_lookup(weights, ids, sparse_weights, combiner, name, max_norm=None):
+    """``safe_embedding_lookup_sparse``; for ids of static rank 2 (every non-sequence column) without the
+    reshapes to and from ``[batch, n]``, which are identities there: the same values from fewer ops."""
+    rank = tensor_shape.dimension_value(ids.dense_shape.get_shape()[0])
+    if rank != 2:
+        return embedding_ops.safe_embedding_lookup_sparse(weights, ids, sparse_weights, combiner=combiner,
+                                                          name=name, max_norm=max_norm)
+    if sparse_weights is not None:
+        sparse_weights = SparseTensor(ids.indices, sparse_weights.values, ids.dense_shape)
+    with ops.name_scope(name, "embedding_lookup", [ids]):
+        ids, sparse_weights = embedding_ops._prune_invalid_ids(ids, sparse_weights)
+        if combiner != "sum":
+            ids, sparse_weights = embedding_ops._prune_invalid_weights(ids, sparse_weights)
+        ids, is_row_empty = sparse_ops.sparse_fill_empty_rows(ids, 0)
+        if sparse_weights is not None:
+            sparse_weights, _ = sparse_ops.sparse_fill_empty_rows(sparse_weights, 1.0)
+        result = embedding_ops.embedding_lookup_sparse(weights, ids, sparse_weights, combiner=combiner,
+                                                       partition_strategy="div", max_norm=max_norm)
+        empty = array_ops.tile(array_ops.reshape(is_row_empty, [-1, 1]),
+                               array_ops.stack([1, array_ops.shape(result)[1]]))
+        return array_ops.where(empty, array_ops.zeros_like(result), result)
+
+
 def _lookup(column, weights, pair):
     ids, sparse_weights = pair.id_tensor, pair.weight_tensor
     rank = tensor_shape.dimension_value(ids.dense_shape.get_shape()[0])
     if not column.use_safe_embedding_lookup and rank is not None and rank <= 2:
         return embedding_ops.embedding_lookup_sparse(weights, ids, sparse_weights, combiner=column.combiner,
                                                      name=f"{column.name}_weights", max_norm=column.max_norm)
-    return embedding_ops.safe_embedding_lookup_sparse(weights, ids, sparse_weights, combiner=column.combiner,
-                                                      name=f"{column.name}_weights", max_norm=column.max_norm)
+    return safe_lookup(weights, ids, sparse_weights, column.combiner, f"{column.name}_weights", column.max_norm)
 
 
 class _EmbeddingMixin:

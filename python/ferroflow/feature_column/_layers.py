@@ -13,8 +13,9 @@ from ferroflow.feature_column._base import (
     _verify_static_batch_size_equality,
     dynamic_shape,
 )
+from ferroflow.feature_column._embedding import safe_lookup
 from ferroflow.framework import ops
-from ferroflow.ops import array_ops, embedding_ops, init_ops, math_ops, nn_ops, sparse_ops
+from ferroflow.ops import array_ops, init_ops, math_ops, nn_ops, sparse_ops
 from ferroflow.ops import variable_scope as vs
 
 __all__ = ["input_layer", "linear_model", "make_parse_example_spec"]
@@ -89,12 +90,13 @@ def _expanded(var):
 def _weighted_sum(column, builder, units, sparse_combiner, weight_collections, trainable, weight):
     if isinstance(column, _CategoricalColumn):
         pair = column._get_sparse_tensors(builder, weight_collections=weight_collections, trainable=trainable)
-        ids = sparse_ops.sparse_reshape(pair.id_tensor, [dynamic_shape(pair.id_tensor)[0], -1])
-        weights = pair.weight_tensor
-        if weights is not None:
-            weights = sparse_ops.sparse_reshape(weights, [dynamic_shape(weights)[0], -1])
-        return embedding_ops.safe_embedding_lookup_sparse(weight, ids, sparse_weights=weights,
-                                                          combiner=sparse_combiner, name="weighted_sum")
+        ids, weights = pair.id_tensor, pair.weight_tensor
+        # Reshaping to [batch, -1] changes nothing for ids of static rank 2: skipped there.
+        if ids.dense_shape.get_shape().as_list() != [2]:
+            ids = sparse_ops.sparse_reshape(ids, [dynamic_shape(ids)[0], -1])
+            if weights is not None:
+                weights = sparse_ops.sparse_reshape(weights, [dynamic_shape(weights)[0], -1])
+        return safe_lookup(weight, ids, weights, sparse_combiner, "weighted_sum")
     tensor = column._get_dense_tensor(builder, weight_collections=weight_collections, trainable=trainable)
     num_elements = column._variable_shape.num_elements()
     batch_size = array_ops.shape(tensor)[0]
