@@ -168,6 +168,7 @@ from ferroflow.ops.control_flow_ops import (  # noqa: F401
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
 from ferroflow.ops.custom_gradient import custom_gradient, grad_pass_through, recompute_grad  # noqa: F401
 from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
+from ferroflow.ops.fake_quant_ops import *  # noqa: F401,F403  (fake_quant_with_min_max_*)
 from ferroflow.ops.functional_ops import (  # noqa: F401
     foldl,
     foldr,
@@ -400,6 +401,7 @@ from ferroflow import (  # noqa: E402,F401
     nest,
     nn,
     python_io,
+    quantization,
     queue,
     random,
     saved_model,
@@ -418,6 +420,6 @@ GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "queue", "random", "saved_model", "sparse", "strings", "summary",
+    "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "saved_model", "sparse", "strings", "summary",
     "test", "train",
 )

@@ -3,6 +3,7 @@
 mod array;
 mod array_extra;
 mod control_flow;
+mod fake_quant;
 mod linalg;
 mod list;
 mod math;
@@ -101,6 +102,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
         reg(op, GradEntry::NotDifferentiable);
     }
     control_flow::register(reg);
+    fake_quant::register(reg);
     linalg::register(reg);
     list::register(reg);
     math::register(reg);
@@ -146,6 +148,9 @@ mod tests {
         "Dilation2DBackpropFilter",
         "FractionalMaxPoolGrad",
         "FractionalAvgPoolGrad",
+        "FakeQuantWithMinMaxArgsGradient",
+        "FakeQuantWithMinMaxVarsGradient",
+        "FakeQuantWithMinMaxVarsPerChannelGradient",
         // TensorFlow differentiates these (second derivatives of batch
         // norm); ferroflow does not yet, so tf.gradients raises LookupError.
         "FusedBatchNormGrad",

@@ -11,6 +11,7 @@ mod bucketize;
 mod candidate;
 mod control_flow;
 mod conv;
+mod fake_quant;
 mod grad;
 mod linalg;
 mod list;
@@ -113,6 +114,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         candidate::ops(),
         control_flow::ops(),
         conv::ops(),
+        fake_quant::ops(),
         grad::ops(),
         linalg::ops(),
         list::ops(),

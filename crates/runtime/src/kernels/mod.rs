@@ -6,6 +6,7 @@ mod bucketize;
 mod candidate;
 mod control_flow;
 mod conv;
+mod fake_quant;
 mod farmhash;
 mod grad;
 mod linalg;
@@ -35,6 +36,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     candidate::register(reg);
     control_flow::register(reg);
     conv::register(reg);
+    fake_quant::register(reg);
     grad::register(reg);
     linalg::register(reg);
     list::register(reg);

@@ -12,6 +12,7 @@ pub mod ctc;
 pub mod depthwise;
 pub mod einsum;
 pub mod elementwise;
+pub mod fake_quant;
 pub mod fast_math;
 pub mod fractional_pool;
 pub mod grad;
