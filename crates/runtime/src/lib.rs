@@ -8,6 +8,7 @@
 //! ([`register_kernel`]).
 
 pub mod blocking;
+pub mod check_numerics;
 pub mod kernel;
 mod kernels;
 mod plan;

@@ -9,10 +9,11 @@
 //! output never changes, skip the slots: each consumer holds the value,
 //! bound when the plan is compiled (see `Source`).
 
+use crate::check_numerics::{Checked, CHECK_NUMERICS_ATTR};
 use crate::kernel::{kernel_factory, Input, Kernel, KernelInit, OpContext, Value};
 use crate::resources::SessionState;
 use crate::trace::{rel_nanos, thread_id, NodeTiming, StepTrace, TraceClock};
-use ferroflow_graph::{Graph, NodeId, Output, PartialShape};
+use ferroflow_graph::{AttrsExt, Graph, NodeId, Output, PartialShape};
 use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -46,6 +47,59 @@ struct Step {
     inputs: SmallVec<[InputSlot; 4]>,
     out_base: usize,
     num_outputs: usize,
+}
+
+/// The needed nodes in an order that runs every node after its inputs and
+/// control inputs: node-id order when that already holds (a graph is
+/// append-only, so it does unless a rewrite appended nodes that earlier nodes
+/// now read, as the bfloat16 pass's casts are), else a topological order that
+/// stays as close to id order as it can. Inputs that are fed (in `fed`)
+/// impose no order.
+fn execution_order(graph: &Graph, needed: &[bool], fed: &HashMap<Output, usize>) -> Vec<NodeId> {
+    let preds = |id: NodeId| {
+        let node = graph.node(id);
+        node.inputs
+            .iter()
+            .filter(|o| !fed.contains_key(o))
+            .map(|o| o.node)
+            .chain(node.control_inputs.iter().copied())
+            .filter(|&p| needed[p])
+            .collect::<SmallVec<[NodeId; 4]>>()
+    };
+    let ids: Vec<NodeId> = (0..needed.len()).filter(|&id| needed[id]).collect();
+    if ids.iter().all(|&id| preds(id).iter().all(|&p| p < id)) {
+        return ids;
+    }
+    let mut waiting = vec![0usize; needed.len()];
+    let mut readers: Vec<Vec<NodeId>> = vec![Vec::new(); needed.len()];
+    for &id in &ids {
+        for p in preds(id) {
+            waiting[id] += 1;
+            readers[p].push(id);
+        }
+    }
+    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<NodeId>> = ids
+        .iter()
+        .filter(|&&id| waiting[id] == 0)
+        .map(|&id| std::cmp::Reverse(id))
+        .collect();
+    let mut order = Vec::with_capacity(ids.len());
+    while let Some(std::cmp::Reverse(id)) = ready.pop() {
+        order.push(id);
+        for &r in &readers[id] {
+            waiting[r] -= 1;
+            if waiting[r] == 0 {
+                ready.push(std::cmp::Reverse(r));
+            }
+        }
+    }
+    if order.len() == ids.len() {
+        order
+    } else {
+        // A cycle (a malformed graph): keep id order, whose missing input
+        // then fails the compile with a message instead of dropping nodes.
+        ids
+    }
 }
 
 /// What a fed tensor must look like.
@@ -205,7 +259,7 @@ impl Plan {
         let mut steps = Vec::new();
         // The fixed output of each node compiled so far, by node id.
         let mut fixed_of: Vec<Option<Value>> = vec![None; graph.len()];
-        for (id, _) in needed.iter().enumerate().filter(|(_, &n)| n) {
+        for id in execution_order(graph, &needed, &slot_of) {
             let node = graph.node(id);
             let out_base = next;
             next += node.outputs.len();
@@ -242,6 +296,11 @@ impl Plan {
                 session,
             })
             .map_err(|e| e.at_node(&node.name))?;
+            let kernel = if node.attrs.bool_or(CHECK_NUMERICS_ATTR, false)? {
+                Checked::wrap(kernel, &node.op)
+            } else {
+                kernel
+            };
             let fixed = kernel.fixed_output().cloned();
             fixed_of[id].clone_from(&fixed);
             steps.push(Step {

@@ -18,7 +18,7 @@ import traceback as _traceback
 import numpy as np
 
 from ferroflow import _native
-from ferroflow.framework import dtypes
+from ferroflow.framework import check_numerics, dtypes
 from ferroflow.framework.device_spec import merge_device_strings
 from ferroflow.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 
@@ -632,6 +632,8 @@ class Graph:
         override = self._gradient_override_map.get(op_type)
         if override is not None:  # read by tf.gradients (TF's attr name)
             attrs = {**attrs, "_gradient_op_type": override}
+        if check_numerics.enabled():
+            attrs = {**attrs, check_numerics.CHECK_NUMERICS_ATTR: True}
         input_ops = list({t._op._id: t._op for t in inputs}.values())
         controls = self._control_dependencies_for_inputs(input_ops)
         controls.extend(c for c in control_inputs if c not in controls)
