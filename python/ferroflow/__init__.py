@@ -274,7 +274,9 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truediv,
     truncatemod,
 )
+from ferroflow.ops.nn_conv import conv2d_backprop_filter_v2, conv2d_backprop_input_v2  # noqa: F401
 from ferroflow.ops.nn_impl import depth_to_space, space_to_depth  # noqa: F401
+from ferroflow.ops.nn_ops import approx_top_k  # noqa: F401
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403  (parse_example, FixedLenFeature, decode_raw, ...)
 from ferroflow.ops.partitioned_variables import (  # noqa: F401
     create_partitioned_variables,

@@ -67,6 +67,8 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truediv,
 )
 from ferroflow.ops.nn_ops import (  # noqa: F401
+    approx_max_k,
+    approx_min_k,
     in_top_k,
     l2_normalize,
     log_softmax,

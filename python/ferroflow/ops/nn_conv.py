@@ -195,6 +195,38 @@ def conv2d_backprop_filter(input, filter_sizes, out_backprop, strides, padding, 
         return make("Conv2DBackpropFilter", inputs, attrs, scope)
 
 
+def _explicit_as_pairs(padding, explicit_paddings):
+    """TF's raw-op padding (``"EXPLICIT"`` + a flat 8-list) as the pairs the wrappers take."""
+    if padding != "EXPLICIT":
+        return padding
+    flat = list(explicit_paddings)
+    if len(flat) != 8:
+        raise ValueError(f"explicit_paddings must have 8 entries for padding='EXPLICIT', got {len(flat)}")
+    return [flat[i:i + 2] for i in range(0, 8, 2)]
+
+
+def conv2d_backprop_input_v2(input, filter, out_backprop, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
+                             explicit_paddings=[], data_format="NHWC", dilations=[1, 1, 1, 1],  # noqa: B006
+                             name=None):
+    """``conv2d_backprop_input`` with the input's shape taken from the tensor ``input`` itself."""
+    with ops.name_scope(name, "Conv2DBackpropInputV2", [input, filter, out_backprop]) as scope:
+        sizes = array_ops.shape(_tensor(input, "input"))
+        return conv2d_backprop_input(sizes, filter, out_backprop, strides,
+                                     _explicit_as_pairs(padding, explicit_paddings), use_cudnn_on_gpu,
+                                     data_format, dilations, name=scope)
+
+
+def conv2d_backprop_filter_v2(input, filter, out_backprop, strides, padding, use_cudnn_on_gpu=True,  # noqa: A002
+                              explicit_paddings=[], data_format="NHWC", dilations=[1, 1, 1, 1],  # noqa: B006
+                              name=None):
+    """``conv2d_backprop_filter`` with the filter's shape taken from the tensor ``filter`` itself."""
+    with ops.name_scope(name, "Conv2DBackpropFilterV2", [input, filter, out_backprop]) as scope:
+        sizes = array_ops.shape(_tensor(filter, "filter"))
+        return conv2d_backprop_filter(input, sizes, out_backprop, strides,
+                                      _explicit_as_pairs(padding, explicit_paddings), use_cudnn_on_gpu,
+                                      data_format, dilations, name=scope)
+
+
 def conv2d_transpose(value=None, filter=None, output_shape=None, strides=None, padding="SAME",  # noqa: A002
                      data_format="NHWC", name=None, input=None, filters=None, dilations=None):  # noqa: A002
     """The transpose (gradient) of ``conv2d``: ``filter`` is ``[kh, kw, out, in]``."""

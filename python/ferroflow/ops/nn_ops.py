@@ -371,6 +371,52 @@ def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa:
 # TensorFlow's result type: a namedtuple, so ``sess.run(top_k(...))`` returns one too.
 _TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
 
+_ApproxTopK = collections.namedtuple("ApproxTopK", ["values", "indices"])
+_APPROX_TOP_K_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32)
+
+
+def approx_top_k(input, k, reduction_dimension=-1, recall_target=0.95, is_max_k=True,  # noqa: A002
+                 reduction_input_size_override=-1, aggregate_to_topk=True, name=None):
+    """The ``k`` largest (``is_max_k``) or smallest values along ``reduction_dimension`` and their
+    int32 indices. TensorFlow approximates only on TPUs; on a CPU, as here, the result is exact
+    (``recall_target`` and ``reduction_input_size_override`` change nothing; ties go to the lower
+    index, as TensorFlow's CPU kernel does)."""
+    del recall_target, reduction_input_size_override, aggregate_to_topk
+    with ops.name_scope(name, "ApproxTopK", [input]) as scope:
+        x = ops.convert_to_tensor(input, name="input")
+        if x.dtype.base_dtype not in _APPROX_TOP_K_DTYPES:
+            raise TypeError(f"Value passed to parameter 'input' has DataType {x.dtype.name} not in list of "
+                            "allowed values: float16, bfloat16, float32")
+        rank = x.shape.ndims
+        if rank is None:
+            raise ValueError("approx_top_k needs an input of known rank")
+        axis = reduction_dimension + rank if reduction_dimension < 0 else reduction_dimension
+        if not 0 <= axis < rank:
+            raise ValueError(f"reduction_dimension {reduction_dimension} is out of range for rank {rank}")
+        perm = [d for d in range(rank) if d != axis] + [axis]
+        inverse = [perm.index(d) for d in range(rank)]
+        moved = x if axis == rank - 1 else array_ops.transpose(x, perm)
+        values, indices = top_k(moved if is_max_k else math_ops.negative(moved), k)
+        if not is_max_k:
+            values = math_ops.negative(values)
+        if axis != rank - 1:
+            values, indices = array_ops.transpose(values, inverse), array_ops.transpose(indices, inverse)
+        return _ApproxTopK(array_ops.identity(values, name=scope), indices)
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """``(values, indices)`` of the ``k`` largest entries along ``reduction_dimension`` (exact on a CPU)."""
+    return approx_top_k(operand, k, reduction_dimension, recall_target, True, reduction_input_size_override,
+                        aggregate_to_topk, name)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """``(values, indices)`` of the ``k`` smallest entries along ``reduction_dimension`` (exact on a CPU)."""
+    return approx_top_k(operand, k, reduction_dimension, recall_target, False, reduction_input_size_override,
+                        aggregate_to_topk, name)
+
 
 def log_poisson_loss(targets, log_input, compute_full_loss=False, name=None):
     with ops.name_scope(name, "log_poisson_loss", [log_input, targets]) as scope:
