@@ -115,6 +115,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     nn_more::register(reg);
     segment::register(reg);
     sparse::register(reg);
+    stateless_random::register(reg);
 }
 
 /// One dense gradient.
@@ -123,6 +124,7 @@ pub(crate) fn d(o: Output) -> Option<Grad> {
 }
 
 #[cfg(test)]
+mod stateless_random;
 mod tests {
     use crate::registry::lookup;
 
@@ -141,6 +143,10 @@ mod tests {
         "Bincount",
         "Bucketize",
         "DenseBincount",
+        // tf.random: TensorFlow has no gradient of the gamma gradient; the
+        // parameterized truncated normal's (w.r.t. its parameters) is not built yet.
+        "RandomGammaGrad",
+        "StatelessParameterizedTruncatedNormal",
         "IgammaGradA",
         "LRNGrad",
         "MaxPoolGradGradWithArgmax",

@@ -1,4 +1,5 @@
-//! Candidate samplers (for sampled losses such as `nce_loss`).
+//! Candidate samplers (for sampled losses such as `nce_loss`) and
+//! `ComputeAccidentalHits`.
 
 use super::{InferContext, OpDef, INDEX};
 use crate::graph::OutputInfo;
@@ -20,7 +21,8 @@ fn sampler(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             )));
         }
     }
-    let range_max = ctx.int("range_max")?;
+    // AllCandidateSampler samples every class of [0, num_sampled).
+    let range_max = ctx.int_or("range_max", num_sampled)?;
     if ctx.bool_or("unique", false)? && num_sampled > range_max {
         return Err(ctx.shape_error(format!(
             "Sampler's range is too small: num_sampled {num_sampled} > range_max {range_max} with unique=True"
@@ -37,8 +39,37 @@ fn sampler(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ])
 }
 
+fn accidental_hits(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(0, &[DType::Int64])?;
+    ctx.expect_rank(0, 2)?;
+    ctx.expect_dtype(1, &[DType::Int64])?;
+    ctx.expect_rank(1, 1)?;
+    let num_true = ctx.int("num_true")?;
+    if let Some(k) = ctx.shape(0).dim(1) {
+        if k as i64 != num_true {
+            return Err(ctx.shape_error(format!(
+                "true_classes must have num_true = {num_true} columns, got {k}"
+            )));
+        }
+    }
+    let v = || PartialShape::from_dims(vec![None]);
+    Ok(vec![
+        OutputInfo::new(DType::Int32, v()),
+        OutputInfo::new(DType::Int64, v()),
+        OutputInfo::new(DType::Float32, v()),
+    ])
+}
+
 pub fn ops() -> Vec<OpDef> {
     vec![
+        OpDef::new("AllCandidateSampler", &["true_classes"], sampler).stateful(),
+        OpDef::new("FixedUnigramCandidateSampler", &["true_classes"], sampler).stateful(),
+        OpDef::new("LearnedUnigramCandidateSampler", &["true_classes"], sampler).stateful(),
+        OpDef::new(
+            "ComputeAccidentalHits",
+            &["true_classes", "sampled_candidates"],
+            accidental_hits,
+        ),
         OpDef::new("LogUniformCandidateSampler", &["true_classes"], sampler).stateful(),
         OpDef::new("UniformCandidateSampler", &["true_classes"], sampler).stateful(),
     ]

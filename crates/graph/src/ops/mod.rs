@@ -26,6 +26,7 @@ mod sdca;
 mod segment;
 mod sparse;
 mod state;
+mod stateless_random;
 mod strings;
 
 use crate::attr::{Attrs, AttrsExt};
@@ -129,6 +130,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         segment::ops(),
         sparse::ops(),
         state::ops(),
+        stateless_random::ops(),
         strings::ops(),
     ] {
         for d in list {

@@ -22,6 +22,7 @@ mod sdca;
 mod segment;
 mod sparse;
 mod state;
+mod stateless_random;
 mod strings;
 mod unicode_script_table;
 
@@ -51,6 +52,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     segment::register(reg);
     sparse::register(reg);
     state::register(reg);
+    stateless_random::register(reg);
     strings::register(reg);
 }
 

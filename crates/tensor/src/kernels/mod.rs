@@ -29,3 +29,4 @@ pub mod reduce;
 pub mod scalar;
 pub mod segment;
 pub mod special;
+pub mod stateless_random;
