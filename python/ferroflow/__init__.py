@@ -155,6 +155,7 @@ from ferroflow.ops.array_ops import (  # noqa: F401
 from ferroflow.ops.array_ops_extra import *  # noqa: F401,F403  (roll, sort, searchsorted, space_to_batch, ...)
 from ferroflow.ops.check_ops import *  # noqa: F401,F403
 from ferroflow.ops.clip_ops import *  # noqa: F401,F403
+from ferroflow.ops.complex_ops import angle, complex, conj, imag, real, to_complex64, to_complex128  # noqa: F401
 from ferroflow.ops.cond import case, cond, switch_case  # noqa: F401
 from ferroflow.ops.control_flow_ops import (  # noqa: F401
     Assert,

@@ -1,6 +1,7 @@
 """``tf.math``: elementwise math, reductions and comparisons."""
 
 from ferroflow.ops.check_ops import is_non_decreasing, is_strictly_increasing  # noqa: F401
+from ferroflow.ops.complex_ops import angle, complex, conj, imag, real  # noqa: F401
 from ferroflow.ops.math_ops import (  # noqa: F401
     abs,
     accumulate_n,

@@ -40,7 +40,8 @@ pub struct Options {
 }
 
 fn is_differentiable_dtype(d: DType) -> bool {
-    d.is_floating()
+    // TensorFlow back-propagates through floating and complex tensors.
+    d.is_floating() || d.is_complex()
 }
 
 /// Symbolic partial derivatives of `sum(ys)` with respect to each of `xs`.

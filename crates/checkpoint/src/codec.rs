@@ -4,7 +4,9 @@
 
 use crate::crc::{crc32c_extend, crc32c_par, mask, unmask};
 use crate::table::{get_varint, put_varint};
-use ferroflow_tensor::{bf16, f16, DType, Data, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{
+    bf16, f16, Complex32, Complex64, DType, Data, Error, Result, Shape, Tensor,
+};
 use std::borrow::Cow;
 use std::io::Write;
 
@@ -134,6 +136,8 @@ pub fn tensor_bytes(t: &Tensor) -> Option<&[u8]> {
         Data::U8(v) => as_bytes(v),
         Data::U16(v) => as_bytes(v),
         Data::Bool(v) => as_bytes(v),
+        Data::C64(v) => as_bytes(v),
+        Data::C128(v) => as_bytes(v),
         Data::Str(_) => return None,
     })
 }
@@ -275,6 +279,14 @@ pub fn checked_fixed_to_tensor(
                 let (v, crc) = copy_and_crc::<u16>(b);
                 (Data::U16(v.into()), crc)
             }
+            DType::Complex64 => {
+                let (v, crc) = copy_and_crc::<Complex32>(b);
+                (Data::C64(v.into()), crc)
+            }
+            DType::Complex128 => {
+                let (v, crc) = copy_and_crc::<Complex64>(b);
+                (Data::C128(v.into()), crc)
+            }
             DType::Bool | DType::String | DType::Resource | DType::Variant => return None,
         })
     };
@@ -333,6 +345,8 @@ pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
             DType::Int64 => Data::I64(from_bytes::<i64>(b).into()),
             DType::UInt8 => Data::U8(b.to_vec().into()),
             DType::UInt16 => Data::U16(from_bytes::<u16>(b).into()),
+            DType::Complex64 => Data::C64(from_bytes::<Complex32>(b).into()),
+            DType::Complex128 => Data::C128(from_bytes::<Complex64>(b).into()),
             // Any non-zero byte is true (a bool byte other than 0/1 is not
             // something TensorFlow writes).
             DType::Bool => Data::Bool(b.iter().map(|&x| x != 0).collect::<Vec<_>>().into()),

@@ -337,6 +337,8 @@ fn tf_name(d: DType) -> &'static str {
         DType::UInt16 => "uint16",
         DType::Bool => "bool",
         DType::String => "string",
+        DType::Complex64 => "complex64",
+        DType::Complex128 => "complex128",
         DType::Resource => "resource",
         DType::Variant => "variant",
     }
@@ -1083,6 +1085,8 @@ fn gather_values(v: &Tensor, rows: &[usize]) -> Result<Tensor> {
         Data::U16(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::Bool(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::Str(s) => Tensor::from_vec(n, pick(s, rows))?,
+        Data::C64(s) => Tensor::from_vec(n, pick(s, rows))?,
+        Data::C128(s) => Tensor::from_vec(n, pick(s, rows))?,
     })
 }
 

@@ -7,7 +7,7 @@
 //! so later in-place updates cannot show through).
 
 use ferroflow_graph::{AttrValue, PartialShape};
-use ferroflow_tensor::{bf16, f16, DType, Data, Element, Shape, Tensor};
+use ferroflow_tensor::{bf16, f16, Complex32, Complex64, DType, Data, Element, Shape, Tensor};
 use ndarray::{ArrayD, IxDyn};
 use numpy::{PyArray, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -73,7 +73,7 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor
             return Tensor::from_vec(shape, v).map_err(|e| PyValueError::new_err(e.to_string()));
         }
     }
-    try_type!(f32, f64, i32, i64, bool, u8, i8, i16, u16, f16);
+    try_type!(f32, f64, i32, i64, bool, u8, i8, i16, u16, f16, Complex32, Complex64);
     let kind = match obj.cast::<PyUntypedArray>() {
         Ok(a) => format!("an array of dtype {}", a.dtype()),
         Err(_) => format!("a {}", obj.get_type().name()?),
@@ -117,6 +117,8 @@ pub fn to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
         DType::UInt8 => numpy_array::<u8>(py, t),
         DType::UInt16 => numpy_array::<u16>(py, t),
         DType::Bool => numpy_array::<bool>(py, t),
+        DType::Complex64 => numpy_array::<Complex32>(py, t),
+        DType::Complex128 => numpy_array::<Complex64>(py, t),
         DType::BFloat16 => {
             let dims = t.dims().to_vec();
             let bits: Vec<u16> = t

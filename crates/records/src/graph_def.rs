@@ -202,6 +202,8 @@ pub fn const_tensor_proto(t: &Tensor) -> TensorProto {
         Data::U16(v) => proto.int_val = v.iter().map(|&x| x as i32).collect(),
         Data::I64(v) => proto.int64_val = v.to_vec(),
         Data::Bool(v) => proto.bool_val = v.to_vec(),
+        Data::C64(v) => proto.scomplex_val = v.iter().flat_map(|z| [z.re, z.im]).collect(),
+        Data::C128(v) => proto.dcomplex_val = v.iter().flat_map(|z| [z.re, z.im]).collect(),
         Data::Str(_) => {}
     }
     proto

@@ -142,6 +142,46 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
             let v = values(&[], 1, &p.string_val, n, |_| Vec::new())?;
             Tensor::from_vec(dims, v)?
         }
+        // Complex values are (real, imaginary) pairs, in tensor_content or
+        // in scomplex_val / dcomplex_val (the last pair filling the rest).
+        DataType::DtComplex64 => {
+            let pairs: Vec<[f32; 2]> = p
+                .scomplex_val
+                .chunks_exact(2)
+                .map(|c| [c[0], c[1]])
+                .collect();
+            let v = values(c, 8, &pairs, n, |b| {
+                [
+                    f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                    f32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+                ]
+            })?;
+            Tensor::from_vec(
+                dims,
+                v.into_iter()
+                    .map(|[r, i]| ferroflow_tensor::Complex32::new(r, i))
+                    .collect(),
+            )?
+        }
+        DataType::DtComplex128 => {
+            let pairs: Vec<[f64; 2]> = p
+                .dcomplex_val
+                .chunks_exact(2)
+                .map(|c| [c[0], c[1]])
+                .collect();
+            let v = values(c, 16, &pairs, n, |b| {
+                [
+                    f64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])),
+                    f64::from_le_bytes(b[8..].try_into().unwrap_or([0; 8])),
+                ]
+            })?;
+            Tensor::from_vec(
+                dims,
+                v.into_iter()
+                    .map(|[r, i]| ferroflow_tensor::Complex64::new(r, i))
+                    .collect(),
+            )?
+        }
         other => {
             return Err(Error::unimplemented(format!(
                 "a TensorProto of dtype {other:?} cannot be a ferroflow tensor"

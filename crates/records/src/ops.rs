@@ -188,7 +188,7 @@ fn to_f32_values(t: &Tensor) -> Result<Vec<f32>> {
         Data::I64(v) => v.iter().map(|&x| x as f32).collect(),
         Data::U8(v) => v.iter().map(|&x| x as f32).collect(),
         Data::U16(v) => v.iter().map(|&x| x as f32).collect(),
-        Data::Bool(_) | Data::Str(_) => {
+        Data::Bool(_) | Data::Str(_) | Data::C64(_) | Data::C128(_) => {
             return Err(Error::invalid_argument(format!(
                 "values must be real numbers, got {}",
                 t.dtype()
@@ -375,6 +375,8 @@ pub fn tensor_to_proto(t: &Tensor) -> TensorProto {
         DType::BFloat16 => DataType::DtBfloat16,
         DType::UInt16 => DataType::DtUint16,
         DType::Float16 => DataType::DtHalf,
+        DType::Complex64 => DataType::DtComplex64,
+        DType::Complex128 => DataType::DtComplex128,
     };
     let mut proto = TensorProto {
         dtype: dtype as i32,
@@ -395,6 +397,16 @@ pub fn tensor_to_proto(t: &Tensor) -> TensorProto {
         Data::U8(v) => content.extend_from_slice(v),
         Data::U16(v) => content.extend(v.iter().flat_map(|x| x.to_le_bytes())),
         Data::Bool(v) => content.extend(v.iter().map(|&b| b as u8)),
+        Data::C64(v) => content.extend(
+            v.iter()
+                .flat_map(|z| [z.re.to_le_bytes(), z.im.to_le_bytes()])
+                .flatten(),
+        ),
+        Data::C128(v) => content.extend(
+            v.iter()
+                .flat_map(|z| [z.re.to_le_bytes(), z.im.to_le_bytes()])
+                .flatten(),
+        ),
     }
     proto
 }

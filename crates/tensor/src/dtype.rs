@@ -18,10 +18,14 @@ pub enum DType {
     Int16 = 5,
     Int8 = 6,
     String = 7,
+    /// Two `f32`s, real then imaginary (`DT_COMPLEX64`).
+    Complex64 = 8,
     Int64 = 9,
     Bool = 10,
     BFloat16 = 14,
     UInt16 = 17,
+    /// Two `f64`s, real then imaginary (`DT_COMPLEX128`).
+    Complex128 = 18,
     Float16 = 19,
     /// A handle to a resource (a queue, a reader, an iterator): graph edges
     /// only. Its run-time value is a `Value::Resource`, never a tensor.
@@ -33,7 +37,7 @@ pub enum DType {
 impl DType {
     /// Every dtype a tensor can hold, in enum order (not the handle types
     /// [`DType::Resource`] and [`DType::Variant`]).
-    pub const ALL: [DType; 12] = [
+    pub const ALL: [DType; 14] = [
         DType::Float32,
         DType::Float64,
         DType::Int32,
@@ -41,10 +45,12 @@ impl DType {
         DType::Int16,
         DType::Int8,
         DType::String,
+        DType::Complex64,
         DType::Int64,
         DType::Bool,
         DType::BFloat16,
         DType::UInt16,
+        DType::Complex128,
         DType::Float16,
     ];
 
@@ -79,6 +85,8 @@ impl DType {
             DType::BFloat16 => "bfloat16",
             DType::UInt16 => "uint16",
             DType::Float16 => "float16",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
             DType::Resource => "resource",
             DType::Variant => "variant",
         }
@@ -100,6 +108,8 @@ impl DType {
             "uint16" => DType::UInt16,
             "bool" => DType::Bool,
             "string" => DType::String,
+            "complex64" => DType::Complex64,
+            "complex128" => DType::Complex128,
             "resource" => DType::Resource,
             "variant" => DType::Variant,
             _ => return None,
@@ -109,7 +119,8 @@ impl DType {
     /// Size of one element in bytes; `None` for strings.
     pub fn size(self) -> Option<usize> {
         Some(match self {
-            DType::Float64 | DType::Int64 => 8,
+            DType::Complex128 => 16,
+            DType::Float64 | DType::Int64 | DType::Complex64 => 8,
             DType::Float32 | DType::Int32 => 4,
             DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
             DType::Int8 | DType::UInt8 | DType::Bool => 1,
@@ -131,6 +142,21 @@ impl DType {
         )
     }
 
+    /// `complex64` or `complex128`.
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex64 | DType::Complex128)
+    }
+
+    /// The real type of a complex dtype's parts (`float32` for `complex64`,
+    /// `float64` for `complex128`); other dtypes map to themselves.
+    pub fn real_dtype(self) -> DType {
+        match self {
+            DType::Complex64 => DType::Float32,
+            DType::Complex128 => DType::Float64,
+            d => d,
+        }
+    }
+
     pub fn is_unsigned(self) -> bool {
         matches!(self, DType::UInt8 | DType::UInt16)
     }
@@ -140,9 +166,9 @@ impl DType {
         matches!(self, DType::Resource | DType::Variant)
     }
 
-    /// Numbers that arithmetic applies to (floating or integer).
+    /// Numbers that arithmetic applies to (floating, integer or complex).
     pub fn is_numeric(self) -> bool {
-        self.is_floating() || self.is_integer()
+        self.is_floating() || self.is_integer() || self.is_complex()
     }
 }
 
@@ -163,7 +189,11 @@ mod tests {
         assert_eq!(DType::BFloat16 as i32, 14);
         assert_eq!(DType::Float16 as i32, 19);
         assert_eq!(DType::from_enum(101), Some(DType::Float32));
-        assert_eq!(DType::from_enum(8), None);
+        assert_eq!(DType::from_enum(8), Some(DType::Complex64));
+        assert_eq!(DType::from_enum(118), Some(DType::Complex128));
+        assert_eq!(DType::from_enum(11), None);
+        assert_eq!(DType::Complex64.size(), Some(8));
+        assert_eq!(DType::Complex128.real_dtype(), DType::Float64);
     }
 
     #[test]

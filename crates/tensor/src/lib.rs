@@ -22,5 +22,6 @@ mod tensor;
 pub use dtype::DType;
 pub use error::{Code, Error, Result};
 pub use half::{bf16, f16};
+pub use num_complex::{self, Complex32, Complex64};
 pub use shape::{broadcast_shapes, normalize_axis, Shape};
 pub use tensor::{Data, Element, Tensor};

@@ -10,6 +10,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::Shape;
 use half::{bf16, f16};
+use num_complex::{Complex32, Complex64};
 use std::fmt;
 use std::sync::Arc;
 
@@ -28,6 +29,11 @@ pub enum Data {
     U16(Arc<Vec<u16>>),
     Bool(Arc<Vec<bool>>),
     Str(Arc<Vec<Vec<u8>>>),
+    /// `complex64`: pairs of `f32` (num-complex's `Complex<f32>`, laid out
+    /// as TensorFlow's `std::complex<float>`: real, then imaginary).
+    C64(Arc<Vec<Complex32>>),
+    /// `complex128`: pairs of `f64`.
+    C128(Arc<Vec<Complex64>>),
 }
 
 /// Runs `$body` with `$v` bound to the `Arc<Vec<T>>` of whichever variant
@@ -49,6 +55,8 @@ macro_rules! with_data {
             $crate::Data::U16($v) => $body,
             $crate::Data::Bool($v) => $body,
             $crate::Data::Str($v) => $body,
+            $crate::Data::C64($v) => $body,
+            $crate::Data::C128($v) => $body,
         }
     };
 }
@@ -119,6 +127,8 @@ impl_element!(u8, U8, UInt8);
 impl_element!(u16, U16, UInt16);
 impl_element!(bool, Bool, Bool);
 impl_element!(Vec<u8>, Str, String);
+impl_element!(Complex32, C64, Complex64);
+impl_element!(Complex64, C128, Complex128);
 
 impl Data {
     pub fn dtype(&self) -> DType {
@@ -135,6 +145,8 @@ impl Data {
             Data::U16(_) => DType::UInt16,
             Data::Bool(_) => DType::Bool,
             Data::Str(_) => DType::String,
+            Data::C64(_) => DType::Complex64,
+            Data::C128(_) => DType::Complex128,
         }
     }
 
@@ -160,6 +172,8 @@ impl Data {
             DType::UInt8 => Data::U8(Arc::new(vec![0; n])),
             DType::UInt16 => Data::U16(Arc::new(vec![0; n])),
             DType::Bool => Data::Bool(Arc::new(vec![false; n])),
+            DType::Complex64 => Data::C64(Arc::new(vec![Complex32::new(0.0, 0.0); n])),
+            DType::Complex128 => Data::C128(Arc::new(vec![Complex64::new(0.0, 0.0); n])),
             // Handles have no tensor form of their own; a tensor standing in
             // for one holds bytes, as TensorFlow serializes a handle.
             DType::String | DType::Resource | DType::Variant => {
@@ -442,6 +456,10 @@ impl Tensor {
             Data::Str(_) => Err(Error::invalid_argument(
                 "expected a numeric tensor, got string",
             )),
+            Data::C64(_) | Data::C128(_) => Err(Error::invalid_argument(format!(
+                "expected a real numeric tensor, got {}",
+                self.dtype()
+            ))),
             _ => Ok(self.to_i64_vec()?.into_iter().map(|x| x as f64).collect()),
         }
     }
@@ -495,6 +513,8 @@ impl fmt::Debug for Tensor {
                         .collect::<Vec<_>>()
                 )?,
                 Data::Bool(v) => write!(f, "{:?}", v)?,
+                Data::C64(v) => write!(f, "{:?}", v)?,
+                Data::C128(v) => write!(f, "{:?}", v)?,
                 _ => write!(f, "{:?}", self.to_f64_vec().unwrap_or_default())?,
             }
         }

@@ -25,7 +25,12 @@ _NAMES = {
     8: "complex64",
     9: "int64",
     10: "bool",
+    11: "qint8",
+    12: "quint8",
+    13: "qint32",
     14: "bfloat16",
+    15: "qint16",
+    16: "quint16",
     17: "uint16",
     18: "complex128",
     19: "float16",
@@ -46,6 +51,12 @@ _NUMPY = {
     8: np.complex64,
     9: np.int64,
     10: np.bool_,
+    # The quantized types as TensorFlow's NumPy structured dtypes.
+    11: np.dtype([("qint8", np.int8)]),
+    12: np.dtype([("quint8", np.uint8)]),
+    13: np.dtype([("qint32", np.int32)]),
+    15: np.dtype([("qint16", np.int16)]),
+    16: np.dtype([("quint16", np.uint16)]),
     17: np.uint16,
     18: np.complex128,
     19: np.float16,
@@ -57,7 +68,11 @@ _FLOATING = {1, 2, 14, 19}
 _INTEGER = {3, 4, 5, 6, 9, 17, 22, 23}
 _UNSIGNED = {4, 17, 22, 23}
 _COMPLEX = {8, 18}
-_SIZES = {1: 4, 2: 8, 3: 4, 4: 1, 5: 2, 6: 1, 8: 8, 9: 8, 10: 1, 14: 2, 17: 2, 18: 16, 19: 2, 22: 4, 23: 8}
+_QUANTIZED = {11, 12, 13, 15, 16}
+_SIZES = {
+    1: 4, 2: 8, 3: 4, 4: 1, 5: 2, 6: 1, 8: 8, 9: 8, 10: 1, 11: 1, 12: 1, 13: 4,
+    14: 2, 15: 2, 16: 2, 17: 2, 18: 16, 19: 2, 22: 4, 23: 8,
+}
 
 
 class DType:
@@ -127,7 +142,7 @@ class DType:
 
     @property
     def is_quantized(self):
-        return False
+        return self.base_dtype._type_enum in _QUANTIZED
 
     @property
     def is_numpy_compatible(self):
@@ -230,9 +245,15 @@ complex64 = _BY_ENUM[8]
 complex128 = _BY_ENUM[18]
 resource = _BY_ENUM[20]
 variant = _BY_ENUM[21]
+# The quantized types are dtype objects only (no kernel computes on them).
+qint8 = _BY_ENUM[11]
+quint8 = _BY_ENUM[12]
+qint32 = _BY_ENUM[13]
+qint16 = _BY_ENUM[15]
+quint16 = _BY_ENUM[16]
 
 #: dtypes the Rust core computes with.
-SUPPORTED = frozenset(e for e in (1, 2, 3, 4, 5, 6, 7, 9, 10, 14, 17, 19))
+SUPPORTED = frozenset(e for e in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 17, 18, 19))
 
 _STR_TO_DTYPE = {d.name: d for d in _BY_ENUM.values()}
 _STR_TO_DTYPE.update({"float": float32, "double": float64, "half": float16})
@@ -280,4 +301,7 @@ builtins_bool = _builtins.bool
 builtins_str = _builtins.str
 builtins_bytes = _builtins.bytes
 
-QUANTIZED_DTYPES = frozenset()
+QUANTIZED_DTYPES = frozenset(
+    [qint8, quint8, qint16, quint16, qint32]
+    + [_BY_ENUM[e + 100] for e in (11, 12, 13, 15, 16)]
+)

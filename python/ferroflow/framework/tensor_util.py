@@ -44,7 +44,10 @@ def infer_dtype(value):
             return dtypes.as_dtype(max((v.dtype for v in items if isinstance(v, np.generic)), key=lambda d: d.itemsize))
         return dtypes.float32
     if arr.dtype.kind == "c":
-        return dtypes.complex64
+        # Python complex numbers are complex128 (numpy ones keep their width).
+        if items and all(isinstance(v, np.complex64) for v in items):
+            return dtypes.complex64
+        return dtypes.complex128
     if arr.size == 0:
         return dtypes.float32
     raise TypeError(f"Failed to convert object of type {type(value).__name__} to Tensor. Contents: {value!r}")

@@ -130,7 +130,7 @@ def _python_gradient(graph, op_id, grad_type, out_grads, scope):
         for out, g in zip(op.outputs, out_grads):
             if g is not None:
                 grads.append(graph._tensor_from_tid(g))
-            elif out.dtype.is_floating:
+            elif out.dtype.is_floating or out.dtype.is_complex:
                 grads.append(array_ops.zeros_like(out))
             else:
                 grads.append(None)

@@ -10,7 +10,7 @@ import numpy as np
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.ops import array_ops
-from ferroflow.ops._op_util import make, to_int_tensor
+from ferroflow.ops._op_util import make, to_int_tensor, type_attr
 
 cast = array_ops.cast
 range = array_ops.range  # noqa: A001 - TensorFlow's name
@@ -107,6 +107,8 @@ def atan2(y, x, name=None):
 def abs(x, name=None):  # noqa: A001 - TensorFlow's name
     with ops.name_scope(name, "Abs", [x]) as scope:
         t = ops.convert_to_tensor(x, name="x")
+        if t.dtype.is_complex:  # TensorFlow builds ComplexAbs for complex input
+            return make("ComplexAbs", [t], {"Tout": type_attr(t.dtype.real_dtype)}, scope)
         return make("Abs", [t], {}, scope)
 
 
@@ -315,7 +317,16 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
         ta = builtins.bool(transpose_a or adjoint_a)
         tb = builtins.bool(transpose_b or adjoint_b)
         x, y = array_ops._convert_pair(a, b)
-        if x.shape.ndims == 2 and y.shape.ndims == 2 or (x.shape.ndims is None and y.shape.ndims is None):
+        rank2 = x.shape.ndims == 2 and y.shape.ndims == 2 or (x.shape.ndims is None and y.shape.ndims is None)
+        if x.dtype.is_complex:
+            # As TensorFlow: MatMul only transposes, so an adjoint conjugates first; BatchMatMulV2's
+            # adj_x/adj_y conjugate, so a plain transpose conjugates first to undo it.
+            from ferroflow.ops.complex_ops import conj
+
+            flip_a, flip_b = (adjoint_a, adjoint_b) if rank2 else (transpose_a, transpose_b)
+            x = conj(x) if flip_a else x
+            y = conj(y) if flip_b else y
+        if rank2:
             return make("MatMul", [x, y], {"transpose_a": ta, "transpose_b": tb}, scope)
         return make("BatchMatMulV2", [x, y], {"adj_x": ta, "adj_y": tb}, scope)
 

@@ -1,5 +1,6 @@
 //! Gradients of elementwise math, reductions and products.
 
+use super::complex::conj_if_complex;
 use super::d;
 use crate::builder::Builder;
 use crate::registry::GradEntry;
@@ -36,15 +37,16 @@ fn sub(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
 
 fn mul(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let g = g0(g);
-    let ga = b.mul(g, x(n, 1))?;
-    let gb = b.mul(x(n, 0), g)?;
+    let (ca, cb) = (conj_if_complex(b, x(n, 0))?, conj_if_complex(b, x(n, 1))?);
+    let ga = b.mul(g, cb)?;
+    let gb = b.mul(ca, g)?;
     let (ga, gb) = b.broadcast_reduce(ga, gb, x(n, 0), x(n, 1))?;
     Ok(vec![d(ga), d(gb)])
 }
 
 fn real_div(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let g = g0(g);
-    let (a, c) = (x(n, 0), x(n, 1));
+    let (a, c) = (conj_if_complex(b, x(n, 0))?, conj_if_complex(b, x(n, 1))?);
     let ga = b.div(g, c)?;
     // -a / c / c, in TensorFlow's order of operations.
     let na = b.neg(a)?;
@@ -151,7 +153,7 @@ fn atan2(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
 /// Unary ops whose gradient is `g * f(x, y)` built from other ops.
 fn unary(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let g = g0(g);
-    let (a, out) = (x(n, 0), y(n));
+    let (a, out) = (conj_if_complex(b, x(n, 0))?, conj_if_complex(b, y(n))?);
     let dt = b.dtype(a);
     let r = match n.op.as_str() {
         "Neg" => b.neg(g)?,
@@ -422,7 +424,7 @@ fn prod(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
 
 fn matmul(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let g = g0(g);
-    let (a, c) = (x(n, 0), x(n, 1));
+    let (a, c) = (conj_if_complex(b, x(n, 0))?, conj_if_complex(b, x(n, 1))?);
     let ta = n.attrs.bool_or("transpose_a", false)?;
     let tb = n.attrs.bool_or("transpose_b", false)?;
     let (ga, gb) = match (ta, tb) {

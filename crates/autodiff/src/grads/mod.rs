@@ -2,6 +2,7 @@
 
 mod array;
 mod array_extra;
+mod complex;
 mod control_flow;
 mod fake_quant;
 mod linalg;
@@ -101,6 +102,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     for op in NOT_DIFFERENTIABLE {
         reg(op, GradEntry::NotDifferentiable);
     }
+    complex::register(reg);
     control_flow::register(reg);
     fake_quant::register(reg);
     linalg::register(reg);

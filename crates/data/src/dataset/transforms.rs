@@ -1287,6 +1287,18 @@ fn encode_element(e: &Element) -> Result<Vec<u8>> {
             Data::U8(v) => le!(v),
             Data::U16(v) => le!(v),
             Data::Bool(v) => out.extend(v.iter().map(|&b| b as u8)),
+            Data::C64(v) => {
+                for z in v.iter() {
+                    out.extend_from_slice(&z.re.to_le_bytes());
+                    out.extend_from_slice(&z.im.to_le_bytes());
+                }
+            }
+            Data::C128(v) => {
+                for z in v.iter() {
+                    out.extend_from_slice(&z.re.to_le_bytes());
+                    out.extend_from_slice(&z.im.to_le_bytes());
+                }
+            }
             Data::Str(v) => {
                 for s in v.iter() {
                     out.extend_from_slice(&(s.len() as u64).to_le_bytes());
@@ -1355,6 +1367,24 @@ fn decode_element(mut b: &[u8], path: &str) -> Result<Element> {
             DType::Int64 => le!(i64),
             DType::UInt8 => le!(u8),
             DType::UInt16 => le!(u16),
+            DType::Complex64 => {
+                let bytes = take(&mut b, count * 8).ok_or_else(bad)?;
+                let part = |c: &[u8]| f32::from_le_bytes(c.try_into().expect("chunk of the width"));
+                let v = bytes
+                    .chunks_exact(8)
+                    .map(|c| ferroflow_tensor::Complex32::new(part(&c[..4]), part(&c[4..])))
+                    .collect();
+                Tensor::from_vec(shape, v)?
+            }
+            DType::Complex128 => {
+                let bytes = take(&mut b, count * 16).ok_or_else(bad)?;
+                let part = |c: &[u8]| f64::from_le_bytes(c.try_into().expect("chunk of the width"));
+                let v = bytes
+                    .chunks_exact(16)
+                    .map(|c| ferroflow_tensor::Complex64::new(part(&c[..8]), part(&c[8..])))
+                    .collect();
+                Tensor::from_vec(shape, v)?
+            }
             DType::Bool => {
                 let bytes = take(&mut b, count).ok_or_else(bad)?;
                 Tensor::from_vec(shape, bytes.iter().map(|&x| x != 0).collect::<Vec<bool>>())?

@@ -1,22 +1,23 @@
 //! Elementwise math, comparisons, casts, reductions and matrix products.
 
+use super::complex::expect_dtype_or_complex;
 use super::{axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC, SIGNED_NUMERIC};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
 
 fn unary_float(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, FLOATS)?;
+    let d = expect_dtype_or_complex(ctx, 0, FLOATS)?;
     single(d, ctx.shape(0).clone())
 }
 
 fn unary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
     single(d, ctx.shape(0).clone())
 }
 
 fn unary_signed(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, SIGNED_NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, SIGNED_NUMERIC)?;
     single(d, ctx.shape(0).clone())
 }
 
@@ -45,7 +46,7 @@ fn binary_with(
     allowed: &[DType],
     out: Option<DType>,
 ) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, allowed)?;
+    let d = expect_dtype_or_complex(ctx, 0, allowed)?;
     ctx.expect_same(0, 1)?;
     single(out.unwrap_or(d), broadcast(ctx)?)
 }
@@ -131,7 +132,7 @@ pub fn reduced_shape(ctx: &InferContext) -> Result<PartialShape> {
 }
 
 fn reduce_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
     single(d, reduced_shape(ctx)?)
 }
 
@@ -167,7 +168,7 @@ const MATMUL_TYPES: &[DType] = &[
 ];
 
 fn matmul(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, MATMUL_TYPES)?;
+    let d = expect_dtype_or_complex(ctx, 0, MATMUL_TYPES)?;
     ctx.expect_same(0, 1)?;
     let a = ctx
         .shape(0)
@@ -200,7 +201,7 @@ fn matmul(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn batch_matmul(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, MATMUL_TYPES)?;
+    let d = expect_dtype_or_complex(ctx, 0, MATMUL_TYPES)?;
     ctx.expect_same(0, 1)?;
     let (ta, tb) = (ctx.bool_or("adj_x", false)?, ctx.bool_or("adj_y", false)?);
     let (Some(a), Some(b)) = (ctx.shape(0).dims(), ctx.shape(1).dims()) else {
@@ -231,7 +232,7 @@ fn add_n(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     if ctx.num_inputs() == 0 {
         return Err(ctx.shape_error("AddN needs at least one input"));
     }
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
     let mut shape = ctx.shape(0).clone();
     for i in 1..ctx.num_inputs() {
         ctx.expect_same(0, i)?;

@@ -9,6 +9,7 @@ mod array;
 mod array_extra;
 mod bucketize;
 mod candidate;
+mod complex;
 mod control_flow;
 mod conv;
 mod fake_quant;
@@ -113,6 +114,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         array_extra::ops(),
         bucketize::ops(),
         candidate::ops(),
+        complex::ops(),
         control_flow::ops(),
         conv::ops(),
         fake_quant::ops(),

@@ -187,7 +187,13 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let ta = init.node.attrs.bool_or("adj_x", false)?;
             let tb = init.node.attrs.bool_or("adj_y", false)?;
             boxed(move |ctx| {
-                let y = matmul(ctx.input(0)?, ctx.input(1)?, ta, tb)?;
+                // Complex adjoints conjugate as well as transpose.
+                let y = ferroflow_tensor::kernels::complex::matmul_adjoint(
+                    ctx.input(0)?,
+                    ctx.input(1)?,
+                    ta,
+                    tb,
+                )?;
                 ctx.output(y);
                 Ok(())
             })

@@ -4,6 +4,7 @@ mod array;
 mod array_extra;
 mod bucketize;
 mod candidate;
+mod complex;
 mod control_flow;
 mod conv;
 mod fake_quant;
@@ -35,6 +36,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array_extra::register(reg);
     bucketize::register(reg);
     candidate::register(reg);
+    complex::register(reg);
     control_flow::register(reg);
     conv::register(reg);
     fake_quant::register(reg);

@@ -7,8 +7,10 @@ use crate::tensor::{Data, Element, Tensor};
 use half::{bf16, f16};
 
 /// The dtypes `Bitcast` accepts (TensorFlow's list, less the types ferroflow
-/// has no tensors of: uint32/64, complex and the quantized ones).
+/// has no tensors of: uint32/64 and the quantized ones).
 pub const BITCAST_TYPES: &[DType] = &[
+    DType::Complex64,
+    DType::Complex128,
     DType::BFloat16,
     DType::Float16,
     DType::Float32,
@@ -106,6 +108,8 @@ pub fn bitcast(x: &Tensor, to: DType) -> Result<Tensor> {
         Data::I64(v) => bytes_of(v),
         Data::U8(v) => bytes_of(v),
         Data::U16(v) => bytes_of(v),
+        Data::C64(v) => bytes_of(v),
+        Data::C128(v) => bytes_of(v),
         Data::Bool(_) | Data::Str(_) => unreachable!("refused by bitcast_shape"),
     };
     let data = match to {
@@ -119,6 +123,8 @@ pub fn bitcast(x: &Tensor, to: DType) -> Result<Tensor> {
         DType::Int64 => from_bytes::<i64>(&bytes),
         DType::UInt8 => from_bytes::<u8>(&bytes),
         DType::UInt16 => from_bytes::<u16>(&bytes),
+        DType::Complex64 => from_bytes::<crate::Complex32>(&bytes),
+        DType::Complex128 => from_bytes::<crate::Complex64>(&bytes),
         other => unreachable!("refused by bitcast_shape: {other}"),
     };
     Tensor::new(Shape::new(&shape), data)

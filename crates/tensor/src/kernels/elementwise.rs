@@ -150,6 +150,7 @@ pub fn unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
             cast(&wide, dtype)
         }
         DType::Bool | DType::String => Err(unsupported(op, dtype)),
+        DType::Complex64 | DType::Complex128 => super::complex::unary(op, x),
         _ => with_real!(x.data().clone(), _v => int_unary(op, x), _ => Err(unsupported(op, dtype))),
     }
 }
@@ -391,6 +392,7 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
             }
             _ => Err(unsupported(op, da)),
         },
+        DType::Complex64 | DType::Complex128 => super::complex::binary(op, &a, &b, &plan),
         _ => {
             // An empty result divides nothing (TensorFlow returns it even
             // when the divisor holds a zero).
@@ -646,6 +648,8 @@ fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
         DType::UInt8 => u8::wrap(cast_slice(src)),
         DType::UInt16 => u16::wrap(cast_slice(src)),
         DType::Bool => bool::wrap(cast_slice(src)),
+        DType::Complex64 => super::complex::from_reals::<f32>(&cast_slice(src)),
+        DType::Complex128 => super::complex::from_reals::<f64>(&cast_slice(src)),
         DType::String | DType::Resource | DType::Variant => {
             return Err(Error::unimplemented(format!(
                 "Cast {} to {to} is not supported",
@@ -653,6 +657,14 @@ fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
             )))
         }
     })
+}
+
+/// Finishes a cast from complex: real targets take the real parts.
+fn from_complex(c: super::complex::FromComplex, to: DType) -> Result<Data> {
+    match c {
+        super::complex::FromComplex::Done(d) => Ok(d),
+        super::complex::FromComplex::Reals(re) => cast_from(&re, to),
+    }
 }
 
 /// Converts `x` to `to` (truncating toward zero for float to integer).
@@ -672,6 +684,8 @@ pub fn cast(x: &Tensor, to: DType) -> Result<Tensor> {
         Data::U8(v) => cast_from(v, to)?,
         Data::U16(v) => cast_from(v, to)?,
         Data::Bool(v) => cast_from(v, to)?,
+        Data::C64(v) => from_complex(super::complex::cast_from(v, to), to)?,
+        Data::C128(v) => from_complex(super::complex::cast_from(v, to), to)?,
         Data::Str(_) => {
             return Err(Error::unimplemented(format!(
                 "Cast string to {to} is not supported"

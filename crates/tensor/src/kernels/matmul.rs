@@ -522,6 +522,8 @@ pub fn matmul(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> R
         DType::Float64 => run!(f64, gemm_f64),
         DType::Int32 => run!(i32, gemm_naive::<i32>),
         DType::Int64 => run!(i64, gemm_naive::<i64>),
+        DType::Complex64 => run!(crate::Complex32, super::complex::gemm),
+        DType::Complex128 => run!(crate::Complex64, super::complex::gemm),
         DType::Float16 | DType::BFloat16 => {
             let wa = super::elementwise::cast(a, DType::Float32)?;
             let wb = super::elementwise::cast(b, DType::Float32)?;

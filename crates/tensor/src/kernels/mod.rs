@@ -6,6 +6,7 @@ pub mod batch_norm;
 pub mod bitcast;
 pub mod broadcast;
 pub mod bucketize;
+pub mod complex;
 pub mod conv;
 pub mod conv3d;
 pub mod ctc;

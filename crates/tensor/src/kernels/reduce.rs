@@ -306,6 +306,9 @@ pub fn reduce(op: ReduceOp, x: &Tensor, axes: Option<&[i64]>, keep_dims: bool) -
         DType::Int64 => Tensor::from_vec(out, reduce_scalar::<i64>(op, &p)?),
         DType::UInt8 => Tensor::from_vec(out, reduce_scalar::<u8>(op, &p)?),
         DType::UInt16 => Tensor::from_vec(out, reduce_scalar::<u16>(op, &p)?),
+        DType::Complex64 | DType::Complex128 => {
+            super::complex::reduce_axis(op, &p.input, p.outer, p.red, p.inner, out)
+        }
         DType::String | DType::Float16 | DType::BFloat16 | DType::Resource | DType::Variant => Err(
             Error::invalid_argument(format!("{name} is not supported for {dtype} tensors")),
         ),
