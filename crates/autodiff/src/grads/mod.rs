@@ -15,6 +15,7 @@ mod nn_layers;
 mod nn_more;
 mod segment;
 mod sparse;
+mod stateless_random;
 
 use crate::registry::GradEntry;
 use crate::Grad;
@@ -126,7 +127,6 @@ pub(crate) fn d(o: Output) -> Option<Grad> {
 }
 
 #[cfg(test)]
-mod stateless_random;
 mod tests {
     use crate::registry::lookup;
 
