@@ -294,8 +294,6 @@ from ferroflow.ops.random_ops import (  # noqa: F401
     truncated_normal,
 )
 from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
-from ferroflow.ops.stateless_random_ops import index_shuffle as random_index_shuffle  # noqa: F401
-from ferroflow.ops.stateless_random_ops import multinomial, random_gamma, random_poisson  # noqa: F401
 from ferroflow.ops.segment_ops import *  # noqa: F401,F403  (segment_*, scatter_*, dynamic_partition, ...)
 from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
 from ferroflow.ops.special_math_ops import (  # noqa: F401
@@ -324,6 +322,8 @@ from ferroflow.ops.special_math_ops import (  # noqa: F401
     zeta,
 )
 from ferroflow.ops.state_ops import assign, assign_add, assign_sub, scatter_add, scatter_sub, scatter_update  # noqa: F401
+from ferroflow.ops.stateless_random_ops import index_shuffle as random_index_shuffle  # noqa: F401
+from ferroflow.ops.stateless_random_ops import multinomial, random_gamma, random_poisson  # noqa: F401
 from ferroflow.ops.string_ops import (  # noqa: F401
     as_string,
     fingerprint,

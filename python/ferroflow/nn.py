@@ -3,11 +3,14 @@
 from ferroflow.ops import rnn_cell  # noqa: F401  (tf.nn.rnn_cell)
 from ferroflow.ops.array_ops import stop_gradient  # noqa: F401
 from ferroflow.ops.array_ops_extra import space_to_batch  # noqa: F401
+from ferroflow.ops.candidate_sampling_ops import *  # noqa: F401,F403,E402
 from ferroflow.ops.embedding_ops import embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
 from ferroflow.ops.nn_conv import *  # noqa: F401,F403
 from ferroflow.ops.nn_impl import *  # noqa: F401,F403
 from ferroflow.ops.nn_more import *  # noqa: F401,F403
 from ferroflow.ops.nn_ops import (  # noqa: F401
+    approx_max_k,
+    approx_min_k,
     bias_add,
     dropout,
     elu,
@@ -40,7 +43,6 @@ from ferroflow.ops.nn_ops import (  # noqa: F401
     zero_fraction,
 )
 from ferroflow.ops.nn_sampled import *  # noqa: F401,F403,E402
-from ferroflow.ops.candidate_sampling_ops import *  # noqa: F401,F403,E402
 from ferroflow.ops.rnn import (  # noqa: F401,E402
     bidirectional_dynamic_rnn,
     dynamic_rnn,

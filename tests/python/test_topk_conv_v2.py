@@ -16,6 +16,7 @@ def test_approx_max_k_matches_tensorflow():
     np.testing.assert_array_equal(v, [[9, 6, 5], [9, 9, 8]])
     np.testing.assert_array_equal(i, [[5, 7, 4], [4, 6, 3]])
     assert i.dtype == np.int32
+    assert tf.nn.approx_max_k is tf.math.approx_max_k and tf.nn.approx_min_k is tf.math.approx_min_k
 
 
 def test_min_k_and_other_axes_agree_with_numpy():
