@@ -347,6 +347,7 @@ from ferroflow.ops.variable_scope import (  # noqa: F401
     get_variable,
     get_variable_scope,
     no_regularizer,
+    variable_creator_scope,
     variable_op_scope,
     variable_scope,
 )

@@ -7,6 +7,7 @@ the current scope live in the graph's collections, as in TensorFlow.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import inspect
 
@@ -607,3 +608,18 @@ def variable_op_scope(values, name_or_scope, default_name=None, initializer=None
                           regularizer=regularizer, caching_device=caching_device, partitioner=partitioner,
                           custom_getter=custom_getter, reuse=reuse, dtype=dtype, use_resource=use_resource,
                           constraint=constraint)
+
+
+@contextlib.contextmanager
+def variable_creator_scope(variable_creator):
+    """Within the scope, ``tf.Variable`` (and so ``tf.get_variable``) in the default graph calls
+    ``variable_creator(next_creator, **kwargs)``, which may change the arguments, record or replace
+    the variable, and usually returns ``next_creator(**kwargs)``. Scopes nest; the innermost
+    creator runs first."""
+    g = ops.get_default_graph()
+    stack = g.__dict__.setdefault("_variable_creator_stack", [])
+    stack.append(variable_creator)
+    try:
+        yield
+    finally:
+        stack.remove(variable_creator)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 from ferroflow.framework import constant_op, dtypes, ops
 from ferroflow.framework.tensor_shape import as_shape, unknown_shape
 from ferroflow.ops import array_ops, control_flow_ops, state_ops
@@ -22,7 +25,27 @@ class VariableAggregation:
     ONLY_FIRST_TOWER = 3
 
 
-class Variable:
+class _VariableMeta(type):
+    """Routes ``tf.Variable(...)`` through the creators of ``tf.variable_creator_scope`` (innermost
+    first); each gets the next creator and every constructor argument as keywords."""
+
+    def __call__(cls, *args, **kwargs):
+        stack = getattr(ops.get_default_graph(), "_variable_creator_stack", None)
+        if cls is not Variable or not stack:
+            return super().__call__(*args, **kwargs)
+        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+        bound.apply_defaults()
+        params = {k: v for k, v in bound.arguments.items() if k != "self"}
+
+        def create(**kw):
+            return type.__call__(cls, **kw)
+
+        for creator in stack:
+            create = functools.partial(creator, create)
+        return create(**params)
+
+
+class Variable(metaclass=_VariableMeta):
     """A mutable tensor that lives in a session across ``run`` calls.
 
     Built as TensorFlow 1 builds it: a ``VariableV2`` op named ``name``, an
