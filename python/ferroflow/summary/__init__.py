@@ -3,7 +3,9 @@
 from ferroflow.core.framework.summary_pb2 import Summary, SummaryDescription  # noqa: F401
 from ferroflow.core.util.event_pb2 import Event, SessionLog, TaggedRunMetadata  # noqa: F401
 from ferroflow.summary.summary_ops import (  # noqa: F401
+    all_v2_summary_ops,
     audio,
+    get_summary_description,
     histogram,
     image,
     merge,

@@ -246,3 +246,27 @@ def merge_all_summaries(key=ops.GraphKeys.SUMMARIES):
     if not summary_ops:
         return None
     return merge_summary(summary_ops)
+
+
+# TF 2's summary ops (tf.compat.v2.summary) register themselves here; ferroflow builds TF1 summaries only.
+_SUMMARY_V2_COLLECTION = "_SUMMARY_V2"
+
+
+def all_v2_summary_ops():
+    """The TF 2-style summary ops of the default graph (TF's ``_SUMMARY_V2`` collection). ferroflow's
+    summary ops are TF1's, so this is empty unless a program adds to that collection itself."""
+    return ops.get_collection(_SUMMARY_V2_COLLECTION)
+
+
+def get_summary_description(node_def):
+    """The ``SummaryDescription`` in a ``TensorSummary`` node's ``description`` attr (JSON)."""
+    from google.protobuf import json_format
+
+    from ferroflow.core.framework.summary_pb2 import SummaryDescription
+
+    if node_def.op != "TensorSummary":
+        raise ValueError(f"Can't get_summary_description on {node_def.op}")
+    description = node_def.attr["description"].s
+    out = SummaryDescription()
+    json_format.Parse(description.decode() if isinstance(description, bytes) else description, out)
+    return out
