@@ -202,6 +202,21 @@ impl Plan {
         fetches: &[Output],
         targets: &[NodeId],
     ) -> Result<Plan> {
+        Plan::compile_within(graph, session, feeds, fetches, targets, None)
+    }
+
+    /// [`Plan::compile`] restricted to the nodes marked in `members` (when
+    /// given): the walk from the fetches and targets stops at other nodes,
+    /// whose data must then be fed (an `InvalidArgument` error names the
+    /// first that is not) and whose control edges are dropped.
+    pub fn compile_within(
+        graph: &Graph,
+        session: &SessionState,
+        feeds: &[Output],
+        fetches: &[Output],
+        targets: &[NodeId],
+        members: Option<&[bool]>,
+    ) -> Result<Plan> {
         let check = |o: &Output| -> Result<()> {
             match graph.get(o.node) {
                 Some(n) if o.index < n.outputs.len() => Ok(()),
@@ -242,18 +257,25 @@ impl Plan {
             .map(|o| o.node)
             .chain(targets.iter().copied())
             .collect();
+        let member = |n: NodeId| members.is_none_or(|m| m.get(n).copied().unwrap_or(false));
         while let Some(n) = stack.pop() {
             if std::mem::replace(&mut needed[n], true) {
                 continue;
             }
             let node = graph.node(n);
+            if !member(n) {
+                return Err(Error::invalid_argument(format!(
+                    "node '{}' is outside the partition being compiled, and its output is not fed",
+                    node.name
+                )));
+            }
             stack.extend(
                 node.inputs
                     .iter()
                     .filter(|o| !slot_of.contains_key(o))
                     .map(|o| o.node),
             );
-            stack.extend(node.control_inputs.iter().copied());
+            stack.extend(node.control_inputs.iter().copied().filter(|&c| member(c)));
         }
         let mut next = feeds.len();
         let mut steps = Vec::new();

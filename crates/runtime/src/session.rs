@@ -32,7 +32,11 @@ pub struct SessionOptions {
 /// share compiled plans and variables (each variable has its own lock).
 pub struct Session {
     graph: Arc<RwLock<Graph>>,
-    state: SessionState,
+    state: Arc<SessionState>,
+    /// False when the state is shared with other sessions (a cluster task's
+    /// resources, see [`Session::with_shared_state`]): closing this session
+    /// then leaves it alone.
+    owns_state: bool,
     plans: Mutex<HashMap<PlanKey, Arc<Plan>>>,
     /// The plan of the last one-op run, looked at before `plans`: a training
     /// loop runs the same op every step, and after a step that streamed its
@@ -50,7 +54,8 @@ impl Session {
     pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
         Session {
             graph,
-            state: SessionState::default(),
+            state: Arc::new(SessionState::default()),
+            owns_state: true,
             plans: Mutex::new(HashMap::new()),
             last_target: Mutex::new(None),
             closed: AtomicBool::new(false),
@@ -77,6 +82,18 @@ impl Session {
             s.pool = Some((pool, Mutex::new(())));
         }
         Ok(s)
+    }
+
+    /// A session whose variables, queues and other resources live in
+    /// `state`, shared with every other session given the same state: how a
+    /// cluster task serves the graphs that several clients register with it
+    /// (variables are found by name, as in TensorFlow's resource manager).
+    /// Closing this session does not clear `state`.
+    pub fn with_shared_state(graph: Arc<RwLock<Graph>>, state: Arc<SessionState>) -> Session {
+        let mut s = Session::new(graph);
+        s.state = state;
+        s.owns_state = false;
+        s
     }
 
     /// Threads a kernel of this session may use.
@@ -165,6 +182,29 @@ impl Session {
         Ok(plan)
     }
 
+    /// A plan (not cached) that runs only the nodes marked in `members`, one
+    /// partition of a step split across cluster tasks: data from other nodes
+    /// must be fed, and control inputs from other nodes are left to whoever
+    /// orders the partitions.
+    pub fn compile_partition(
+        &self,
+        feeds: &[Output],
+        fetches: &[Output],
+        targets: &[NodeId],
+        members: &[bool],
+    ) -> Result<Arc<Plan>> {
+        self.check_open()?;
+        let g = self.graph.read();
+        Ok(Arc::new(Plan::compile_within(
+            &g,
+            &self.state,
+            feeds,
+            fetches,
+            targets,
+            Some(members),
+        )?))
+    }
+
     /// [`Session::prepare`] for a run of the one op `target`, with no feeds
     /// or fetches (a training step).
     pub fn prepare_target(&self, target: NodeId) -> Result<Arc<Plan>> {
@@ -232,7 +272,9 @@ impl Session {
         self.closed.store(true, Ordering::Release);
         self.plans.lock().clear();
         self.last_target.lock().take();
-        self.state.clear();
+        if self.owns_state {
+            self.state.clear();
+        }
     }
 
     pub fn is_closed(&self) -> bool {

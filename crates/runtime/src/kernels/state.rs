@@ -15,9 +15,22 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let node = init.node;
             let dtype = node.attrs.dtype("dtype")?;
             let declared = node.attrs.shape("shape")?.to_shape();
-            let var = init
-                .session
-                .get_or_create(node.id, || Variable::new(&node.name, dtype, declared))?;
+            // Found by name, as TensorFlow's resource manager finds a ref
+            // variable (`container`, `shared_name` or else the node's name):
+            // graphs that several clients register with one cluster task
+            // share it.
+            let container = node.attrs.str_or("container", "")?;
+            let shared_name = node.attrs.str_or("shared_name", "")?;
+            let name = if shared_name.is_empty() {
+                &node.name
+            } else {
+                &shared_name
+            };
+            let var = init.session.get_or_create_shared(
+                &format!("\u{1}variables/{container}"),
+                name,
+                || Ok(Variable::new(&node.name, dtype, declared)),
+            )?;
             Ok(Box::new(Fixed(Value::Ref(var))))
         }),
     );
