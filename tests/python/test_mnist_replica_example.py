@@ -58,7 +58,7 @@ def test_single_process_trains():
     assert 0.7 < accuracy < 1.0 and loss < 1.0  # the synthetic classes are learnable, not trivially
 
 
-def test_flags_and_tf_config_pick_the_same_task():
+def test_flags_pick_the_task_and_the_chief():
     spec = {"ps": ["127.0.0.1:1"], "worker": ["127.0.0.1:2", "127.0.0.1:3"]}
     sys.path.insert(0, str(EXAMPLE.parent))
     try:
