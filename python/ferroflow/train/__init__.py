@@ -27,6 +27,7 @@ from ferroflow.training.server_lib import *  # noqa: F401,F403  (ClusterSpec, Se
 from ferroflow.training.session_manager import *  # noqa: F401,F403
 from ferroflow.training.session_run_hook import *  # noqa: F401,F403
 from ferroflow.training.supervisor import *  # noqa: F401,F403
+from ferroflow.training.sync_replicas_optimizer import *  # noqa: F401,F403
 from ferroflow.training.tracking import Checkpoint  # noqa: F401
 from ferroflow.training.training_util import *  # noqa: F401,F403
 from ferroflow.training.warm_starting_util import *  # noqa: F401,F403
