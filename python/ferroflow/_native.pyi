@@ -82,9 +82,13 @@ class Runner:
         """The fetched values, or ``(values, StepTrace)`` when ``trace`` is set."""
 
 class Session:
-    """A session over a Graph; ``run`` releases the GIL while the step runs."""
+    """A session over a Graph; ``run`` releases the GIL while the step runs. With a ``grpc://host:port``
+    target the graph runs across that server's cluster (credentials from ``FERROFLOW_CLUSTER_TOKEN[_FILE]``
+    and ``FERROFLOW_TLS_*``)."""
 
-    def __init__(self, graph: Graph, intra_op_threads: int = 0) -> None: ...
+    def __init__(
+        self, graph: Graph, intra_op_threads: int = 0, target: str = "", connect_timeout_ms: int = 0
+    ) -> None: ...
     def run(
         self,
         feed_ids: Sequence[int],
@@ -106,9 +110,48 @@ class Session:
     def make_callable(
         self, feed_ids: Sequence[int], feed_dtypes: Sequence[int], fetch_ids: Sequence[int], target_ids: Sequence[int]
     ) -> Runner: ...
+    @property
+    def default_task(self) -> tuple[str, int] | None:
+        """For a cluster session, the ``(job, task)`` nodes without a job run on; None in-process."""
+    def shutdown_cluster(self) -> None:
+        """Tells the cluster's other tasks that training is done (a no-op in-process)."""
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
+
+class Server:
+    """One task's server of a cluster, running in this process (127.0.0.1 unless ``bind`` is given; a
+    non-loopback bind needs a token, mutual TLS, or ``insecure``)."""
+
+    def __init__(
+        self,
+        cluster_json: str,
+        job: str,
+        task: int,
+        bind: str | None = None,
+        token: bytes | None = None,
+        token_file: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        tls_ca: str | None = None,
+        insecure: bool = False,
+        exit_when_chief_done: bool = False,
+        ps_allowlist: bool = False,
+    ) -> None: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def incarnation(self) -> int: ...
+    def join(self, timeout_s: float | None = None) -> bool:
+        """Blocks until the server stops or ``timeout_s`` passes; True once stopped."""
+    def stop(self) -> None: ...
+
+def parse_tf_config(text: str) -> tuple[str, tuple[str, int] | None, str]:
+    """``(cluster JSON, (job, index) or None, rpc_layer)`` of a TF_CONFIG value (evaluator left out)."""
+def serve(argv: list[str]) -> int:
+    """Runs ``ferroflow server`` with these flags until it stops; the exit status."""
 
 def registered_ops() -> list[str]: ...
 def has_gradient(name: str) -> bool: ...

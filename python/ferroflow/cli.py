@@ -1,5 +1,7 @@
 """The ``ferroflow`` command.
 
+``ferroflow server`` runs one task of a ps/worker cluster (``TF_CONFIG`` or flags; see its ``--help``).
+
 ``ferroflow demo`` trains a digit classifier with ``tf.train.MonitoredTrainingSession``
 (see ``ferroflow.demo.digits``): progress on stderr, checkpoints and TensorBoard
 events in a log directory, and a resumed run when started again.
@@ -79,12 +81,34 @@ def _add_inspect_checkpoint_parser(sub):
     return p
 
 
+def _server(argv):
+    """``ferroflow server``: its flags are parsed by the Rust core (shared with the ferroflow-server binary)."""
+    import signal
+
+    from ferroflow import _native
+
+    # SIGTERM (Kubernetes stopping the pod) stops the server cleanly, like Ctrl-C.
+    def _interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return _native.serve(list(argv))
+    except KeyboardInterrupt:
+        return 0
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["server"]:
+        return _server(argv[1:])
     parser = _Parser(prog="ferroflow", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command")
     _add_demo_parser(sub)
     _add_inspect_checkpoint_parser(sub)
+    sub.add_parser("server", add_help=False,
+                   help="run one task (ps/worker) of a cluster from TF_CONFIG or flags (see ferroflow server --help)")
     from ferroflow.tools import saved_model_cli
 
     saved_model_cli.add_parser(sub)

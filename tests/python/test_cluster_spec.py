@@ -1,4 +1,4 @@
-"""tf.train.ClusterSpec, the ServerDef tf.train.Server would run, tf.DeviceSpec and the Server stub.
+"""tf.train.ClusterSpec, the ServerDef tf.train.Server runs, tf.DeviceSpec and Server basics.
 
 The oracle is TensorFlow 2.21 (tests/fixtures/distributed/{cluster_spec,server_def,device_spec}.json,
 written by tools/make_distributed_fixtures.py): as_dict, jobs, per-job lookups, repr, ClusterDef
@@ -119,13 +119,22 @@ def test_server_rejects_what_tensorflow_rejects(case):
     assert str(info.value) == case["message"]
 
 
-def test_server_is_not_built_yet():
+def test_server_runs_its_server_def():
     cluster = tf.train.ClusterSpec({"ps": ["localhost:2222"], "worker": ["localhost:2223"]})
-    with pytest.raises(tf.errors.UnimplementedError, match="distributed server .* is not built yet.*job 'ps' task 0"):
-        tf.train.Server(cluster, job_name="ps", task_index=0)
-    with pytest.raises(tf.errors.UnimplementedError, match="not built yet"):
-        tf.train.Server.create_local_server()
+    server = tf.train.Server(cluster, job_name="ps", task_index=0, start=False)
+    assert server.server_def == server_lib._make_server_def(cluster, "ps", 0, None, None)
+    with pytest.raises(tf.errors.FailedPreconditionError, match="not started"):
+        _ = server.target
+    local = tf.train.Server.create_local_server()
+    assert local.server_def.job_name == "localhost"
+    port = local.server_def.cluster.job[0].tasks[0].rsplit(":", 1)[1]
+    assert local.target == f"grpc://localhost:{port}"
+    with tf.Graph().as_default(), tf.Session(local.target) as sess:
+        assert sess.run(tf.constant(3) * 2) == 6
+    local._native.stop()
     assert tf.distribute.Server is tf.train.Server
+    with pytest.raises(tf.errors.UnimplementedError, match="protocol 'grpc\\+verbs'"):
+        tf.train.Server(cluster, job_name="ps", task_index=0, protocol="grpc+verbs")
 
 
 @pytest.mark.parametrize("case", DEVICES["parsed"], ids=lambda c: c["input"] or "empty")

@@ -70,9 +70,6 @@ def test_structure_equals_tensorflow(fixtures):
     assert got["train_op"][0] == want["train_op"][0]
 
 
-@pytest.mark.xfail(strict=True, reason="optimizers.py creates slots and Adam's beta powers without "
-                   "colocate_with(primary), so a device scope (SyncReplicas applies under the global step's "
-                   "device) moves them off their variable's ps; TF colocates them")
 def test_slots_live_with_their_variables(fixtures):
     want = _fixture(fixtures, "structure.json")["structure"]["devices"]
     got = structure(tf)["devices"]
@@ -285,9 +282,10 @@ def test_too_few_live_replicas_times_out_instead_of_hanging():
     sess.close()
 
 
-@pytest.mark.xfail(strict=False, reason="ferroflow's accumulator (crates/data) lets applies that land "
-                   "between the R-th gradient and the waiting take_grad's wake-up into the mean; TF takes "
-                   "inside the apply that brings the count to R, so later ones are stale")
+@pytest.mark.xfail(strict=False, reason="ferroflow's executor runs the chief's take_grad ops one after another: "
+                   "while the first waits, a later variable's accumulator has no waiting take and can collect "
+                   "more than R gradients before its take runs; TF runs the takes at the same time, each served "
+                   "by the apply that reaches R (the accumulator now does that part as TF does)")
 def test_waiting_take_averages_exactly_replicas_to_aggregate():
     """TF 2.21, run by hand with the same threads, averaged exactly 2 gradients in every update."""
     h = _replicated(3, 2, 3, 20)

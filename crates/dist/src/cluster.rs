@@ -92,9 +92,11 @@ impl ClusterSpec {
                         by_index.insert(i, addr(v)?);
                     }
                 }
-                other => return Err(Error::invalid_argument(format!(
+                other => {
+                    return Err(Error::invalid_argument(format!(
                     "cluster spec: job '{job}' must be a list or a map of addresses, got {other}"
-                ))),
+                )))
+                }
             }
             jobs.insert(job.clone(), by_index);
         }

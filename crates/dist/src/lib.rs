@@ -13,6 +13,7 @@
 //!   it assigns every node of a step to a task by its device, cuts the step
 //!   into partitions, and runs them in dependency order, moving the tensors
 //!   that cross tasks.
+//! * [`cli`]: `ferroflow server`, one task run from `TF_CONFIG` or flags.
 //! * [`security`]: loopback by default; a cluster token or mutual TLS for
 //!   anything else.
 //!
@@ -28,6 +29,7 @@
 //! (no inputs, a reference or handle output) are copied into every partition
 //! of their task that uses them: the task finds the resource by name.
 
+pub mod cli;
 pub mod client;
 pub mod cluster;
 pub mod master;

@@ -10,12 +10,13 @@ mod generator;
 mod lite;
 mod py_func;
 mod records;
+mod server;
+mod session;
 
-use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py, to_tensor};
+use convert::{attr_from_py, attr_to_py, decode_tid, encode_tid, shape_to_py, to_py};
 use errors::{guard, IntoPyResult};
 use ferroflow_graph::{Attrs, NodeSpec, Output, PartialShape};
-use ferroflow_runtime::{Plan, Session as CoreSession, SessionOptions, StepTrace};
-use ferroflow_tensor::{DType, Error, Tensor};
+use ferroflow_tensor::Error;
 use parking_lot::RwLock;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -34,8 +35,8 @@ static ALLOCATOR: ferroflow_tensor::alloc::BufferCache<mimalloc::MiMalloc> =
 
 /// A graph under construction, shared with the sessions that run it.
 #[pyclass(module = "ferroflow._native", frozen)]
-struct Graph {
-    inner: Arc<RwLock<ferroflow_graph::Graph>>,
+pub(crate) struct Graph {
+    pub(crate) inner: Arc<RwLock<ferroflow_graph::Graph>>,
 }
 
 fn output_info(py: Python<'_>, info: &ferroflow_graph::OutputInfo) -> PyResult<Py<PyAny>> {
@@ -448,211 +449,6 @@ impl GradientRun {
     }
 }
 
-#[pyclass(module = "ferroflow._native", frozen)]
-struct Session {
-    inner: Arc<CoreSession>,
-}
-
-fn feeds_to_tensors(
-    feed_values: &[Bound<'_, PyAny>],
-    feed_dtypes: &[i32],
-) -> PyResult<Vec<Tensor>> {
-    feed_values
-        .iter()
-        .zip(
-            feed_dtypes
-                .iter()
-                .map(|&d| DType::from_enum(d))
-                .chain(std::iter::repeat(None)),
-        )
-        .map(|(v, hint)| to_tensor(v, hint))
-        .collect()
-}
-
-fn results_to_py(py: Python<'_>, out: Vec<Tensor>) -> PyResult<Py<PyAny>> {
-    let items = out
-        .into_iter()
-        .map(|t| to_py(py, t))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(PyList::new(py, items)?.into_any().unbind())
-}
-
-/// `(device, [(name, label, all_start_ns, op_start_rel_ns, op_end_rel_ns,
-/// all_end_rel_ns, thread_id)], [(thread_id, thread_name)])`.
-fn trace_to_py(py: Python<'_>, trace: StepTrace) -> PyResult<Py<PyAny>> {
-    let nodes = trace
-        .nodes
-        .into_iter()
-        .map(|n| {
-            (
-                n.node_name,
-                n.timeline_label,
-                n.all_start_nanos,
-                n.op_start_rel_nanos,
-                n.op_end_rel_nanos,
-                n.all_end_rel_nanos,
-                n.thread_id,
-            )
-        })
-        .collect::<Vec<_>>();
-    Ok((trace.device, nodes, trace.thread_names)
-        .into_pyobject(py)?
-        .into_any()
-        .unbind())
-}
-
-/// Runs a plan; with `trace`, returns `(results, trace)` instead of
-/// `results`. `timeout_ms > 0` bounds how long its kernels may wait
-/// (`RunOptions.timeout_in_ms`).
-fn run_plan(
-    py: Python<'_>,
-    session: &CoreSession,
-    plan: &Plan,
-    feeds: Vec<Tensor>,
-    trace: bool,
-    timeout_ms: i64,
-) -> PyResult<Py<PyAny>> {
-    let deadline = (timeout_ms > 0)
-        .then(|| std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms as u64));
-    if trace {
-        let (out, tr) = py
-            .detach(|| guard(|| session.run_plan_traced(plan, feeds, deadline)))
-            .py(py)?;
-        let pair = (results_to_py(py, out)?, trace_to_py(py, tr)?);
-        return Ok(pair.into_pyobject(py)?.into_any().unbind());
-    }
-    let out = py
-        .detach(|| guard(|| session.run_plan_until(plan, feeds, deadline)))
-        .py(py)?;
-    results_to_py(py, out)
-}
-
-#[pymethods]
-impl Session {
-    /// A session over `graph`; `intra_op_threads > 0` gives its kernels a
-    /// thread pool of that size (0: the process-wide pool).
-    #[new]
-    #[pyo3(signature = (graph, intra_op_threads = 0))]
-    fn new(py: Python<'_>, graph: &Graph, intra_op_threads: usize) -> PyResult<Session> {
-        let options = SessionOptions { intra_op_threads };
-        let inner = guard(|| CoreSession::with_options(graph.inner.clone(), options)).py(py)?;
-        Ok(Session {
-            inner: Arc::new(inner),
-        })
-    }
-
-    /// Runs one step: feeds (tensor ids, arrays, dtype enums), fetches
-    /// (tensor ids) and targets (op ids). Returns the fetched values, or
-    /// `(values, trace)` when `trace` is set (see `trace_to_py`).
-    /// `timeout_ms > 0` fails the run with `DeadlineExceededError` if its
-    /// kernels still wait (for a queue, an iterator) after that long.
-    #[pyo3(signature = (feed_ids, feed_values, feed_dtypes, fetch_ids, target_ids, trace = false, timeout_ms = 0))]
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &self,
-        py: Python<'_>,
-        feed_ids: Vec<u64>,
-        feed_values: Vec<Bound<'_, PyAny>>,
-        feed_dtypes: Vec<i32>,
-        fetch_ids: Vec<u64>,
-        target_ids: Vec<usize>,
-        trace: bool,
-        timeout_ms: i64,
-    ) -> PyResult<Py<PyAny>> {
-        let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
-        let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
-        let tensors = feeds_to_tensors(&feed_values, &feed_dtypes)?;
-        let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
-        run_plan(py, &self.inner, &plan, tensors, trace, timeout_ms)
-    }
-
-    /// Runs one op and everything it depends on, with no feeds or fetches:
-    /// `Session.run(train_op)`, the training step's path.
-    fn run_target(&self, py: Python<'_>, target_id: usize) -> PyResult<()> {
-        let plan = guard(|| self.inner.prepare_target(target_id)).py(py)?;
-        py.detach(|| guard(|| self.inner.run_plan(&plan, Vec::new())))
-            .py(py)?;
-        Ok(())
-    }
-
-    /// Evaluates one tensor with no feeds: `Session.run(loss)`.
-    fn run_fetch(&self, py: Python<'_>, fetch_id: u64) -> PyResult<Py<PyAny>> {
-        let fetch = [decode_tid(fetch_id)];
-        let plan = guard(|| self.inner.prepare(&[], &fetch, &[])).py(py)?;
-        let mut out = py
-            .detach(|| guard(|| self.inner.run_plan(&plan, Vec::new())))
-            .py(py)?;
-        match out.pop() {
-            Some(t) if out.is_empty() => Ok(to_py(py, t)?.unbind()),
-            _ => Err(Error::internal(
-                "a one-tensor run returned another number of values",
-            ))
-            .py(py),
-        }
-    }
-
-    /// Threads a kernel of this session may use.
-    #[getter]
-    fn intra_op_threads(&self) -> usize {
-        self.inner.intra_op_threads()
-    }
-
-    /// Compiles a signature once and returns a callable taking the feed values.
-    fn make_callable(
-        &self,
-        py: Python<'_>,
-        feed_ids: Vec<u64>,
-        feed_dtypes: Vec<i32>,
-        fetch_ids: Vec<u64>,
-        target_ids: Vec<usize>,
-    ) -> PyResult<Runner> {
-        let feeds: Vec<Output> = feed_ids.into_iter().map(decode_tid).collect();
-        let fetches: Vec<Output> = fetch_ids.into_iter().map(decode_tid).collect();
-        let plan = guard(|| self.inner.prepare(&feeds, &fetches, &target_ids)).py(py)?;
-        Ok(Runner {
-            session: self.inner.clone(),
-            plan,
-            feed_dtypes,
-        })
-    }
-
-    /// Wakes every waiting kernel with `CancelledError` and frees the
-    /// session's state (without the GIL: waiters may need it to return).
-    fn close(&self, py: Python<'_>) {
-        py.detach(|| self.inner.close());
-    }
-
-    #[getter]
-    fn closed(&self) -> bool {
-        self.inner.is_closed()
-    }
-}
-
-/// A compiled run signature (`Session.make_callable`).
-#[pyclass(module = "ferroflow._native", frozen)]
-struct Runner {
-    session: Arc<CoreSession>,
-    plan: Arc<Plan>,
-    feed_dtypes: Vec<i32>,
-}
-
-#[pymethods]
-impl Runner {
-    /// Runs the plan; with `trace`, returns `(values, trace)` like
-    /// `Session.run`; `timeout_ms` as in `Session.run`.
-    #[pyo3(signature = (feed_values, trace = false, timeout_ms = 0))]
-    fn __call__(
-        &self,
-        py: Python<'_>,
-        feed_values: Vec<Bound<'_, PyAny>>,
-        trace: bool,
-        timeout_ms: i64,
-    ) -> PyResult<Py<PyAny>> {
-        let tensors = feeds_to_tensors(&feed_values, &self.feed_dtypes)?;
-        run_plan(py, &self.session, &self.plan, tensors, trace, timeout_ms)
-    }
-}
-
 /// Every op type the core knows.
 #[pyfunction]
 fn registered_ops() -> Vec<&'static str> {
@@ -724,8 +520,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lite::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<GradientRun>()?;
-    m.add_class::<Session>()?;
-    m.add_class::<Runner>()?;
+    m.add_class::<session::Session>()?;
+    m.add_class::<session::Runner>()?;
+    m.add_class::<server::Server>()?;
+    m.add_function(wrap_pyfunction!(server::parse_tf_config, m)?)?;
+    m.add_function(wrap_pyfunction!(server::serve, m)?)?;
     m.add_function(wrap_pyfunction!(registered_ops, m)?)?;
     m.add_function(wrap_pyfunction!(has_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(tf_update_ops, m)?)?;

@@ -279,7 +279,12 @@ class BaseSession:
             raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
         self._config = config
         intra = max(0, config.intra_op_parallelism_threads) if config is not None else 0
-        self._native = _native.Session(self._graph._native, intra)
+        if isinstance(target, bytes):
+            target = target.decode()
+        target = target or ""
+        # Only grpc:// targets reach a cluster; others ('', 'local') run in-process as before.
+        cluster_target = target if target.startswith("grpc://") else ""
+        self._native = _native.Session(self._graph._native, intra, cluster_target)
         self._timeout_ms = max(0, config.operation_timeout_in_ms) if config is not None else 0
         self._closed = False
         # Fetch structures of flat lists/tuples of graph elements, by their items' ids (see _fetch_plan).

@@ -25,7 +25,12 @@ from ferroflow.protos import RunMetadata, RunOptions
 from ferroflow.training import basic_session_run_hooks, coordinator
 from ferroflow.training import queue_runner_impl as queue_runner
 from ferroflow.training.session_manager import SessionManager
-from ferroflow.training.session_run_hook import SessionRunArgs, SessionRunContext, SessionRunValues
+from ferroflow.training.session_run_hook import (
+    SessionRunArgs,
+    SessionRunContext,
+    SessionRunHook,
+    SessionRunValues,
+)
 
 __all__ = [
     "ChiefSessionCreator",
@@ -454,6 +459,20 @@ class SingularMonitoredSession(_MonitoredSession):
         return self._tf_sess()
 
 
+class _ClusterDoneHook(SessionRunHook):
+    """The chief's: when training ends normally, tells the cluster's other tasks it is done.
+
+    ferroflow servers started with ``--exit-when-chief-done`` (or ``FERROFLOW_EXIT_WHEN_CHIEF_DONE=1``)
+    then stop, so ps processes exit 0 instead of blocking in ``join()`` forever; other servers
+    ignore the message.
+    """
+
+    def end(self, session):
+        native = getattr(session, "_native", None)
+        if native is not None:
+            native.shutdown_cluster()
+
+
 def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaffold=None, hooks=None,  # noqa: N802
                              chief_only_hooks=None, save_checkpoint_secs=USE_DEFAULT,
                              save_summaries_steps=USE_DEFAULT, save_summaries_secs=USE_DEFAULT, config=None,
@@ -517,6 +536,9 @@ def MonitoredTrainingSession(master="", is_chief=True, checkpoint_dir=None, scaf
                 save_graph_def=save_graph_def,
             )
         )
+    if isinstance(master, (str, bytes)) and (master.decode() if isinstance(master, bytes) else master).startswith(
+            "grpc://"):
+        all_hooks.append(_ClusterDoneHook())
     all_hooks.extend(hooks or [])
     return MonitoredSession(session_creator=session_creator, hooks=all_hooks,
                             stop_grace_period_secs=stop_grace_period_secs)

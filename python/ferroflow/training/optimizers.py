@@ -39,7 +39,9 @@ def _var_key(var):
 
 def _create_slot(primary, initializer, shape, dtype, op_name):
     """A slot variable named ``<primary op name>/<op_name>`` (uniquified in creation order)."""
-    with ops.init_scope():
+    # Colocated with the primary (TF's colocate_vars_with): under replica_device_setter a slot lives
+    # on its variable's ps task, not wherever the device function would send a new variable.
+    with ops.init_scope(), ops.colocate_with(primary):
         with vs.variable_scope(None, primary.op.name + "/" + op_name):
             scope = vs.get_variable_scope()
             saved = scope.partitioner
@@ -240,10 +242,12 @@ class Optimizer:
                     else:
                         updates.append(self._constrained(self._apply_dense(g, v), v))
             return updates
+        # One fused op per dtype and device: under replica_device_setter each ps task updates its own
+        # variables (the op is colocated with the refs it takes).
         by_dtype = {}
         for g, v in dense:
-            by_dtype.setdefault(v.dtype.base_dtype, []).append((g, v))
-        for dtype, group in by_dtype.items():
+            by_dtype.setdefault((v.dtype.base_dtype, v.device), []).append((g, v))
+        for (dtype, _), group in by_dtype.items():
             op = self._fused_dense(group, dtype)
             updates.append(op)
             constrained = [v for _, v in group if v.constraint is not None]
@@ -354,7 +358,7 @@ class Optimizer:
         key = (name, id(graph))
         v = self._non_slot_dict.get(key)
         if v is None:
-            with graph.as_default():
+            with graph.as_default(), ops.colocate_with(colocate_with):
                 if self._use_own_namescope_for_non_slot_vars:
                     with ops.name_scope(""), vs.variable_scope(self._non_slot_variable_scope):
                         v = vs.get_variable(name, initializer=initial_value, trainable=False)

@@ -7,14 +7,18 @@ given as a list (task index = position) or, sparsely, as a dict
 ``ClusterDef`` message with the jobs sorted by name and each job's tasks by
 index, byte for byte what TensorFlow writes.
 
-``Server`` is the in-process gRPC server of one task. ferroflow does not
-have the distributed runtime yet: constructing a ``Server`` checks its
-arguments as TensorFlow does (so the ``ServerDef`` it would run is well
-defined) and then raises ``UnimplementedError``.
+``Server`` runs the server of one task in this process (``ferroflow_dist`` in
+Rust; see the class for its security defaults). Its arguments are checked and
+turned into the task's ``ServerDef`` as TensorFlow does.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+
+from ferroflow import _native
 from ferroflow.core.protobuf import cluster_pb2, config_pb2, tensorflow_server_pb2
 from ferroflow.framework import errors
 
@@ -178,47 +182,83 @@ def _make_server_def(server_or_cluster_def, job_name, task_index, protocol, conf
     return server_def
 
 
-_NOT_BUILT = (
-    "tf.train.Server: ferroflow's distributed server (ps/worker tasks over gRPC) is not built yet; "
-    "the ServerDef for this task was {what}. Run the model in one process (Session target \"\") for now."
-)
+def _cluster_json(cluster_def):
+    """The JSON the native server takes: job -> list (dense) or {index: address} (sparse)."""
+    jobs = {}
+    for job in cluster_def.job:
+        tasks = dict(job.tasks)
+        if sorted(tasks) == list(range(len(tasks))):
+            jobs[job.name] = [tasks[i] for i in range(len(tasks))]
+        else:
+            jobs[job.name] = {str(i): a for i, a in tasks.items()}
+    return json.dumps(jobs)
+
+
+def _free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class Server:
-    """An in-process server of one task of a cluster (``tf.train.Server``), not built yet.
+    """The server of one task of a cluster, running in this process (``tf.train.Server``).
 
-    The arguments are checked and turned into the task's ``ServerDef`` as
-    TensorFlow does (``TypeError``/``ValueError`` for a bad cluster, a missing
-    ``job_name`` or ``task_index``); then ``UnimplementedError`` says that the
-    distributed runtime does not exist yet. ``create_local_server`` raises the same.
+    It holds the task's variables, queues and accumulators, shared by name among every
+    session that runs graphs on it; ``tf.Session(server.target)`` runs a graph across the
+    cluster with this process as the master (nodes without a ``/job:`` run here).
+
+    Unlike TensorFlow's server it listens on 127.0.0.1 only, unless the environment says
+    otherwise: ``FERROFLOW_BIND`` (an IP such as ``0.0.0.0``) with a cluster token
+    (``FERROFLOW_CLUSTER_TOKEN`` or ``FERROFLOW_CLUSTER_TOKEN_FILE``) or mutual TLS
+    (``FERROFLOW_TLS_CERT``/``_KEY``/``_CA``); ``FERROFLOW_INSECURE=1`` allows a non-loopback
+    bind without either. Sessions of this process read the same token and TLS variables.
+    ``FERROFLOW_EXIT_WHEN_CHIEF_DONE=1`` stops the server (ending ``join``) when the chief's
+    ``MonitoredTrainingSession`` finishes.
     """
 
     def __init__(self, server_or_cluster_def, job_name=None, task_index=None, protocol=None, config=None,
                  start=True):
-        server_def = _make_server_def(server_or_cluster_def, job_name, task_index, protocol, config)
-        what = f"job {server_def.job_name!r} task {server_def.task_index} over {server_def.protocol!r}"
-        raise errors.UnimplementedError(None, None, _NOT_BUILT.format(what=what))
+        self._server_def = _make_server_def(server_or_cluster_def, job_name, task_index, protocol, config)
+        if self._server_def.protocol not in ("", "grpc"):
+            raise errors.UnimplementedError(
+                None, None, f"tf.train.Server: protocol {self._server_def.protocol!r} is not supported (only 'grpc')")
+        self._native = None
+        if start:
+            self.start()
 
     @staticmethod
     def create_local_server(config=None, start=True):
-        """A one-task ``localhost`` server (not built yet: UnimplementedError)."""
-        raise errors.UnimplementedError(None, None, _NOT_BUILT.format(what="a local one-task server"))
+        """A one-task server (job ``localhost``) on a free port of 127.0.0.1."""
+        return Server({"localhost": [f"localhost:{_free_port()}"]}, job_name="localhost", task_index=0,
+                      protocol="grpc", config=config, start=start)
 
-    # Unreachable (construction raises); here so the class has TensorFlow's members.
     def start(self):
-        """Starts the server (not built yet)."""
-        raise errors.UnimplementedError(None, None, _NOT_BUILT.format(what="not made"))
+        """Starts the server (a second call does nothing)."""
+        if self._native is not None:
+            return
+        env = os.environ.get
+        self._native = _native.Server(
+            _cluster_json(self._server_def.cluster), self._server_def.job_name, self._server_def.task_index,
+            bind=env("FERROFLOW_BIND") or None,
+            insecure=env("FERROFLOW_INSECURE", "") not in ("", "0"),
+            exit_when_chief_done=env("FERROFLOW_EXIT_WHEN_CHIEF_DONE", "") not in ("", "0"),
+        )
 
     def join(self):
-        """Blocks until the server shuts down (not built yet)."""
-        raise errors.UnimplementedError(None, None, _NOT_BUILT.format(what="not made"))
+        """Blocks until the server stops (it stops when the chief is done, if started to; Ctrl-C interrupts)."""
+        self._require_started().join()
+
+    def _require_started(self):
+        if self._native is None:
+            raise errors.FailedPreconditionError(None, None, "tf.train.Server: the server was not started")
+        return self._native
 
     @property
     def server_def(self):
-        """The task's ``ServerDef`` (not built yet)."""
-        raise errors.UnimplementedError(None, None, _NOT_BUILT.format(what="not made"))
+        """The task's ``tf.train.ServerDef``."""
+        return self._server_def
 
     @property
     def target(self):
-        """The ``grpc://`` session target of this server (not built yet)."""
-        raise errors.UnimplementedError(None, None, _NOT_BUILT.format(what="not made"))
+        """``grpc://localhost:<port>``: the ``tf.Session`` target that runs graphs on this cluster from here."""
+        return self._require_started().target

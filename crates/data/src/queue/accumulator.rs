@@ -45,6 +45,46 @@ struct State {
     row_shape: Option<Vec<usize>>,
     dense_shape: Option<Vec<i64>>,
     cancelled: bool,
+    /// A `take_grad` waiting for this many gradients: the apply that brings
+    /// the count there takes them at once (as TensorFlow does), so later
+    /// applies of the same step are already stale.
+    pending_take: Option<usize>,
+    /// What that apply took, for the waiting `take_grad`.
+    taken: Option<Taken>,
+}
+
+/// Gradients taken out of an accumulator: how many, and their sum.
+struct Taken {
+    count: usize,
+    dense: Option<(Shape, Vec<f64>)>,
+    rows: Vec<(i64, Vec<f64>, usize)>,
+    row_shape: Option<Vec<usize>>,
+    dense_shape: Option<Vec<i64>>,
+}
+
+impl State {
+    /// Takes the accumulated gradients and advances the global step.
+    fn take_all(&mut self) -> Taken {
+        let t = Taken {
+            count: self.count,
+            dense: self.sum.take(),
+            rows: std::mem::take(&mut self.rows),
+            row_shape: self.row_shape.take(),
+            dense_shape: self.dense_shape.take(),
+        };
+        self.row_of.clear();
+        self.count = 0;
+        self.global_step += 1;
+        t
+    }
+
+    /// After an apply: serve a waiting `take_grad` whose count is reached.
+    fn serve_pending_take(&mut self) {
+        if self.pending_take.is_some_and(|need| self.count >= need) {
+            self.pending_take = None;
+            self.taken = Some(self.take_all());
+        }
+    }
 }
 
 /// An accumulator resource (see the module docs).
@@ -131,6 +171,7 @@ impl Accumulator {
             }
         }
         st.count += 1;
+        st.serve_pending_take();
         drop(st);
         self.cv.notify_all();
         Ok(())
@@ -205,13 +246,14 @@ impl Accumulator {
             entry.2 += 1;
         }
         st.count += 1;
+        st.serve_pending_take();
         drop(st);
         self.cv.notify_all();
         Ok(())
     }
 
     /// Waits for `num_required` gradients, then takes them.
-    fn take(&self, num_required: i64) -> Result<parking_lot::MutexGuard<'_, State>> {
+    fn take(&self, num_required: i64) -> Result<Taken> {
         if num_required <= 0 {
             return Err(Error::invalid_argument(format!(
                 "Argument num_required must be positive, but was {num_required}"
@@ -219,46 +261,44 @@ impl Accumulator {
         }
         let need = num_required as usize;
         let mut st = self.state.lock();
-        wait_while(&self.cv, &mut st, "gradients in the accumulator", |s| {
-            !s.cancelled && s.count < need
-        })?;
-        if st.cancelled {
-            return Err(Error::cancelled(format!(
-                "TakeGrad operation was cancelled ({} was closed)",
-                self.desc()
-            )));
+        if !st.cancelled && st.count >= need {
+            return Ok(st.take_all());
         }
-        Ok(st)
+        st.pending_take = Some(need);
+        let waited = wait_while(&self.cv, &mut st, "gradients in the accumulator", |s| {
+            !s.cancelled && s.taken.is_none()
+        });
+        if let Some(t) = st.taken.take() {
+            return Ok(t);
+        }
+        st.pending_take = None;
+        waited?;
+        Err(Error::cancelled(format!(
+            "TakeGrad operation was cancelled ({} was closed)",
+            self.desc()
+        )))
     }
 
     /// `take_grad`: the mean (or sum) of the accumulated dense gradients.
     pub fn take_dense(&self, num_required: i64) -> Result<Tensor> {
-        let mut st = self.take(num_required)?;
-        let (shape, mut sum) = st
-            .sum
-            .take()
+        let taken = self.take(num_required)?;
+        let (shape, mut sum) = taken
+            .dense
             .ok_or_else(|| Error::internal(format!("{}: no gradient accumulated", self.desc())))?;
         if self.reduction == Reduction::Mean {
-            let c = st.count as f64;
+            let c = taken.count as f64;
             sum.iter_mut().for_each(|v| *v /= c);
         }
-        st.count = 0;
-        st.global_step += 1;
-        drop(st);
         from_f64(self.dtype, shape, sum)
     }
 
     /// `take_indexed_slices_grad`: the indices (in the order they first
     /// arrived), their mean (or summed) rows, and the dense shape.
     pub fn take_sparse(&self, num_required: i64) -> Result<(Tensor, Tensor, Tensor)> {
-        let mut st = self.take(num_required)?;
-        let rows = std::mem::take(&mut st.rows);
-        st.row_of.clear();
-        let row_shape = st.row_shape.take().unwrap_or_default();
-        let dense_shape = st.dense_shape.take();
-        st.count = 0;
-        st.global_step += 1;
-        drop(st);
+        let taken = self.take(num_required)?;
+        let rows = taken.rows;
+        let row_shape = taken.row_shape.unwrap_or_default();
+        let dense_shape = taken.dense_shape;
         let n: usize = row_shape.iter().product();
         let mut indices = Vec::with_capacity(rows.len());
         let mut values = Vec::with_capacity(rows.len() * n);
