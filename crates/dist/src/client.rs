@@ -15,7 +15,7 @@ use crate::server::Stream;
 use crate::wire::{read_frame, write_frame, Body, Envelope, Hello, Welcome, PROTOCOL_VERSION};
 use ferroflow_tensor::{Code, Error, Result, Tensor};
 use parking_lot::Mutex;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::{Duration, Instant};
 
@@ -158,6 +158,11 @@ impl Peer {
             unavailable(&last.map_or_else(|| "no address".to_string(), |e| e.to_string()))
         })?;
         tcp.set_nodelay(true).map_err(|e| unavailable(&e))?;
+        // A peer that accepts but never answers (not a ferroflow task, or a
+        // TLS/plaintext mismatch) may not hold the connect loop forever.
+        tcp.set_read_timeout(Some(HELLO_TIMEOUT))
+            .map_err(|e| unavailable(&e))?;
+        let plain = tcp.try_clone().map_err(|e| unavailable(&e))?;
         let stream: Box<dyn Stream> = match self.security.tls() {
             Some(cfg) => {
                 let host = split_host_port(&self.addr).map_or(self.addr.as_str(), |(h, _)| h);
@@ -165,8 +170,16 @@ impl Peer {
                     rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| {
                         Error::invalid_argument(format!("TLS server name '{host}': {e}"))
                     })?;
-                let session = rustls::ClientConnection::new(cfg.clone(), name)
+                let mut session = rustls::ClientConnection::new(cfg.clone(), name)
                     .map_err(|e| Error::internal(format!("TLS: {e}")))?;
+                let mut tcp = tcp;
+                // Handshake before the first frame, so that a certificate
+                // refused here is told apart from a task that is not up yet.
+                while session.is_handshaking() {
+                    session
+                        .complete_io(&mut tcp)
+                        .map_err(|e| self.handshake_error(&e))?;
+                }
                 Box::new(rustls::StreamOwned::new(session, tcp))
             }
             None => Box::new(tcp),
@@ -176,12 +189,22 @@ impl Peer {
             protocol_version: PROTOCOL_VERSION,
             token: self.security.token.clone(),
         };
-        let refused = |e: &dyn std::fmt::Display| {
-            // A TLS handshake failure surfaces here, as a broken stream.
-            Error::unavailable(format!("handshake with task {} failed: {e}", self.task))
-        };
-        write_frame(conn.get_mut(), Envelope::new(Body::Hello(hello)), &[])
-            .map_err(|e| refused(&e))?;
+        let written = write_frame(conn.get_mut(), Envelope::new(Body::Hello(hello)), &[]);
+        // The server's first bytes: a TLS alert when it refused this
+        // client's certificate (TLS 1.3 tells the client only now) or when it
+        // requires TLS and this client spoke plaintext.
+        match conn.fill_buf() {
+            Err(e) => return Err(self.handshake_error(&e)),
+            Ok(head) if self.security.tls().is_none() && is_tls_alert(head) => {
+                return Err(Error::unauthenticated(format!(
+                    "{} requires TLS and this client has no TLS configuration: set \
+                     FERROFLOW_TLS_CERT, FERROFLOW_TLS_KEY and FERROFLOW_TLS_CA (a certificate \
+                     signed by the cluster's CA)",
+                    self.who()
+                )))
+            }
+            Ok(_) => written.map_err(|e| self.handshake_error(&e))?,
+        }
         let welcome: Welcome = match read_frame(&mut conn) {
             Ok(Some((
                 Envelope {
@@ -197,9 +220,15 @@ impl Peer {
                 },
                 _,
             ))) => return Err(f.into_error()),
-            Ok(_) => return Err(refused(&"no welcome")),
-            Err(e) => return Err(tls_or(e, self)),
+            Ok(_) => {
+                return Err(Error::unavailable(format!(
+                    "handshake with task {} failed: no welcome",
+                    self.task
+                )))
+            }
+            Err(e) => return Err(e),
         };
+        plain.set_read_timeout(None).map_err(|e| unavailable(&e))?;
         let mut known = self.incarnation.lock();
         match *known {
             Some(k) if k != welcome.incarnation => {
@@ -216,16 +245,52 @@ impl Peer {
     }
 }
 
-/// A handshake that fails inside TLS (a refused certificate) is a
-/// permanent error, not a task that is still starting.
-fn tls_or(e: Error, peer: &Peer) -> Error {
-    if peer.security.tls().is_some() && e.message().contains("certificate") {
-        Error::unauthenticated(format!(
-            "TLS handshake with task {} refused: {}",
-            peer.task,
-            e.message()
-        ))
-    } else {
-        e
+/// How long a new connection may wait for the server's TLS handshake and
+/// welcome before the attempt counts as failed (and is retried).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// True when `head` starts with a TLS alert record (content type 21,
+/// version 3.x, length 2): what a TLS server answers plaintext with. A
+/// frame's fifth byte is its envelope's first field tag, never 2.
+fn is_tls_alert(head: &[u8]) -> bool {
+    matches!(head, [0x15, 0x03, minor, 0x00, 0x02, ..] if *minor <= 0x04)
+}
+
+impl Peer {
+    /// "task ... at host:port", or "the server at host:port" for a session's
+    /// first connection, made before it knows the task.
+    fn who(&self) -> String {
+        if self.task.job == "?" {
+            format!("the server at {}", self.addr)
+        } else {
+            format!("task {} at {}", self.task, self.addr)
+        }
+    }
+
+    /// An I/O error while opening a connection. One raised inside TLS (a
+    /// certificate refused by either side, a fatal alert, a peer that does not
+    /// speak TLS) is `Unauthenticated`: retrying cannot help. Anything else
+    /// (reset, closed, timed out) is `Unavailable`: the task may be starting.
+    fn handshake_error(&self, e: &std::io::Error) -> Error {
+        let Some(tls) = e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        else {
+            return Error::unavailable(format!("handshake with task {} failed: {e}", self.task));
+        };
+        let peer = self.who();
+        let why = match tls {
+            rustls::Error::InvalidCertificate(_) => format!(
+                "this client does not trust the certificate of {peer} ({tls}): \
+                 FERROFLOW_TLS_CA must be the cluster's CA, and the server's certificate must \
+                 name the host the cluster spec gives"
+            ),
+            rustls::Error::AlertReceived(_) => format!(
+                "{peer} refused the TLS connection ({tls}): the client certificate must be \
+                 signed by the cluster's CA, and the task must use TLS too"
+            ),
+            _ => format!("TLS handshake with {peer} failed: {tls}"),
+        };
+        Error::unauthenticated(why)
     }
 }

@@ -504,9 +504,19 @@ fn serve_connection(inner: &Arc<Inner>, stream: TcpStream) -> Result<()> {
         .map_err(io)?;
     let tls = inner.security.tls().cloned();
     if tls.is_none() {
-        let mut head = [0u8; 4];
-        if matches!(stream.peek(&mut head), Ok(4)) && &head == b"GET " {
+        let mut head = [0u8; 6];
+        let seen = stream.peek(&mut head).unwrap_or(0);
+        if seen >= 4 && &head[..4] == b"GET " {
             return answer_health(stream, inner);
+        }
+        if seen == 6 && is_tls_client_hello(&head) {
+            // A client configured for TLS: tell it so (a fatal
+            // handshake_failure alert) instead of waiting for a frame.
+            let mut stream = stream;
+            let _ = stream.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28]);
+            return Err(Error::unauthenticated(
+                "a TLS client connected, but this server does not use TLS",
+            ));
         }
     }
     let tcp = stream.try_clone().map_err(io)?;
@@ -609,6 +619,14 @@ fn handle_request(
         }
         _ => Err(Error::invalid_argument("unexpected request")),
     }
+}
+
+/// True when `head` starts a TLS record holding a ClientHello (content
+/// type 22, version 3.x, handshake type 1). A Hello frame cannot look so:
+/// its first bytes would declare a header of at least 790 bytes, while its
+/// sixth (the length of the Hello inside) would make the header 3 bytes.
+fn is_tls_client_hello(head: &[u8; 6]) -> bool {
+    matches!(head, [0x16, 0x03, minor, _, _, 0x01] if *minor <= 0x04)
 }
 
 fn answer_health(mut stream: TcpStream, inner: &Inner) -> Result<()> {
