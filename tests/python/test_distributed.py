@@ -7,6 +7,7 @@ Servers bind 127.0.0.1 on free ports; child processes are killed by pid; every w
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -21,9 +22,16 @@ import ferroflow.compat.v1 as tf
 
 
 def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free port below Linux's ephemeral range, so no outgoing connection takes it while a test
+    restarts a server on it."""
+    while True:
+        port = random.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
 
 
 def _cluster(ps=1, workers=1):

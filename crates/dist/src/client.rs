@@ -147,6 +147,15 @@ impl Peer {
         let mut tcp = None;
         for a in &addrs {
             match TcpStream::connect_timeout(a, Duration::from_secs(5)) {
+                // Loopback with no listener can connect a socket to itself
+                // (its ephemeral port chosen equal to the target's): that
+                // is a refusal, and the socket must go so the task can bind.
+                Ok(s) if s.local_addr().ok() == s.peer_addr().ok() => {
+                    last = Some(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionRefused,
+                        "connection refused (the connection reached itself)",
+                    ));
+                }
                 Ok(s) => {
                     tcp = Some(s);
                     break;

@@ -73,6 +73,8 @@ pub struct DistSession {
     plans: Mutex<HashMap<PlanKey, Arc<DistPlan>>>,
     next_step: AtomicI64,
     closed: AtomicBool,
+    /// `FERROFLOW_VERBOSE_CLUSTER` is set: log each round's time.
+    verbose: bool,
 }
 
 /// A compiled run signature.
@@ -169,6 +171,7 @@ impl DistSession {
             plans: Mutex::new(HashMap::new()),
             next_step: AtomicI64::new(1),
             closed: AtomicBool::new(false),
+            verbose: std::env::var_os("FERROFLOW_VERBOSE_CLUSTER").is_some(),
         })
     }
 
@@ -261,7 +264,9 @@ impl DistSession {
         }
         let step_id = self.next_step.fetch_add(1, Ordering::Relaxed);
         let mut values: HashMap<Output, Tensor> = split.feeds.iter().copied().zip(feeds).collect();
-        for stage in &split.stages {
+        let verbose = self.verbose;
+        for (stage_index, stage) in split.stages.iter().enumerate() {
+            let started = verbose.then(Instant::now);
             let results: Vec<Result<Vec<Tensor>>> = if stage.len() == 1 {
                 vec![self.run_partition(&stage[0], &values, step_id, deadline)]
             } else {
@@ -282,6 +287,24 @@ impl DistSession {
                     out
                 })
             };
+            if let Some(t) = started {
+                let tasks: Vec<String> = stage
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} ({} in, {} out)",
+                            p.task,
+                            p.inputs.len(),
+                            p.outputs.len()
+                        )
+                    })
+                    .collect();
+                eprintln!(
+                    "ferroflow cluster: step {step_id} round {stage_index}: {:.3} ms on {}",
+                    t.elapsed().as_secs_f64() * 1e3,
+                    tasks.join(", ")
+                );
+            }
             for (p, r) in stage.iter().zip(results) {
                 let outs = r?;
                 values.extend(p.outputs.iter().copied().zip(outs));
@@ -510,6 +533,8 @@ impl DistSession {
                             .iter()
                             .all(|o| o.is_ref || o.dtype == DType::Resource)))
         };
+        // Constants are copied into whichever partition uses them, on any task.
+        let is_const = |n: NodeId| replicable(n) && graph.node(n).op == "Const";
         let mut stage: HashMap<NodeId, usize> = HashMap::new();
         for &n in &order {
             let s = preds(n)
@@ -517,7 +542,7 @@ impl DistSession {
                 .filter(|p| needed[*p])
                 .filter_map(|p| {
                     let cross = task_of[&p] != task_of[&n];
-                    if replicable(p) && !cross {
+                    if replicable(p) && (!cross || is_const(p)) {
                         None
                     } else {
                         Some(stage[&p] + usize::from(cross))
@@ -544,9 +569,10 @@ impl DistSession {
         let mut groups: BTreeMap<(usize, TaskId), Vec<NodeId>> = BTreeMap::new();
         for &n in &order {
             if replicable(n) {
-                let crosses = consumers
-                    .get(&n)
-                    .is_some_and(|cs| cs.iter().any(|c| task_of[c] != task_of[&n]));
+                let crosses = !is_const(n)
+                    && consumers
+                        .get(&n)
+                        .is_some_and(|cs| cs.iter().any(|c| task_of[c] != task_of[&n]));
                 if crosses || fetched.contains(&n) || target_set.contains(&n) {
                     groups.entry(home(n)).or_default().push(n);
                 }
@@ -560,7 +586,7 @@ impl DistSession {
             let mut set: HashSet<NodeId> = nodes.iter().copied().collect();
             for &n in nodes {
                 for p in preds(n) {
-                    if needed[p] && replicable(p) && task_of[&p] == key.1 {
+                    if needed[p] && replicable(p) && (task_of[&p] == key.1 || is_const(p)) {
                         set.insert(p);
                     }
                 }

@@ -194,6 +194,8 @@ pub(crate) struct Inner {
     /// Open connections (clones of their sockets), shut down on stop.
     connections: Mutex<HashMap<u64, TcpStream>>,
     next_connection: AtomicU64,
+    /// The accept loop, joined on stop so the port is free when stop returns.
+    accept_thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 /// Servers running in this process, found by the sessions that target them.
@@ -284,13 +286,15 @@ impl Server {
             addr,
             connections: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(0),
+            accept_thread: Mutex::new(None),
         });
         LOCAL_SERVERS.lock().push(Arc::downgrade(&inner));
         let weak = Arc::downgrade(&inner);
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name(format!("ferroflow server {}", inner.task))
             .spawn(move || accept_loop(listener, weak))
             .map_err(|e| Error::resource_exhausted(format!("cannot start a server thread: {e}")))?;
+        *inner.accept_thread.lock() = Some(handle);
         Ok(Server { inner })
     }
 
@@ -363,8 +367,14 @@ impl Inner {
         for (_, c) in self.connections.lock().drain() {
             let _ = c.shutdown(std::net::Shutdown::Both);
         }
-        // Wake the accept loop (it checks `stopping` after each accept).
+        // Wake the accept loop (it checks `stopping` after each accept) and
+        // wait for it to drop the listener, so the port is free on return.
         let _ = TcpStream::connect_timeout(&self.addr, Duration::from_millis(200));
+        if let Some(h) = self.accept_thread.lock().take() {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
         *self.stopped.lock() = true;
         self.stop_signal.notify_all();
     }

@@ -11,12 +11,18 @@ use parking_lot::RwLock;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// A free port below Linux's ephemeral range (32768 and up), so that no
+/// outgoing connection takes it while a test restarts a server on it.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let seed = (std::process::id() % 8000) as u16;
+    loop {
+        let p = 20000 + (seed + NEXT.fetch_add(7, Ordering::Relaxed)) % 12000;
+        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
 }
 
 fn two_task_cluster() -> ClusterSpec {

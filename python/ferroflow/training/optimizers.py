@@ -606,8 +606,10 @@ class AdamOptimizer(Optimizer):
     def _finish(self, update_ops, name_scope):
         with ops.control_dependencies(update_ops):
             p1, p2 = self._get_beta_accumulators()
-            update_beta1 = p1.assign(p1 * self._beta1_t, use_locking=self._use_locking)
-            update_beta2 = p2.assign(p2 * self._beta2_t, use_locking=self._use_locking)
+            # Computed where the powers live, as TF does (on a cluster: on their ps task).
+            with ops.colocate_with(p1):
+                update_beta1 = p1.assign(p1 * self._beta1_t, use_locking=self._use_locking)
+                update_beta2 = p2.assign(p2 * self._beta2_t, use_locking=self._use_locking)
         return control_flow_ops.group(*update_ops + [update_beta1, update_beta2], name=name_scope)
 
 
