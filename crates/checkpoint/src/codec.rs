@@ -115,31 +115,9 @@ impl RawTensor {
     }
 }
 
-/// Reinterprets a buffer of plain numbers as bytes.
-fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: T is one of the primitive element types (integers, floats,
-    // f16/bf16, bool), which have no padding; u8 has alignment 1.
-    unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
-}
-
 /// The stored bytes of a fixed-size tensor (no copy), or `None` for strings.
 pub fn tensor_bytes(t: &Tensor) -> Option<&[u8]> {
-    Some(match t.data() {
-        Data::F32(v) => as_bytes(v),
-        Data::F64(v) => as_bytes(v),
-        Data::F16(v) => as_bytes(v),
-        Data::BF16(v) => as_bytes(v),
-        Data::I8(v) => as_bytes(v),
-        Data::I16(v) => as_bytes(v),
-        Data::I32(v) => as_bytes(v),
-        Data::I64(v) => as_bytes(v),
-        Data::U8(v) => as_bytes(v),
-        Data::U16(v) => as_bytes(v),
-        Data::Bool(v) => as_bytes(v),
-        Data::C64(v) => as_bytes(v),
-        Data::C128(v) => as_bytes(v),
-        Data::Str(_) => return None,
-    })
+    t.data().as_bytes()
 }
 
 /// Copies little-endian bytes into a vector of `T` (any bit pattern valid).

@@ -744,41 +744,27 @@ impl Peer {
     }
 }
 
-/// The needed nodes, every node after its inputs and control inputs.
+/// The needed nodes, every node after its inputs and control inputs; a
+/// cycle (a malformed graph) is an error.
 fn topological_order(graph: &Graph, needed: &[bool], fed: &HashSet<Output>) -> Result<Vec<NodeId>> {
-    let ids: Vec<NodeId> = (0..needed.len()).filter(|&id| needed[id]).collect();
-    let mut waiting = vec![0usize; needed.len()];
-    let mut readers: Vec<Vec<NodeId>> = vec![Vec::new(); needed.len()];
-    for &id in &ids {
-        let node = graph.node(id);
-        let ps = node
+    let order = ferroflow_runtime::execution_order(graph, needed, |o| fed.contains(o));
+    let mut done = vec![false; needed.len()];
+    for &n in &order {
+        let node = graph.node(n);
+        let ready = node
             .inputs
             .iter()
             .filter(|o| !fed.contains(o))
             .map(|o| o.node)
-            .chain(node.control_inputs.iter().copied());
-        for p in ps.filter(|&p| needed[p]) {
-            waiting[id] += 1;
-            readers[p].push(id);
+            .chain(node.control_inputs.iter().copied())
+            .all(|p| !needed[p] || done[p]);
+        if !ready {
+            return Err(Error::invalid_argument(format!(
+                "the graph has a cycle through node '{}'",
+                node.name
+            )));
         }
-    }
-    let mut ready: std::collections::BinaryHeap<std::cmp::Reverse<NodeId>> = ids
-        .iter()
-        .filter(|&&id| waiting[id] == 0)
-        .map(|&id| std::cmp::Reverse(id))
-        .collect();
-    let mut order = Vec::with_capacity(ids.len());
-    while let Some(std::cmp::Reverse(id)) = ready.pop() {
-        order.push(id);
-        for &r in &readers[id] {
-            waiting[r] -= 1;
-            if waiting[r] == 0 {
-                ready.push(std::cmp::Reverse(r));
-            }
-        }
-    }
-    if order.len() != ids.len() {
-        return Err(Error::invalid_argument("the graph has a cycle"));
+        done[n] = true;
     }
     Ok(order)
 }

@@ -210,43 +210,22 @@ impl Failure {
     }
 }
 
-/// Views a numeric buffer as bytes.
-fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: T is a plain numeric type (f32, i64, half, complex: no padding,
-    // every bit pattern readable as bytes); the length covers exactly v.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
-
 /// Views a numeric buffer as writable bytes.
 fn as_bytes_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; every bit pattern is a valid T for the
-    // types used here (bool is read through u8 and checked separately).
+    // SAFETY: T is a plain numeric type without padding, and every bit
+    // pattern is a valid T for the types used here (bool is read through u8
+    // and checked separately); the length covers exactly v.
     unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
 
-/// The raw bytes of a numeric tensor, or `None` for strings and bools.
+/// The raw bytes of a fixed-size tensor (its own buffer), `None` for strings.
 fn raw_bytes(t: &Tensor) -> Option<&[u8]> {
-    Some(match t.data() {
-        Data::F32(v) => as_bytes(v),
-        Data::F64(v) => as_bytes(v),
-        Data::F16(v) => as_bytes(v),
-        Data::BF16(v) => as_bytes(v),
-        Data::I8(v) => as_bytes(v),
-        Data::I16(v) => as_bytes(v),
-        Data::I32(v) => as_bytes(v),
-        Data::I64(v) => as_bytes(v),
-        Data::U8(v) => as_bytes(v),
-        Data::U16(v) => as_bytes(v),
-        Data::C64(v) => as_bytes(v),
-        Data::C128(v) => as_bytes(v),
-        Data::Bool(_) | Data::Str(_) => return None,
-    })
+    t.data().as_bytes()
 }
 
 /// The bytes a tensor travels as, when they are not its buffer.
 fn packed_bytes(t: &Tensor) -> Vec<u8> {
     match t.data() {
-        Data::Bool(v) => v.iter().map(|&b| b as u8).collect(),
         Data::Str(v) => {
             let mut out = Vec::with_capacity(v.iter().map(|s| s.len() + 4).sum());
             for s in v.iter() {

@@ -55,12 +55,18 @@ struct Step {
 /// now read, as the bfloat16 pass's casts are), else a topological order that
 /// stays as close to id order as it can. Inputs that are fed (in `fed`)
 /// impose no order.
-fn execution_order(graph: &Graph, needed: &[bool], fed: &HashMap<Output, usize>) -> Vec<NodeId> {
+///
+/// Public for the cluster master, which orders a step before splitting it.
+pub fn execution_order(
+    graph: &Graph,
+    needed: &[bool],
+    is_fed: impl Fn(&Output) -> bool,
+) -> Vec<NodeId> {
     let preds = |id: NodeId| {
         let node = graph.node(id);
         node.inputs
             .iter()
-            .filter(|o| !fed.contains_key(o))
+            .filter(|o| !is_fed(o))
             .map(|o| o.node)
             .chain(node.control_inputs.iter().copied())
             .filter(|&p| needed[p])
@@ -281,7 +287,7 @@ impl Plan {
         let mut steps = Vec::new();
         // The fixed output of each node compiled so far, by node id.
         let mut fixed_of: Vec<Option<Value>> = vec![None; graph.len()];
-        for id in execution_order(graph, &needed, &slot_of) {
+        for id in execution_order(graph, &needed, |o| slot_of.contains_key(o)) {
             let node = graph.node(id);
             let out_base = next;
             next += node.outputs.len();

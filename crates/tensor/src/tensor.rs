@@ -182,6 +182,34 @@ impl Data {
         }
     }
 
+    /// The buffer of a fixed-size dtype as its little-endian bytes, without
+    /// a copy (checkpoint files and cluster frames write these); `None` for
+    /// strings.
+    pub fn as_bytes(&self) -> Option<&[u8]> {
+        fn bytes<T: Copy>(v: &[T]) -> &[u8] {
+            // SAFETY: T is one of the element types (integers, floats,
+            // f16/bf16, bool, complex pairs of floats), which have no padding;
+            // u8 has alignment 1 and the length covers exactly `v`.
+            unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+        }
+        Some(match self {
+            Data::F32(v) => bytes(v),
+            Data::F64(v) => bytes(v),
+            Data::F16(v) => bytes(v),
+            Data::BF16(v) => bytes(v),
+            Data::I8(v) => bytes(v),
+            Data::I16(v) => bytes(v),
+            Data::I32(v) => bytes(v),
+            Data::I64(v) => bytes(v),
+            Data::U8(v) => bytes(v),
+            Data::U16(v) => bytes(v),
+            Data::Bool(v) => bytes(v),
+            Data::C64(v) => bytes(v),
+            Data::C128(v) => bytes(v),
+            Data::Str(_) => return None,
+        })
+    }
+
     /// True if `self` and `other` share one buffer.
     pub fn same_buffer(&self, other: &Data) -> bool {
         fn ptr<T>(a: &Arc<Vec<T>>) -> usize {
