@@ -290,6 +290,47 @@ def test_a_killed_token_holder_without_backups_times_out(procs):
     assert error["t"] - procs.runs(0)[-1]["t"] < 10
 
 
+_BLOCKED_CLIENT = """
+import sys
+import ferroflow.compat.v1 as tf
+with tf.device("/job:ps/task:0"):
+    accum = tf.ConditionalAccumulator(tf.float32, shape=[1], shared_name="accum")
+    queue = tf.FIFOQueue(-1, tf.int64, shapes=[[]], name="q", shared_name="q")
+with tf.Session(sys.argv[1]) as sess:
+    print("running", flush=True)
+    sess.run([accum.take_grad(2), queue.dequeue()])
+"""
+
+
+@pytest.mark.xfail(strict=True, reason="ferroflow's task server keeps running a step whose client connection "
+                   "is gone: a killed worker's waiting dequeue later takes a token and a killed chief's waiting "
+                   "take_grad consumes the next gradients (TensorFlow's worker service cancels a RunGraph when "
+                   "its call is cancelled)")
+def test_a_killed_clients_waiting_take_and_dequeue_take_nothing(procs):
+    """A worker killed while it waits for a token (a dequeue on the ps), or a chief killed while its sync
+    op waits in take_grad, must not take the token or the gradients that come later."""
+    cluster = _cluster(1)
+    procs.ps_here(cluster)
+    target = "grpc://" + cluster["ps"][0]
+    child = subprocess.Popen([sys.executable, "-c", _BLOCKED_CLIENT, target], stdout=subprocess.PIPE, text=True)
+    procs.procs.append(child)
+    assert child.stdout.readline().strip() == "running"
+    time.sleep(0.5)  # the step is waiting on the ps
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=10)
+    time.sleep(0.2)
+    with tf.Graph().as_default():
+        with tf.device("/job:ps/task:0"):
+            accum = tf.ConditionalAccumulator(tf.float32, shape=[1], shared_name="accum")
+            queue = tf.FIFOQueue(-1, tf.int64, shapes=[[]], name="q", shared_name="q")
+        with tf.Session(target) as sess:
+            sess.run(queue.enqueue_many([[7]]))
+            for _ in range(2):
+                sess.run(accum.apply_grad([1.0], local_step=0))
+            time.sleep(0.2)
+            assert (sess.run(queue.size()), sess.run(accum.num_accumulated())) == (1, 2)
+
+
 def _listening(address):
     host, port = address.rsplit(":", 1)
     try:
