@@ -130,5 +130,6 @@ def test_one_ps_one_worker_equals_single_process():
 def test_one_ps_two_workers(mode):
     outs = run_cluster(2, ["--train_steps=200", "--log_every=1000", *mode], timeout=240)
     for out in outs:
-        assert "global step 200" in out or "global step 201" in out
+        # Asynchronous workers each finish the step they are in: up to one step per worker past 200.
+        assert any(f"global step {s}" in out for s in (200, 201, 202)), out
         assert final_of(out)[1] > 0.7

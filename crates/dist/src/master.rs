@@ -422,18 +422,24 @@ impl DistSession {
     /// Tells every task of the cluster other than this one that training is
     /// done (servers started with `exit_when_chief_done` stop).
     pub fn shutdown_cluster(&self) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(2);
-        for (task, _) in self.cluster.tasks() {
-            if self.local.as_ref().is_some_and(|l| l.task == task) {
-                continue;
+        // All at once, each given a short while: tasks that already exited
+        // must not hold the chief up (a refused connect is retried until the
+        // deadline).
+        let deadline = Instant::now() + Duration::from_millis(500);
+        let peers = self
+            .cluster
+            .tasks()
+            .filter(|(task, _)| !self.local.as_ref().is_some_and(|l| l.task == *task))
+            .map(|(task, _)| self.peer(&task))
+            .collect::<Result<Vec<_>>>()?;
+        std::thread::scope(|scope| {
+            for peer in &peers {
+                scope.spawn(move || {
+                    let bye = Envelope::new(Body::Shutdown(crate::wire::Shutdown {}));
+                    let _ = peer.call(bye, &[], deadline);
+                });
             }
-            let peer = self.peer(&task)?;
-            let _ = peer.call(
-                Envelope::new(Body::Shutdown(crate::wire::Shutdown {})),
-                &[],
-                deadline,
-            );
-        }
+        });
         Ok(())
     }
 
