@@ -302,10 +302,6 @@ with tf.Session(sys.argv[1]) as sess:
 """
 
 
-@pytest.mark.xfail(strict=True, reason="ferroflow's task server keeps running a step whose client connection "
-                   "is gone: a killed worker's waiting dequeue later takes a token and a killed chief's waiting "
-                   "take_grad consumes the next gradients (TensorFlow's worker service cancels a RunGraph when "
-                   "its call is cancelled)")
 def test_a_killed_clients_waiting_take_and_dequeue_take_nothing(procs):
     """A worker killed while it waits for a token (a dequeue on the ps), or a chief killed while its sync
     op waits in take_grad, must not take the token or the gradients that come later."""

@@ -439,6 +439,7 @@ impl Inner {
         handle: u64,
         feeds: Vec<Tensor>,
         timeout_ms: i64,
+        client: Option<&TcpStream>,
     ) -> Result<Vec<Tensor>> {
         let reg = self.graphs.read().get(&handle).cloned().ok_or_else(|| {
             Error::aborted(format!(
@@ -449,7 +450,48 @@ impl Inner {
         })?;
         let deadline =
             (timeout_ms > 0).then(|| Instant::now() + Duration::from_millis(timeout_ms as u64));
-        reg.session.run_plan_until(&reg.plan, feeds, deadline)
+        let Some(tcp) = client.filter(|_| reg.plan.may_block()) else {
+            return reg.session.run_plan_until(&reg.plan, feeds, deadline);
+        };
+        // A step that may wait (a token dequeue, a take_grad) is abandoned
+        // when its client goes away, as TF cancels a RunGraph whose call is
+        // cancelled: else a dead worker's step would still take the next
+        // token or the next gradients. The client sends nothing until the
+        // reply, so a watcher peeking at the socket sees only its close.
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let watcher = tcp.try_clone().ok().and_then(|sock| {
+            let (abandoned, done) = (abandoned.clone(), done.clone());
+            sock.set_read_timeout(Some(Duration::from_millis(25)))
+                .ok()?;
+            std::thread::Builder::new()
+                .name("ferroflow step watcher".into())
+                .spawn(move || {
+                    let mut byte = [0u8; 1];
+                    while !done.load(Ordering::Acquire) {
+                        match sock.peek(&mut byte) {
+                            Ok(0) => return abandoned.store(true, Ordering::Release),
+                            Ok(_) => return,
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                                ) => {}
+                            Err(_) => return abandoned.store(true, Ordering::Release),
+                        }
+                    }
+                })
+                .ok()
+        });
+        let result = ferroflow_runtime::blocking::with_abandon_flag(abandoned, || {
+            reg.session.run_plan_until(&reg.plan, feeds, deadline)
+        });
+        done.store(true, Ordering::Release);
+        if let Some(w) = watcher {
+            let _ = w.join();
+        }
+        let _ = tcp.set_read_timeout(None);
+        result
     }
 
     pub(crate) fn deregister(&self, handle: u64) {
@@ -581,7 +623,7 @@ fn serve_connection(inner: &Arc<Inner>, stream: TcpStream) -> Result<()> {
         let Some((env, tensors)) = read_frame(&mut conn)? else {
             return Ok(());
         };
-        let (reply, out) = match handle_request(inner, env, tensors) {
+        let (reply, out) = match handle_request(inner, env, tensors, &tcp) {
             Ok(r) => r,
             Err(e) => (Envelope::failure(&e), Vec::new()),
         };
@@ -593,6 +635,7 @@ fn handle_request(
     inner: &Arc<Inner>,
     env: Envelope,
     tensors: Vec<Tensor>,
+    tcp: &TcpStream,
 ) -> Result<(Envelope, Vec<Tensor>)> {
     match env.body {
         Some(Body::RegisterGraph(r)) => {
@@ -605,7 +648,7 @@ fn handle_request(
         }
         Some(Body::RunGraph(r)) => {
             inner.check_incarnation(r.incarnation)?;
-            let out = inner.run(r.handle, tensors, r.timeout_ms)?;
+            let out = inner.run(r.handle, tensors, r.timeout_ms, Some(tcp))?;
             Ok((Envelope::new(Body::RanGraph(RanGraph {})), out))
         }
         Some(Body::DeregisterGraph(r)) => {

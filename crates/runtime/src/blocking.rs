@@ -16,8 +16,10 @@
 
 use ferroflow_tensor::{Error, Result};
 use parking_lot::{Condvar, MutexGuard};
-use std::cell::Cell;
-use std::time::Instant;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// A resource whose waiters must be woken when its session closes.
 pub trait Cancellable: Send + Sync {
@@ -27,7 +29,26 @@ pub trait Cancellable: Send + Sync {
 
 thread_local! {
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static ABANDONED: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
 }
+
+/// Runs `f` with `flag` as the current run's "abandoned" flag on this
+/// thread: once it turns true, waiting kernels give up with
+/// `CancelledError` (a cluster task sets it when the client that asked for
+/// the run goes away, so a dead worker's dequeue takes no token).
+pub fn with_abandon_flag<R>(flag: Arc<AtomicBool>, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Arc<AtomicBool>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ABANDONED.with(|a| *a.borrow_mut() = self.0.take());
+        }
+    }
+    let _restore = Restore(ABANDONED.with(|a| a.borrow_mut().replace(flag)));
+    f()
+}
+
+/// How often a waiter with an abandon flag looks at it.
+const ABANDON_POLL: Duration = Duration::from_millis(25);
 
 /// Runs `f` with `deadline` as the current run's deadline on this thread.
 pub fn with_deadline<R>(deadline: Option<Instant>, f: impl FnOnce() -> R) -> R {
@@ -62,7 +83,24 @@ pub fn wait_while<T>(
     mut blocked: impl FnMut(&mut T) -> bool,
 ) -> Result<()> {
     let deadline = current_deadline();
+    let abandoned = ABANDONED.with(|a| a.borrow().clone());
     while blocked(guard) {
+        if let Some(flag) = &abandoned {
+            if flag.load(Ordering::Acquire) {
+                return Err(Error::cancelled(format!(
+                    "the client that was waiting for {what} went away"
+                )));
+            }
+            let poll = Instant::now() + ABANDON_POLL;
+            let until = deadline.map_or(poll, |d| d.min(poll));
+            if cv.wait_until(guard, until).timed_out()
+                && deadline.is_some_and(|d| Instant::now() >= d)
+                && blocked(guard)
+            {
+                return Err(deadline_exceeded(what));
+            }
+            continue;
+        }
         match deadline {
             Some(d) => {
                 if cv.wait_until(guard, d).timed_out() && blocked(guard) {
@@ -110,5 +148,38 @@ mod tests {
         wait_while(&state.1, &mut g, "data", |ready| !*ready).unwrap();
         drop(g);
         t.join().unwrap();
+    }
+
+    #[test]
+    fn an_abandoned_wait_is_cancelled_and_the_deadline_still_holds() {
+        let m = Mutex::new(0);
+        let cv = Condvar::new();
+        let flag = Arc::new(AtomicBool::new(false));
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(40));
+                flag.store(true, Ordering::Release);
+            })
+        };
+        let start = Instant::now();
+        let err = with_abandon_flag(flag, || {
+            let mut g = m.lock();
+            wait_while(&cv, &mut g, "a token", |v| *v == 0)
+        })
+        .unwrap_err();
+        setter.join().unwrap();
+        assert_eq!(err.code(), Some(ferroflow_tensor::Code::Cancelled));
+        assert!(err.message().contains("a token"), "{err}");
+        assert!(start.elapsed() >= Duration::from_millis(40));
+        // With a flag that never turns, the run's deadline still ends the wait.
+        let err = with_abandon_flag(Arc::new(AtomicBool::new(false)), || {
+            with_deadline(Some(Instant::now() + Duration::from_millis(30)), || {
+                let mut g = m.lock();
+                wait_while(&cv, &mut g, "data", |v| *v == 0)
+            })
+        })
+        .unwrap_err();
+        assert_eq!(err.code(), Some(ferroflow_tensor::Code::DeadlineExceeded));
     }
 }
