@@ -32,6 +32,7 @@
 pub mod cli;
 pub mod client;
 pub mod cluster;
+pub mod fuzzing;
 pub mod master;
 pub mod security;
 pub mod server;

@@ -169,7 +169,7 @@ pub fn ps_op_allowlist() -> HashSet<String> {
 }
 
 /// A graph registered by a client, compiled once.
-struct Registration {
+pub(crate) struct Registration {
     session: Session,
     plan: Arc<Plan>,
 }
@@ -387,49 +387,17 @@ impl Inner {
         fetches: &[String],
         targets: &[String],
     ) -> Result<u64> {
-        let def = GraphDef::decode(graph_def).map_err(|e| {
-            Error::invalid_argument(format!("RegisterGraph: the GraphDef does not parse: {e}"))
-        })?;
-        if let Some(allow) = &self.allowlist {
-            if let Some(n) = def.node.iter().find(|n| !allow.contains(&n.op)) {
-                return Err(Error::permission_denied(format!(
-                    "RegisterGraph: op '{}' (node '{}') is not allowed on task {} (its op \
-                     allowlist)",
-                    n.op, n.name, self.task
-                )));
-            }
-        }
-        let mut graph = Graph::new();
-        let names = import_graph_def(&mut graph, &def, &ImportOptions::default())?;
-        let output = |name: &str| -> Result<Output> {
-            let (node, index) = match name.rsplit_once(':') {
-                Some((n, i)) => (n, i.parse::<usize>().map_err(|_| bad_name(name))?),
-                None => (name, 0),
-            };
-            let id = *names.get(node).ok_or_else(|| bad_name(name))?;
-            if index >= graph.node(id).outputs.len() {
-                return Err(bad_name(name));
-            }
-            Ok(Output::new(id, index))
-        };
-        let feeds = feeds
-            .iter()
-            .map(|n| output(n))
-            .collect::<Result<Vec<_>>>()?;
-        let fetches = fetches
-            .iter()
-            .map(|n| output(n))
-            .collect::<Result<Vec<_>>>()?;
-        let targets = targets
-            .iter()
-            .map(|n| names.get(n.as_str()).copied().ok_or_else(|| bad_name(n)))
-            .collect::<Result<Vec<NodeId>>>()?;
-        let session = Session::with_shared_state(Arc::new(RwLock::new(graph)), self.state.clone());
-        let plan = session.prepare(&feeds, &fetches, &targets)?;
+        let reg = compile_registration(
+            &self.state,
+            &self.task,
+            self.allowlist.as_ref(),
+            graph_def,
+            feeds,
+            fetches,
+            targets,
+        )?;
         let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
-        self.graphs
-            .write()
-            .insert(handle, Arc::new(Registration { session, plan }));
+        self.graphs.write().insert(handle, Arc::new(reg));
         Ok(handle)
     }
 
@@ -508,6 +476,61 @@ impl Inner {
         }
         Ok(())
     }
+}
+
+/// RegisterGraph's work, without a server or a network: decodes
+/// `graph_def`, checks its ops against `allowlist`, imports it, resolves the
+/// feed, fetch and target names and compiles the run signature against the
+/// task's resources in `state`. [`crate::fuzzing`] feeds it untrusted bytes.
+pub(crate) fn compile_registration(
+    state: &Arc<SessionState>,
+    task: &TaskId,
+    allowlist: Option<&HashSet<String>>,
+    graph_def: &[u8],
+    feeds: &[String],
+    fetches: &[String],
+    targets: &[String],
+) -> Result<Registration> {
+    let def = GraphDef::decode(graph_def).map_err(|e| {
+        Error::invalid_argument(format!("RegisterGraph: the GraphDef does not parse: {e}"))
+    })?;
+    if let Some(allow) = allowlist {
+        if let Some(n) = def.node.iter().find(|n| !allow.contains(&n.op)) {
+            return Err(Error::permission_denied(format!(
+                "RegisterGraph: op '{}' (node '{}') is not allowed on task {} (its op \
+                     allowlist)",
+                n.op, n.name, task
+            )));
+        }
+    }
+    let mut graph = Graph::new();
+    let names = import_graph_def(&mut graph, &def, &ImportOptions::default())?;
+    let output = |name: &str| -> Result<Output> {
+        let (node, index) = match name.rsplit_once(':') {
+            Some((n, i)) => (n, i.parse::<usize>().map_err(|_| bad_name(name))?),
+            None => (name, 0),
+        };
+        let id = *names.get(node).ok_or_else(|| bad_name(name))?;
+        if index >= graph.node(id).outputs.len() {
+            return Err(bad_name(name));
+        }
+        Ok(Output::new(id, index))
+    };
+    let feeds = feeds
+        .iter()
+        .map(|n| output(n))
+        .collect::<Result<Vec<_>>>()?;
+    let fetches = fetches
+        .iter()
+        .map(|n| output(n))
+        .collect::<Result<Vec<_>>>()?;
+    let targets = targets
+        .iter()
+        .map(|n| names.get(n.as_str()).copied().ok_or_else(|| bad_name(n)))
+        .collect::<Result<Vec<NodeId>>>()?;
+    let session = Session::with_shared_state(Arc::new(RwLock::new(graph)), state.clone());
+    let plan = session.prepare(&feeds, &fetches, &targets)?;
+    Ok(Registration { session, plan })
 }
 
 fn bad_name(name: &str) -> Error {

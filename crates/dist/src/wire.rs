@@ -350,8 +350,10 @@ fn read_tensor(r: &mut impl Read, meta: &TensorMeta) -> Result<Tensor> {
         }
     }
     Tensor::check_allocation("a received tensor", dtype, &dims)?;
-    fn fill<T: Copy + Default>(r: &mut impl Read, n: usize) -> Result<Vec<T>> {
-        let mut v = vec![T::default(); n];
+    /// Reads `n` elements of a plain numeric type (one that all-zero bytes
+    /// are a valid value of: integers, floats, f16, bf16, complex).
+    fn fill<T: Copy>(r: &mut impl Read, n: usize) -> Result<Vec<T>> {
+        let mut v = zeroed_vec::<T>(n)?;
         r.read_exact(as_bytes_mut(&mut v)).map_err(io_error)?;
         Ok(v)
     }
@@ -388,6 +390,37 @@ fn read_tensor(r: &mut impl Read, meta: &TensorMeta) -> Result<Tensor> {
         }
     };
     Tensor::new(Shape::from(dims), data)
+}
+
+/// `n` elements of all-zero bytes, from zero-filled memory. Large blocks
+/// come from the OS as untouched pages, so a frame that declares a big tensor
+/// and sends few bytes costs only the pages its bytes fill. (With
+/// `vec![T::default(); n]`, types other than the primitive ones, f16 and
+/// complex among them, wrote every element first: a 38-byte frame, even a
+/// connection's first one before any token check, declaring a complex128
+/// tensor of 1.6 GB made the reader touch 1.6 GB before it found the stream
+/// short.) Only for types that all-zero bytes are a valid value of.
+fn zeroed_vec<T: Copy>(n: usize) -> Result<Vec<T>> {
+    let layout = std::alloc::Layout::array::<T>(n)
+        .map_err(|_| corrupt(format!("{n} elements overflow the address space")))?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size. The block holds exactly `n`
+    // values of `T` with `T`'s alignment, allocated by the global allocator
+    // with `Layout::array::<T>(n)`, as `Vec::from_raw_parts` requires (length
+    // and capacity `n`); its bytes are all zero, a valid `T` for every type
+    // `fill` reads.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout).cast::<T>();
+        if p.is_null() {
+            return Err(Error::resource_exhausted(format!(
+                "cannot allocate {} bytes for a received tensor",
+                layout.size()
+            )));
+        }
+        Ok(Vec::from_raw_parts(p, n, n))
+    }
 }
 
 /// `n` length-prefixed strings filling `bytes` exactly.
