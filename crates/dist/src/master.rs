@@ -429,7 +429,7 @@ impl DistSession {
         let peers = self
             .cluster
             .tasks()
-            .filter(|(task, _)| !self.local.as_ref().is_some_and(|l| l.task == *task))
+            .filter(|(task, _)| self.local.as_ref().is_none_or(|l| l.task != *task))
             .map(|(task, _)| self.peer(&task))
             .collect::<Result<Vec<_>>>()?;
         std::thread::scope(|scope| {
