@@ -13,6 +13,8 @@ import time
 
 import pytest
 
+import ferroflow
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mnist_replica.py"
 FINAL = re.compile(r"final loss (\d+\.\d+), accuracy (\d+\.\d+)")
@@ -20,7 +22,9 @@ FINAL = re.compile(r"final loss (\d+\.\d+), accuracy (\d+\.\d+)")
 
 def env():
     e = dict(os.environ)
-    e["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + e.get("PYTHONPATH", "")
+    # The ferroflow this test imported (an installed wheel in CI, the source tree in development).
+    package_parent = os.path.dirname(os.path.dirname(ferroflow.__file__))
+    e["PYTHONPATH"] = package_parent + os.pathsep + e.get("PYTHONPATH", "")
     e.pop("TF_CONFIG", None)
     for k in ("FERROFLOW_CLUSTER_TOKEN", "FERROFLOW_CLUSTER_TOKEN_FILE"):
         e.pop(k, None)
