@@ -23,6 +23,7 @@ import platform
 import random
 import re
 import shutil
+import socket
 import sys
 import tempfile
 import time
@@ -35,6 +36,7 @@ from ferroflow.framework import dtypes as _dtypes
 from ferroflow.framework import errors as _errors
 from ferroflow.framework import ops as _ops
 from ferroflow.framework import random_seed as _random_seed
+from ferroflow.training import server_lib as _server_lib
 
 __all__ = [
     "Benchmark",
@@ -42,6 +44,7 @@ __all__ = [
     "TestCase",
     "assert_equal_graph_def",
     "benchmark_config",
+    "create_local_cluster",
     "disable_with_predicate",
     "get_temp_dir",
     "gpu_device_name",
@@ -174,6 +177,68 @@ def with_eager_op_as_function(cls=None, only_as_function=False):
     if cls is None:
         return lambda c: c
     return cls
+
+
+# Ports for local clusters come from below Linux's ephemeral range (32768 up), as portpicker (which
+# TensorFlow's version uses) prefers: a server that starts early and connects out to a task that is
+# not listening yet then cannot be given that task's port as its own source port.
+_LOCAL_PORT_RANGE = (15000, 32768)
+
+
+def _port_is_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _pick_unused_ports(count):
+    """``count`` distinct TCP ports that nothing on this machine listens on right now."""
+    rng = random.Random()
+    picked = []
+    tries = 0
+    while len(picked) < count:
+        tries += 1
+        if tries <= 100 * (count + 1):
+            port = rng.randrange(*_LOCAL_PORT_RANGE)
+        else:  # a crowded range: let the kernel choose
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+        if port not in picked and _port_is_free(port):
+            picked.append(port)
+    return picked
+
+
+def create_local_cluster(num_workers, num_ps, protocol="grpc", worker_config=None, ps_config=None):
+    """Starts a cluster of ``num_workers`` worker tasks and ``num_ps`` ps tasks in this process, on free
+    ports of ``localhost``, and returns ``(worker_servers, ps_servers)``, two lists of started
+    ``tf.train.Server`` objects indexed by task.
+
+    Every server knows the whole cluster (jobs ``"worker"`` and ``"ps"``, the latter empty when
+    ``num_ps`` is 0), so ``tf.Session(workers[i].target)`` can run nodes placed with
+    ``tf.device("/job:ps/task:k")`` or ``"/job:worker/task:j"``. ``worker_config``/``ps_config``
+    (``tf.ConfigProto``) become the tasks' default session configs; ``protocol`` is checked as
+    ``tf.train.Server`` checks it.
+    """
+    ports = _pick_unused_ports(num_workers + num_ps)
+    worker_ports, ps_ports = ports[:num_workers], ports[num_workers:]
+    cluster = _server_lib.ClusterSpec({
+        "worker": [f"localhost:{port}" for port in worker_ports],
+        "ps": [f"localhost:{port}" for port in ps_ports],
+    })
+    workers = [
+        _server_lib.Server(cluster, job_name="worker", task_index=i, protocol=protocol, config=worker_config,
+                           start=True)
+        for i in range(num_workers)
+    ]
+    ps_servers = [
+        _server_lib.Server(cluster, job_name="ps", task_index=i, protocol=protocol, config=ps_config, start=True)
+        for i in range(num_ps)
+    ]
+    return workers, ps_servers
 
 
 def main(argv=None):
