@@ -8,6 +8,7 @@ from ferroflow.summary.summary_ops import (  # noqa: F401
     get_summary_description,
     histogram,
     image,
+    initialize,
     merge,
     merge_all,
     scalar,

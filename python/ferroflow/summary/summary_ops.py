@@ -258,6 +258,22 @@ def all_v2_summary_ops():
     return ops.get_collection(_SUMMARY_V2_COLLECTION)
 
 
+def initialize(graph=None, session=None):
+    """TF1's ``tf.summary.initialize``: in graph mode, runs the thread's default TF 2 summary writer's
+    initializer in ``session`` (default: the default session) and, given ``graph``, writes it to that
+    writer at step 0.
+
+    ferroflow writes summaries through ``FileWriter`` only and has no TF 2 summary writers
+    (``tf.contrib.summary`` / ``tf.compat.v2.summary.create_file_writer``), so no thread ever has a
+    default one, and this raises ``RuntimeError`` as TensorFlow does in that state, before looking at
+    its arguments or touching the graph.
+    """
+    raise RuntimeError(
+        "No default tf.contrib.summary.SummaryWriter found (ferroflow has no TF 2 summary writers; "
+        "write summaries with tf.summary.FileWriter)"
+    )
+
+
 def get_summary_description(node_def):
     """The ``SummaryDescription`` in a ``TensorSummary`` node's ``description`` attr (JSON)."""
     from google.protobuf import json_format
