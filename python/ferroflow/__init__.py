@@ -97,9 +97,7 @@ from ferroflow.framework.tensor_util import make_ndarray, make_tensor_proto  # n
 from ferroflow.framework.type_spec import (  # noqa: F401
     IndexedSlicesSpec,
     NoneTensorSpec,
-    RaggedTensorSpec,
     SparseTensorSpec,
-    TensorArraySpec,
     TensorSpec,
     TypeSpec,
     type_spec_from_value,
@@ -285,7 +283,7 @@ from ferroflow.ops.partitioned_variables import (  # noqa: F401
     min_max_variable_partitioner,
     variable_axis_size_partitioner,
 )
-from ferroflow.ops.ragged import RaggedTensor  # noqa: F401
+from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
 from ferroflow.ops.random_ops import (  # noqa: F401
     random_crop,
     random_normal,
@@ -339,7 +337,7 @@ from ferroflow.ops.string_ops import (  # noqa: F401
     substr,
 )
 from ferroflow.ops.template import make_template  # noqa: F401
-from ferroflow.ops.tensor_array_ops import TensorArray  # noqa: F401
+from ferroflow.ops.tensor_array_ops import TensorArray, TensorArraySpec  # noqa: F401
 from ferroflow.ops.variable_scope import (  # noqa: F401
     AUTO_REUSE,
     VariableScope,
@@ -417,12 +415,8 @@ from ferroflow import (  # noqa: E402,F401
     test,
     train,
 )
+from ferroflow.framework.versions import GRAPH_DEF_VERSION, VERSION, __version__  # noqa: F401
 
-__version__ = "0.1.0"
-# A PEP 440 version (a local label after "+"): TensorFlow's import_meta_graph parses
-# the meta graph's tensorflow_version with `packaging`, which rejects "1.15.0-ferroflow".
-VERSION = "1.15.0+ferroflow"
-GRAPH_DEF_VERSION = 1994
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",

@@ -9,6 +9,7 @@ from ferroflow.ops.array_ops import matrix_transpose  # noqa: F401
 from ferroflow.ops.array_ops import matrix_transpose as transpose  # noqa: F401
 from ferroflow.ops.clip_ops import global_norm  # noqa: F401
 from ferroflow.ops.linalg_ops import (  # noqa: F401
+    adjoint,
     cholesky,
     cholesky_solve,
     cross,
@@ -16,6 +17,7 @@ from ferroflow.ops.linalg_ops import (  # noqa: F401
     eye,
     logdet,
     lu,
+    matvec,
     norm,
     qr,
     slogdet,
@@ -39,16 +41,3 @@ from ferroflow.ops.linalg_ops import self_adjoint_eig as eigh  # noqa: F401
 from ferroflow.ops.linalg_ops import self_adjoint_eigvals as eigvalsh  # noqa: F401
 from ferroflow.ops.math_ops import matmul, tensordot  # noqa: F401
 from ferroflow.ops.nn_ops import l2_normalize  # noqa: F401
-
-
-def adjoint(matrix, name=None):
-    """The conjugate transpose of each matrix (the transpose, for real dtypes)."""
-    return matrix_transpose(matrix, name=name or "adjoint", conjugate=True)
-
-
-def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
-    """``a @ b`` for a batch of matrices ``a`` and vectors ``b``."""
-    from ferroflow.ops import array_ops
-
-    m = matmul(a, array_ops.expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a, name=None)
-    return array_ops.squeeze(m, [-1], name=name)

@@ -1,6 +1,6 @@
 """``tf.python_io`` (``tf.compat.v1.python_io``): TFRecord files."""
 
-from ferroflow.io.tf_record import (  # noqa: F401
+from ferroflow.platform.tf_record import (  # noqa: F401
     TFRecordCompressionType,
     TFRecordOptions,
     TFRecordWriter,

@@ -381,7 +381,7 @@ def test_graph_def_function_library_uses_tensorflow_names():
     assert matmul.attr["T"].type == tf.float32.as_datatype_enum
     assert then_fn.ret["output_0"] == matmul.name + ":product:0"
     # And back: the imported graph computes the same (tf.import_graph_def is issue 23's; its core here).
-    from ferroflow.training.meta_graph import import_graph_def_nodes
+    from ferroflow.framework.meta_graph import import_graph_def_nodes
 
     with tf.Graph().as_default():
         import_graph_def_nodes(gd)

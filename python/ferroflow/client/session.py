@@ -42,6 +42,7 @@ from ferroflow import _native
 from ferroflow.core.protobuf import config_pb2
 from ferroflow.framework import dtypes, errors, ops, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from ferroflow.framework.ops import get_default_session  # noqa: F401  (the client's traditional home)
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ferroflow.ops import script_ops
 
@@ -310,7 +311,7 @@ class BaseSession:
 
     def as_default(self):
         """Makes this the default session for ``Tensor.eval`` and ``Operation.run``."""
-        return _default_session_stack.get_controller(self)
+        return ops._default_session_stack.get_controller(self)
 
     def _check_open(self):
         if self._closed:
@@ -544,39 +545,6 @@ class InteractiveSession(BaseSession):
             except (IndexError, ValueError):  # pragma: no cover - closed from another thread
                 pass
         super().close()
-
-
-class _DefaultSessionStack(threading.local):
-    def __init__(self):
-        self.stack = []
-
-    def get_default(self):
-        return self.stack[-1] if self.stack else None
-
-    def get_controller(self, session):
-        stack = self
-
-        class _Ctx:
-            def __enter__(self_inner):
-                stack.stack.append(session)
-                return session
-
-            def __exit__(self_inner, *exc):
-                if stack.stack and stack.stack[-1] is session:
-                    stack.stack.pop()
-                elif session in stack.stack:
-                    stack.stack.remove(session)
-                return False
-
-        return _Ctx()
-
-
-_default_session_stack = _DefaultSessionStack()
-
-
-def get_default_session():
-    """The innermost session installed with ``as_default`` (or a ``with Session()`` block)."""
-    return _default_session_stack.get_default()
 
 
 def _evaluate_in_own_session(tensors):

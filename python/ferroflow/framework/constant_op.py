@@ -44,23 +44,10 @@ def constant(value, dtype=None, shape=None, name="Const", verify_shape=False):
     return op._outputs[0]
 
 
-def _autopack(value, dtype=None, name=None):
-    """``convert_to_tensor`` of a list holding tensors: stacks them (TF's autopacking)."""
-    from ferroflow.ops import array_ops
-
-    def conv(v):
-        if isinstance(v, (list, tuple)):
-            return _autopack(v, dtype)
-        return ops.convert_to_tensor(v, dtype=dtype)
-
-    parts = [conv(v) for v in value]
-    target = dtype
-    if target is None:
-        tensor_types = {p.dtype for p in parts if not _is_python_const(p)}
-        target = tensor_types.pop() if len(tensor_types) == 1 else parts[0].dtype
-    parts = [p if p.dtype == target else array_ops.cast(p, target) for p in parts]
-    return array_ops.stack(parts, name=name or "packed")
+def _constant_tensor_conversion_function(value, dtype=None, name=None, as_ref=False):
+    del as_ref  # constants are never references
+    return constant(value, dtype=dtype, name=name or "Const")
 
 
-def _is_python_const(t):
-    return t.op.type == "Const"
+# Everything ``convert_to_tensor`` has no more specific conversion for becomes a constant.
+ops.register_tensor_conversion_function(object, _constant_tensor_conversion_function, 200)

@@ -29,17 +29,17 @@ moments, their scatter-adds and the update of every row.
 from __future__ import annotations
 
 from ferroflow import _native
+from ferroflow.framework import versions
 
 __all__ = ["as_graph_def", "create_meta_graph_def", "restore_fused_updates"]
 
 
 def as_graph_def(graph, from_version=None, add_shapes=False):
     """``graph`` as a ``GraphDef``; only the nodes added since ``graph.version == from_version`` if given."""
-    import ferroflow
     from ferroflow.core.framework import graph_pb2
 
     start = 0 if from_version is None else int(from_version)
-    data = _native.graph_def(graph._native, start, bool(add_shapes), ferroflow.GRAPH_DEF_VERSION)
+    data = _native.graph_def(graph._native, start, bool(add_shapes), versions.GRAPH_DEF_VERSION)
     graph_def = graph_pb2.GraphDef.FromString(data)
     graph._sync_native()
     _make_tensorflow_compatible(graph_def, graph, start, add_shapes)
@@ -48,7 +48,7 @@ def as_graph_def(graph, from_version=None, add_shapes=False):
 
         for node in graph_def.node:
             mark_function_attrs(node)
-        add_function_library(graph_def, graph._native, ferroflow.GRAPH_DEF_VERSION, add_shapes)
+        add_function_library(graph_def, graph._native, versions.GRAPH_DEF_VERSION, add_shapes)
     return graph_def
 
 
@@ -399,13 +399,12 @@ def restore_fused_updates(nodes):
 
 def create_meta_graph_def(graph_def=None, graph=None):
     """A minimal ``MetaGraphDef`` around ``graph_def`` (or ``graph``'s), as ``FileWriter`` exports it."""
-    import ferroflow
     from ferroflow.core.protobuf import meta_graph_pb2
 
     if graph_def is None:
         graph_def = as_graph_def(graph, add_shapes=True)
     meta = meta_graph_pb2.MetaGraphDef()
-    meta.meta_info_def.tensorflow_version = ferroflow.VERSION
-    meta.meta_info_def.tensorflow_git_version = "ferroflow-" + ferroflow.__version__
+    meta.meta_info_def.tensorflow_version = versions.VERSION
+    meta.meta_info_def.tensorflow_git_version = versions.GIT_VERSION
     meta.graph_def.CopyFrom(graph_def)
     return meta

@@ -1,7 +1,7 @@
 """``tf.import_graph_def``: a ``GraphDef``'s nodes into the default graph.
 
 The nodes are created by the importer MetaGraphs use
-(``training.meta_graph.import_graph_def_nodes``); this module adds
+(``framework.meta_graph.import_graph_def_nodes``); this module adds
 TensorFlow's public surface on top: the ``import`` name scope, ``input_map``
 rewiring (``"name:i"`` data inputs and ``"^name"`` control inputs),
 ``return_elements`` and TensorFlow's errors for names the GraphDef lacks.
@@ -10,6 +10,7 @@ rewiring (``"name:i"`` data inputs and ``"^name"`` control inputs),
 from __future__ import annotations
 
 from ferroflow.framework import ops
+from ferroflow.framework.meta_graph import import_graph_def_nodes
 
 __all__ = ["import_graph_def"]
 
@@ -112,8 +113,6 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         ``graph_def``, or ``graph_def`` is malformed (an input naming no node,
         a cycle, an attribute ferroflow cannot represent).
     """
-    from ferroflow.training.meta_graph import import_graph_def_nodes
-
     graph_def = _check_graph_def(graph_def)
     input_map = _check_input_map(input_map)
     return_elements = _check_return_elements(return_elements)

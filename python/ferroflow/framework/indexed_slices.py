@@ -58,22 +58,6 @@ class IndexedSlices:
     def get_shape(self):
         return self.shape
 
-    def _as_tensor(self, dtype=None, name=None):
-        """Dense form: the rows summed into zeros of ``dense_shape``."""
-        from ferroflow.ops import array_ops, math_ops
-
-        if self._dense_shape is None:
-            raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {self!r}")
-        with ops.name_scope(name, "IndexedSlicesToTensor", [self._values, self._indices]):
-            rows = array_ops.cast(self._dense_shape[0], self._indices.dtype)
-            summed = math_ops.unsorted_segment_sum(self._values, self._indices, rows)
-            return array_ops.reshape(summed, array_ops.cast(self._dense_shape, "int32"))
-
-    def __neg__(self):
-        from ferroflow.ops import math_ops
-
-        return IndexedSlices(math_ops.negative(self._values), self._indices, self._dense_shape)
-
     def __repr__(self):
         shape = f", dense_shape={self._dense_shape}" if self._dense_shape is not None else ""
         return f"IndexedSlices(indices={self._indices}, values={self._values}{shape})"

@@ -967,6 +967,52 @@ class _DefaultGraphStack(threading.local):
 _default_graph_stack = _DefaultGraphStack()
 
 
+class _DefaultSessionStack(threading.local):
+    """Thread-local stack of the sessions installed with ``Session.as_default``."""
+
+    def __init__(self):
+        self.stack = []
+
+    def get_default(self):
+        return self.stack[-1] if self.stack else None
+
+    def get_controller(self, session):
+        stack = self
+
+        class _Ctx:
+            def __enter__(self_inner):
+                stack.stack.append(session)
+                return session
+
+            def __exit__(self_inner, *exc):
+                if stack.stack and stack.stack[-1] is session:
+                    stack.stack.pop()
+                elif session in stack.stack:
+                    stack.stack.remove(session)
+                return False
+
+        return _Ctx()
+
+
+_default_session_stack = _DefaultSessionStack()
+
+
+def get_default_session():
+    """The innermost session installed with ``as_default`` (or a ``with Session()`` block).
+
+    The stack lives here, beside the default graph's, so that ``Tensor.eval`` and other framework code
+    reach the session without importing the client; ``Session.as_default`` pushes onto it.
+    """
+    return _default_session_stack.get_default()
+
+
+def is_in_name_scope(name, scope):
+    """Whether ``name`` (a control input's ``^`` ignored) lies under ``scope/``; everything lies under no scope."""
+    if not scope:
+        return True
+    return name.lstrip("^").startswith(scope.rstrip("/") + "/")
+
+
 def strip_name_scope(name, export_scope):
     """``name`` without a leading ``export_scope/`` (a control input's ``^`` kept), as exported graphs name it."""
     if not export_scope:
@@ -1120,15 +1166,59 @@ def get_collection_ref(key):
     return get_default_graph().get_collection_ref(key)
 
 
+# -- how collections are stored in a MetaGraphDef ----------------------------
+
+_proto_function_registry = {}
+
+
+def register_proto_function(collection_name, proto_type=None, to_proto=None, from_proto=None):
+    """Says how the items of collection ``collection_name`` are written to and read from a MetaGraphDef.
+
+    ``to_proto(item, export_scope=None)`` returns a ``proto_type`` message (or None to leave the item out);
+    ``from_proto(message, import_scope=None)`` rebuilds the item in the default graph. Owners of such items
+    register here (variables, queue runners) so that meta-graph export and import need not import them.
+    """
+    _proto_function_registry[collection_name] = (proto_type, to_proto, from_proto)
+
+
+def get_collection_proto_type(collection_name):
+    """The proto message class registered for ``collection_name``, or None."""
+    return _proto_function_registry.get(collection_name, (None, None, None))[0]
+
+
+def get_to_proto_function(collection_name):
+    """The ``to_proto`` function registered for ``collection_name``, or None."""
+    return _proto_function_registry.get(collection_name, (None, None, None))[1]
+
+
+def get_from_proto_function(collection_name):
+    """The ``from_proto`` function registered for ``collection_name``, or None."""
+    return _proto_function_registry.get(collection_name, (None, None, None))[2]
+
+
 # -- conversion to tensors -------------------------------------------------
 
 _conversion_registry = []
 
 
 def register_tensor_conversion_function(base_type, conversion_func, priority=100):
-    """Lets ``convert_to_tensor`` accept objects of ``base_type``."""
+    """Lets ``convert_to_tensor`` accept objects of ``base_type``.
+
+    Functions are tried in increasing ``priority`` (registration order within one priority); one may return
+    ``NotImplemented`` to pass the value on to the next. Python and NumPy values reach the constant
+    conversion that ``framework/constant_op.py`` registers for ``object`` at priority 200, and lists holding
+    tensors the autopacking ``ops/array_ops.py`` registers at 99, as in TensorFlow.
+    """
     _conversion_registry.append((priority, base_type, conversion_func))
     _conversion_registry.sort(key=lambda e: e[0])
+
+
+def _check_converted_dtype(dtype, tensor):
+    if dtype is not None and not dtype.is_compatible_with(tensor.dtype):
+        raise ValueError(
+            f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {tensor.dtype.name}: {tensor!r}"
+        )
+    return tensor
 
 
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):
@@ -1137,35 +1227,26 @@ def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_
         dtype = dtypes.as_dtype(dtype)
     preferred_dtype = preferred_dtype or dtype_hint
     if isinstance(value, Tensor):
-        if dtype is not None and not dtype.is_compatible_with(value.dtype):
-            raise ValueError(
-                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {value.dtype.name}: {value!r}"
-            )
-        return value
+        return _check_converted_dtype(dtype, value)
     conv = getattr(value, "_as_tensor", None)
     if conv is not None:
-        t = conv(dtype=dtype, name=name)
-        if dtype is not None and not dtype.is_compatible_with(t.dtype):
-            raise ValueError(
-                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {t.dtype.name}: {t!r}"
-            )
-        return t
-    for _, base, func in _conversion_registry:
-        if isinstance(value, base):
-            return func(value, dtype=dtype, name=name, as_ref=False)
+        return _check_converted_dtype(dtype, conv(dtype=dtype, name=name))
     if isinstance(value, Operation):
         raise TypeError(f"Can't convert Operation '{value.name}' to Tensor (target dtype={dtype}, name={name!r})")
-    from ferroflow.framework import constant_op
-
-    if isinstance(value, (list, tuple)) and constant_op._contains_tensor(value):
-        return constant_op._autopack(value, dtype=dtype, name=name)
-
-    if dtype is None and preferred_dtype is not None:
-        try:
-            return constant_op.constant(value, dtype=preferred_dtype, name=name or "Const")
-        except (TypeError, ValueError):
-            pass
-    return constant_op.constant(value, dtype=dtype, name=name or "Const")
+    for _, base, func in _conversion_registry:
+        if not isinstance(value, base):
+            continue
+        if dtype is None and preferred_dtype is not None:
+            try:
+                converted = func(value, dtype=dtypes.as_dtype(preferred_dtype), name=name, as_ref=False)
+            except (TypeError, ValueError):
+                converted = NotImplemented
+            if converted is not NotImplemented:
+                return converted
+        converted = func(value, dtype=dtype, name=name, as_ref=False)
+        if converted is not NotImplemented:
+            return _check_converted_dtype(dtype, converted)
+    raise TypeError(f"Failed to convert object of type {type(value)} to Tensor. Contents: {value!r}.")
 
 
 def convert_n_to_tensor(values, dtype=None, name=None, preferred_dtype=None):
@@ -1194,8 +1275,6 @@ def op_scope(values, name, default_name=None):
 
 def _default_session_for(graph, session):
     if session is None:
-        from ferroflow.client.session import get_default_session
-
         session = get_default_session()
         if session is None:
             raise ValueError(

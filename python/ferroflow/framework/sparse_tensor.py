@@ -102,9 +102,7 @@ class SparseTensor:
 
     def eval(self, feed_dict=None, session=None):
         """The value in ``session`` (default: the default session), as a ``SparseTensorValue``."""
-        from ferroflow.client.session import get_default_session
-
-        session = session or get_default_session()
+        session = session or ops.get_default_session()
         if session is None:
             raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered.")
         return session.run(self, feed_dict)
@@ -117,25 +115,6 @@ class SparseTensor:
         return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
 
     __repr__ = __str__
-
-    def __neg__(self):
-        from ferroflow.ops import math_ops
-
-        return self.with_values(math_ops.negative(self._values))
-
-    def __mul__(self, other):
-        """``sp * dense``: the entries times the (broadcast) dense tensor (``SparseDenseCwiseMul``)."""
-        from ferroflow.ops import sparse_ops
-
-        return sparse_ops._sparse_dense_cwise("SparseDenseCwiseMul", self, other, "mul")
-
-    def __truediv__(self, other):
-        """``sp / dense``: the entries divided by the (broadcast) dense tensor (``SparseDenseCwiseDiv``)."""
-        from ferroflow.ops import sparse_ops
-
-        return sparse_ops._sparse_dense_cwise("SparseDenseCwiseDiv", self, other, "truediv")
-
-    __div__ = __truediv__
 
     def _as_parts(self):
         return self._indices, self._values, self._dense_shape

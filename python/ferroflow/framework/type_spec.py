@@ -1,15 +1,21 @@
 """Type specifications: what kind of value a tensor-like thing is, without its contents.
 
 ``tf.TensorSpec`` (dtype + partial shape + name), ``tf.SparseTensorSpec``, ``tf.IndexedSlicesSpec``,
-``tf.RaggedTensorSpec``, ``tf.TensorArraySpec``, ``tf.NoneTensorSpec`` and
+``tf.NoneTensorSpec`` and
 ``tf.type_spec_from_value``. ``tf.data`` describes its elements with them (``element_spec``), and
 ``tf.nest`` treats them as leaves. Compatibility follows TensorFlow: same dtype and compatible
 shapes (an unknown dimension matches any).
+
+``tf.RaggedTensorSpec`` and ``tf.TensorArraySpec`` live beside the types they describe (``ops/ragged.py``,
+``ops/tensor_array_ops.py``); those types report their spec through a ``_type_spec`` property, which
+``type_spec_from_value`` asks for.
 """
 
 from __future__ import annotations
 
-from ferroflow.framework import dtypes
+from ferroflow.framework import dtypes, ops
+from ferroflow.framework.indexed_slices import IndexedSlices
+from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ferroflow.framework.tensor_shape import TensorShape, as_shape
 
 
@@ -119,7 +125,8 @@ def _field_supertype(a, b):
     return a if a == b else _NO_SUPERTYPE
 
 
-def _dtype(d):
+def base_dtype(d):
+    """``d`` as a DType without its reference flag (how the specs store dtypes)."""
     return dtypes.as_dtype(d).base_dtype
 
 
@@ -130,7 +137,7 @@ class TensorSpec(TypeSpec):
 
     def __init__(self, shape, dtype=dtypes.float32, name=None):
         self._shape = as_shape(shape)
-        self._dtype = _dtype(dtype)
+        self._dtype = base_dtype(dtype)
         self._name = name
 
     shape = property(lambda self: self._shape)
@@ -188,7 +195,7 @@ class SparseTensorSpec(TypeSpec):
 
     def __init__(self, shape=None, dtype=dtypes.float32):
         self._shape = as_shape(shape)
-        self._dtype = _dtype(dtype)
+        self._dtype = base_dtype(dtype)
 
     shape = property(lambda self: self._shape)
     dtype = property(lambda self: self._dtype)
@@ -223,9 +230,9 @@ class IndexedSlicesSpec(TypeSpec):
     def __init__(self, shape=None, dtype=dtypes.float32, indices_dtype=dtypes.int64, dense_shape_dtype=None,
                  indices_shape=None):
         self._shape = as_shape(shape)
-        self._values_dtype = _dtype(dtype)
-        self._indices_dtype = _dtype(indices_dtype)
-        self._dense_shape_dtype = None if dense_shape_dtype is None else _dtype(dense_shape_dtype)
+        self._values_dtype = base_dtype(dtype)
+        self._indices_dtype = base_dtype(indices_dtype)
+        self._dense_shape_dtype = None if dense_shape_dtype is None else base_dtype(dense_shape_dtype)
         self._indices_shape = as_shape(indices_shape).with_rank_at_most(1)
 
     shape = property(lambda self: self._shape)
@@ -240,77 +247,6 @@ class IndexedSlicesSpec(TypeSpec):
     def _serialize(self):
         return (self._shape, self._values_dtype, self._indices_dtype, self._dense_shape_dtype,
                 self._indices_shape)
-
-
-class RaggedTensorSpec(TypeSpec):
-    """A RaggedTensor's shape (ragged dimensions unknown), dtype, ragged rank and row-splits dtype."""
-
-    __slots__ = ("_shape", "_dtype", "_ragged_rank", "_row_splits_dtype", "_flat_values_spec")
-
-    def __init__(self, shape=None, dtype=dtypes.float32, ragged_rank=None, row_splits_dtype=dtypes.int64,
-                 flat_values_spec=None):
-        self._shape = as_shape(shape)
-        self._dtype = _dtype(dtype)
-        if flat_values_spec is not None and flat_values_spec.dtype != self._dtype:
-            raise ValueError("dtype must be the same as flat_values_spec.dtype")
-        rank = self._shape.ndims
-        if ragged_rank is None:
-            if rank is None:
-                raise ValueError("Must specify ragged_rank or a shape with a known rank.")
-            ragged_rank = rank - 1
-        if not isinstance(ragged_rank, int):
-            raise TypeError(f"ragged_rank must be an int, got {ragged_rank!r}")
-        if rank is not None and not 0 <= ragged_rank < max(rank, 1):
-            raise ValueError(f"ragged_rank must be non-negative and less than the rank ({rank}), got {ragged_rank}")
-        self._ragged_rank = ragged_rank
-        self._row_splits_dtype = _dtype(row_splits_dtype)
-        self._flat_values_spec = flat_values_spec
-
-    shape = property(lambda self: self._shape)
-    dtype = property(lambda self: self._dtype)
-    ragged_rank = property(lambda self: self._ragged_rank)
-    row_splits_dtype = property(lambda self: self._row_splits_dtype)
-    flat_values_spec = property(lambda self: self._flat_values_spec)
-
-    @property
-    def value_type(self):
-        from ferroflow.ops.ragged import RaggedTensor
-
-        return RaggedTensor if self._ragged_rank > 0 else _tensor_type()
-
-    def _serialize(self):
-        return (self._shape, self._dtype, self._ragged_rank, self._row_splits_dtype, self._flat_values_spec)
-
-    @classmethod
-    def from_value(cls, value):
-        return cls(value.shape, value.dtype, value.ragged_rank, value.row_splits_dtype)
-
-
-class TensorArraySpec(TypeSpec):
-    """A TensorArray's element shape, dtype, and whether it may grow and infers shapes."""
-
-    __slots__ = ("_element_shape", "_dtype", "_dynamic_size", "_infer_shape")
-
-    def __init__(self, element_shape=None, dtype=dtypes.float32, dynamic_size=False, infer_shape=True):
-        self._element_shape = as_shape(element_shape)
-        self._dtype = _dtype(dtype)
-        self._dynamic_size = dynamic_size
-        self._infer_shape = infer_shape
-
-    @property
-    def value_type(self):
-        from ferroflow.ops.tensor_array_ops import TensorArray
-
-        return TensorArray
-
-    def _serialize(self):
-        return (self._element_shape, self._dtype, self._dynamic_size, self._infer_shape)
-
-    @classmethod
-    def from_value(cls, value):
-        shape = getattr(value, "element_shape", None)
-        return cls(shape if shape is not None else None, value.dtype,
-                   bool(getattr(value, "_dynamic_size", False)), bool(getattr(value, "_infer_shape", True)))
 
 
 class NoneTensorSpec(TypeSpec):
@@ -337,19 +273,9 @@ class NoneTensorSpec(TypeSpec):
         return cls()
 
 
-def _tensor_type():
-    from ferroflow.framework import ops
-
-    return ops.Tensor
-
-
 def type_spec_from_value(value):
     """The TypeSpec of ``value``: a Tensor (or anything convertible to one), SparseTensor(Value),
     IndexedSlices, RaggedTensor, TensorArray or None. Raises TypeError for anything else."""
-    from ferroflow.framework import ops
-    from ferroflow.framework.indexed_slices import IndexedSlices
-    from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-
     if isinstance(value, ops.Tensor):
         return TensorSpec(value.shape, value.dtype)
     if isinstance(value, (SparseTensor, SparseTensorValue)):
@@ -363,13 +289,6 @@ def type_spec_from_value(value):
     spec = getattr(value, "_type_spec", None)
     if isinstance(spec, TypeSpec):
         return spec
-    from ferroflow.ops.ragged import RaggedTensor
-    from ferroflow.ops.tensor_array_ops import TensorArray
-
-    if isinstance(value, RaggedTensor):
-        return RaggedTensorSpec.from_value(value)
-    if isinstance(value, TensorArray):
-        return TensorArraySpec.from_value(value)
     try:
         # A scratch graph: describing a Python value must not add a constant to the user's graph.
         with ops.Graph().as_default():

@@ -2,13 +2,13 @@
 
 from ferroflow.framework.graph_io import write_graph  # noqa: F401
 from ferroflow.io import gfile  # noqa: F401
-from ferroflow.io.tf_record import (  # noqa: F401
+from ferroflow.ops.image_codecs import *  # noqa: F401,F403
+from ferroflow.ops.io_ops import *  # noqa: F401,F403
+from ferroflow.ops.parsing_ops import *  # noqa: F401,F403
+from ferroflow.platform.tf_record import (  # noqa: F401
     TFRecordCompressionType,
     TFRecordOptions,
     TFRecordWriter,
     tf_record_iterator,
 )
-from ferroflow.ops.image_codecs import *  # noqa: F401,F403
-from ferroflow.ops.io_ops import *  # noqa: F401,F403
-from ferroflow.ops.parsing_ops import *  # noqa: F401,F403
 from ferroflow.training.input import match_filenames_once  # noqa: F401

@@ -6,6 +6,7 @@
 
 from ferroflow.lite import constants, experimental
 from ferroflow.lite.convert import (
+    OpHint,
     OpsSet,
     Optimize,
     RepresentativeDataset,
@@ -15,17 +16,6 @@ from ferroflow.lite.convert import (
     toco_convert,
 )
 from ferroflow.lite.interpreter import Interpreter, OpResolverType
-
-
-class OpHint:
-    """TF1's op-hint annotation for fusing composite ops. ferroflow's converter
-    does not read hints: constructing one raises NotImplementedError."""
-
-    def __init__(self, function_name, level=1, children_inputs_mappings=None, **kwargs):
-        raise NotImplementedError(
-            "tf.lite.OpHint is not supported by ferroflow's converter (TF deprecated it too)"
-        )
-
 
 __all__ = [
     "Interpreter",

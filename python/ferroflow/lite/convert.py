@@ -336,3 +336,13 @@ class TocoConverter:
 def toco_convert(input_data, input_tensors, output_tensors, *args, **kwargs):
     """Deprecated: converts ``input_data`` (a frozen GraphDef) between the tensors."""
     return TFLiteConverter(input_data, input_tensors, output_tensors).convert()
+
+
+class OpHint:
+    """TF1's op-hint annotation for fusing composite ops. ferroflow's converter
+    does not read hints: constructing one raises NotImplementedError."""
+
+    def __init__(self, function_name, level=1, children_inputs_mappings=None, **kwargs):
+        raise NotImplementedError(
+            "tf.lite.OpHint is not supported by ferroflow's converter (TF deprecated it too)"
+        )

@@ -618,3 +618,34 @@ ops.Tensor.assign = property(_tensor_assign)
 def guarantee_const(input, name=None):  # noqa: A002
     """``input`` unchanged, marked as constant across runs (TF's ``GuaranteeConst``; no gradient)."""
     return make("GuaranteeConst", [ops.convert_to_tensor(input, name="input")], {}, name)
+
+
+# -- autopacking: ``convert_to_tensor`` of a list or tuple that holds tensors -------------------------------
+
+
+def _autopack(value, dtype=None, name=None):
+    """Stacks a (nested) list holding tensors into one tensor, as TF's autopacking does."""
+
+    def convert(v):
+        if isinstance(v, (list, tuple)):
+            return _autopack(v, dtype)
+        return ops.convert_to_tensor(v, dtype=dtype)
+
+    parts = [convert(v) for v in value]
+    target = dtype
+    if target is None:
+        # Python numbers among the parts follow the tensors' dtype.
+        tensor_types = {p.dtype for p in parts if p.op.type != "Const"}
+        target = tensor_types.pop() if len(tensor_types) == 1 else parts[0].dtype
+    parts = [p if p.dtype == target else cast(p, target) for p in parts]
+    return stack(parts, name=name or "packed")
+
+
+def _autopacking_conversion_function(value, dtype=None, name=None, as_ref=False):
+    del as_ref  # a packed tensor is never a reference
+    if not constant_op._contains_tensor(value):
+        return NotImplemented
+    return _autopack(value, dtype=dtype, name=name)
+
+
+ops.register_tensor_conversion_function((list, tuple), _autopacking_conversion_function, 99)

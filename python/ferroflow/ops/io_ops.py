@@ -11,6 +11,7 @@ from __future__ import annotations
 from ferroflow.framework import dtypes, ops
 from ferroflow.ops._op_util import make, make_op
 from ferroflow.ops.data_flow_ops import PaddingFIFOQueue, PriorityQueue, QueueBase, RandomShuffleQueue
+from ferroflow.platform.tf_record import TFRecordOptions
 
 __all__ = [
     "ReaderBase",
@@ -96,8 +97,6 @@ class TFRecordReader(ReaderBase):
     the compression. Keys are ``file:offset``."""
 
     def __init__(self, name=None, options=None):
-        from ferroflow.io.tf_record import TFRecordOptions
-
         compression = TFRecordOptions.get_compression_type_string(options)
         super().__init__(_reader("TFRecordReaderV2", name, compression_type=compression))
 

@@ -489,3 +489,14 @@ def matrix_exponential(input, name=None):  # noqa: A002
         _, result = while_loop(lambda i, _: math_ops.less(i, max_squarings), body,
                                [ops.convert_to_tensor(0.0, dtype=x.dtype), result])
         return array_ops.reshape(result, array_ops.shape(x))
+
+
+def adjoint(matrix, name=None):
+    """The conjugate transpose of each matrix (the transpose, for real dtypes)."""
+    return array_ops.matrix_transpose(matrix, name=name or "adjoint", conjugate=True)
+
+
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    """``a @ b`` for a batch of matrices ``a`` and vectors ``b``."""
+    m = math_ops.matmul(a, array_ops.expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return array_ops.squeeze(m, [-1], name=name)

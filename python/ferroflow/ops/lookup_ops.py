@@ -21,7 +21,7 @@ from __future__ import annotations
 import uuid
 
 from ferroflow.framework import dtypes as _dtypes
-from ferroflow.framework import ops
+from ferroflow.framework import ops, saveable_object
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.ops._op_util import make, make_op, type_attr
@@ -569,25 +569,22 @@ class IdTableWithHashBuckets(LookupInterface):
             return _oov_lookup(self._table, keys, self._num_oov_buckets, _hash_bucket_fn(self._hasher_spec), None)
 
 
-class _MutableTableSaveable:
+class _MutableTableSaveable(saveable_object.SaveableObject):
     """Saves a mutable table as ``<name>-keys`` and ``<name>-values`` (its export) and restores by import."""
 
-    def __new__(cls, table, name):
-        from ferroflow.training import saver
+    def __init__(self, table, name):
+        keys, values = table.export()
+        specs = [saveable_object.SaveSpec(keys, "", name + "-keys"),
+                 saveable_object.SaveSpec(values, "", name + "-values")]
+        super().__init__(table.resource_handle, specs, name)
+        self._table = table
 
-        class _Saveable(saver.SaveableObject):
-            def __init__(self):
-                keys, values = table.export()
-                specs = [saver.SaveSpec(keys, "", name + "-keys"), saver.SaveSpec(values, "", name + "-values")]
-                super().__init__(table.resource_handle, specs, name)
-
-            def restore(self, restored_tensors, restored_shapes):
-                with ops.name_scope(f"{table.name}_table_restore"):
-                    return make_op("LookupTableImportV2",
-                                   [table.resource_handle, restored_tensors[0], restored_tensors[1]],
-                                   {"Tin": type_attr(table.key_dtype), "Tout": type_attr(table.value_dtype)})
-
-        return _Saveable()
+    def restore(self, restored_tensors, restored_shapes):
+        table = self._table
+        with ops.name_scope(f"{table.name}_table_restore"):
+            return make_op("LookupTableImportV2",
+                           [table.resource_handle, restored_tensors[0], restored_tensors[1]],
+                           {"Tin": type_attr(table.key_dtype), "Tout": type_attr(table.value_dtype)})
 
 
 class _MutableTable(LookupInterface):

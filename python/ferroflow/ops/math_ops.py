@@ -468,6 +468,23 @@ def _override_operators(cls):
 _override_operators(ops.Tensor)
 
 
+def _indexed_slices_to_tensor(self, dtype=None, name=None):
+    """The dense form of IndexedSlices: its rows summed into zeros of ``dense_shape``."""
+    del dtype  # convert_to_tensor checks the result's dtype
+    if self._dense_shape is None:
+        raise ValueError(f"Tensor conversion requested for IndexedSlices without dense_shape: {self!r}")
+    with ops.name_scope(name, "IndexedSlicesToTensor", [self._values, self._indices]):
+        rows = array_ops.cast(self._dense_shape[0], self._indices.dtype)
+        summed = unsorted_segment_sum(self._values, self._indices, rows)
+        return array_ops.reshape(summed, array_ops.cast(self._dense_shape, "int32"))
+
+
+# IndexedSlices is a framework type; its arithmetic and dense conversion need ops, so they are attached here
+# (TF attaches Tensor's operators the same way).
+IndexedSlices._as_tensor = _indexed_slices_to_tensor
+IndexedSlices.__neg__ = lambda self: IndexedSlices(negative(self._values), self._indices, self._dense_shape)
+
+
 def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     """``out[segment_ids[i]] += data[i]`` into ``num_segments`` rows."""
     with ops.name_scope(name, "UnsortedSegmentSum", [data, segment_ids, num_segments]) as scope:

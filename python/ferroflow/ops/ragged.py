@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ferroflow.framework import constant_op, dtypes, ops
+from ferroflow.framework import constant_op, dtypes, ops, type_spec
 from ferroflow.framework.sparse_tensor import SparseTensor
-from ferroflow.framework.tensor_shape import TensorShape
+from ferroflow.framework.tensor_shape import TensorShape, as_shape
 from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops._op_util import make_op
 
@@ -200,6 +200,10 @@ class RaggedTensor:
         return self._row_splits.dtype
 
     @property
+    def _type_spec(self):
+        return RaggedTensorSpec.from_value(self)
+
+    @property
     def graph(self):
         return self._row_splits.graph
 
@@ -307,18 +311,14 @@ class RaggedTensor:
         return self._eval(session).numpy()
 
     def _eval(self, session=None):
-        from ferroflow.client.session import get_default_session
-
-        session = session or get_default_session()
+        session = session or ops.get_default_session()
         if session is None:
             raise ValueError("RaggedTensor.to_list() in a graph needs a default session (with tf.Session(): ...)")
         return session.run(self)
 
     def eval(self, feed_dict=None, session=None):
         """The value in ``session`` (default: the default session), as a ``RaggedTensorValue``."""
-        from ferroflow.client.session import get_default_session
-
-        session = session or get_default_session()
+        session = session or ops.get_default_session()
         if session is None:
             raise ValueError("Cannot evaluate tensor using `eval()`: No default session is registered.")
         return session.run(self, feed_dict)
@@ -439,3 +439,45 @@ class RaggedTensorValue:
 
     def __str__(self):
         return f"<tf.RaggedTensorValue {self.to_list()}>"
+
+
+class RaggedTensorSpec(type_spec.TypeSpec):
+    """A RaggedTensor's shape (ragged dimensions unknown), dtype, ragged rank and row-splits dtype."""
+
+    __slots__ = ("_shape", "_dtype", "_ragged_rank", "_row_splits_dtype", "_flat_values_spec")
+
+    def __init__(self, shape=None, dtype=dtypes.float32, ragged_rank=None, row_splits_dtype=dtypes.int64,
+                 flat_values_spec=None):
+        self._shape = as_shape(shape)
+        self._dtype = type_spec.base_dtype(dtype)
+        if flat_values_spec is not None and flat_values_spec.dtype != self._dtype:
+            raise ValueError("dtype must be the same as flat_values_spec.dtype")
+        rank = self._shape.ndims
+        if ragged_rank is None:
+            if rank is None:
+                raise ValueError("Must specify ragged_rank or a shape with a known rank.")
+            ragged_rank = rank - 1
+        if not isinstance(ragged_rank, int):
+            raise TypeError(f"ragged_rank must be an int, got {ragged_rank!r}")
+        if rank is not None and not 0 <= ragged_rank < max(rank, 1):
+            raise ValueError(f"ragged_rank must be non-negative and less than the rank ({rank}), got {ragged_rank}")
+        self._ragged_rank = ragged_rank
+        self._row_splits_dtype = type_spec.base_dtype(row_splits_dtype)
+        self._flat_values_spec = flat_values_spec
+
+    shape = property(lambda self: self._shape)
+    dtype = property(lambda self: self._dtype)
+    ragged_rank = property(lambda self: self._ragged_rank)
+    row_splits_dtype = property(lambda self: self._row_splits_dtype)
+    flat_values_spec = property(lambda self: self._flat_values_spec)
+
+    @property
+    def value_type(self):
+        return RaggedTensor if self._ragged_rank > 0 else ops.Tensor
+
+    def _serialize(self):
+        return (self._shape, self._dtype, self._ragged_rank, self._row_splits_dtype, self._flat_values_spec)
+
+    @classmethod
+    def from_value(cls, value):
+        return cls(value.shape, value.dtype, value.ragged_rank, value.row_splits_dtype)

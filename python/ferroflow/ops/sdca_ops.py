@@ -4,8 +4,7 @@ regularization, one mini-batch per run, as TensorFlow's ``SdcaOptimizer`` kernel
 
 from __future__ import annotations
 
-from ferroflow import dtypes
-from ferroflow.framework import ops
+from ferroflow.framework import dtypes, ops
 from ferroflow.ops._op_util import make, make_op
 from ferroflow.ops.state_ops import _ref
 

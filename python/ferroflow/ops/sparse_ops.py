@@ -702,3 +702,11 @@ def bincount(values, weights=None, axis=0, minlength=None, maxlength=None, binar
         else:
             op = make_op("DenseCountSparseOutput", [values, weights], attrs)
         return SparseTensor(op._outputs[0], op._outputs[1], op._outputs[2])
+
+
+# SparseTensor is a framework type; its arithmetic needs ops, so it is attached here, as math_ops attaches
+# Tensor's: ``-sp``, ``sp * dense`` and ``sp / dense`` (the dense side broadcast, TF's SparseDenseCwise ops).
+SparseTensor.__neg__ = lambda self: self.with_values(math_ops.negative(self._values))
+SparseTensor.__mul__ = lambda self, other: _sparse_dense_cwise("SparseDenseCwiseMul", self, other, "mul")
+SparseTensor.__truediv__ = lambda self, other: _sparse_dense_cwise("SparseDenseCwiseDiv", self, other, "truediv")
+SparseTensor.__div__ = SparseTensor.__truediv__

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import functools
 
-from ferroflow import logging
 from ferroflow.framework import ops
 from ferroflow.ops import variable_scope as vs
+from ferroflow.platform import tf_logging as logging
 
 
 class Template:

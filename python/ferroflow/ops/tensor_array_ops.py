@@ -17,7 +17,7 @@ TensorArray ops covers what it was for).
 
 from __future__ import annotations
 
-from ferroflow.framework import dtypes, ops
+from ferroflow.framework import dtypes, ops, type_spec
 from ferroflow.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from ferroflow.ops._op_util import make, make_op, shape_attr, type_attr
 
@@ -96,6 +96,10 @@ class TensorArray:
     @property
     def handle(self):
         return self._flow
+
+    @property
+    def _type_spec(self):
+        return TensorArraySpec.from_value(self)
 
     @property
     def dtype(self):
@@ -220,3 +224,28 @@ def to_flow(x):
 def from_flow(template, x):
     """``x`` as ``template`` was: a TensorArray rebuilt around a flow tensor."""
     return template._with_flow(x) if isinstance(template, TensorArray) else x
+
+
+class TensorArraySpec(type_spec.TypeSpec):
+    """A TensorArray's element shape, dtype, and whether it may grow and infers shapes."""
+
+    __slots__ = ("_element_shape", "_dtype", "_dynamic_size", "_infer_shape")
+
+    def __init__(self, element_shape=None, dtype=dtypes.float32, dynamic_size=False, infer_shape=True):
+        self._element_shape = as_shape(element_shape)
+        self._dtype = type_spec.base_dtype(dtype)
+        self._dynamic_size = dynamic_size
+        self._infer_shape = infer_shape
+
+    @property
+    def value_type(self):
+        return TensorArray
+
+    def _serialize(self):
+        return (self._element_shape, self._dtype, self._dynamic_size, self._infer_shape)
+
+    @classmethod
+    def from_value(cls, value):
+        shape = getattr(value, "element_shape", None)
+        return cls(shape if shape is not None else None, value.dtype,
+                   bool(getattr(value, "_dynamic_size", False)), bool(getattr(value, "_infer_shape", True)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 
+from ferroflow.core.framework import variable_pb2
 from ferroflow.framework import constant_op, dtypes, ops
 from ferroflow.framework.tensor_shape import as_shape, unknown_shape
 from ferroflow.ops import array_ops, control_flow_ops, state_ops
@@ -136,9 +137,21 @@ class Variable(metaclass=_VariableMeta):
     def to_proto(self, export_scope=None):
         """This variable as a ``VariableDef`` with names relative to
         ``export_scope`` (None if the variable lies outside it)."""
-        from ferroflow.training.meta_graph import variable_to_proto
-
-        return variable_to_proto(self, export_scope)
+        if not ops.is_in_name_scope(self.name, export_scope):
+            return None
+        d = variable_pb2.VariableDef()
+        d.variable_name = ops.strip_name_scope(self.name, export_scope)
+        d.initializer_name = ops.strip_name_scope(self.initializer.name, export_scope)
+        d.snapshot_name = ops.strip_name_scope(self.value().name, export_scope)
+        if self._initial_value is not None:
+            d.initial_value_name = ops.strip_name_scope(self._initial_value.name, export_scope)
+        d.trainable = bool(self.trainable)
+        d.is_resource = False
+        info = self._get_save_slice_info()
+        info_def = info.to_proto(export_scope) if info is not None else None
+        if info_def is not None:
+            d.save_slice_info_def.CopyFrom(info_def)
+        return d
 
     @staticmethod
     def from_proto(variable_def, import_scope=None):
@@ -446,3 +459,18 @@ def report_uninitialized_variables(var_list=None, name="report_uninitialized_var
             inited = array_ops.stack([state_ops.is_variable_initialized(v) for v in var_list])
             names = constant_op.constant([v.op.name for v in var_list])
             return array_ops.boolean_mask(names, math_ops.logical_not(inited), name=scope)
+
+
+def _variable_to_proto(variable, export_scope=None):
+    if not (hasattr(variable, "_ref") and hasattr(variable, "initializer")):
+        raise TypeError(f"{variable!r} is not a Variable")
+    return variable.to_proto(export_scope=export_scope)
+
+
+def _variable_from_proto(variable_def, import_scope=None):
+    return Variable(variable_def=variable_def, import_scope=import_scope)
+
+
+for _key in sorted(set(ops.GraphKeys._VARIABLE_COLLECTIONS) | {ops.GraphKeys.GLOBAL_STEP}):
+    ops.register_proto_function(_key, proto_type=variable_pb2.VariableDef, to_proto=_variable_to_proto,
+                                from_proto=_variable_from_proto)

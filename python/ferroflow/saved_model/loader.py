@@ -16,6 +16,7 @@ import os
 from ferroflow.framework import errors, ops
 from ferroflow.saved_model import constants
 from ferroflow.saved_model.utils import tensor_info_names
+from ferroflow.training import saver as saver_lib
 
 _logger = logging.getLogger("ferroflow")
 
@@ -147,15 +148,13 @@ class SavedModelLoader:
 
     def load_graph(self, graph, tags, import_scope=None, **saver_kwargs):
         """Imports the meta graph tagged ``tags`` into ``graph``; returns ``(saver, None)``."""
-        from ferroflow.training import meta_graph
-
         meta_graph_def = self.get_meta_graph_def_from_tags(tags)
         clear_devices = saver_kwargs.pop("clear_devices", False)
         if saver_kwargs:
             raise TypeError(f"load got unexpected keyword arguments: {sorted(saver_kwargs)}")
         with graph.as_default():
-            saver = meta_graph.import_meta_graph(meta_graph_def, clear_devices=clear_devices,
-                                                 import_scope=import_scope)
+            saver = saver_lib.import_meta_graph(meta_graph_def, clear_devices=clear_devices,
+                                               import_scope=import_scope)
             self._check_signatures(meta_graph_def, graph, import_scope)
         return saver, None
 

@@ -20,7 +20,7 @@ from ferroflow.core.framework import graph_pb2, summary_pb2
 from ferroflow.core.protobuf import meta_graph_pb2
 from ferroflow.core.util import event_pb2
 from ferroflow.framework import ops
-from ferroflow.io.tf_record import tf_record_iterator
+from ferroflow.platform.tf_record import tf_record_iterator
 
 __all__ = ["FileWriter", "FileWriterCache", "summary_iterator"]
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ferroflow.framework import errors, ops
 from ferroflow.protos import MetaGraphDef, RunOptions, SessionLog, Summary
+from ferroflow.summary import writer
 from ferroflow.training import training_util
 from ferroflow.training.session_run_hook import SessionRunArgs, SessionRunHook
 
@@ -63,9 +64,7 @@ def _get_or_create_global_step_read(graph=None):
 
 def _summary_writer(logdir):
     """The shared event-file writer of ``logdir`` (``tf.summary.FileWriterCache``)."""
-    from ferroflow.summary import FileWriterCache
-
-    return FileWriterCache.get(logdir)
+    return writer.FileWriterCache.get(logdir)
 
 
 def _as_graph_element(obj):

@@ -16,6 +16,7 @@ import re
 import time
 
 from ferroflow.framework import errors
+from ferroflow.framework.ops import get_default_session
 from ferroflow.platform import gfile
 from ferroflow.protos import CheckpointState, SaverDef
 
@@ -448,8 +449,6 @@ class CheckpointManager:
         if hasattr(counter, "assign_add"):
             op = counter.assign_add(1, read_value=True)
             if session is None:
-                from ferroflow.client.session import get_default_session
-
                 session = get_default_session()
             if session is None:
                 raise errors.FailedPreconditionError(

@@ -22,8 +22,10 @@ import sys
 from ferroflow.framework import errors, ops
 from ferroflow.ops import control_flow_ops, lookup_ops, variables
 from ferroflow.protos import RunMetadata, RunOptions
+from ferroflow.summary import summary_ops
 from ferroflow.training import basic_session_run_hooks, coordinator
 from ferroflow.training import queue_runner_impl as queue_runner
+from ferroflow.training import saver as saver_lib
 from ferroflow.training.session_manager import SessionManager
 from ferroflow.training.session_run_hook import (
     SessionRunArgs,
@@ -62,17 +64,13 @@ def _get_saver_or_default():
                 "passing it to the constructor."
             )
         return savers[0]
-    from ferroflow import train
-
-    saver = train.Saver(sharded=True, allow_empty=True)
+    saver = saver_lib.Saver(sharded=True, allow_empty=True)
     ops.add_to_collection(ops.GraphKeys.SAVERS, saver)
     return saver
 
 
 def _default_summary_op():
-    from ferroflow import summary
-
-    return summary.merge_all()
+    return summary_ops.merge_all()
 
 
 class Scaffold:

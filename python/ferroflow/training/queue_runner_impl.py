@@ -265,3 +265,11 @@ def start_queue_runners(sess=None, coord=None, daemon=True, start=True, collecti
         for qr in ops.get_collection(collection):
             threads.extend(qr.create_threads(sess, coord=coord, daemon=daemon, start=start))
     return threads
+
+
+ops.register_proto_function(
+    ops.GraphKeys.QUEUE_RUNNERS,
+    proto_type=queue_runner_def_class(),
+    to_proto=lambda runner, export_scope=None: runner.to_proto(export_scope=export_scope),
+    from_proto=QueueRunner.from_proto,
+)

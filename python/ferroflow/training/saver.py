@@ -29,11 +29,12 @@ import time
 import numpy as np
 
 from ferroflow.framework import constant_op, dtypes, errors, ops
+from ferroflow.framework.meta_graph import export_meta_graph, import_scoped_meta_graph
+from ferroflow.framework.saveable_object import SaveableObject, SaveSpec
 from ferroflow.ops import array_ops, control_flow_ops, state_ops
 from ferroflow.ops._op_util import make, shape_attr, type_attr
 from ferroflow.protos import SaverDef
 from ferroflow.training import checkpoint_management
-from ferroflow.training.meta_graph import export_meta_graph, import_meta_graph
 
 __all__ = ["Saver", "export_meta_graph", "import_meta_graph"]
 
@@ -43,39 +44,6 @@ _VARIABLE_OPS = ("Variable", "VariableV2", "AutoReloadVariable", "VarHandleOp", 
 
 # The key under which an object-based (tf.train.Checkpoint) checkpoint keeps its object graph.
 OBJECT_GRAPH_PROTO_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
-class SaveSpec:
-    """One tensor a saveable writes: its value, its checkpoint key and its slice spec (``""`` if whole)."""
-
-    def __init__(self, tensor, slice_spec, name, dtype=None, device=None):
-        self._tensor = tensor
-        self.slice_spec = slice_spec
-        self.name = name
-        self.dtype = dtypes.as_dtype(dtype if dtype is not None else tensor.dtype).base_dtype
-        self.device = device if device is not None else getattr(tensor, "device", "")
-
-    @property
-    def tensor(self):
-        """The tensor to save (called if it was given as a function)."""
-        return self._tensor() if callable(self._tensor) else self._tensor
-
-
-class SaveableObject:
-    """Something the Saver can save (through ``specs``) and restore (``restore``)."""
-
-    def __init__(self, op, specs, name):
-        self.op = op
-        self.specs = specs
-        self.name = name
-
-    @property
-    def device(self):
-        return self.specs[0].device if self.specs else ""
-
-    def restore(self, restored_tensors, restored_shapes):
-        """An op assigning ``restored_tensors`` back (subclasses implement it)."""
-        raise NotImplementedError(f"Saveable {self.name} cannot be restored")
 
 
 class ReferenceVariableSaveable(SaveableObject):
@@ -633,9 +601,7 @@ class Saver:
 
         The options are those of ``tf.train.export_meta_graph``.
         """
-        from ferroflow.training import meta_graph
-
-        return meta_graph.export_meta_graph(
+        return export_meta_graph(
             filename=filename,
             graph_def=ops.get_default_graph().as_graph_def(add_shapes=True),
             saver_def=self.saver_def,
@@ -793,3 +759,26 @@ def _saver_from_object_based_checkpoint(save_path, var_list, names_to_keys):
         )
     mapped = {names_to_keys[name]: value for name, value in var_list.items()}
     return Saver(var_list=mapped, name="object_restore")
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
+    """Rebuilds a ``MetaGraphDef`` (or file) in the default graph; returns a Saver for it (None without variables).
+
+    The nodes, the collections (variables come back as Variables) and the
+    saver's ops are recreated, so ``saver.restore`` followed by running
+    ops fetched by name (or from collections such as ``train_op``) continues
+    where the exporting process stopped.
+    """
+    if kwargs:
+        raise TypeError(f"import_meta_graph got unexpected keyword arguments: {sorted(kwargs)}")
+    meta, variables = import_scoped_meta_graph(meta_graph_or_file, clear_devices=clear_devices,
+                                               import_scope=import_scope)
+    if meta.HasField("saver_def"):
+        saver_def = type(meta.saver_def)()
+        saver_def.CopyFrom(meta.saver_def)
+        return Saver(saver_def=saver_def, name=import_scope)
+    # As TensorFlow: a Saver only when there is something to save (local variables are not).
+    if ops.get_collection(ops.GraphKeys.GLOBAL_VARIABLES, scope=import_scope):
+        return Saver()
+    _logger.info("Saver not created because there are no variables in the graph to restore")
+    return None

@@ -14,6 +14,7 @@ import numpy as np
 
 from ferroflow.client import session as session_lib
 from ferroflow.framework import errors, ops
+from ferroflow.training import checkpoint_management
 
 __all__ = ["SessionManager"]
 
@@ -29,9 +30,7 @@ def _maybe_name(obj):
 
 def _checkpoint_state(checkpoint_dir):
     """The ``CheckpointState`` of ``checkpoint_dir`` (``tf.train.get_checkpoint_state``), or None."""
-    from ferroflow import train
-
-    return train.get_checkpoint_state(checkpoint_dir)
+    return checkpoint_management.get_checkpoint_state(checkpoint_dir)
 
 
 class SessionManager:

@@ -18,7 +18,9 @@ import time
 from ferroflow.framework import dtypes, errors, ops
 from ferroflow.ops import control_flow_ops, lookup_ops, variables
 from ferroflow.protos import MetaGraphDef, SessionLog, Summary
+from ferroflow.summary import summary_ops, writer
 from ferroflow.training import coordinator, training_util
+from ferroflow.training import saver as saver_lib
 from ferroflow.training.session_manager import SessionManager
 
 __all__ = ["Supervisor", "basic_train_loop"]
@@ -77,9 +79,7 @@ class Supervisor:
                 self._save_path = os.path.join(self._logdir, checkpoint_basename)
             if summary_writer is Supervisor.USE_DEFAULT:
                 if self._logdir:
-                    from ferroflow import summary
-
-                    self._summary_writer = summary.FileWriter(self._logdir)
+                    self._summary_writer = writer.FileWriter(self._logdir)
             else:
                 self._summary_writer = summary_writer
         if session_manager is None:
@@ -134,9 +134,7 @@ class Supervisor:
         if saver is Supervisor.USE_DEFAULT:
             saver = self._first_in_collection(ops.GraphKeys.SAVERS)
             if saver is None and variables.global_variables():
-                from ferroflow import train
-
-                saver = train.Saver()
+                saver = saver_lib.Saver()
                 ops.add_to_collection(ops.GraphKeys.SAVERS, saver)
         self._saver = saver
 
@@ -144,9 +142,7 @@ class Supervisor:
         if summary_op is Supervisor.USE_DEFAULT:
             summary_op = self._first_in_collection(ops.GraphKeys.SUMMARY_OP)
             if summary_op is None:
-                from ferroflow import summary
-
-                summary_op = summary.merge_all()
+                summary_op = summary_ops.merge_all()
                 if summary_op is not None:
                     ops.add_to_collection(ops.GraphKeys.SUMMARY_OP, summary_op)
         self._summary_op = summary_op

@@ -204,9 +204,7 @@ class _ObjectGraph:
 
 
 def _session_for(session):
-    from ferroflow.client.session import get_default_session
-
-    session = session or get_default_session()
+    session = session or ops.get_default_session()
     if session is None:
         raise ValueError(
             "No session: pass session= or call inside `with tf.Session() as sess:` (graph-mode checkpoints run ops)."

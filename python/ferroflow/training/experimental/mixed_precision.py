@@ -11,7 +11,7 @@ session config: ``rewrite_options.auto_mixed_precision_onednn_bfloat16``.
 
 from __future__ import annotations
 
-from ferroflow import logging as _logging
+from ferroflow.platform import tf_logging as _logging
 from ferroflow.training import optimizers
 from ferroflow.training.experimental.loss_scale_optimizer import MixedPrecisionLossScaleOptimizer
 

@@ -1,58 +1,38 @@
-"""``MetaGraphDef`` export and import (``tf.train.export_meta_graph`` / ``import_meta_graph``).
+"""Scoped ``MetaGraphDef`` export and import: the graph, its collections and the Saver's ``SaverDef``.
 
 A MetaGraphDef bundles the ``GraphDef``, the Saver's ``SaverDef`` and the
 graph's collections, so a training graph can be rebuilt in a fresh process
 and its checkpoint restored. Collections are stored as TensorFlow stores
 them: variables as serialized ``VariableDef`` protos in a ``bytes_list``,
 ops and tensors by name in a ``node_list``, numbers and strings in the
-matching list kinds.
+matching list kinds. A collection whose items need a proto of their own (variables, queue
+runners) is encoded by the functions its owner registers with ``ops.register_proto_function``.
+
+``tf.train.export_meta_graph`` is ``export_meta_graph`` here; ``tf.train.import_meta_graph``
+(which also rebuilds the Saver) lives in ``training/saver.py``.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 
-from ferroflow.framework import op_attr_defaults, ops
+from google.protobuf import message, text_format
+
+from ferroflow.core.framework import graph_debug_info_pb2, graph_pb2, variable_pb2
+from ferroflow.core.protobuf import meta_graph_pb2
+from ferroflow.framework import dtypes, errors, op_attr_defaults, ops, tensor_util, versions
+from ferroflow.framework.function_library import _output_index, _parse_function_input, import_function_library
+from ferroflow.framework.graph_def_util import restore_fused_updates
 from ferroflow.platform import gfile
 
-__all__ = ["export_meta_graph", "import_meta_graph"]
+__all__ = ["create_meta_graph_def", "export_meta_graph", "import_scoped_meta_graph", "read_meta_graph_file"]
 
 _logger = logging.getLogger("ferroflow")
 
 # Collections whose items are Variables (stored as VariableDef protos).
 _VARIABLE_KEYS = set(ops.GraphKeys._VARIABLE_COLLECTIONS) | {ops.GraphKeys.GLOBAL_STEP}
-
-
-def _in_scope(name, export_scope):
-    if not export_scope:
-        return True
-    scope = export_scope.rstrip("/") + "/"
-    return name.lstrip("^").startswith(scope)
-
-
-def variable_to_proto(var, export_scope=None):
-    """A Variable as a ``VariableDef`` (names relative to ``export_scope``; None if outside it)."""
-    from ferroflow.core.framework import variable_pb2
-
-    if hasattr(var, "to_proto") and not hasattr(var, "_variable"):
-        return var.to_proto(export_scope=export_scope)
-    if not _in_scope(var.name, export_scope):
-        return None
-    d = variable_pb2.VariableDef()
-    d.variable_name = ops.strip_name_scope(var.name, export_scope)
-    d.initializer_name = ops.strip_name_scope(var.initializer.name, export_scope)
-    d.snapshot_name = ops.strip_name_scope(var.value().name, export_scope)
-    initial = getattr(var, "_initial_value", None)
-    if initial is not None:
-        d.initial_value_name = ops.strip_name_scope(initial.name, export_scope)
-    d.trainable = bool(var.trainable)
-    d.is_resource = False
-    info = var._get_save_slice_info() if hasattr(var, "_get_save_slice_info") else None
-    info_def = info.to_proto(export_scope) if info is not None else None
-    if info_def is not None:
-        d.save_slice_info_def.CopyFrom(info_def)
-    return d
 
 
 def _is_variable(x):
@@ -70,16 +50,17 @@ def _add_collection_def(meta, key, graph, export_scope=None):
     col = meta.collection_def[key]
     try:
         first = values[0]
-        if key in _VARIABLE_KEYS or _is_variable(first):
+        to_proto = ops.get_to_proto_function(key)
+        if to_proto is None and _is_variable(first):
+            to_proto = ops.get_to_proto_function(ops.GraphKeys.GLOBAL_VARIABLES)
+        if to_proto is not None:
             for v in values:
-                if not _is_variable(v):
-                    raise TypeError(f"{v!r} is not a Variable")
-                d = variable_to_proto(v, export_scope)
-                if d is not None:
-                    col.bytes_list.value.append(d.SerializeToString())
+                proto = to_proto(v, export_scope=export_scope)
+                if proto is not None:
+                    col.bytes_list.value.append(proto.SerializeToString())
         elif isinstance(first, (ops.Tensor, ops.Operation)):
             for v in values:
-                if _in_scope(v.name, export_scope):
+                if ops.is_in_name_scope(v.name, export_scope):
                     col.node_list.value.append(ops.strip_name_scope(v.name, export_scope))
         elif hasattr(first, "type_url") and hasattr(first, "Unpack"):  # protos packed in google.protobuf.Any
             for v in values:
@@ -108,8 +89,6 @@ def _add_collection_def(meta, key, graph, export_scope=None):
 
 
 def _takes_scope(fn):
-    import inspect
-
     try:
         return "export_scope" in inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -117,13 +96,11 @@ def _takes_scope(fn):
 
 
 def _filter_graph_def(graph_def, export_scope, clear_devices):
-    from ferroflow.core.framework import graph_pb2
-
     out = graph_pb2.GraphDef()
     out.versions.CopyFrom(graph_def.versions)
     out.library.CopyFrom(graph_def.library)
     for node in graph_def.node:
-        if not _in_scope(node.name, export_scope):
+        if not ops.is_in_name_scope(node.name, export_scope):
             continue
         n = out.node.add()
         n.CopyFrom(node)
@@ -139,17 +116,14 @@ def create_meta_graph_def(meta_info_def=None, graph_def=None, saver_def=None, co
                           export_scope=None, clear_devices=False, clear_extraneous_savers=False,
                           strip_default_attrs=False):
     """The ``MetaGraphDef`` of ``graph`` (default graph): meta info, graph, saver and collections."""
-    import ferroflow
-    from ferroflow.core.protobuf import meta_graph_pb2
-
     graph = graph or ops.get_default_graph()
     meta = meta_graph_pb2.MetaGraphDef()
     if meta_info_def is not None:
         meta.meta_info_def.CopyFrom(meta_info_def)
     if not meta.meta_info_def.tensorflow_version:
-        meta.meta_info_def.tensorflow_version = ferroflow.VERSION
+        meta.meta_info_def.tensorflow_version = versions.VERSION
     if not meta.meta_info_def.tensorflow_git_version:
-        meta.meta_info_def.tensorflow_git_version = "ferroflow-" + ferroflow.__version__
+        meta.meta_info_def.tensorflow_git_version = versions.GIT_VERSION
     if graph_def is None:
         graph_def = graph.as_graph_def(add_shapes=True)
     if export_scope or clear_devices:
@@ -190,8 +164,6 @@ def export_meta_graph(filename=None, meta_info_def=None, graph_def=None, saver_d
         clear_extraneous_savers=clear_extraneous_savers, strip_default_attrs=strip_default_attrs,
     )
     if filename:
-        from google.protobuf import text_format
-
         filename = os.fspath(filename)
         if as_text:
             data = text_format.MessageToString(meta).encode()
@@ -235,8 +207,6 @@ def create_graph_debug_info_def(named_ops):
     ``name_to_trace_id`` maps ``"<node name>@"`` (a node of the graph itself,
     not of a library function) to its trace. Ids count up from 0.
     """
-    from ferroflow.core.framework import graph_debug_info_pb2
-
     info = graph_debug_info_pb2.GraphDebugInfo()
     files, frames, traces = {}, {}, {}
     for name, op in named_ops:
@@ -261,8 +231,6 @@ def create_graph_debug_info_def(named_ops):
 
 def _attr_from_proto(value, node_name, key):
     """A ``tf.AttrValue`` as the value ferroflow's graph takes for an op attribute."""
-    from ferroflow.framework import dtypes, tensor_util
-
     kind = value.WhichOneof("value")
     if kind == "s":
         return value.s
@@ -336,9 +304,6 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
     gets a fresh one (``name_1``, ...), as TensorFlow's importer does.
     Returns ``{GraphDef node name: Operation}``.
     """
-    from ferroflow.framework.function_library import import_function_library
-    from ferroflow.framework.graph_def_util import restore_fused_updates
-
     graph = graph or ops.get_default_graph()
     if graph_def.library.function:
         import_function_library(graph_def.library, graph, _create_function_nodes)
@@ -347,8 +312,6 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
 
 
 def _create_function_nodes(node_defs, graph, resolve):
-    from ferroflow.framework.function_library import _parse_function_input
-
     return _create_nodes(node_defs, graph, _parse_function_input, resolve, None, False)
 
 
@@ -415,8 +378,6 @@ def _create_nodes(all_nodes, graph, parse, resolve, import_scope, clear_devices,
                     controls.append(op)
                 else:
                     if isinstance(idx, tuple):  # a FunctionDef's "node:out_arg:k"
-                        from ferroflow.framework.function_library import _output_index
-
                         idx = _output_index(op, *idx)
                     if idx >= len(op.outputs):
                         raise ValueError(f"node {node.name} has input '{inp}' but {dep} has {len(op.outputs)} outputs")
@@ -444,19 +405,8 @@ def _fresh_name(graph, name, reserved):
             return candidate
 
 
-def _variable_from_proto(variable_def, graph, import_scope=None):
-    """A Variable over the ops a ``VariableDef`` names (built by ``import_graph_def_nodes``)."""
-    from ferroflow.ops.variables import Variable
-
-    with graph.as_default():
-        return Variable(variable_def=variable_def, import_scope=import_scope)
-
-
 def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None, import_scope=None):
     """Adds a MetaGraphDef's graph and collections to ``graph``; returns ``{name: Variable}`` of what it built."""
-    from ferroflow.core.framework import variable_pb2
-    from ferroflow.core.protobuf import meta_graph_pb2
-
     if isinstance(meta_graph_or_file, meta_graph_pb2.MetaGraphDef):
         meta = meta_graph_or_file
     else:
@@ -471,22 +421,22 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
             for name in col.node_list.value:
                 graph.add_to_collection(key, graph.as_graph_element(ops.prepend_name_scope(name, import_scope)))
         elif kind == "bytes_list":
+            from_proto = ops.get_from_proto_function(key)
             if key in _VARIABLE_KEYS:
+                from_proto = from_proto or ops.get_from_proto_function(ops.GraphKeys.GLOBAL_VARIABLES)
                 for data in col.bytes_list.value:
                     d = variable_pb2.VariableDef.FromString(data)
                     if d.variable_name not in variables:
-                        variables[d.variable_name] = _variable_from_proto(d, graph, import_scope)
+                        with graph.as_default():
+                            variables[d.variable_name] = from_proto(d, import_scope=import_scope)
                     graph.add_to_collection(key, variables[d.variable_name])
             elif key == ops.GraphKeys.SAVERS:
                 continue
-            elif key == ops.GraphKeys.QUEUE_RUNNERS:
-                from ferroflow.training import queue_runner_impl
-
-                runner_def = queue_runner_impl.queue_runner_def_class()
+            elif from_proto is not None:
+                proto_type = ops.get_collection_proto_type(key)
                 with graph.as_default():
                     for data in col.bytes_list.value:
-                        graph.add_to_collection(key, queue_runner_impl.QueueRunner.from_proto(
-                            runner_def.FromString(data), import_scope))
+                        graph.add_to_collection(key, from_proto(proto_type.FromString(data), import_scope=import_scope))
             else:
                 for data in col.bytes_list.value:
                     graph.add_to_collection(key, data)
@@ -504,11 +454,6 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
 
 def read_meta_graph_file(filename):
     """The ``MetaGraphDef`` in ``filename`` (binary, or text format as a fallback)."""
-    from google.protobuf import message, text_format
-
-    from ferroflow.core.protobuf import meta_graph_pb2
-    from ferroflow.framework import errors
-
     filename = os.fspath(filename)
     if not os.path.exists(filename):
         raise OSError(f"File {filename} does not exist.")
@@ -525,28 +470,3 @@ def read_meta_graph_file(filename):
     except (UnicodeDecodeError, text_format.ParseError) as e:
         raise errors.DataLossError(None, None, f"{filename} is not a MetaGraphDef (binary or text): {e}") from None
     return meta
-
-
-def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **kwargs):
-    """Rebuilds a ``MetaGraphDef`` (or file) in the default graph; returns a Saver for it (None without variables).
-
-    The nodes, the collections (variables come back as Variables) and the
-    saver's ops are recreated, so ``saver.restore`` followed by running
-    ops fetched by name (or from collections such as ``train_op``) continues
-    where the exporting process stopped.
-    """
-    from ferroflow.training.saver import Saver
-
-    if kwargs:
-        raise TypeError(f"import_meta_graph got unexpected keyword arguments: {sorted(kwargs)}")
-    meta, variables = import_scoped_meta_graph(meta_graph_or_file, clear_devices=clear_devices,
-                                               import_scope=import_scope)
-    if meta.HasField("saver_def"):
-        saver_def = type(meta.saver_def)()
-        saver_def.CopyFrom(meta.saver_def)
-        return Saver(saver_def=saver_def, name=import_scope)
-    # As TensorFlow: a Saver only when there is something to save (local variables are not).
-    if ops.get_collection(ops.GraphKeys.GLOBAL_VARIABLES, scope=import_scope):
-        return Saver()
-    _logger.info("Saver not created because there are no variables in the graph to restore")
-    return None
