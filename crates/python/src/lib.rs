@@ -461,6 +461,22 @@ fn has_gradient(name: &str) -> bool {
     matches!(name, "Identity" | "Snapshot") || ferroflow_autodiff::lookup(name).is_some()
 }
 
+/// The fused update rules as `{rule: {"slots": [...], "centered_slots": [...], "hypers": [...]}}`: the
+/// slot and hyper-parameter inputs of `ApplyFused`/`SparseApplyFused` in input order. The Python
+/// optimizers order their inputs by this table (`ferroflow_train::rules::RuleKind` is the one source).
+#[pyfunction]
+fn optimizer_rules(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let rules = pyo3::types::PyDict::new(py);
+    for kind in ferroflow_train::rules::RuleKind::ALL {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("slots", kind.slot_names(false).to_vec())?;
+        d.set_item("centered_slots", kind.slot_names(true).to_vec())?;
+        d.set_item("hypers", kind.hyper_names().to_vec())?;
+        rules.set_item(kind.name(), d)?;
+    }
+    Ok(rules)
+}
+
 /// TensorFlow's update ops and the fused rule each maps onto, as dicts (see
 /// `ferroflow_train::TfUpdateOp`): how `graph_def_util` writes `ApplyFused`
 /// as TensorFlow's ops.
@@ -528,6 +544,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registered_ops, m)?)?;
     m.add_function(wrap_pyfunction!(has_gradient, m)?)?;
     m.add_function(wrap_pyfunction!(tf_update_ops, m)?)?;
+    m.add_function(wrap_pyfunction!(optimizer_rules, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_set_error_classes, m)?)?;
     m.add_function(wrap_pyfunction!(_raise_status, m)?)?;
     m.add("TID_SHIFT", convert::TID_SHIFT)?;

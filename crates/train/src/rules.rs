@@ -40,37 +40,50 @@ impl RuleKind {
         }
     }
 
+    /// The rule whose `rule` attr value is `name`.
     pub fn from_name(name: &str) -> Option<RuleKind> {
-        Some(match name {
-            "sgd" => RuleKind::Sgd,
-            "momentum" => RuleKind::Momentum,
-            "adagrad" => RuleKind::Adagrad,
-            "adagrad_da" => RuleKind::AdagradDa,
-            "adadelta" => RuleKind::Adadelta,
-            "adam" => RuleKind::Adam,
-            "ftrl" => RuleKind::Ftrl,
-            "proximal_sgd" => RuleKind::ProximalSgd,
-            "proximal_adagrad" => RuleKind::ProximalAdagrad,
-            "rmsprop" => RuleKind::RmsProp,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Slots per variable (RMSProp: 3 when centered).
-    pub fn slots(self, centered: bool) -> usize {
+    /// The slot variables an update op takes after the variable, in input order, under TensorFlow's
+    /// slot names (`Optimizer.get_slot(var, name)`); RMSProp adds `mg` first when centered.
+    pub fn slot_names(self, centered: bool) -> &'static [&'static str] {
         match self {
-            RuleKind::Sgd | RuleKind::ProximalSgd => 0,
-            RuleKind::Momentum | RuleKind::Adagrad | RuleKind::ProximalAdagrad => 1,
-            RuleKind::AdagradDa | RuleKind::Adadelta | RuleKind::Adam | RuleKind::Ftrl => 2,
+            RuleKind::Sgd | RuleKind::ProximalSgd => &[],
+            RuleKind::Momentum => &["momentum"],
+            RuleKind::Adagrad | RuleKind::ProximalAdagrad => &["accumulator"],
+            RuleKind::AdagradDa => &["gradient_accumulator", "gradient_squared_accumulator"],
+            RuleKind::Adadelta => &["accum", "accum_update"],
+            RuleKind::Adam => &["m", "v"],
+            RuleKind::Ftrl => &["accum", "linear"],
             RuleKind::RmsProp => {
                 if centered {
-                    3
+                    &["mg", "rms", "momentum"]
                 } else {
-                    2
+                    &["rms", "momentum"]
                 }
             }
         }
     }
+
+    /// Slots per variable (RMSProp: 3 when centered).
+    pub fn slots(self, centered: bool) -> usize {
+        self.slot_names(centered).len()
+    }
+
+    /// Every rule, in declaration order.
+    pub const ALL: [RuleKind; 10] = [
+        RuleKind::Sgd,
+        RuleKind::Momentum,
+        RuleKind::Adagrad,
+        RuleKind::AdagradDa,
+        RuleKind::Adadelta,
+        RuleKind::Adam,
+        RuleKind::Ftrl,
+        RuleKind::ProximalSgd,
+        RuleKind::ProximalAdagrad,
+        RuleKind::RmsProp,
+    ];
 
     /// Scalar hyper-parameter inputs, in op input order.
     pub fn hyper_names(self) -> &'static [&'static str] {

@@ -9,6 +9,7 @@ single fused passes whose work is pooled across variables.
 
 from __future__ import annotations
 
+from ferroflow import _native
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.ops import array_ops, control_flow_ops, gradients_impl, init_ops, math_ops, state_ops
@@ -31,6 +32,9 @@ __all__ = [
 ]
 
 _FLOATS = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+
+# Slot and hyper-parameter inputs of each fused rule, in input order; Rust's rule table is the one source.
+_RULES = _native.optimizer_rules()
 
 
 def _var_key(var):
@@ -292,14 +296,27 @@ class Optimizer:
         return t if t.dtype == dtype else math_ops.cast(t, dtype)
 
     def _hyper_tensors(self, dtype, sparse):
+        """The rule's hyper-parameter inputs, in the order the Rust rule table gives."""
+        values = self._hyper_values(dtype, sparse)
+        names = _RULES[self._rule]["hypers"]
+        if sorted(values) != sorted(names):
+            raise AssertionError(f"{type(self).__name__} gives hyper-parameters {sorted(values)}, "
+                                 f"rule {self._rule!r} takes {names}")
+        return [values[n] for n in names]
+
+    def _hyper_values(self, dtype, sparse):
+        """``{hyper-parameter name: tensor}`` under the names of the rule's ``hypers``."""
         raise NotImplementedError
 
     def _rule_attrs(self):
         return {}
 
     def _slot_order(self):
-        """Slot names in the order the update op takes them."""
-        return []
+        """Slot names in the order the update op takes them (the Rust rule table's)."""
+        if self._rule is None:
+            return []
+        rule = _RULES[self._rule]
+        return rule["centered_slots"] if self._rule_attrs().get("centered") else rule["slots"]
 
     # -- subclass hooks ------------------------------------------------------
     def _create_slots(self, var_list):
@@ -422,8 +439,8 @@ class GradientDescentOptimizer(Optimizer):
     def _prepare(self):
         self._learning_rate_tensor = _hyper(self._learning_rate, "learning_rate")
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [self._cast(self._learning_rate_tensor, dtype)]
+    def _hyper_values(self, dtype, sparse):
+        return {"lr": self._cast(self._learning_rate_tensor, dtype)}
 
 
 class MomentumOptimizer(Optimizer):
@@ -445,14 +462,12 @@ class MomentumOptimizer(Optimizer):
         self._learning_rate_tensor = _hyper(self._learning_rate, "learning_rate")
         self._momentum_tensor = _hyper(self._momentum, "momentum")
 
-    def _slot_order(self):
-        return ["momentum"]
 
     def _rule_attrs(self):
         return {"use_nesterov": bool(self._use_nesterov)}
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [self._cast(self._learning_rate_tensor, dtype), self._cast(self._momentum_tensor, dtype)]
+    def _hyper_values(self, dtype, sparse):
+        return {"lr": self._cast(self._learning_rate_tensor, dtype), "momentum": self._cast(self._momentum_tensor, dtype)}
 
 
 class AdagradOptimizer(Optimizer):
@@ -476,11 +491,9 @@ class AdagradOptimizer(Optimizer):
     def _prepare(self):
         self._learning_rate_tensor = _hyper(self._learning_rate, "learning_rate")
 
-    def _slot_order(self):
-        return ["accumulator"]
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [self._cast(self._learning_rate_tensor, dtype)]
+    def _hyper_values(self, dtype, sparse):
+        return {"lr": self._cast(self._learning_rate_tensor, dtype)}
 
 
 class AdagradDAOptimizer(Optimizer):
@@ -524,16 +537,14 @@ class AdagradDAOptimizer(Optimizer):
             )
         self._global_step_tensor = gs
 
-    def _slot_order(self):
-        return ["gradient_accumulator", "gradient_squared_accumulator"]
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [
-            self._cast(self._learning_rate_tensor, dtype),
-            self._cast(ops.convert_to_tensor(self._l1_regularization_strength), dtype),
-            self._cast(ops.convert_to_tensor(self._l2_regularization_strength), dtype),
-            self._global_step_tensor,
-        ]
+    def _hyper_values(self, dtype, sparse):
+        return {
+            "lr": self._cast(self._learning_rate_tensor, dtype),
+            "l1": self._cast(ops.convert_to_tensor(self._l1_regularization_strength), dtype),
+            "l2": self._cast(ops.convert_to_tensor(self._l2_regularization_strength), dtype),
+            "global_step": self._global_step_tensor,
+        }
 
 
 class AdadeltaOptimizer(Optimizer):
@@ -557,11 +568,10 @@ class AdadeltaOptimizer(Optimizer):
         self._rho_t = _hyper(self._rho, "rho")
         self._epsilon_t = _hyper(self._epsilon, "epsilon")
 
-    def _slot_order(self):
-        return ["accum", "accum_update"]
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [self._cast(t, dtype) for t in (self._lr_t, self._rho_t, self._epsilon_t)]
+    def _hyper_values(self, dtype, sparse):
+        return {"lr": self._cast(self._lr_t, dtype), "rho": self._cast(self._rho_t, dtype),
+                "epsilon": self._cast(self._epsilon_t, dtype)}
 
 
 class AdamOptimizer(Optimizer):
@@ -594,14 +604,17 @@ class AdamOptimizer(Optimizer):
         self._beta2_t = _hyper(self._beta2, "beta2")
         self._epsilon_t = _hyper(self._epsilon, "epsilon")
 
-    def _slot_order(self):
-        return ["m", "v"]
 
-    def _hyper_tensors(self, dtype, sparse):
+    def _hyper_values(self, dtype, sparse):
         p1, p2 = self._get_beta_accumulators()
-        return [self._cast(ops.convert_to_tensor(p1), dtype), self._cast(ops.convert_to_tensor(p2), dtype)] + [
-            self._cast(t, dtype) for t in (self._lr_t, self._beta1_t, self._beta2_t, self._epsilon_t)
-        ]
+        return {
+            "beta1_power": self._cast(ops.convert_to_tensor(p1), dtype),
+            "beta2_power": self._cast(ops.convert_to_tensor(p2), dtype),
+            "lr": self._cast(self._lr_t, dtype),
+            "beta1": self._cast(self._beta1_t, dtype),
+            "beta2": self._cast(self._beta2_t, dtype),
+            "epsilon": self._cast(self._epsilon_t, dtype),
+        }
 
     def _finish(self, update_ops, name_scope):
         with ops.control_dependencies(update_ops):
@@ -676,29 +689,28 @@ class FtrlOptimizer(Optimizer):
         )
         self._power_t = ops.convert_to_tensor(self._learning_rate_power, name="learning_rate_power")
 
-    def _slot_order(self):
-        return ["accum", "linear"]
 
     def _rule_attrs(self):
         return {"shrinkage": bool(self._l2_shrinkage_regularization_strength > 0.0)}
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [self._cast(ops.convert_to_tensor(t), dtype)
-                for t in (self._learning_rate_tensor, self._l1_t, self._l2_t, self._l2s_t, self._power_t)]
+    def _hyper_values(self, dtype, sparse):
+        tensors = {"lr": self._learning_rate_tensor, "l1": self._l1_t, "l2": self._l2_t,
+                   "l2_shrinkage": self._l2s_t, "lr_power": self._power_t}
+        return {name: self._cast(ops.convert_to_tensor(t), dtype) for name, t in tensors.items()}
 
 
 def _proximal_hypers(opt, dtype, sparse, op_name):
-    tensors = [opt._learning_rate_tensor, opt._l1_t, opt._l2_t]
+    tensors = {"lr": opt._learning_rate_tensor, "l1": opt._l1_t, "l2": opt._l2_t}
     if not sparse:
         # TensorFlow's dense proximal kernels take the hyper-parameters uncast.
-        for t, arg in zip(tensors, ("lr", "l1", "l2")):
+        for arg, t in tensors.items():
             if t.dtype.base_dtype != dtype:
                 raise TypeError(
                     f"Input '{arg}' of '{op_name}' Op has type {t.dtype.base_dtype.name} that does not match type "
                     f"{dtype.name} of argument 'var'."
                 )
         return tensors
-    return [opt._cast(t, dtype) for t in tensors]
+    return {arg: opt._cast(t, dtype) for arg, t in tensors.items()}
 
 
 class ProximalGradientDescentOptimizer(Optimizer):
@@ -718,7 +730,7 @@ class ProximalGradientDescentOptimizer(Optimizer):
         self._l1_t = ops.convert_to_tensor(self._l1_regularization_strength, name="l1_regularization_strength")
         self._l2_t = ops.convert_to_tensor(self._l2_regularization_strength, name="l2_regularization_strength")
 
-    def _hyper_tensors(self, dtype, sparse):
+    def _hyper_values(self, dtype, sparse):
         return _proximal_hypers(self, dtype, sparse, "ApplyProximalGradientDescent")
 
 
@@ -748,10 +760,8 @@ class ProximalAdagradOptimizer(Optimizer):
         self._l1_t = ops.convert_to_tensor(self._l1_regularization_strength, name="l1_regularization_strength")
         self._l2_t = ops.convert_to_tensor(self._l2_regularization_strength, name="l2_regularization_strength")
 
-    def _slot_order(self):
-        return ["accumulator"]
 
-    def _hyper_tensors(self, dtype, sparse):
+    def _hyper_values(self, dtype, sparse):
         return _proximal_hypers(self, dtype, sparse, "ApplyProximalAdagrad")
 
 
@@ -785,15 +795,14 @@ class RMSPropOptimizer(Optimizer):
         self._momentum_tensor = _hyper(self._momentum, "momentum")
         self._epsilon_tensor = _hyper(self._epsilon, "epsilon")
 
-    def _slot_order(self):
-        return ["mg", "rms", "momentum"] if self._centered else ["rms", "momentum"]
 
     def _rule_attrs(self):
         return {"centered": bool(self._centered)}
 
-    def _hyper_tensors(self, dtype, sparse):
-        return [self._cast(t, dtype) for t in
-                (self._learning_rate_tensor, self._decay_tensor, self._momentum_tensor, self._epsilon_tensor)]
+    def _hyper_values(self, dtype, sparse):
+        tensors = {"lr": self._learning_rate_tensor, "rho": self._decay_tensor, "momentum": self._momentum_tensor,
+                   "epsilon": self._epsilon_tensor}
+        return {name: self._cast(t, dtype) for name, t in tensors.items()}
 
 
 _ = array_ops
