@@ -661,3 +661,17 @@ def test_main_runs_unittests(monkeypatch):
     with pytest.raises(SystemExit) as exit_info:
         tf.test.main(argv=["prog", "-q"])
     assert exit_info.value.code in (0, False)
+
+
+def test_test_case_has_absl_assertions():
+    class Probe(tf.test.TestCase):
+        def runTest(self):
+            self.assertContainsSubset([1, 2], [3, 2, 1])
+            self.assertSameStructure({"a": [1]}, {"a": [1]})
+            with self.assertRaises(AssertionError):
+                self.assertSameStructure({"a": [1]}, {"b": [1]})
+            with self.assertRaises(AssertionError):
+                self.assertContainsSubset([4], [1, 2])
+
+    result = Probe().run()
+    assert result.wasSuccessful(), result.failures + result.errors

@@ -30,6 +30,7 @@ import time
 import unittest
 
 import numpy as np
+from absl.testing import absltest
 
 from ferroflow.client import session as _session_lib
 from ferroflow.framework import dtypes as _dtypes
@@ -321,9 +322,10 @@ def _inexact_comparable(a):
 # -- TestCase -------------------------------------------------------------------
 
 
-class TestCase(unittest.TestCase):
+class TestCase(absltest.TestCase):
     """Base class for ferroflow graph tests: a fresh default graph and fixed seeds in every ``setUp``,
-    sessions, ``evaluate``, and array/proto assertions."""
+    sessions, ``evaluate``, and array/proto assertions; absl's ``absltest.TestCase`` underneath, as in
+    TensorFlow (``assertContainsSubset``, ``create_tempdir``, ``enter_context``, ...)."""
 
     def __init__(self, methodName="runTest"):
         super().__init__(methodName)

@@ -8,7 +8,7 @@ import inspect
 from ferroflow.core.framework import variable_pb2
 from ferroflow.framework import constant_op, dtypes, ops
 from ferroflow.framework.tensor_shape import as_shape, unknown_shape
-from ferroflow.ops import array_ops, control_flow_ops, state_ops
+from ferroflow.ops import array_ops, control_flow_ops, data_flow_ops, segment_ops, state_ops
 
 
 class VariableSynchronization:
@@ -295,6 +295,36 @@ class Variable(metaclass=_VariableMeta):
 
     def scatter_sub(self, sparse_delta, use_locking=False, name=None):
         return self._sparse(state_ops.scatter_sub, sparse_delta, use_locking, name)
+
+    def scatter_mul(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(segment_ops.scatter_mul, sparse_delta, use_locking, name)
+
+    def scatter_div(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(segment_ops.scatter_div, sparse_delta, use_locking, name)
+
+    def scatter_max(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(segment_ops.scatter_max, sparse_delta, use_locking, name)
+
+    def scatter_min(self, sparse_delta, use_locking=False, name=None):
+        return self._sparse(segment_ops.scatter_min, sparse_delta, use_locking, name)
+
+    def batch_scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """``tf.batch_scatter_update`` of this variable with an IndexedSlices' indices and values."""
+        return self._sparse(segment_ops.batch_scatter_update, sparse_delta, use_locking, name)
+
+    # TF1's reference variables run the N-d scatters with use_locking=True.
+    def scatter_nd_update(self, indices, updates, name=None):
+        return segment_ops.scatter_nd_update(self._variable, indices, updates, use_locking=True, name=name)
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        return segment_ops.scatter_nd_add(self._variable, indices, updates, use_locking=True, name=name)
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        return segment_ops.scatter_nd_sub(self._variable, indices, updates, use_locking=True, name=name)
+
+    def count_up_to(self, limit):
+        """Increments this (integer) variable until it reaches ``limit``; then OutOfRangeError."""
+        return data_flow_ops.count_up_to(self._variable, limit)
 
     def sparse_read(self, indices, name=None):
         return array_ops.gather(self._snapshot, indices, name=name)
