@@ -66,12 +66,7 @@ pub(crate) fn key_str(key: &[u8]) -> String {
 }
 
 fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
-    let msg = format!("{}: {what}: {e}", path.display());
-    match e.kind() {
-        std::io::ErrorKind::NotFound => Error::not_found(msg),
-        std::io::ErrorKind::PermissionDenied => Error::permission_denied(msg),
-        _ => Error::unknown(msg),
-    }
+    Error::io(&e, format_args!("{}: {what}: {e}", path.display()))
 }
 
 /// Reads and checks the index of `prefix`.

@@ -49,13 +49,7 @@ fn temp_path(path: &Path) -> PathBuf {
 }
 
 fn io_err(path: &Path, what: &str, e: std::io::Error) -> Error {
-    let msg = format!("{}: {what}: {e}", path.display());
-    match e.kind() {
-        std::io::ErrorKind::NotFound => Error::not_found(msg),
-        std::io::ErrorKind::PermissionDenied => Error::permission_denied(msg),
-        std::io::ErrorKind::StorageFull => Error::resource_exhausted(msg),
-        _ => Error::unknown(msg),
-    }
+    Error::io(&e, format_args!("{}: {what}: {e}", path.display()))
 }
 
 fn parent_dir(prefix: &Path) -> PathBuf {

@@ -185,12 +185,12 @@ pub fn read_file(path: &str) -> Result<Vec<u8>> {
 /// TensorFlow's error for a failed file operation on `path`.
 pub fn io_error(e: &std::io::Error, path: &str) -> Error {
     use std::io::ErrorKind;
-    let msg = format!("{path}; {}", e.kind());
+    // TensorFlow's wording: the kind alone for the errors it names, the whole error otherwise.
     match e.kind() {
-        ErrorKind::NotFound => Error::not_found(msg),
-        ErrorKind::PermissionDenied => Error::permission_denied(msg),
-        ErrorKind::AlreadyExists => Error::already_exists(msg),
-        _ => Error::unknown(format!("{path}; {e}")),
+        ErrorKind::NotFound | ErrorKind::PermissionDenied | ErrorKind::AlreadyExists => {
+            Error::io(e, format_args!("{path}; {}", e.kind()))
+        }
+        _ => Error::io(e, format_args!("{path}; {e}")),
     }
 }
 

@@ -87,15 +87,7 @@ pub fn write_record<W: Write + ?Sized>(w: &mut W, payload: &[u8]) -> io::Result<
 
 /// Maps an I/O error on `path` onto TensorFlow's status codes.
 pub(crate) fn io_error(err: io::Error, what: &str, path: &Path) -> Error {
-    let msg = format!("{what} {}: {err}", path.display());
-    match err.kind() {
-        io::ErrorKind::NotFound => Error::not_found(msg),
-        io::ErrorKind::PermissionDenied => Error::permission_denied(msg),
-        io::ErrorKind::AlreadyExists => Error::already_exists(msg),
-        io::ErrorKind::InvalidInput => Error::invalid_argument(msg),
-        io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => Error::resource_exhausted(msg),
-        _ => Error::unknown(msg),
-    }
+    Error::io(&err, format_args!("{what} {}: {err}", path.display()))
 }
 
 enum Sink {

@@ -108,6 +108,31 @@ impl Error {
         unauthenticated => Unauthenticated,
     }
 
+    /// A failed file or stream operation as TensorFlow's status: the code follows the I/O error's kind
+    /// (a missing file is `NotFound`, a full disk `ResourceExhausted`, ...), and `message` says what was
+    /// being done to which file. Every crate maps I/O errors through here.
+    pub fn io(err: &std::io::Error, message: impl fmt::Display) -> Error {
+        use std::io::ErrorKind;
+        let code = match err.kind() {
+            ErrorKind::NotFound => Code::NotFound,
+            ErrorKind::PermissionDenied => Code::PermissionDenied,
+            ErrorKind::AlreadyExists => Code::AlreadyExists,
+            ErrorKind::InvalidInput => Code::InvalidArgument,
+            ErrorKind::StorageFull | ErrorKind::QuotaExceeded | ErrorKind::OutOfMemory => {
+                Code::ResourceExhausted
+            }
+            ErrorKind::UnexpectedEof | ErrorKind::InvalidData => Code::DataLoss,
+            ErrorKind::TimedOut => Code::DeadlineExceeded,
+            ErrorKind::Interrupted => Code::Cancelled,
+            _ => Code::Unknown,
+        };
+        Error::Op {
+            code,
+            message: message.to_string(),
+            node: None,
+        }
+    }
+
     /// A `ValueError`.
     pub fn value(message: impl fmt::Display) -> Error {
         Error::Value(message.to_string())

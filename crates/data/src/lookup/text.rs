@@ -231,12 +231,12 @@ pub fn read(
     check_indices(spec, key_dtype, value_dtype)?;
     let contents = std::fs::read(filename).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
-            Error::not_found(format!("{filename}; No such file or directory"))
+            Error::io(&e, format_args!("{filename}; No such file or directory"))
         }
         std::io::ErrorKind::PermissionDenied => {
-            Error::permission_denied(format!("{filename}; Permission denied"))
+            Error::io(&e, format_args!("{filename}; Permission denied"))
         }
-        _ => Error::unknown(format!("{filename}; {e}")),
+        _ => Error::io(&e, format_args!("{filename}; {e}")),
     })?;
     parse(filename, &contents, spec, key_dtype, value_dtype)
 }
