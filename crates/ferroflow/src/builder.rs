@@ -36,8 +36,7 @@ impl GraphBuilder {
 
     /// Builds into an existing graph.
     pub fn on(graph: Arc<RwLock<Graph>>) -> GraphBuilder {
-        // The optimizer update ops live in their own crate; make them known.
-        ferroflow_train::register();
+        crate::register_all();
         GraphBuilder {
             graph,
             scope: Vec::new(),

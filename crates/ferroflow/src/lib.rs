@@ -38,12 +38,24 @@ pub use saved_model::SavedModel;
 use parking_lot::RwLock;
 use std::sync::Arc;
 
+/// Registers every op, kernel and gradient outside the core crates: optimizer updates, checkpoints,
+/// summaries and TFRecords, input pipelines and parsing, images. The facade is the composition root:
+/// [`Session::new`], [`GraphBuilder`], [`SavedModel::load`] and the Python module all call this, so a
+/// graph that runs in one runs in the others. Idempotent and cheap after the first call.
+pub fn register_all() {
+    ferroflow_train::register();
+    ferroflow_checkpoint::register();
+    ferroflow_records::register();
+    ferroflow_data::register();
+    ferroflow_image::register();
+}
+
 /// A session over a graph built with [`GraphBuilder`].
 pub struct Session(ferroflow_runtime::Session);
 
 impl Session {
     pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
-        ferroflow_train::register();
+        register_all();
         Session(ferroflow_runtime::Session::new(graph))
     }
 

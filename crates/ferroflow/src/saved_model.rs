@@ -235,16 +235,6 @@ pub const ASSETS_KEY: &str = "saved_model_assets";
 /// `tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY`.
 pub const DEFAULT_SERVING_SIGNATURE_DEF_KEY: &str = "serving_default";
 
-/// Registers every op a SavedModel's graph may use that lives outside the
-/// core (optimizer updates, checkpoints and string ops, summaries, input
-/// pipelines and parsing, images). Idempotent; [`SavedModel::load`] calls it.
-pub fn register_ops() {
-    ferroflow_train::register();
-    ferroflow_checkpoint::register();
-    ferroflow_records::register();
-    ferroflow_data::register();
-    ferroflow_image::register();
-}
 
 /// One input or output of a signature.
 #[derive(Clone, Debug)]
@@ -390,7 +380,7 @@ impl SavedModel {
                 }
             )));
         };
-        register_ops();
+        crate::register_all();
         let here = format!("SavedModel at {}", dir.display());
         let mut graph = Graph::new();
         let empty = GraphDef::default();

@@ -524,12 +524,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // know their pools' threads are gone.
     ferroflow_tensor::team::install_fork_guard();
     ALLOCATOR.install_fork_handlers();
-    ferroflow_train::register();
-    ferroflow_checkpoint::register();
+    // Every op of the engine (the facade is the composition root), then the ones only Python has.
+    ferroflow::register_all();
     checkpoint::register(m)?;
-    ferroflow_records::register();
-    ferroflow_data::register();
-    ferroflow_image::register();
     generator::register();
     py_func::register();
     records::register(m)?;

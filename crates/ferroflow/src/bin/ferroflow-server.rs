@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 fn main() {
-    ferroflow::saved_model::register_ops();
+    ferroflow::register_all();
     let stop = Arc::new(AtomicBool::new(false));
     // SIGTERM (Kubernetes stopping the pod) and Ctrl-C stop the server cleanly.
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
