@@ -9,8 +9,8 @@
 //! are summed by concatenation; anything else that needs a dense gradient
 //! gets one (an `UnsortedSegmentSum`).
 
-use crate::builder::Builder;
 use crate::registry::{lookup, GradEntry};
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Graph, NodeId, Output};
 use ferroflow_tensor::{DType, Error, Result};

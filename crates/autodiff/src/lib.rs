@@ -6,12 +6,11 @@
 //! (an embedding lookup) is sparse, an [`Grad::Sparse`] (TF's
 //! `IndexedSlices`), and stays sparse through aggregation.
 
-mod builder;
 mod gradients;
 mod grads;
 mod registry;
 
-pub use builder::Builder;
+pub use ferroflow_graph::Builder;
 pub use gradients::{
     gradients, to_dense, ExternalGrad, GradientRun, Options, Step, Unconnected,
     GRADIENT_OP_TYPE_ATTR,

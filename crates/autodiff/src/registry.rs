@@ -1,6 +1,6 @@
 //! Gradient functions, registered per op type.
 
-use crate::builder::Builder;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{Node, Output};
 use ferroflow_tensor::Result;

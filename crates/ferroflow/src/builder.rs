@@ -1,6 +1,7 @@
-//! A small graph-building API with name scopes, for Rust programs.
+//! A graph-building API with name scopes for Rust programs: an owner of a shared graph over
+//! `ferroflow_graph::Builder`, the one node builder (the gradient code uses it too).
 
-use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
+use ferroflow_graph::{AttrValue, Builder, Graph, NodeId, Output, PartialShape};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -9,7 +10,8 @@ use std::sync::Arc;
 /// name scope and making them unique the way TensorFlow does.
 pub struct GraphBuilder {
     pub(crate) graph: Arc<RwLock<Graph>>,
-    scope: Vec<String>,
+    /// The current name scope (no trailing slash; empty at the top).
+    scope: String,
 }
 
 /// The nodes a variable is made of.
@@ -39,7 +41,7 @@ impl GraphBuilder {
         crate::register_all();
         GraphBuilder {
             graph,
-            scope: Vec::new(),
+            scope: String::new(),
         }
     }
 
@@ -48,22 +50,25 @@ impl GraphBuilder {
         self.graph.clone()
     }
 
-    /// Runs `f` inside name scope `name` (made unique like TensorFlow's).
-    pub fn with_name_scope<R>(&mut self, name: &str, f: impl FnOnce(&mut GraphBuilder) -> R) -> R {
-        let full = self.graph.write().unique_name(&self.scoped(name), true);
-        let leaf = full.rsplit('/').next().unwrap_or(&full).to_string();
-        self.scope.push(leaf);
-        let r = f(self);
-        self.scope.pop();
-        r
+    /// Runs `f` with a [`Builder`] at the current scope, holding the graph's write lock.
+    pub fn build<R>(&mut self, f: impl FnOnce(&mut Builder<'_>) -> Result<R>) -> Result<R> {
+        let mut graph = self.graph.write();
+        let mut builder = Builder::new(&mut graph, &self.scope);
+        f(&mut builder)
     }
 
-    fn scoped(&self, name: &str) -> String {
-        if self.scope.is_empty() {
-            name.to_string()
-        } else {
-            format!("{}/{name}", self.scope.join("/"))
-        }
+    /// Runs `f` inside name scope `name` (made unique like TensorFlow's).
+    pub fn with_name_scope<R>(&mut self, name: &str, f: impl FnOnce(&mut GraphBuilder) -> R) -> R {
+        let full = {
+            let mut graph = self.graph.write();
+            let builder = Builder::new(&mut graph, &self.scope);
+            let joined = builder.join(name);
+            graph.unique_name(&joined, true)
+        };
+        let saved = std::mem::replace(&mut self.scope, full);
+        let r = f(self);
+        self.scope = saved;
+        r
     }
 
     /// Adds a node of type `op` named `name` (in the current scope).
@@ -74,49 +79,24 @@ impl GraphBuilder {
         inputs: &[Output],
         attrs: Vec<(&str, AttrValue)>,
     ) -> Result<NodeId> {
-        let mut g = self.graph.write();
-        let unique = g.unique_name(&self.scoped(name), true);
-        let mut spec = NodeSpec::new(op, &unique).inputs(inputs.iter().copied());
-        for (k, v) in attrs {
-            spec = spec.attr(k, v);
-        }
-        g.add_node(spec)
-    }
-
-    fn add1(
-        &mut self,
-        op: &str,
-        inputs: &[Output],
-        attrs: Vec<(&str, AttrValue)>,
-    ) -> Result<Output> {
-        Ok(Output::new(self.add(op, op, inputs, attrs)?, 0))
+        self.build(|b| b.node_named(op, name, inputs, attrs))
     }
 
     pub fn constant(&mut self, value: Tensor, name: &str) -> Result<Output> {
         let dtype = value.dtype();
-        let id = self.add(
-            "Const",
-            name,
-            &[],
-            vec![
-                ("value", AttrValue::Tensor(value)),
-                ("dtype", AttrValue::Type(dtype)),
-            ],
-        )?;
-        Ok(Output::new(id, 0))
+        let attrs = vec![
+            ("value", AttrValue::Tensor(value)),
+            ("dtype", AttrValue::Type(dtype)),
+        ];
+        Ok(Output::new(self.add("Const", name, &[], attrs)?, 0))
     }
 
     pub fn placeholder(&mut self, dtype: DType, shape: PartialShape, name: &str) -> Result<Output> {
-        let id = self.add(
-            "Placeholder",
-            name,
-            &[],
-            vec![
-                ("dtype", AttrValue::Type(dtype)),
-                ("shape", AttrValue::Shape(shape)),
-            ],
-        )?;
-        Ok(Output::new(id, 0))
+        let attrs = vec![
+            ("dtype", AttrValue::Type(dtype)),
+            ("shape", AttrValue::Shape(shape)),
+        ];
+        Ok(Output::new(self.add("Placeholder", name, &[], attrs)?, 0))
     }
 
     /// A variable initialised from `initial` (TensorFlow's `VariableV2` +
@@ -124,19 +104,15 @@ impl GraphBuilder {
     pub fn variable(&mut self, name: &str, initial: Tensor) -> Result<VariableHandle> {
         let dtype = initial.dtype();
         let shape = PartialShape::from(initial.shape());
-        let var_id = self.add(
-            "VariableV2",
-            name,
-            &[],
-            vec![
-                ("dtype", AttrValue::Type(dtype)),
-                ("shape", AttrValue::Shape(shape)),
-            ],
-        )?;
+        let attrs = vec![
+            ("dtype", AttrValue::Type(dtype)),
+            ("shape", AttrValue::Shape(shape)),
+        ];
+        let var_id = self.add("VariableV2", name, &[], attrs)?;
         let var_name = self.graph.read().node(var_id).name.clone();
         let var = Output::new(var_id, 0);
-        let saved = std::mem::take(&mut self.scope);
-        self.scope = vec![var_name];
+        // The initializer and the read live under the variable's own name, as TensorFlow's do.
+        let saved = std::mem::replace(&mut self.scope, var_name);
         let result = (|| {
             let init = self.constant(initial, "initial_value")?;
             let assign = self.add("Assign", "Assign", &[var, init], vec![])?;
@@ -159,37 +135,25 @@ impl GraphBuilder {
         inputs: &[Output],
         control: &[NodeId],
     ) -> Result<NodeId> {
-        let mut g = self.graph.write();
-        let unique = g.unique_name(&self.scoped(name), true);
-        let mut spec = NodeSpec::new(op, &unique).inputs(inputs.iter().copied());
-        spec.control_inputs = control.to_vec();
-        g.add_node(spec)
+        self.build(|b| {
+            b.control = control.to_vec();
+            b.node_named(op, name, inputs, vec![])
+        })
     }
 
     /// A one-input op (`Relu`, `Exp`, `Floor`, ...).
     pub fn unary(&mut self, op: &str, x: Output) -> Result<Output> {
-        self.add1(op, &[x], vec![])
+        self.build(|b| b.unary(op, x))
     }
 
     /// A two-input op with broadcasting (`Pow`, `Maximum`, ...).
     pub fn binary(&mut self, op: &str, a: Output, b: Output) -> Result<Output> {
-        self.add1(op, &[a, b], vec![])
+        self.build(|bld| bld.binary(op, a, b))
     }
 
     /// Converts to `dtype` (no op when it already is).
     pub fn cast(&mut self, x: Output, dtype: DType) -> Result<Output> {
-        let from = self.dtype(x);
-        if from == dtype {
-            return Ok(x);
-        }
-        self.add1(
-            "Cast",
-            &[x],
-            vec![
-                ("DstT", AttrValue::Type(dtype)),
-                ("SrcT", AttrValue::Type(from)),
-            ],
-        )
+        self.build(|b| b.cast(x, dtype))
     }
 
     /// Mean over all elements.
@@ -197,7 +161,7 @@ impl GraphBuilder {
         let rank = self.graph.read().output(x).shape.rank().unwrap_or(0);
         let axes: Vec<i32> = (0..rank as i32).collect();
         let a = self.constant(Tensor::vector(axes), "reduction_indices")?;
-        self.add1("Mean", &[x, a], vec![("keep_dims", AttrValue::Bool(false))])
+        self.build(|b| b.op("Mean", &[x, a], vec![("keep_dims", AttrValue::Bool(false))]))
     }
 
     /// `sparse_softmax_cross_entropy_with_logits` per example.
@@ -216,15 +180,15 @@ impl GraphBuilder {
     }
 
     pub fn add_v2(&mut self, a: Output, b: Output) -> Result<Output> {
-        self.add1("AddV2", &[a, b], vec![])
+        self.build(|bld| bld.add(a, b))
     }
 
     pub fn sub(&mut self, a: Output, b: Output) -> Result<Output> {
-        self.add1("Sub", &[a, b], vec![])
+        self.build(|bld| bld.sub(a, b))
     }
 
     pub fn mul(&mut self, a: Output, b: Output) -> Result<Output> {
-        self.add1("Mul", &[a, b], vec![])
+        self.build(|bld| bld.mul(a, b))
     }
 
     pub fn matmul(
@@ -234,41 +198,26 @@ impl GraphBuilder {
         transpose_a: bool,
         transpose_b: bool,
     ) -> Result<Output> {
-        self.add1(
-            "MatMul",
-            &[a, b],
-            vec![
-                ("transpose_a", AttrValue::Bool(transpose_a)),
-                ("transpose_b", AttrValue::Bool(transpose_b)),
-            ],
-        )
+        self.build(|bld| bld.matmul(a, b, transpose_a, transpose_b))
     }
 
     pub fn relu(&mut self, x: Output) -> Result<Output> {
-        self.add1("Relu", &[x], vec![])
+        self.unary("Relu", x)
     }
 
     /// Sum over `axes` (all axes when empty... pass them explicitly).
     pub fn reduce_sum(&mut self, x: Output, axes: &[i32], keep_dims: bool) -> Result<Output> {
         let a = self.constant(Tensor::vector(axes.to_vec()), "reduction_indices")?;
-        self.add1(
-            "Sum",
-            &[x, a],
-            vec![("keep_dims", AttrValue::Bool(keep_dims))],
-        )
+        self.build(|b| b.sum(x, a, keep_dims))
     }
 
     pub fn assign_add(&mut self, var: Output, delta: Output) -> Result<Output> {
-        self.add1("AssignAdd", &[var, delta], vec![])
+        self.build(|b| b.op("AssignAdd", &[var, delta], vec![]))
     }
 
     /// A node that runs all of `deps` (TensorFlow's `tf.group`).
     pub fn group(&mut self, deps: &[NodeId], name: &str) -> Result<NodeId> {
-        let mut g = self.graph.write();
-        let unique = g.unique_name(&self.scoped(name), true);
-        let mut spec = NodeSpec::new("NoOp", &unique);
-        spec.control_inputs = deps.to_vec();
-        g.add_node(spec)
+        self.add_with_control("NoOp", name, &[], deps)
     }
 
     /// The static type of an output.

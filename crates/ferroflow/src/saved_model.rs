@@ -235,7 +235,6 @@ pub const ASSETS_KEY: &str = "saved_model_assets";
 /// `tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY`.
 pub const DEFAULT_SERVING_SIGNATURE_DEF_KEY: &str = "serving_default";
 
-
 /// One input or output of a signature.
 #[derive(Clone, Debug)]
 pub struct TensorSpec {

@@ -8,12 +8,14 @@
 //! library of [`Function`]s, the bodies of its control-flow ops.
 
 mod attr;
+mod builder;
 mod function;
 mod graph;
 pub mod ops;
 mod shape;
 
 pub use attr::{AttrValue, Attrs, AttrsExt};
+pub use builder::Builder;
 pub use function::Function;
 pub use graph::{Graph, Node, NodeId, NodeSpec, Output, OutputInfo};
 pub use ops::{lookup, register_op, InferContext, OpDef};

@@ -5,8 +5,8 @@
 //! `ExtractVolumePatches` scatters each window element back to its voxel.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Node, Output};
 use ferroflow_tensor::{DType, Error, Result};

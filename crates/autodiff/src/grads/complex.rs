@@ -3,8 +3,8 @@
 //! input is the conjugate of the Wirtinger derivative, TF's convention).
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Node, Output};
 use ferroflow_tensor::{DType, Result};

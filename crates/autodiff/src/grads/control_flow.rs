@@ -8,8 +8,8 @@
 //! runs; `While`'s is a `WhileGrad` that calls the body's gradient function
 //! once per recorded iteration, last to first.
 
-use crate::builder::Builder;
 use crate::gradients::{gradients, to_dense, Options, Unconnected};
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Function, Node, NodeSpec, Output};
 use ferroflow_tensor::{Error, Result};

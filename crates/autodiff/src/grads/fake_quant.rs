@@ -3,8 +3,8 @@
 //! the same `num_bits` / `narrow_range` (and, for `Args`, `min`/`max`).
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Node, Output};
 use ferroflow_tensor::Result;

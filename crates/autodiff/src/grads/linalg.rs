@@ -5,8 +5,8 @@
 //! gradients are Einsums with the output and the other operand swapped.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::kernels::einsum;

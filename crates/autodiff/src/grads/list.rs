@@ -2,7 +2,7 @@
 //! list is a list (absent elements are zeros), summed element-wise.
 
 use super::d;
-use crate::builder::Builder;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Node, Output};
 use ferroflow_tensor::Result;

@@ -2,8 +2,8 @@
 
 use super::complex::conj_if_complex;
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::{DType, Result};
@@ -460,19 +460,17 @@ fn batch_matmul(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     // Broadcast batch dimensions sum back to each input's shape.
     let sa = b.shape(a)?;
     let sc = b.shape(c)?;
-    let ra = b.sum_to_batch_shape(ga, sa)?;
-    let rc = b.sum_to_batch_shape(gb, sc)?;
+    let ra = sum_to_batch_shape(b, ga, sa)?;
+    let rc = sum_to_batch_shape(b, gb, sc)?;
     Ok(vec![d(ra), d(rc)])
 }
 
-impl Builder<'_> {
-    /// Sums `g` over leading (batch) dimensions it has beyond `shape` and
-    /// reshapes it to `shape`.
-    fn sum_to_batch_shape(&mut self, g: Output, shape: Output) -> Result<Output> {
-        let gs = self.shape(g)?;
-        let args = self.node("BroadcastGradientArgs", &[shape, gs], vec![])?;
-        self.sum_to_shape(g, Output::new(args, 0), shape)
-    }
+/// Sums `g` over leading (batch) dimensions it has beyond `shape` and
+/// reshapes it to `shape`.
+fn sum_to_batch_shape(b: &mut Builder<'_>, g: Output, shape: Output) -> Result<Output> {
+    let gs = b.shape(g)?;
+    let args = b.node("BroadcastGradientArgs", &[shape, gs], vec![])?;
+    b.sum_to_shape(g, Output::new(args, 0), shape)
 }
 
 fn cumsum(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {

@@ -2,8 +2,8 @@
 //! reductions around them, in the formulas of TensorFlow's `math_grad.py`.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::{DType, Result};

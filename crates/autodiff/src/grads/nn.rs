@@ -1,8 +1,8 @@
 //! Gradients of softmax, bias_add and the fused cross-entropies.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::{DType, Result};

@@ -3,8 +3,8 @@
 //! derivatives and `conv2d_transpose` come out of the same kernels.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Node, Output};
 use ferroflow_tensor::Result;

@@ -6,8 +6,8 @@
 //! gathers from the argmax.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::Result;

@@ -6,8 +6,8 @@
 //! dilation backprops have none, as in TensorFlow.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, Node, Output};
 use ferroflow_tensor::Result;

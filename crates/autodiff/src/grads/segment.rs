@@ -3,8 +3,8 @@
 //! `math_grad.py`, `array_grad.py` and `data_flow_grad.py` build them.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::{DType, Result};

@@ -3,8 +3,8 @@
 //! indices and shapes never do.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::{DType, Error, Result, Tensor};

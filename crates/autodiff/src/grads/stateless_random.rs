@@ -4,8 +4,8 @@
 //! grad * RandomGammaGrad(alpha, sample)`.
 
 use super::d;
-use crate::builder::Builder;
 use crate::registry::GradEntry;
+use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{Node, Output};
 use ferroflow_tensor::{DType, Result};

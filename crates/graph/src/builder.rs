@@ -1,6 +1,7 @@
-//! Adds gradient nodes to a graph under a name scope.
+//! The node builder: adds nodes to a graph under a name scope, with the small op helpers the
+//! gradient functions and the facade crate's `GraphBuilder` share.
 
-use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output};
+use crate::{AttrValue, Graph, NodeId, NodeSpec, Output};
 use ferroflow_tensor::{DType, Result, Tensor};
 
 /// Builds nodes into `graph`, each named `<scope>/<name>` (made unique).
@@ -8,7 +9,7 @@ pub struct Builder<'g> {
     pub graph: &'g mut Graph,
     scope: String,
     /// Nodes every created node must wait for (the caller's control context).
-    pub(crate) control: Vec<NodeId>,
+    pub control: Vec<NodeId>,
 }
 
 impl<'g> Builder<'g> {
@@ -34,7 +35,8 @@ impl<'g> Builder<'g> {
         r
     }
 
-    pub(crate) fn join(&self, name: &str) -> String {
+    /// `name` under the current scope (not yet made unique).
+    pub fn join(&self, name: &str) -> String {
         if self.scope.is_empty() {
             name.to_string()
         } else {
