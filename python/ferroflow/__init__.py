@@ -102,6 +102,7 @@ from ferroflow.framework.type_spec import (  # noqa: F401
     TypeSpec,
     type_spec_from_value,
 )
+from ferroflow.ops import control_flow_v1_gradients as _control_flow_v1_gradients  # noqa: F401  (registers the TF1 loop-gradient rebuilder)
 from ferroflow.ops.array_ops import (  # noqa: F401
     bitcast,
     boolean_mask,

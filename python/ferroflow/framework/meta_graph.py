@@ -22,7 +22,15 @@ from google.protobuf import message, text_format
 
 from ferroflow.core.framework import graph_debug_info_pb2, graph_pb2, variable_pb2
 from ferroflow.core.protobuf import meta_graph_pb2
-from ferroflow.framework import dtypes, errors, op_attr_defaults, ops, tensor_util, versions
+from ferroflow.framework import (
+    control_flow_v1_import,
+    dtypes,
+    errors,
+    op_attr_defaults,
+    ops,
+    tensor_util,
+    versions,
+)
 from ferroflow.framework.function_library import _output_index, _parse_function_input, import_function_library
 from ferroflow.framework.graph_def_util import restore_fused_updates
 from ferroflow.platform import gfile
@@ -305,10 +313,57 @@ def import_graph_def_nodes(graph_def, graph=None, import_scope=None, clear_devic
     Returns ``{GraphDef node name: Operation}``.
     """
     graph = graph or ops.get_default_graph()
+    conversion = None
+    if control_flow_v1_import.has_v1_control_flow(graph_def):
+        # TF1's Switch/Merge/Enter/Exit/... become If/While ops over new library functions.
+        conversion = control_flow_v1_import.functionalize(graph_def, graph._native.function_names())
+        graph_def = conversion.graph_def
     if graph_def.library.function:
         import_function_library(graph_def.library, graph, _create_function_nodes)
-    return _create_nodes(restore_fused_updates(graph_def.node), graph, _parse_input, None, import_scope,
-                         clear_devices, input_map or {}, uniquify_names)
+    created = _create_nodes(restore_fused_updates(graph_def.node), graph, _parse_input, None, import_scope,
+                            clear_devices, input_map or {}, uniquify_names)
+    if conversion is not None:
+        graph._v1_control_flow_removed = dict(getattr(graph, "_v1_control_flow_removed", {}), **{
+            ops.prepend_name_scope(k, import_scope): v for k, v in conversion.removed.items()})
+        if conversion.after_gradients:
+            created.update(_import_after_gradients(conversion, graph, created, import_scope, clear_devices,
+                                                   input_map or {}, uniquify_names))
+    return created
+
+
+def _import_after_gradients(conversion, graph, created, import_scope, clear_devices, input_map, uniquify_names):
+    """Imports the nodes that read TF1 loop gradients (the optimizer) on gradients recomputed by the
+    registered rebuilder, or the NoOps that say they were not imported when it cannot."""
+    def tensor(name):
+        op_name, idx, _ = _parse_input(name)
+        return created[op_name].outputs[idx]
+
+    rebuilder = control_flow_v1_import.gradient_rebuilder()
+    grads = None
+    if rebuilder is not None:
+        with graph.as_default():
+            grads = rebuilder(graph, [(
+                [tensor(y) for y in r.ys], [tensor(gy) for gy in r.grad_ys] if r.grad_ys else None, tensor(r.x))
+                for r in conversion.gradient_requests])
+    nodes = conversion.after_gradients
+    mapping = dict(input_map)
+    if grads is None or any(gr is None for gr in grads):
+        _logger.warning("TF1 loop gradients could not be rebuilt; importing %s as ops that fail when run",
+                        ", ".join(n.name for n in conversion.fallback_nodes if n.op == "NoOp"))
+        nodes = conversion.fallback_nodes
+    else:
+        for r, gr in zip(conversion.gradient_requests, grads):
+            op_name, idx, _ = _parse_input(r.tensor)
+            mapping[(op_name, idx)] = gr
+    names = {n.name for n in nodes}
+    for n in nodes:
+        for inp in n.input:
+            dep, idx, is_control = _parse_input(inp)
+            key = _input_key(dep, idx, is_control)
+            if dep in names or key in mapping or dep not in created:
+                continue
+            mapping[key] = created[dep] if is_control else created[dep].outputs[idx]
+    return _create_nodes(nodes, graph, _parse_input, None, import_scope, clear_devices, mapping, uniquify_names)
 
 
 def _create_function_nodes(node_defs, graph, resolve):
@@ -418,8 +473,14 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
         col = meta.collection_def[key]
         kind = col.WhichOneof("kind")
         if kind == "node_list":
+            removed = getattr(graph, "_v1_control_flow_removed", {})
             for name in col.node_list.value:
-                graph.add_to_collection(key, graph.as_graph_element(ops.prepend_name_scope(name, import_scope)))
+                full = ops.prepend_name_scope(name, import_scope)
+                why = removed.get(full.split(":")[0]) if removed else None
+                if why is not None and graph._get_operation_by_name_unsafe(full.split(":")[0]) is None:
+                    _logger.warning("collection %r: %s is left out: %s", key, name, why)
+                    continue
+                graph.add_to_collection(key, graph.as_graph_element(full))
         elif kind == "bytes_list":
             from_proto = ops.get_from_proto_function(key)
             if key in _VARIABLE_KEYS:
