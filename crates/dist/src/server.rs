@@ -15,7 +15,8 @@
 use crate::cluster::{split_host_port, ClusterSpec, TaskId};
 use crate::security::{random_u64, ServerSecurity};
 use crate::wire::{
-    read_frame, write_frame, Ack, Body, Envelope, RanGraph, Registered, Welcome, PROTOCOL_VERSION,
+    read_frame, read_hello_frame, write_frame, Ack, Body, Envelope, RanGraph, Registered, Welcome,
+    PROTOCOL_VERSION,
 };
 use ferroflow_graph::{Graph, NodeId, Output};
 use ferroflow_records::graph_def::GraphDef;
@@ -605,14 +606,11 @@ fn serve_connection(inner: &Arc<Inner>, stream: TcpStream) -> Result<()> {
     };
     let mut conn = BufReader::with_capacity(256 << 10, conn);
     // The first frame must be a Hello with the right token.
-    let hello = match read_frame(&mut conn)? {
-        Some((
-            Envelope {
-                body: Some(Body::Hello(h)),
-                ..
-            },
-            _,
-        )) => h,
+    let hello = match read_hello_frame(&mut conn)? {
+        Some(Envelope {
+            body: Some(Body::Hello(h)),
+            ..
+        }) => h,
         Some(_) => {
             let e = Error::unauthenticated("the first request on a connection must be Hello");
             let _ = write_frame(conn.get_mut(), Envelope::failure(&e), &[]);

@@ -20,6 +20,10 @@ use std::io::{self, Read, Write};
 /// Largest header accepted (a registered graph travels in one).
 pub const MAX_HEADER_BYTES: usize = 512 << 20;
 
+/// Largest header of a connection's first frame, the `Hello` read before the cluster token is
+/// checked: an unauthenticated peer cannot make a task allocate more than this.
+pub const MAX_HELLO_BYTES: usize = 64 << 10;
+
 /// Version of this protocol, checked when a connection opens.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -298,6 +302,20 @@ fn corrupt(what: impl std::fmt::Display) -> Error {
 /// Reads one frame. `Ok(None)` when the peer closed the connection cleanly
 /// before a new frame began.
 pub fn read_frame(r: &mut impl Read) -> Result<Option<(Envelope, Vec<Tensor>)>> {
+    read_frame_within(r, MAX_HEADER_BYTES, true)
+}
+
+/// Reads a connection's first frame, before its peer is authenticated: a header of at most
+/// [`MAX_HELLO_BYTES`] and no tensors, so nothing large is allocated or read for a stranger.
+pub fn read_hello_frame(r: &mut impl Read) -> Result<Option<Envelope>> {
+    Ok(read_frame_within(r, MAX_HELLO_BYTES, false)?.map(|(env, _)| env))
+}
+
+fn read_frame_within(
+    r: &mut impl Read,
+    max_header: usize,
+    tensors_allowed: bool,
+) -> Result<Option<(Envelope, Vec<Tensor>)>> {
     let mut len = [0u8; 4];
     // The first byte tells a clean close (no frame) from a truncated one.
     match r.read(&mut len[..1]) {
@@ -307,14 +325,20 @@ pub fn read_frame(r: &mut impl Read) -> Result<Option<(Envelope, Vec<Tensor>)>> 
     }
     r.read_exact(&mut len[1..]).map_err(io_error)?;
     let len = u32::from_le_bytes(len) as usize;
-    if len > MAX_HEADER_BYTES {
+    if len > max_header {
         return Err(corrupt(format!(
-            "header of {len} bytes exceeds the limit of {MAX_HEADER_BYTES}"
+            "header of {len} bytes exceeds the limit of {max_header}"
         )));
     }
     let mut header = vec![0u8; len];
     r.read_exact(&mut header).map_err(io_error)?;
     let env = Envelope::decode(header.as_slice()).map_err(|e| corrupt(format!("header: {e}")))?;
+    if !tensors_allowed && !env.tensors.is_empty() {
+        return Err(corrupt(format!(
+            "this frame may carry no tensors, it declares {}",
+            env.tensors.len()
+        )));
+    }
     let mut tensors = Vec::with_capacity(env.tensors.len().min(1024));
     for (i, meta) in env.tensors.iter().enumerate() {
         tensors.push(read_tensor(r, meta).map_err(|e| match e.code() {

@@ -62,3 +62,38 @@ fn a_short_frame_declaring_a_huge_tensor_touches_little_memory() {
         "peak resident memory grew by {grew_mib} MiB"
     );
 }
+
+/// A connection's first frame is read before its token is checked: a stranger's
+/// header may be at most `MAX_HELLO_BYTES`, and the frame may carry no tensors.
+#[test]
+fn a_hello_frame_is_small_and_carries_no_tensors() {
+    use ferroflow_dist::wire::{
+        read_frame, read_hello_frame, Hello, MAX_HELLO_BYTES, PROTOCOL_VERSION,
+    };
+
+    let hello = Envelope::new(Body::Hello(Hello {
+        protocol_version: PROTOCOL_VERSION,
+        token: b"secret".to_vec(),
+    }));
+    let header = hello.encode_to_vec();
+    let mut frame = (header.len() as u32).to_le_bytes().to_vec();
+    frame.extend_from_slice(&header);
+    let read = read_hello_frame(&mut frame.as_slice()).unwrap().unwrap();
+    assert_eq!(read, hello);
+
+    // A header just over the limit is refused from its length alone (only the
+    // four length bytes are present: nothing else is read).
+    let too_long = ((MAX_HELLO_BYTES + 1) as u32).to_le_bytes();
+    let e = read_hello_frame(&mut too_long.as_slice()).unwrap_err();
+    assert_eq!(e.code(), Some(Code::DataLoss), "{e}");
+    assert!(e.message().contains("exceeds the limit"), "{e}");
+    // The same length is fine once authenticated (the stream then ends early).
+    let e = read_frame(&mut too_long.as_slice()).unwrap_err();
+    assert_eq!(e.code(), Some(Code::Unavailable), "{e}");
+
+    // A first frame declaring a tensor is refused before any tensor byte is read.
+    let with_tensor = short_frame(DType::Float32, 1 << 28);
+    let e = read_hello_frame(&mut with_tensor.as_slice()).unwrap_err();
+    assert_eq!(e.code(), Some(Code::DataLoss), "{e}");
+    assert!(e.message().contains("no tensors"), "{e}");
+}
