@@ -7,9 +7,7 @@ Servers bind 127.0.0.1 on free ports; child processes are killed by pid; every w
 
 import json
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,24 +17,7 @@ import numpy as np
 import pytest
 
 import ferroflow.compat.v1 as tf
-
-
-def _free_port():
-    """A free port below Linux's ephemeral range, so no outgoing connection takes it while a test
-    restarts a server on it."""
-    while True:
-        port = random.randrange(20000, 32000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-
-
-def _cluster(ps=1, workers=1):
-    return {"ps": [f"localhost:{_free_port()}" for _ in range(ps)],
-            "worker": [f"localhost:{_free_port()}" for _ in range(workers)]}
+from _cluster_util import cluster as _cluster
 
 
 def _healthy(address, timeout=20.0):

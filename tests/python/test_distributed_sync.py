@@ -10,7 +10,6 @@ back. Ports are free ports, every wait is bounded, and child processes are kille
 import json
 import os
 import pathlib
-import random
 import re
 import signal
 import socket
@@ -22,26 +21,11 @@ import numpy as np
 import pytest
 
 import ferroflow.compat.v1 as tf
+from _cluster_util import cluster as _cluster
+from _cluster_util import free_ports
 
 WORKER = pathlib.Path(__file__).resolve().parent / "_sync_worker.py"
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mnist_replica.py"
-
-
-def _free_port():
-    """A free port below Linux's ephemeral range, so that no outgoing connection (a worker retrying its
-    connection to a ps that is not up yet) takes it first."""
-    while True:
-        port = random.randrange(20000, 32000)
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-
-
-def _cluster(workers):
-    return {"ps": [f"localhost:{_free_port()}"], "worker": [f"localhost:{_free_port()}" for _ in range(workers)]}
 
 
 def _read_log(path):
@@ -190,7 +174,7 @@ def test_workers_before_the_ps_then_every_update_averages_exactly_two_fresh_grad
     exactly one gradient through: every update averages exactly 2 fresh gradients, none is dropped, no
     token is left over, and both processes exit cleanly (the chief's sync thread still waits on the ps).
     """
-    cluster = _cluster(2)
+    cluster = _cluster(workers=2)
     runs, target = 20, 8
     spec = {"replicas_to_aggregate": 2, "total_num_replicas": 2, "runs": runs, "target": target, "num_tokens": 0,
             "fast_wait": 0.1}
@@ -229,7 +213,7 @@ def test_a_killed_backup_worker_does_not_stop_training(procs):
     backup is killed holding a token after the second update; the other two reach the last step. Every
     update averages at least 2 fresh gradients, stale ones are dropped, and the tokens add up: 2 initial
     + 3 per update, one taken per run."""
-    cluster = _cluster(3)
+    cluster = _cluster(workers=3)
     procs.ps_process(cluster)
     runs, target = 40, 8
     spec = {"replicas_to_aggregate": 2, "total_num_replicas": 3, "runs": runs, "target": target,
@@ -257,7 +241,7 @@ def test_too_few_live_workers_time_out_instead_of_hanging(procs):
     """replicas_to_aggregate=2 and total_num_replicas=2 but only the chief runs, without spare tokens: its
     first run pushes a gradient and waits for a token that no update will bring (the sync op waits for a
     second gradient); operation_timeout_in_ms ends it with DeadlineExceededError."""
-    cluster = _cluster(2)
+    cluster = _cluster(workers=2)
     procs.ps_here(cluster)
     procs.worker(cluster, 0, replicas_to_aggregate=2, total_num_replicas=2, runs=5, target=5, num_tokens=0,
                  timeout_ms=1000)
@@ -274,7 +258,7 @@ def test_a_killed_token_holder_without_backups_times_out(procs):
     """2 workers, replicas_to_aggregate=2, no backup: the non-chief takes a token and is killed before it
     pushes its gradient. The chief's next run pushes one gradient and waits for a token no update will
     bring; operation_timeout_in_ms ends it with DeadlineExceededError."""
-    cluster = _cluster(2)
+    cluster = _cluster(workers=2)
     procs.ps_here(cluster)
     spec = {"replicas_to_aggregate": 2, "total_num_replicas": 2, "runs": 20, "target": 100, "num_tokens": 0,
             "fast_wait": 0.1, "barrier": [str(procs.log(i)) for i in range(2)], "timeout_ms": 1500}
@@ -305,7 +289,7 @@ with tf.Session(sys.argv[1]) as sess:
 def test_a_killed_clients_waiting_take_and_dequeue_take_nothing(procs):
     """A worker killed while it waits for a token (a dequeue on the ps), or a chief killed while its sync
     op waits in take_grad, must not take the token or the gradients that come later."""
-    cluster = _cluster(1)
+    cluster = _cluster(workers=1)
     procs.ps_here(cluster)
     target = "grpc://" + cluster["ps"][0]
     child = subprocess.Popen([sys.executable, "-c", _BLOCKED_CLIENT, target], stdout=subprocess.PIPE, text=True)
@@ -353,7 +337,7 @@ runpy.run_path({example!r}, run_name="__main__")
 def test_mnist_replica_example_sync_replicas_over_a_cluster(tmp_path):
     """examples/mnist_replica.py --sync_replicas on 1 ps and 2 workers (processes started together): both
     workers train and finish at the last step."""
-    ps_port, *worker_ports = (_free_port() for _ in range(3))
+    ps_port, *worker_ports = free_ports(3)
     steps = 200
     common = [f"--ps_hosts=127.0.0.1:{ps_port}", "--worker_hosts=" + ",".join(f"127.0.0.1:{p}" for p in worker_ports),
               "--sync_replicas", f"--train_steps={steps}", "--log_every=1000"]

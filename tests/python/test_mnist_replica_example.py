@@ -14,6 +14,7 @@ import time
 import pytest
 
 import ferroflow
+from _cluster_util import free_ports
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mnist_replica.py"
@@ -29,16 +30,6 @@ def env():
     for k in ("FERROFLOW_CLUSTER_TOKEN", "FERROFLOW_CLUSTER_TOKEN_FILE"):
         e.pop(k, None)
     return e
-
-
-def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
 
 
 def run_example(args, timeout=60):
