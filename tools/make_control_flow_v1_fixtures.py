@@ -7,17 +7,21 @@ Needs TensorFlow 2.x (tensorflow-cpu, tf-keras for the TF1 RNN cells). Everythin
 Switch/Merge/Enter/Exit/NextIteration/LoopCond, ``tf.TensorArray`` writes TensorArrayV3 ops, and
 variables are TF1's reference variables, as in graphs TensorFlow 1.x saved.
 
-Three kinds of case (``cases.json`` lists them all):
+Four kinds of case (``cases.json`` lists them all):
 
 - ``graph_def``: ``<case>.pb`` (a binary GraphDef; variables, if any, frozen into constants with
   ``convert_variables_to_constants``) and ``<case>.npz`` with, for each run ``k``, the feeds
   (``run<k>/feed/<placeholder>``) and what TensorFlow fetched (``run<k>/fetch/<i>``, in the order
   of the case's ``fetches``). The test imports the GraphDef with ``tf.import_graph_def``.
-- ``meta_graph``: ``<case>/model.meta`` and the checkpoint ``<case>/model``, saved right after
-  ``global_variables_initializer``, then ``<case>.npz`` with the feeds of each training step
-  (``step<k>/feed/<name>``), the loss TensorFlow reported at each step (``step<k>/loss``), the loss
-  after the last step (``final_loss``) and every global variable afterwards (``var/<name>``).
+- ``meta_graph``: a training graph: ``<case>/model.meta`` (the train op in the ``train_op``
+  collection) and the checkpoint ``<case>/model``, saved right after ``global_variables_initializer``,
+  then ``<case>.npz`` with the feeds of each training step (``step<k>/feed/<name>``), the loss
+  TensorFlow reported at each step (``step<k>/loss``), the loss on the first step's feeds after the
+  last step (``final_loss``) and every global variable afterwards (``var/<name>``).
   The test runs ``import_meta_graph``, restores and trains the same steps.
+- ``meta_graph_runs``: ``<case>/model.meta`` and its checkpoint at initialization, and
+  ``<case>.npz`` with the feeds and fetched values of runs made one after another on one session
+  (``run<k>/feed/...``, ``run<k>/fetch/<i>``; the fetches of each run are in ``cases.json``).
 - ``saved_model``: ``<case>/`` written by ``tf.saved_model.builder.SavedModelBuilder`` with the
   ``serve`` tag and a ``serving_default`` signature, and ``<case>.npz`` with the signature's input
   (``feed/<key>``) and TensorFlow's outputs (``fetch/<key>``).
@@ -291,57 +295,154 @@ def write_graph_case(name, fn, manifest):
             if tf1.global_variables():
                 keep = sorted({t.op.name for t in fetches})
                 graph_def = tf1.graph_util.convert_variables_to_constants(sess, graph_def, keep)
-    (OUT / f"{name}.pb").write_bytes(graph_def.SerializeToString())
+    (OUT / f"{name}.pb").write_bytes(graph_def.SerializeToString(deterministic=True))
     np.savez(OUT / f"{name}.npz", **arrays)
     manifest[name] = {"kind": "graph_def", "doc": (fn.__doc__ or "").strip(), "fetches": [t.name for t in fetches],
                       "runs": len(runs)}
 
 
-def write_training_case(name, clip, manifest):
-    """An LSTM regression model trained by Adam (with clip_by_global_norm when ``clip``)."""
+TRAINING_CASES = {}
+
+
+def training_case(fn):
+    TRAINING_CASES[fn.__name__] = fn
+    return fn
+
+
+def _regression_head(state, y, opt, clip=False):
+    pred = tf1.layers.dense(state, 2, name="dense")
+    loss = tf1.reduce_mean(tf1.square(pred - y), name="loss")
+    step = tf1.train.get_or_create_global_step()
+    if clip:
+        grads_and_vars = opt.compute_gradients(loss)
+        grads, _ = tf1.clip_by_global_norm([gr for gr, _ in grads_and_vars], 0.5)
+        train = opt.apply_gradients(list(zip(grads, [v for _, v in grads_and_vars])), global_step=step, name="train")
+    else:
+        train = opt.minimize(loss, global_step=step, name="train")
+    return loss, train
+
+
+@training_case
+def lstm_adam():
+    """dynamic_rnn over a BasicLSTMCell, a dense layer, mean squared error, Adam with a global step."""
+    x = tf1.placeholder(tf.float32, [None, 4, 3], name="x")
+    y = tf1.placeholder(tf.float32, [None, 2], name="y")
+    _, state = tf1.nn.dynamic_rnn(tf1.nn.rnn_cell.BasicLSTMCell(5), x, dtype=tf.float32)
+    loss, train = _regression_head(state.h, y, tf1.train.AdamOptimizer(0.05))
+    r = _rs(11)
+    return loss, train, [{x: r.randn(2, 4, 3).astype(np.float32), y: r.randn(2, 2).astype(np.float32)}
+                         for _ in range(3)]
+
+
+@training_case
+def lstm_adam_clip():
+    """As lstm_adam, the gradients clipped by their global norm between compute_gradients and
+    apply_gradients."""
+    x = tf1.placeholder(tf.float32, [None, 4, 3], name="x")
+    y = tf1.placeholder(tf.float32, [None, 2], name="y")
+    _, state = tf1.nn.dynamic_rnn(tf1.nn.rnn_cell.BasicLSTMCell(5), x, dtype=tf.float32)
+    loss, train = _regression_head(state.h, y, tf1.train.AdamOptimizer(0.05), clip=True)
+    r = _rs(11)
+    return loss, train, [{x: r.randn(2, 4, 3).astype(np.float32), y: r.randn(2, 2).astype(np.float32)}
+                         for _ in range(3)]
+
+
+@training_case
+def embedding_gru_adam():
+    """An embedding lookup feeding a GRU: the embedding's gradient is sparse (IndexedSlices), so Adam
+    updates it with TF1's sparse ops (Unique, UnsortedSegmentSum, ScatterAdd)."""
+    ids = tf1.placeholder(tf.int32, [None, 4], name="ids")
+    y = tf1.placeholder(tf.float32, [None, 2], name="y")
+    emb = tf1.get_variable("embedding", [10, 3])
+    _, state = tf1.nn.dynamic_rnn(tf1.nn.rnn_cell.GRUCell(4), tf1.nn.embedding_lookup(emb, ids), dtype=tf.float32)
+    loss, train = _regression_head(state, y, tf1.train.AdamOptimizer(0.05))
+    r = _rs(13)
+    return loss, train, [{ids: r.randint(0, 10, (2, 4)).astype(np.int32), y: r.randn(2, 2).astype(np.float32)}
+                         for _ in range(3)]
+
+
+@training_case
+def stacked_rnn_momentum():
+    """A MultiRNNCell (LSTMCell with peepholes under a GRUCell) with per-sequence lengths, trained by
+    Momentum."""
+    x = tf1.placeholder(tf.float32, [None, 4, 3], name="x")
+    lengths = tf1.placeholder(tf.int32, [None], name="lengths")
+    y = tf1.placeholder(tf.float32, [None, 2], name="y")
+    cell = tf1.nn.rnn_cell.MultiRNNCell([tf1.nn.rnn_cell.LSTMCell(4, use_peepholes=True),
+                                         tf1.nn.rnn_cell.GRUCell(3)])
+    _, state = tf1.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32)
+    loss, train = _regression_head(state[-1], y, tf1.train.MomentumOptimizer(0.1, 0.9))
+    r = _rs(14)
+    return loss, train, [{x: r.randn(2, 4, 3).astype(np.float32), lengths: np.array([4, 2], np.int32),
+                          y: r.randn(2, 2).astype(np.float32)} for _ in range(3)]
+
+
+def write_training_case(name, fn, manifest):
     d = OUT / name
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
-    r = _rs(11)
-    xs = r.randn(3, 2, 4, 3).astype(np.float32)
-    ys = r.randn(3, 2, 2).astype(np.float32)
     g = tf1.Graph()
     arrays = {}
     with g.as_default():
         tf1.set_random_seed(1)
-        x = tf1.placeholder(tf.float32, [None, 4, 3], name="x")
-        y = tf1.placeholder(tf.float32, [None, 2], name="y")
-        cell = tf1.nn.rnn_cell.BasicLSTMCell(5)
-        _, state = tf1.nn.dynamic_rnn(cell, x, dtype=tf.float32)
-        pred = tf1.layers.dense(state.h, 2, name="dense")
-        loss = tf1.reduce_mean(tf1.square(pred - y), name="loss")
-        step = tf1.train.get_or_create_global_step()
-        opt = tf1.train.AdamOptimizer(0.05)
-        if clip:
-            grads_and_vars = opt.compute_gradients(loss)
-            grads, _ = tf1.clip_by_global_norm([gr for gr, _ in grads_and_vars], 0.5)
-            train = opt.apply_gradients(list(zip(grads, [v for _, v in grads_and_vars])), global_step=step,
-                                        name="train")
-        else:
-            train = opt.minimize(loss, global_step=step, name="train")
+        loss, train, steps = fn()
         tf1.add_to_collection("train_op", train)
         saver = tf1.train.Saver()
         with tf1.Session(graph=g) as sess:
             sess.run(tf1.global_variables_initializer())
             saver.save(sess, str(d / "model"), write_meta_graph=False)
             saver.export_meta_graph(str(d / "model.meta"))
-            for k in range(3):
-                loss_value, _ = sess.run([loss, train], {x: xs[k], y: ys[k]})
-                arrays[f"step{k}/feed/x"] = xs[k]
-                arrays[f"step{k}/feed/y"] = ys[k]
+            for k, feed in enumerate(steps):
+                loss_value, _ = sess.run([loss, train], feed)
+                for t, v in feed.items():
+                    arrays[f"step{k}/feed/{t.op.name}"] = v
                 arrays[f"step{k}/loss"] = np.asarray(loss_value)
-            arrays["final_loss"] = np.asarray(sess.run(loss, {x: xs[0], y: ys[0]}))
+            arrays["final_loss"] = np.asarray(sess.run(loss, steps[0]))
             for v in tf1.global_variables():
                 arrays[f"var/{v.op.name}"] = sess.run(v)
     (d / "checkpoint").unlink(missing_ok=True)
     np.savez(OUT / f"{name}.npz", **arrays)
-    manifest[name] = {"kind": "meta_graph", "doc": write_training_case.__doc__.replace(
-        "``clip``", "clip=" + str(clip)), "steps": 3}
+    manifest[name] = {"kind": "meta_graph", "doc": (fn.__doc__ or "").strip(), "steps": len(steps)}
+
+
+def write_side_effects_case(name, manifest):
+    """Reference variables changed inside control flow: an assign_add in a cond branch (a RefSwitch) and
+    one in a loop body (a RefEnter). ``<case>/model.meta`` and its checkpoint (at initialization);
+    runs ``run<k>`` one after another on one session, fetching ``fetches[k]``."""
+    d = OUT / name
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    g = tf1.Graph()
+    arrays = {}
+    with g.as_default():
+        p = tf1.placeholder(tf.bool, [], name="p")
+        x = tf1.placeholder(tf.float32, [], name="x")
+        v = tf1.Variable(1.0, name="v")
+        counter = tf1.Variable(0, name="counter")
+
+        def add():
+            with tf1.control_dependencies([tf1.assign_add(v, x)]):
+                return tf1.identity(v)
+
+        y = tf1.cond(p, add, lambda: v * 10.0, name="c")
+        _, total = tf1.while_loop(lambda i, a: i < 3,
+                                  lambda i, a: (i + 1, a + tf1.cast(tf1.assign_add(counter, 1), tf.float32)), [0, x])
+        runs = [([y], {p: True, x: 2.0}), ([y], {p: False, x: 2.0}), ([total], {x: 1.0}), ([total], {x: 0.5}),
+                ([v, counter], {})]
+        saver = tf1.train.Saver()
+        with tf1.Session(graph=g) as sess:
+            sess.run(tf1.global_variables_initializer())
+            saver.save(sess, str(d / "model"), write_meta_graph=False)
+            saver.export_meta_graph(str(d / "model.meta"))
+            for k, (fetches, feed) in enumerate(runs):
+                for t, value in feed.items():
+                    arrays[f"run{k}/feed/{t.op.name}"] = np.asarray(value)
+                for i, value in enumerate(sess.run(fetches, feed)):
+                    arrays[f"run{k}/fetch/{i}"] = np.asarray(value)
+    (d / "checkpoint").unlink(missing_ok=True)
+    np.savez(OUT / f"{name}.npz", **arrays)
+    manifest[name] = {"kind": "meta_graph_runs", "doc": write_side_effects_case.__doc__,
+                      "fetches": [[t.name for t in fetches] for fetches, _ in runs]}
 
 
 def write_saved_model_case(name, manifest):
@@ -390,8 +491,9 @@ def main():
     manifest = {}
     for name, fn in GRAPH_CASES.items():
         write_graph_case(name, fn, manifest)
-    write_training_case("lstm_adam", False, manifest)
-    write_training_case("lstm_adam_clip", True, manifest)
+    for name, fn in TRAINING_CASES.items():
+        write_training_case(name, fn, manifest)
+    write_side_effects_case("ref_variables_side_effects", manifest)
     write_saved_model_case("saved_model_bilstm", manifest)
     (OUT / "cases.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
     (OUT / "README.md").write_text(README.format(

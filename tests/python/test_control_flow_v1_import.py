@@ -21,6 +21,7 @@ from ferroflow.framework import control_flow_v1_import
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "control_flow_v1"
 CASES = json.loads((FIXTURES / "cases.json").read_text())
 GRAPH_CASES = sorted(k for k, v in CASES.items() if v["kind"] == "graph_def")
+TRAINING_CASES = sorted(k for k, v in CASES.items() if v["kind"] == "meta_graph")
 V1_OPS = {"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration",
           "RefNextIteration", "LoopCond", "TensorArrayV3", "StackV2", "StackPushV2", "StackPopV2"}
 
@@ -159,11 +160,28 @@ def _train(name, steps=3):
         np.testing.assert_allclose(v, data[f"var/{n}"], rtol=1e-4, atol=1e-6, err_msg=n)
 
 
-@pytest.mark.parametrize("name", ["lstm_adam", "lstm_adam_clip"])
+@pytest.mark.parametrize("name", TRAINING_CASES)
 def test_tf1_training_meta_graph_continues_training_with_tensorflows_numbers(name):
-    """A MetaGraph TensorFlow exported with a dynamic_rnn LSTM, Adam and its state (and clipping by global
-    norm) imports, restores and trains three steps as TensorFlow did: losses, weights, Adam slots, step."""
+    """A MetaGraph TensorFlow exported with a dynamic_rnn, an optimizer and its state (Adam, Momentum;
+    gradients clipped by global norm; a sparse embedding gradient) imports, restores and trains three
+    steps as TensorFlow did: losses, weights, slots, global step."""
     _train(name)
+
+
+def test_ref_variables_changed_inside_cond_and_loop():
+    """assign_add in a cond branch (RefSwitch) and in a loop body (RefEnter) change the variable as in TF."""
+    name = "ref_variables_side_effects"
+    data = np.load(FIXTURES / f"{name}.npz")
+    g = tf.Graph()
+    with g.as_default():
+        saver = tf.train.import_meta_graph(str(FIXTURES / name / "model.meta"))
+        with tf.Session() as sess:
+            saver.restore(sess, str(FIXTURES / name / "model"))
+            for k, fetches in enumerate(CASES[name]["fetches"]):
+                feeds = _runs(data, "run")[k]
+                got = sess.run(fetches, {f"{n}:0": v for n, v in feeds.items()})
+                for i, value in enumerate(got):
+                    _close(value, data[f"run{k}/fetch/{i}"], f"run {k} {fetches[i]}")
 
 
 def test_train_op_without_gradient_rebuilder_fails_when_run(monkeypatch):

@@ -93,6 +93,10 @@ from ferroflow.framework import dtypes, errors
 
 __all__ = ["has_v1_control_flow", "functionalize", "register_gradient_rebuilder", "Conversion"]
 
+#: MetaGraph collections of TF1's control-flow contexts (WhileContextDef, CondContextDef): they describe
+#: the dataflow nodes the conversion replaces, so a converted import leaves them out.
+CONTEXT_COLLECTIONS = ("while_context", "cond_context")
+
 _SWITCH = frozenset({"Switch", "RefSwitch"})
 _MERGE = frozenset({"Merge", "RefMerge"})
 _ENTER = frozenset({"Enter", "RefEnter"})
@@ -131,11 +135,12 @@ _GRADIENT_REBUILDER = None
 def register_gradient_rebuilder(fn):
     """Registers ``fn(graph, requests)`` to recompute dropped TF1 loop gradients after import.
 
-    ``requests`` is a list of :class:`GradientRequest`; ``fn`` returns a list
-    with, for each, a Tensor of ``graph`` (the gradient of the request's
-    ``ys`` with respect to its ``x``) or None where it cannot. The ops layer
-    registers ferroflow's ``tf.gradients`` here; framework code cannot import
-    it.
+    ``requests`` is a list of ``(ys, grad_ys or None, x, component)`` (Tensors
+    of ``graph``; ``component`` as :class:`GradientRequest` has it); ``fn``
+    returns, for each, a Tensor of ``graph``: the gradient of ``ys`` with
+    respect to ``x`` (dense when ``component`` is None, else that part of a
+    sparse gradient), or None where it cannot. The ops layer registers
+    ferroflow's ``tf.gradients`` here; framework code cannot import it.
     """
     global _GRADIENT_REBUILDER
     _GRADIENT_REBUILDER = fn
@@ -284,16 +289,37 @@ class GradientRequest:
 
     Names are of the GraphDef being imported (before any import scope):
     ``ys``, ``grad_ys`` (None: ones) and ``x`` are tensor names; ``tensor`` is
-    the dropped tensor the gradient stands for.
+    the dropped tensor the gradient stands for, ``dtype`` its DataType and
+    ``shape`` the static shape TensorFlow recorded for it (a list with None
+    for unknown dimensions; None when not recorded). ``component``: None for
+    a dense gradient, else which part of a sparse one (an ``IndexedSlices``
+    from a gather of ``x``) the tensor is: ``"values"``, ``"indices"`` or
+    ``"dense_shape"``.
     """
 
-    __slots__ = ("tensor", "ys", "grad_ys", "x")
+    __slots__ = ("tensor", "ys", "grad_ys", "x", "dtype", "shape", "component")
 
-    def __init__(self, tensor, ys, grad_ys, x):
+    def __init__(self, tensor, ys, grad_ys, x, dtype=None, shape=None, component=None):
         self.tensor, self.ys, self.grad_ys, self.x = tensor, ys, grad_ys, x
+        self.dtype, self.shape, self.component = dtype, shape, component
 
     def __repr__(self):
-        return f"GradientRequest(tensor={self.tensor!r}, ys={self.ys!r}, grad_ys={self.grad_ys!r}, x={self.x!r})"
+        return (f"GradientRequest(tensor={self.tensor!r}, ys={self.ys!r}, grad_ys={self.grad_ys!r}, x={self.x!r}, "
+                f"component={self.component!r})")
+
+    def matches(self, tensor):
+        """Whether ``tensor`` (a rebuilt gradient) can stand for the dropped one: same dtype, and a shape
+        TensorFlow's recorded shape allows (for a dense gradient, the same fully known shape: the
+        values of a sparse gradient, ``[?, ...]``, are not a variable's dense gradient)."""
+        if self.dtype is not None and tensor.dtype.base_dtype.as_datatype_enum != self.dtype:
+            return False
+        if self.shape is None:
+            return True
+        got = tensor.shape.as_list() if tensor.shape.rank is not None else None
+        if self.component is not None:
+            return got is None or len(got) == len(self.shape) and all(
+                a is None or b is None or a == b for a, b in zip(got, self.shape))
+        return got is not None and None not in self.shape and got == self.shape
 
 
 class Conversion:
@@ -591,14 +617,21 @@ def _gradient_requests(g, in_scope, after):
         return None
     requests = []
     for ref in wanted:
-        x = _gradient_source(g, ref)
-        if x is None:
+        source = _gradient_source(g, ref)
+        if source is None:
             return None
+        x, component = source
         scope = _GRAD_NAME.match(ref[0])
         ys = _gradient_ys(g, scope.group("scope") if scope else ref[0].split("/", 1)[0])
         if ys is None:
             return None
-        requests.append(GradientRequest(_format_ref(ref), ys[0], ys[1], _format_ref(x)))
+        shape = _tensor_shape(g, ref)
+        shape = None if shape.unknown_rank else [d.size if d.size >= 0 else None for d in shape.dim]
+        try:
+            dtype = _tensor_dtype(g, ref)
+        except errors.UnimplementedError:
+            dtype = None
+        requests.append(GradientRequest(_format_ref(ref), ys[0], ys[1], _format_ref(x), dtype, shape, component))
     return requests
 
 
@@ -630,40 +663,78 @@ def _gradient_ys(g, scope):
 
 
 def _gradient_source(g, ref):
-    """The forward tensor whose gradient TF1 computed as ``ref``, told from the gradient's name.
+    """``(forward tensor, component)``: what TF1 computed ``ref`` as the gradient of, told from its name;
+    None when that cannot be told.
 
     ``<scope>/<op>_grad/...`` is a gradient for an input of forward op
     ``<op>``; a sum (``<scope>/AddN``) adds gradients for one tensor read by
     several ops. Of the op's inputs, the one that is (read from) a variable
     is the one meant; ``tuple/control_dependency_<k>`` (``gate_gradients``)
-    names the k-th input when several qualify.
+    names the k-th input when several qualify. The gradient of a gather is
+    sparse: ``ref`` is then its values (a float), its indices (a reshape of
+    the gather's indices) or its dense shape.
     """
     name = ref[0]
     node = g.nodes.get(name)
     if node is not None and node.op in ("AddN", "Add", "AddV2") and _GRAD_NAME.match(name) is None:
-        found = [_gradient_source(g, r) for r in node.inputs]
-        found = {f for f in found if f is not None}
-        return found.pop() if len(found) == 1 else None
+        found = {_gradient_source(g, r) for r in node.inputs}
+        return found.pop() if len(found) == 1 and None not in found else None
     m = _GRAD_NAME.match(name)
     if m is None:
         return None
     fwd = g.nodes.get(m.group("op"))
     if fwd is None:
         return None
+    if fwd.op in _SPARSE_GRADIENT_OPS:
+        if node is None or not fwd.inputs:
+            return None
+        try:
+            dtype = _tensor_dtype(g, ref)
+        except errors.UnimplementedError:
+            return None
+        if _is_floating(dtype):
+            component = "values"
+        elif node.op == "Reshape":
+            component = "indices"
+        else:
+            component = "dense_shape"
+        return _variable_of(g, fwd.inputs[0]), component
     candidates = [r for r in fwd.inputs if _reads_variable(g, r)]
     if len(candidates) == 1:
-        return _variable_of(g, candidates[0])
+        return _variable_of(g, candidates[0]), None
     if len(fwd.inputs) == 1:
-        return _variable_of(g, fwd.inputs[0])
+        return _variable_of(g, fwd.inputs[0]), None
     k = re.search(r"/tuple/control_dependency(?:_(\d+))?$", name)
     if k is not None:
         index = int(k.group(1) or 0)
         if index < len(fwd.inputs):
-            return _variable_of(g, fwd.inputs[index])
+            return _variable_of(g, fwd.inputs[index]), None
     return None
 
 
 _VARIABLE_OPS = frozenset({"VariableV2", "Variable", "VarHandleOp"})
+_REF_VARIABLE_OPS = frozenset({"VariableV2", "Variable"})
+
+
+def _variable_snapshot(g, ref):
+    """The reference variable whose read (``v/read``, an Identity of ``v``) ``ref`` is, else None.
+
+    TF1's Identity of a reference variable forwards the variable's buffer, so
+    a branch or loop body that reads it after an assignment sees the new
+    value. A converted If or While is given the variable itself (a reference
+    argument, read when its function reads it), which keeps that behaviour.
+    """
+    n = g.nodes.get(ref[0])
+    if n is None or n.op != "Identity" or not n.inputs or n.controls:
+        return None
+    src = g.nodes.get(n.inputs[0][0])
+    if src is not None and src.op in _REF_VARIABLE_OPS:
+        return n.inputs[0]
+    return None
+
+
+#: Ops whose gradient with respect to input 0 TF1 gives as an IndexedSlices.
+_SPARSE_GRADIENT_OPS = frozenset({"Gather", "GatherV2", "ResourceGather"})
 
 
 def _reads_variable(g, ref):
@@ -1154,6 +1225,9 @@ def _convert_loop(ctx, g, frame_name, members, frames, parents):
         return (ref, e.type_attr("T"), (e.name, 0) in ctx.lists, (e.name, 0) in ctx.refs, _tensor_shape(g, (m.name, 0)))
 
     def inv_info(e):
+        snapshot = _variable_snapshot(g, e.inputs[0])
+        if snapshot is not None:
+            return (snapshot, e.type_attr("T"), False, True, _tensor_shape(g, (e.name, 0)))
         return (e.inputs[0], e.type_attr("T"), (e.name, 0) in ctx.lists, (e.name, 0) in ctx.refs,
                 _tensor_shape(g, (e.name, 0)))
 
@@ -1260,9 +1334,8 @@ def _convert_loop(ctx, g, frame_name, members, frames, parents):
     cond_name = cb.finish(keys, [pred], [_DT_BOOL], scope + "_cond")
     body_name = bb.finish(keys, body_out, var_types + inv_types, scope + "_body")
     # The While op, in the enclosing frame.
-    outer_inputs = [v[0].inputs[0] for v in variables] + [nodes[k[1]].inputs[0] for k in inv_keys]
-    ref_inputs = [i for i, k in enumerate(keys)
-                  if (variables[k[1]][0].name if k[0] == "var" else k[1], 0) in ctx.refs]
+    outer_inputs = [v[0].inputs[0] for v in variables] + [inv_info(nodes[k[1]])[0] for k in inv_keys]
+    ref_inputs = [i for i, k in enumerate(keys) if (var_info(k[1]) if k[0] == "var" else inv_info(nodes[k[1]]))[3]]
     controls = []
     for e in [v[0] for v in variables] + [nodes[k[1]] for k in inv_keys]:
         for c in e.controls:
@@ -1450,8 +1523,11 @@ def _convert_cond(ctx, g, pred, outer_state, merge_names, state, node_state):
     class _BranchBuilder(_FunctionBuilder):
         def info_of(self, key, ref):
             outer = key
+            snapshot = _variable_snapshot(g, outer)
+            if snapshot is not None:
+                outer = snapshot
             n = nodes.get(outer[0])
-            is_ref = outer in ctx.refs or (n is not None and n.op in ("VariableV2", "Variable")) or (
+            is_ref = outer in ctx.refs or (n is not None and n.op in _REF_VARIABLE_OPS) or (
                 ref[0] in nodes and nodes[ref[0]].op == "RefSwitch")
             if ref[0] in nodes and nodes[ref[0]].op in _SWITCH:
                 sw = nodes[ref[0]]
@@ -1520,8 +1596,8 @@ def _convert_cond(ctx, g, pred, outer_state, merge_names, state, node_state):
     scope = merge_names[0].rsplit("/", 1)[0] if "/" in merge_names[0] else "cond"
     else_name = builders[0].finish(keys, outs[0], out_types, scope + "_false")
     then_name = builders[1].finish(keys, outs[1], out_types, scope + "_true")
-    inputs = [pred] + list(keys)
     info = builders[1].arg_info
+    inputs = [pred] + [info[k][0] for k in keys]
     ref_inputs = [i + 1 for i, k in enumerate(keys) if info[k][3]]
     controls = []
     for b in (0, 1):

@@ -343,11 +343,11 @@ def _import_after_gradients(conversion, graph, created, import_scope, clear_devi
     if rebuilder is not None:
         with graph.as_default():
             grads = rebuilder(graph, [(
-                [tensor(y) for y in r.ys], [tensor(gy) for gy in r.grad_ys] if r.grad_ys else None, tensor(r.x))
-                for r in conversion.gradient_requests])
+                [tensor(y) for y in r.ys], [tensor(gy) for gy in r.grad_ys] if r.grad_ys else None, tensor(r.x),
+                r.component) for r in conversion.gradient_requests])
     nodes = conversion.after_gradients
     mapping = dict(input_map)
-    if grads is None or any(gr is None for gr in grads):
+    if grads is None or any(gr is None or not r.matches(gr) for r, gr in zip(conversion.gradient_requests, grads)):
         _logger.warning("TF1 loop gradients could not be rebuilt; importing %s as ops that fail when run",
                         ", ".join(n.name for n in conversion.fallback_nodes if n.op == "NoOp"))
         nodes = conversion.fallback_nodes
@@ -468,9 +468,13 @@ def import_scoped_meta_graph(meta_graph_or_file, clear_devices=False, graph=None
         meta = read_meta_graph_file(meta_graph_or_file)
     graph = graph or ops.get_default_graph()
     import_graph_def_nodes(meta.graph_def, graph, import_scope, clear_devices)
+    # TF1's WhileContextDef/CondContextDef name the Switch/Merge/Enter/... nodes that became If/While ops.
+    converted = control_flow_v1_import.has_v1_control_flow(meta.graph_def)
     variables = {}
     for key in sorted(meta.collection_def):
         col = meta.collection_def[key]
+        if converted and key in control_flow_v1_import.CONTEXT_COLLECTIONS:
+            continue
         kind = col.WhichOneof("kind")
         if kind == "node_list":
             removed = getattr(graph, "_v1_control_flow_removed", {})

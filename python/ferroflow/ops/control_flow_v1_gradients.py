@@ -17,17 +17,18 @@ from ferroflow.ops import gradients_impl
 
 
 def rebuild_gradients(graph, requests):
-    """``requests``: ``(ys, grad_ys or None, x)`` per gradient (Tensors of ``graph``). Returns, for each,
-    the gradient of ``ys`` (weighted by ``grad_ys``) with respect to ``x``, dense; None where
-    ``ys`` do not depend on ``x``."""
+    """``requests``: ``(ys, grad_ys or None, x, component)`` per gradient (Tensors of ``graph``).
+    Returns, for each, the gradient of ``ys`` (weighted by ``grad_ys``) with respect to ``x``: dense
+    when ``component`` is None, else that part (``"values"``, ``"indices"``, ``"dense_shape"``) of
+    a sparse gradient; None where ``ys`` do not depend on ``x`` or the gradient is not sparse."""
     groups = {}
-    for i, (ys, grad_ys, _) in enumerate(requests):
+    for i, (ys, grad_ys, _, _) in enumerate(requests):
         key = (tuple(y._tid for y in ys), tuple(g._tid for g in grad_ys) if grad_ys else None)
         groups.setdefault(key, []).append(i)
     results = [None] * len(requests)
     with graph.as_default(), ops.control_dependencies(None):
         for members in groups.values():
-            ys, grad_ys, _ = requests[members[0]]
+            ys, grad_ys, _, _ = requests[members[0]]
             xs = {}
             for i in members:
                 xs.setdefault(requests[i][2]._tid, requests[i][2])
@@ -35,7 +36,12 @@ def rebuild_gradients(graph, requests):
             by_x = dict(zip(xs, grads))
             for i in members:
                 g = by_x[requests[i][2]._tid]
-                if isinstance(g, IndexedSlices):
+                component = requests[i][3]
+                if g is None:
+                    continue
+                if component is not None:
+                    g = getattr(g, component, None) if isinstance(g, IndexedSlices) else None
+                elif isinstance(g, IndexedSlices):
                     g = ops.convert_to_tensor(g)
                 results[i] = g
     return results
