@@ -1,29 +1,18 @@
 //! A ps and a worker server in one process, a session split across them,
 //! variables shared by name, authentication and restarts.
 
+mod common;
+
+use common::{constant, free_port, node, start, values};
 use ferroflow_dist::master::DistOptions;
 use ferroflow_dist::{
     ClientSecurity, ClusterSpec, DistSession, Server, ServerOptions, ServerSecurity, TaskId,
 };
-use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
+use ferroflow_graph::{AttrValue, Graph, NodeId, Output, PartialShape};
 use ferroflow_tensor::{Code, DType, Tensor};
 use parking_lot::RwLock;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// A free port below Linux's ephemeral range (32768 and up), so that no
-/// outgoing connection takes it while a test restarts a server on it.
-fn free_port() -> u16 {
-    use std::sync::atomic::{AtomicU16, Ordering};
-    static NEXT: AtomicU16 = AtomicU16::new(0);
-    let seed = (std::process::id() % 8000) as u16;
-    loop {
-        let p = 20000 + (seed + NEXT.fetch_add(7, Ordering::Relaxed)) % 12000;
-        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
-            return p;
-        }
-    }
-}
 
 fn two_task_cluster() -> ClusterSpec {
     let (ps, worker) = (free_port(), free_port());
@@ -31,55 +20,6 @@ fn two_task_cluster() -> ClusterSpec {
         r#"{{"ps":["127.0.0.1:{ps}"],"worker":["localhost:{worker}"]}}"#
     ))
     .unwrap()
-}
-
-fn start(
-    cluster: &ClusterSpec,
-    job: &str,
-    security: ServerSecurity,
-) -> ferroflow_tensor::Result<Server> {
-    Server::start(ServerOptions {
-        cluster: cluster.clone(),
-        task: TaskId::new(job, 0),
-        security,
-        ..Default::default()
-    })
-}
-
-struct Builder(Graph);
-
-impl Builder {
-    fn add(
-        &mut self,
-        op: &str,
-        name: &str,
-        inputs: &[Output],
-        attrs: &[(&str, AttrValue)],
-        device: &str,
-    ) -> NodeId {
-        let mut spec = NodeSpec::new(op, name).inputs(inputs.iter().copied());
-        for (k, v) in attrs {
-            spec = spec.attr(k, v.clone());
-        }
-        spec.device = device.to_string();
-        self.0.add_node(spec).unwrap()
-    }
-
-    fn constant(&mut self, name: &str, v: Vec<f32>, device: &str) -> Output {
-        let n = v.len();
-        let t = Tensor::from_vec([n], v).unwrap();
-        let id = self.add(
-            "Const",
-            name,
-            &[],
-            &[
-                ("dtype", AttrValue::Type(DType::Float32)),
-                ("value", AttrValue::Tensor(t)),
-            ],
-            device,
-        );
-        Output::new(id, 0)
-    }
 }
 
 /// `v` (2 floats) on the ps, `y = read(v) * x` on the worker, `v += y` on the ps.
@@ -92,9 +32,10 @@ struct Model {
 }
 
 fn model() -> Model {
-    let mut b = Builder(Graph::new());
+    let mut g = Graph::new();
     let ps = "/job:ps/task:0";
-    let v = b.add(
+    let v = node(
+        &mut g,
         "VariableV2",
         "v",
         &[],
@@ -108,14 +49,24 @@ fn model() -> Model {
         ps,
     );
     let v = Output::new(v, 0);
-    let init_value = b.constant("v/initial_value", vec![1.0, 2.0], ps);
-    let init = b.add("Assign", "v/Assign", &[v, init_value], &[], ps);
-    let read = Output::new(b.add("Identity", "v/read", &[v], &[], ps), 0);
-    let x = b.constant("x", vec![3.0, 4.0], "");
-    let y = Output::new(b.add("Mul", "y", &[read, x], &[], ""), 0);
-    let update = b.add("AssignAdd", "update", &[v, y], &[], ps);
+    let init_value = constant(
+        &mut g,
+        "v/initial_value",
+        Tensor::from_vec([2], vec![1.0f32, 2.0]).unwrap(),
+        ps,
+    );
+    let init = node(&mut g, "Assign", "v/Assign", &[v, init_value], &[], ps);
+    let read = Output::new(node(&mut g, "Identity", "v/read", &[v], &[], ps), 0);
+    let x = constant(
+        &mut g,
+        "x",
+        Tensor::from_vec([2], vec![3.0f32, 4.0]).unwrap(),
+        "",
+    );
+    let y = Output::new(node(&mut g, "Mul", "y", &[read, x], &[], ""), 0);
+    let update = node(&mut g, "AssignAdd", "update", &[v, y], &[], ps);
     Model {
-        graph: Arc::new(RwLock::new(b.0)),
+        graph: Arc::new(RwLock::new(g)),
         init,
         read,
         y,
@@ -123,15 +74,11 @@ fn model() -> Model {
     }
 }
 
-fn values(t: &Tensor) -> Vec<f32> {
-    t.as_slice::<f32>().unwrap().to_vec()
-}
-
 #[test]
 fn a_step_split_across_ps_and_worker_shares_variables_by_name() {
     let cluster = two_task_cluster();
-    let _ps = start(&cluster, "ps", ServerSecurity::default()).unwrap();
-    let worker = start(&cluster, "worker", ServerSecurity::default()).unwrap();
+    let _ps = start(&cluster, "ps", None, ServerSecurity::default()).unwrap();
+    let worker = start(&cluster, "worker", None, ServerSecurity::default()).unwrap();
     let m = model();
     let sess =
         DistSession::connect(m.graph.clone(), &worker.target(), DistOptions::default()).unwrap();
@@ -179,7 +126,7 @@ fn tokens_are_checked_and_nothing_runs_without_one() {
     let security = ServerSecurity::default()
         .with_token(b"cluster-secret")
         .unwrap();
-    let _ps = start(&cluster, "ps", security).unwrap();
+    let _ps = start(&cluster, "ps", None, security).unwrap();
     let m = model();
     let ps_target = format!("grpc://{}", cluster.address(&TaskId::new("ps", 0)).unwrap());
     let options = |token: &[u8]| DistOptions {
@@ -220,8 +167,8 @@ fn listening_beyond_loopback_needs_authentication() {
 #[test]
 fn a_restarted_ps_is_unavailable_then_aborted() {
     let cluster = two_task_cluster();
-    let ps = start(&cluster, "ps", ServerSecurity::default()).unwrap();
-    let worker = start(&cluster, "worker", ServerSecurity::default()).unwrap();
+    let ps = start(&cluster, "ps", None, ServerSecurity::default()).unwrap();
+    let worker = start(&cluster, "worker", None, ServerSecurity::default()).unwrap();
     let m = model();
     let options = DistOptions {
         connect_timeout: Duration::from_secs(5),
@@ -236,7 +183,7 @@ fn a_restarted_ps_is_unavailable_then_aborted() {
     let started = Instant::now();
     let e = sess.run_plan_until(&step, vec![], None).unwrap_err();
     assert_eq!(e.code(), Some(Code::Unavailable), "{e}");
-    let _ps = start(&cluster, "ps", ServerSecurity::default()).unwrap();
+    let _ps = start(&cluster, "ps", None, ServerSecurity::default()).unwrap();
     let e = sess.run_plan_until(&step, vec![], None).unwrap_err();
     assert_eq!(e.code(), Some(Code::Aborted), "{e}");
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -245,7 +192,7 @@ fn a_restarted_ps_is_unavailable_then_aborted() {
 #[test]
 fn a_missing_task_is_unavailable_after_the_connect_timeout() {
     let cluster = two_task_cluster();
-    let worker = start(&cluster, "worker", ServerSecurity::default()).unwrap();
+    let worker = start(&cluster, "worker", None, ServerSecurity::default()).unwrap();
     let m = model();
     let options = DistOptions {
         connect_timeout: Duration::from_millis(300),

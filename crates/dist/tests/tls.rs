@@ -5,12 +5,13 @@
 //! cross the wire in the clear (a recording proxy sits between client and
 //! server). The certificates come from `tools/make_test_certs.sh`.
 
+mod common;
+
+use common::{free_port, node, start, values};
 use ferroflow_dist::master::DistOptions;
 use ferroflow_dist::security::TlsFiles;
-use ferroflow_dist::{
-    ClientSecurity, ClusterSpec, DistSession, Server, ServerOptions, ServerSecurity, TaskId,
-};
-use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
+use ferroflow_dist::{ClientSecurity, ClusterSpec, DistSession, ServerSecurity, TaskId};
+use ferroflow_graph::{AttrValue, Graph, NodeId, Output, PartialShape};
 use ferroflow_tensor::{Code, DType, Tensor};
 use parking_lot::{Mutex, RwLock};
 use std::io::{Read, Write};
@@ -42,31 +43,6 @@ fn tls_client(who: &str, ca: &str) -> ClientSecurity {
     ClientSecurity::default().with_tls(&files(who, ca)).unwrap()
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts `job`'s task 0 of `cluster`, listening on `bind` when given.
-fn start(
-    cluster: &ClusterSpec,
-    job: &str,
-    bind: Option<String>,
-    security: ServerSecurity,
-) -> Server {
-    Server::start(ServerOptions {
-        cluster: cluster.clone(),
-        task: TaskId::new(job, 0),
-        bind,
-        security,
-        ..Default::default()
-    })
-    .unwrap()
-}
-
 fn options(security: ClientSecurity) -> DistOptions {
     DistOptions {
         security,
@@ -75,22 +51,6 @@ fn options(security: ClientSecurity) -> DistOptions {
         connect_timeout: Duration::from_secs(5),
         force_rpc: true,
     }
-}
-
-fn node(
-    g: &mut Graph,
-    op: &str,
-    name: &str,
-    inputs: &[Output],
-    attrs: &[(&str, AttrValue)],
-    device: &str,
-) -> NodeId {
-    let mut spec = NodeSpec::new(op, name).inputs(inputs.iter().copied());
-    for (k, v) in attrs {
-        spec = spec.attr(k, v.clone());
-    }
-    spec.device = device.to_string();
-    g.add_node(spec).unwrap()
 }
 
 /// `v` (N floats) on the ps, set from the fed `x`; `y = read(v) * 2` on
@@ -148,10 +108,6 @@ fn model(n: usize, worker: &str) -> Model {
     }
 }
 
-fn values(t: &Tensor) -> Vec<f32> {
-    t.as_slice::<f32>().unwrap().to_vec()
-}
-
 /// Sets `v` to `x`, runs one update (`v += 2 v`, the doubling on the
 /// worker) when `update`, and returns `v`.
 fn round_trip(sess: &DistSession, m: &Model, x: &[f32], update: bool) -> Vec<f32> {
@@ -190,8 +146,8 @@ fn a_client_with_the_cluster_ca_certificate_trains_across_tls_tasks() {
         r#"{{"ps":["127.0.0.1:{ps}"],"worker":["localhost:{worker}"]}}"#
     ))
     .unwrap();
-    let _ps = start(&cluster, "ps", None, tls_server());
-    let worker = start(&cluster, "worker", None, tls_server());
+    let _ps = start(&cluster, "ps", None, tls_server()).unwrap();
+    let worker = start(&cluster, "worker", None, tls_server()).unwrap();
     let m = model(3, "/job:worker/task:0");
     let started = Instant::now();
     // The worker by its DNS name, the ps by its IP: both names are in the
@@ -216,7 +172,7 @@ fn a_client_with_the_cluster_ca_certificate_trains_across_tls_tasks() {
 fn a_client_without_tls_is_refused() {
     let cluster =
         ClusterSpec::from_json(&format!(r#"{{"ps":["127.0.0.1:{}"]}}"#, free_port())).unwrap();
-    let ps = start(&cluster, "ps", None, tls_server());
+    let ps = start(&cluster, "ps", None, tls_server()).unwrap();
     let target = format!("grpc://127.0.0.1:{}", ps.local_addr().port());
     assert_refused(&target, ClientSecurity::default(), "requires TLS");
     // A cluster token is no substitute for the certificate.
@@ -231,7 +187,7 @@ fn a_client_without_tls_is_refused() {
 fn a_client_certificate_from_another_ca_is_refused() {
     let cluster =
         ClusterSpec::from_json(&format!(r#"{{"ps":["127.0.0.1:{}"]}}"#, free_port())).unwrap();
-    let ps = start(&cluster, "ps", None, tls_server());
+    let ps = start(&cluster, "ps", None, tls_server()).unwrap();
     let target = format!("grpc://127.0.0.1:{}", ps.local_addr().port());
     // The client trusts the right CA, but its own certificate is not the
     // cluster's.
@@ -262,7 +218,7 @@ fn a_client_certificate_from_another_ca_is_refused() {
 fn a_client_that_trusts_another_ca_refuses_the_server() {
     let cluster =
         ClusterSpec::from_json(&format!(r#"{{"ps":["127.0.0.1:{}"]}}"#, free_port())).unwrap();
-    let ps = start(&cluster, "ps", None, tls_server());
+    let ps = start(&cluster, "ps", None, tls_server()).unwrap();
     let target = format!("grpc://127.0.0.1:{}", ps.local_addr().port());
     assert_refused(
         &target,
@@ -291,7 +247,7 @@ fn a_client_that_trusts_another_ca_refuses_the_server() {
 fn a_tls_client_is_told_when_the_server_does_not_use_tls() {
     let cluster =
         ClusterSpec::from_json(&format!(r#"{{"ps":["127.0.0.1:{}"]}}"#, free_port())).unwrap();
-    let ps = start(&cluster, "ps", None, ServerSecurity::default());
+    let ps = start(&cluster, "ps", None, ServerSecurity::default()).unwrap();
     let target = format!("grpc://127.0.0.1:{}", ps.local_addr().port());
     assert_refused(
         &target,
@@ -372,7 +328,7 @@ fn run_through_proxy(
     let real = free_port();
     let cluster =
         ClusterSpec::from_json(&format!(r#"{{"ps":["127.0.0.1:{proxy_port}"]}}"#)).unwrap();
-    let _ps = start(&cluster, "ps", Some(format!("127.0.0.1:{real}")), server);
+    let _ps = start(&cluster, "ps", Some(format!("127.0.0.1:{real}")), server).unwrap();
     let rec = recording_proxy(proxy, real);
     let m = model(pattern.len(), "");
     let sess = DistSession::connect(
