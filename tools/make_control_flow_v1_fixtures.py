@@ -248,6 +248,80 @@ def tensor_array_ops():
         {x: _rs(8).randn(3, 2).astype(np.float32)}]
 
 
+@graph_case
+def case_exclusive():
+    """tf.case (TF1 builds it from nested conds) with exclusive=True and a default."""
+    x = tf1.placeholder(tf.int32, [], name="x")
+    y = tf1.case([(tf1.equal(x, 1), lambda: tf1.constant(10)), (tf1.equal(x, 2), lambda: tf1.constant(20))],
+                 default=lambda: tf1.constant(-1), exclusive=True)
+    return [y], [{x: 1}, {x: 2}, {x: 3}]
+
+
+@graph_case
+def while_with_assert():
+    """A loop body with a side effect (an Assert) its result waits for."""
+    x = tf1.placeholder(tf.float32, [], name="x")
+
+    def body(i, a):
+        check = tf1.Assert(a < 100.0, [a])
+        with tf1.control_dependencies([check]):
+            return i + 1, a * 3.0
+
+    _, r = tf1.while_loop(lambda i, a: i < 3, body, [0, x])
+    return [r], [{x: 2.0}]
+
+
+@graph_case
+def cond_returns_tensor_array():
+    """A cond whose branches write different values into a TensorArray, stacked afterwards."""
+    x = tf1.placeholder(tf.float32, [2], name="x")
+    p = tf1.placeholder(tf.bool, [], name="p")
+    ta = tf1.TensorArray(tf.float32, size=2)
+    ta = tf1.cond(p, lambda: ta.write(0, x).write(1, x * 2.0), lambda: ta.write(0, -x).write(1, x + 1.0))
+    return [ta.stack()], [{x: [1.0, 2.0], p: True}, {x: [1.0, 2.0], p: False}]
+
+
+@graph_case
+def greedy_decode():
+    """A decoding loop: embedding lookup of the previous token, an RNN step, argmax, a growing
+    TensorArray of tokens, and a cond that stops early at an end token."""
+    start = tf1.placeholder(tf.int32, [], name="start")
+    emb = tf1.constant(_rs(16).randn(6, 3).astype(np.float32))
+    w = tf1.constant(_rs(17).randn(3 + 4, 4).astype(np.float32))
+    out_w = tf1.constant(_rs(18).randn(4, 6).astype(np.float32))
+
+    def body(t, tok, h, ta, done):
+        inp = tf1.nn.embedding_lookup(emb, tf1.reshape(tok, [1]))
+        h = tf1.tanh(tf1.matmul(tf1.concat([inp, h], 1), w))
+        nxt = tf1.cast(tf1.argmax(tf1.matmul(h, out_w), 1)[0], tf.int32)
+        done = tf1.cond(tf1.equal(nxt, 0), lambda: tf1.constant(True), lambda: done)
+        return t + 1, nxt, h, ta.write(t, nxt), done
+
+    _, _, h, ta, _ = tf1.while_loop(
+        lambda t, tok, h, ta, done: tf1.logical_and(t < 8, tf1.logical_not(done)), body,
+        [0, start, tf1.zeros([1, 4]), tf1.TensorArray(tf.int32, size=0, dynamic_size=True), False])
+    return [ta.stack(), h], [{start: 1}, {start: 4}]
+
+
+@graph_case
+def raw_rnn():
+    """tf.nn.raw_rnn (a while loop with TensorArrays and conds in its loop function)."""
+    x = tf1.placeholder(tf.float32, [5, 2, 3], name="x")
+    cell = tf1.nn.rnn_cell.BasicRNNCell(4, name="raw_cell")
+    inputs_ta = tf1.TensorArray(tf.float32, size=5).unstack(x)
+    lengths = tf1.constant([5, 3])
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        emit = cell_output
+        state = cell.zero_state(2, tf.float32) if cell_output is None else cell_state
+        finished = time >= lengths
+        nxt = tf1.cond(tf1.reduce_all(finished), lambda: tf1.zeros([2, 3]), lambda: inputs_ta.read(time))
+        return finished, nxt, state, emit, None
+
+    outputs_ta, state, _ = tf1.nn.raw_rnn(cell, loop_fn)
+    return [outputs_ta.stack(), state], [{x: _rs(19).randn(5, 2, 3).astype(np.float32)}]
+
+
 # -- recurrent networks --------------------------------------------------------------------------------------
 
 
@@ -377,6 +451,27 @@ def stacked_rnn_momentum():
                           y: r.randn(2, 2).astype(np.float32)} for _ in range(3)]
 
 
+@training_case
+def conv_batch_norm_adam():
+    """tf.layers.batch_normalization with a ``training`` placeholder (conds and their gradients, no loops),
+    its moving averages updated through UPDATE_OPS, another cond on ``training``, Adam. The conv has no
+    bias: batch norm would make its gradient zero, which Adam turns into noise-driven steps."""
+    x = tf1.placeholder(tf.float32, [None, 6, 6, 2], name="x")
+    y = tf1.placeholder(tf.float32, [None, 2], name="y")
+    training = tf1.placeholder_with_default(False, [], name="training")
+    h = tf1.layers.conv2d(x, 3, 3, use_bias=False, name="conv")
+    h = tf1.nn.relu(tf1.layers.batch_normalization(h, training=training, name="bn"))
+    h = tf1.layers.flatten(h)
+    h = tf1.cond(training, lambda: h * 0.5, lambda: h)
+    pred = tf1.layers.dense(h, 2, name="dense")
+    loss = tf1.reduce_mean(tf1.square(pred - y), name="loss")
+    with tf1.control_dependencies(tf1.get_collection(tf1.GraphKeys.UPDATE_OPS)):
+        train = tf1.train.AdamOptimizer(0.05).minimize(loss, name="train")
+    r = _rs(15)
+    return loss, train, [{x: r.randn(4, 6, 6, 2).astype(np.float32), y: r.randn(4, 2).astype(np.float32),
+                          training: True} for _ in range(3)]
+
+
 def write_training_case(name, fn, manifest):
     d = OUT / name
     shutil.rmtree(d, ignore_errors=True)
@@ -395,7 +490,7 @@ def write_training_case(name, fn, manifest):
             for k, feed in enumerate(steps):
                 loss_value, _ = sess.run([loss, train], feed)
                 for t, v in feed.items():
-                    arrays[f"step{k}/feed/{t.op.name}"] = v
+                    arrays[f"step{k}/feed/{t.op.name}"] = np.asarray(v)
                 arrays[f"step{k}/loss"] = np.asarray(loss_value)
             arrays["final_loss"] = np.asarray(sess.run(loss, steps[0]))
             for v in tf1.global_variables():

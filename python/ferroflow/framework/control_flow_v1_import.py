@@ -1445,6 +1445,7 @@ def _convert_conds(ctx, g):
     """Turns every TF1 cond (Switch/Merge) of ``g`` into ``If`` ops, innermost first."""
     if not any(n.op in _MERGE for n in g.nodes.values()):
         return
+    _controls_past_switches(g)
     while True:
         order = g.topological_order()
         state, node_state, merges = _cond_states(g, order)
@@ -1469,6 +1470,33 @@ def _convert_conds(ctx, g):
             for part in _split_for_cycles(g, names, key[0], state, node_state):
                 _convert_cond(ctx, g, key[0], key[1], part, state, node_state)
         _collect_garbage(g)
+
+
+def _controls_past_switches(g):
+    """A control input on a Switch becomes control inputs on what the Switch reads.
+
+    A Switch marks only one of its outputs dead, never itself, so a node that
+    waits for it (TF1's gradients group with ``tuple/group_deps`` NoOps that
+    do) waits for its inputs and runs in either branch.
+    """
+    for n in g.nodes.values():
+        if not any(c in g.nodes and g.nodes[c].op in _SWITCH for c in n.controls):
+            continue
+        controls = []
+        stack = list(reversed(n.controls))
+        seen = set()
+        while stack:
+            c = stack.pop()
+            if c in seen:
+                continue
+            seen.add(c)
+            sw = g.nodes.get(c)
+            if sw is not None and sw.op in _SWITCH:
+                stack.extend(reversed([src for src, _ in sw.inputs] + sw.controls))
+                continue
+            if c not in controls and (c in g.nodes or c in g.arg_names) and c != n.name:
+                controls.append(c)
+        n.controls = [c for c in controls if c not in g.arg_names]
 
 
 def _split_for_cycles(g, names, pred, state, node_state):
