@@ -154,10 +154,14 @@ def _unimplemented(message):
     return errors.UnimplementedError(None, None, message)
 
 
+_CONVERTED_OPS = _V1_CONTROL_FLOW | _TA_OPS | _STACK_OPS | _TA_GRAD_OPS | _OLD_TA_OPS
+
+
 def has_v1_control_flow(graph_def):
-    """Whether ``graph_def``'s nodes use TF1's dataflow control flow, TensorArrays or stacks."""
-    ops = _V1_CONTROL_FLOW | _TA_OPS | _STACK_OPS | _TA_GRAD_OPS | _OLD_TA_OPS
-    return any(node.op in ops for node in graph_def.node)
+    """Whether ``graph_def``'s nodes (or its library's functions) use TF1's dataflow control flow,
+    TensorArrays or stacks."""
+    return any(node.op in _CONVERTED_OPS for node in graph_def.node) or any(
+        node.op in _CONVERTED_OPS for f in graph_def.library.function for node in f.node_def)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -388,6 +392,12 @@ def functionalize(graph_def, existing_function_names=()):
     """
     ctx = _Context((n.name for n in graph_def.node),
                    list(existing_function_names) + [f.signature.name for f in graph_def.library.function])
+    for f in graph_def.library.function:
+        for nd in f.node_def:
+            if nd.op in _CONVERTED_OPS:
+                raise _unimplemented(
+                    f"TF1 control flow import: function {f.signature.name} of the GraphDef's library has node "
+                    f"{nd.name} ({nd.op}); TF1 control flow is converted in the graph itself, not inside functions")
     g = _Graph()
     for nd in graph_def.node:
         if nd.op in _OLD_TA_OPS:
@@ -558,6 +568,7 @@ def _drop_gradient_machinery(ctx, g, frames, parents):
     for name in dropped:
         del g.nodes[name]
         ctx.report.removed[name] = reason
+    _drop_feeders(ctx, g, consumers, scope_roots, reason)
     if requests:
         ctx.report.gradient_requests = requests
         ctx.report.fallback_nodes = [n.to_node_def() for n in stand_ins]
@@ -569,6 +580,25 @@ def _drop_gradient_machinery(ctx, g, frames, parents):
         g.add(n)
         ctx.report.removed.pop(n.name, None)
     return []
+
+
+def _drop_feeders(ctx, g, consumers, scope_roots, reason):
+    """Drops, while there are any, gradient nodes (under a gradient scope) that only fed dropped ones: they
+    had readers, and none is left."""
+    def in_scope(name):
+        return any(name.startswith(s + "/") for s in scope_roots)
+
+    while True:
+        read = set()
+        for n in g.nodes.values():
+            read.update(src for src, _ in n.inputs)
+            read.update(n.controls)
+        gone = [name for name in g.nodes if name not in read and consumers.get(name) and in_scope(name)]
+        if not gone:
+            return
+        for name in gone:
+            del g.nodes[name]
+            ctx.report.removed[name] = reason
 
 
 def _stand_ins(ctx, roots, reason):
@@ -1442,14 +1472,16 @@ def _cond_states(g, order):
 
 
 def _convert_conds(ctx, g):
-    """Turns every TF1 cond (Switch/Merge) of ``g`` into ``If`` ops, innermost first."""
-    if not any(n.op in _MERGE for n in g.nodes.values()):
+    """Turns every TF1 cond (Switch/Merge) of ``g`` into ``If`` ops, innermost first; then drops what is
+    left in branches that no Merge ends (nothing could read it)."""
+    if not any(n.op in _MERGE or n.op in _SWITCH for n in g.nodes.values()):
         return
     _controls_past_switches(g)
     while True:
         order = g.topological_order()
         state, node_state, merges = _cond_states(g, order)
         if not merges:
+            _drop_dead_branches(g, node_state)
             return
         groups = collections.OrderedDict()
         for name, (preds, outer, _) in merges.items():
@@ -1470,6 +1502,23 @@ def _convert_conds(ctx, g):
             for part in _split_for_cycles(g, names, key[0], state, node_state):
                 _convert_cond(ctx, g, key[0], key[1], part, state, node_state)
         _collect_garbage(g)
+
+
+def _drop_dead_branches(g, node_state):
+    """Drops, while there are any, unread nodes that live only in a branch (a Switch output feeds them):
+    the part of a cond whose Merge went with a dropped gradient, say."""
+    while True:
+        read = set()
+        for n in g.nodes.values():
+            read.update(src for src, _ in n.inputs)
+            read.update(n.controls)
+        read.update(r[0] for r in g.outputs)
+        gone = [name for name, n in g.nodes.items()
+                if name not in read and (n.op in _SWITCH or node_state.get(name))]
+        if not gone:
+            return
+        for name in gone:
+            del g.nodes[name]
 
 
 def _controls_past_switches(g):
@@ -1751,6 +1800,8 @@ def _bypass_list_identities(ctx, g):
     g.outputs = [resolve(r) for r in g.outputs]
     for name in bypass:
         del g.nodes[name]
+        ctx.report.removed.setdefault(
+            name, "it passed a TensorArray's flow on, and ferroflow reads the list (the array) from where it is made")
 
 
 def _check_converted(g, where):
