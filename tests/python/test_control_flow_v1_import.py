@@ -17,6 +17,7 @@ import ferroflow as tf
 from ferroflow.core.framework import graph_pb2
 from ferroflow.core.protobuf import meta_graph_pb2
 from ferroflow.framework import control_flow_v1_import
+from ferroflow.framework.meta_graph import read_meta_graph_file
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "control_flow_v1"
 CASES = json.loads((FIXTURES / "cases.json").read_text())
@@ -277,3 +278,36 @@ node { name: "ta" op: "TensorArrayV2" input: "n" attr { key: "dtype" value { typ
     with tf.Graph().as_default():
         with pytest.raises(tf.errors.UnimplementedError, match="node ta is a TensorArrayV2"):
             tf.import_graph_def(graph_def, name="")
+
+
+def test_gradient_requests_name_what_tf1_differentiated():
+    """The importer tells each dropped gradient tensor the optimizer read by what TF1 took it of: the
+    variables read inside the loop (a gather's sparse gradient by its values; its indices do not depend on
+    the loop and stay), from the loss, weighted by TF1's grad_ys. The dense layer after the loop keeps
+    TF1's own gradient nodes."""
+    def requests(name):
+        conversion = control_flow_v1_import.functionalize(read_meta_graph_file(FIXTURES / name / "model.meta").graph_def)
+        return {(r.x, r.component) for r in conversion.gradient_requests}, conversion
+
+    got, conversion = requests("lstm_adam")
+    assert got == {("rnn/basic_lstm_cell/kernel", None), ("rnn/basic_lstm_cell/bias", None)}
+    assert {tuple(r.ys) for r in conversion.gradient_requests} == {("loss:0",)}
+    assert {tuple(r.grad_ys) for r in conversion.gradient_requests} == {("gradients/grad_ys_0:0",)}
+    assert conversion.dropped_gradient_frames == ["gradients/rnn/while/while_context"]
+    got, _ = requests("embedding_gru_adam")
+    assert ("embedding", "values") in got and ("embedding", "indices") not in got
+
+
+def test_train_op_fails_when_run_if_the_gradients_cannot_be_rebuilt(monkeypatch, caplog):
+    monkeypatch.setattr(control_flow_v1_import, "_GRADIENT_REBUILDER", lambda graph, requests: [None] * len(requests))
+    data = np.load(FIXTURES / "lstm_adam_clip.npz")
+    feeds = {f"{n}:0": v for n, v in _runs(data, "step")[0].items()}
+    g = tf.Graph()
+    with g.as_default(), caplog.at_level(logging.WARNING, logger="ferroflow"):
+        saver = tf.train.import_meta_graph(str(FIXTURES / "lstm_adam_clip" / "model.meta"))
+        assert "could not be rebuilt" in caplog.text
+        with tf.Session() as sess:
+            saver.restore(sess, str(FIXTURES / "lstm_adam_clip" / "model"))
+            _close(sess.run("loss:0", feeds), data["step0/loss"], "forward loss")
+            with pytest.raises(tf.errors.InvalidArgumentError, match="'train' was not imported"):
+                sess.run(tf.get_collection("train_op")[0], feeds)
