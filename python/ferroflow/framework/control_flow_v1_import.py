@@ -32,7 +32,7 @@ The rewrite, in order:
    ``Switch`` -> ``Exit`` chains are its loop variables; the nodes that
    compute ``LoopCond``'s input from the ``Merge`` values become the cond
    function, those that compute the ``NextIteration`` inputs from the
-   ``Switch`` outputs the body; constant ``Enter``\\ s (``is_constant``:
+   ``Switch`` outputs the body; constant Enter ops (``is_constant``:
    loop invariants) become extra inputs that the body passes through, as
    ``tf.while_loop`` passes captured tensors. One ``While`` op (named
    ``<loop scope>/While``) replaces the frame, and each ``Exit`` becomes an
@@ -46,14 +46,19 @@ The rewrite, in order:
    ``Merge`` nodes of one ``tf.cond`` (same predicate, name scope and
    enclosing branches) become one ``If`` (``<cond scope>/If``), whose
    branches are the nodes alive only in that branch, walked back from the
-   ``Merge`` inputs; ``Switch``\\ es on the predicate and tensors from
+   ``Merge`` inputs; Switch ops on the predicate and tensors from
    outside become the ``If``'s inputs. Each ``Merge`` becomes an
    ``Identity`` of the ``If`` output under its name; its ``value_index``
-   output becomes a cast of the predicate. A node both a ``Merge`` group and
-   another group read (a forward branch value a gradient cond reuses) is
-   copied into both functions.
+   output becomes a cast of the predicate. A node that two groups read (a
+   forward branch value that the gradient's cond reuses) is copied into both
+   functions. A control input on a ``Switch`` waits for what the ``Switch``
+   reads (a ``Switch`` itself is never dead).
 4. Nodes that went into functions and that nothing reads any more are
-   dropped.
+   dropped, with unread nodes left in branches no ``Merge`` ends.
+
+A reference variable's read (``v/read``) that enters a loop or a branch is
+replaced there by the variable itself, so a body that assigns to it and
+reads it again sees the new value, as with TF1's buffer-sharing ``Identity``.
 
 **Gradients.** The gradient of a TF1 loop is another dataflow loop that pops,
 from stacks (``StackV2``/``StackPushV2``/``StackPopV2``), the forward values
@@ -61,18 +66,33 @@ the forward loop pushed, and it reads and writes TF1's gradient
 TensorArrays (``TensorArrayGradV3``), resources shared by name; neither maps
 onto value semantics. Those parts are dropped: every stack op, every node of
 a gradient frame (a frame named ``<gradient scope>/<forward frame>``, or one
-holding a stack pop), and everything that reads them, such as the
-optimizer's update ops and the train op. Gradients of conds without loops
-are ordinary conds and are kept. If a gradient rebuilder is registered
-(:func:`register_gradient_rebuilder`; the ops layer registers one), the
-importer asks it to recompute, with ferroflow's own ``tf.gradients``, each
-dropped gradient tensor that the optimizer read, and the update ops are
-imported on top of the new tensors; otherwise, or where it cannot tell what
-a gradient was taken of, a dropped node that nothing else in the graph reads
-(the train op) is imported as a ``NoOp`` that fails with
-``UnimplementedError``-worded ``InvalidArgumentError`` naming it when run.
-Anything else this module cannot convert raises ``UnimplementedError``
-naming the node.
+holding a stack pop), everything that reads them (down to the optimizer's
+update ops and the train op), and the gradient nodes that only fed them.
+Gradients of conds without loops are ordinary conds and are converted like
+any other. The optimizer's nodes are then put back on gradients computed
+again: for each dropped gradient tensor they read, its name tells what TF1
+differentiated (``<scope>/<op>_grad/...`` is the gradient for an input of
+``<op>``, the one read from a variable; a gather's gradient is sparse, and
+the tensor is then its values, indices or dense shape), ``<scope>/grad_ys_<k>``
+gives the weights of the ``ys``, and the rebuilder that the ops layer
+registers (:func:`register_gradient_rebuilder`; framework code cannot import
+``tf.gradients``) builds ferroflow's gradient of the same loss with respect
+to the same variable after the rest of the graph is imported, through the
+new ``While`` ops. A rebuilt gradient must have the dtype and the shape
+TensorFlow recorded for the tensor it replaces. Where a gradient's origin
+cannot be told, or no rebuilder is registered, the dropped nodes that
+nothing else reads (the train op) are imported as NoOp ops that fail when
+run with an ``InvalidArgumentError`` whose message starts
+``UnimplementedError: '<node>' was not imported`` and says why; the rest of
+the graph works. Anything else this module cannot convert raises
+``UnimplementedError`` naming the node.
+
+Known differences from TensorFlow: a value a gradient cond reuses from its
+forward cond's branch is computed again in the gradient's ``If`` (a random
+op there would be drawn again); a TensorArray flow's ``Exit``/``Merge``
+name goes (ferroflow's ``Identity`` does not pass a list on), so such a
+name no longer resolves; a ``Merge`` whose ``value_index`` is read becomes
+a cast of the predicate.
 """
 
 from __future__ import annotations
