@@ -311,3 +311,16 @@ def test_train_op_fails_when_run_if_the_gradients_cannot_be_rebuilt(monkeypatch,
             _close(sess.run("loss:0", feeds), data["step0/loss"], "forward loss")
             with pytest.raises(tf.errors.InvalidArgumentError, match="'train' was not imported"):
                 sess.run(tf.get_collection("train_op")[0], feeds)
+
+
+def test_training_meta_graph_under_an_import_scope():
+    data = np.load(FIXTURES / "lstm_adam.npz")
+    g = tf.Graph()
+    with g.as_default():
+        saver = tf.train.import_meta_graph(str(FIXTURES / "lstm_adam" / "model.meta"), import_scope="m")
+        train_op = g.get_operation_by_name("m/train")
+        with tf.Session() as sess:
+            saver.restore(sess, str(FIXTURES / "lstm_adam" / "model"))
+            for k, feeds in enumerate(_runs(data, "step")):
+                loss, _ = sess.run(["m/loss:0", train_op], {f"m/{n}:0": v for n, v in feeds.items()})
+                _close(loss, data[f"step{k}/loss"], f"loss at step {k}")
