@@ -53,7 +53,7 @@ LAYER_OF_PREFIX = {
     "ferroflow.lite": LIBRARY,
     "ferroflow.distribute": LIBRARY,
     "ferroflow.test_util": LIBRARY,
-    "ferroflow.signal.fft_ops": LIBRARY,
+    "ferroflow.signal": LIBRARY,
     "ferroflow.cli": PROGRAMS,
     "ferroflow.__main__": PROGRAMS,
     "ferroflow.demo": PROGRAMS,
@@ -63,7 +63,7 @@ LAYER_OF_PREFIX = {
 
 # Faces that are packages of their own: their __init__ re-exports the library modules beside it.
 FACE_PACKAGES = ("ferroflow.layers", "ferroflow.feature_column", "ferroflow.saved_model", "ferroflow.lite",
-                 "ferroflow.distribute")
+                 "ferroflow.distribute", "ferroflow.signal")
 
 
 def _module_name(path):
