@@ -5,6 +5,7 @@ mod array_extra;
 mod complex;
 mod control_flow;
 mod fake_quant;
+mod fft;
 mod linalg;
 mod list;
 mod math;
@@ -106,6 +107,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     complex::register(reg);
     control_flow::register(reg);
     fake_quant::register(reg);
+    fft::register(reg);
     linalg::register(reg);
     list::register(reg);
     math::register(reg);
@@ -217,6 +219,13 @@ mod tests {
         // TensorFlow differentiates it (the values' gradient); ferroflow's ragged tensors only carry strings and
         // ints so far.
         "RaggedTensorToSparse",
+        // TensorFlow registers no gradient for the 3-D real and the N-D FFTs (grads/fft.rs).
+        "RFFT3D",
+        "IRFFT3D",
+        "FFTND",
+        "IFFTND",
+        "RFFTND",
+        "IRFFTND",
     ];
 
     #[test]

@@ -13,6 +13,7 @@ mod complex;
 mod control_flow;
 mod conv;
 mod fake_quant;
+mod fft;
 mod grad;
 mod linalg;
 mod list;
@@ -118,6 +119,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         control_flow::ops(),
         conv::ops(),
         fake_quant::ops(),
+        fft::ops(),
         grad::ops(),
         linalg::ops(),
         list::ops(),

@@ -9,6 +9,7 @@ mod control_flow;
 mod conv;
 mod fake_quant;
 mod farmhash;
+mod fft;
 mod grad;
 mod linalg;
 mod list;
@@ -40,6 +41,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     control_flow::register(reg);
     conv::register(reg);
     fake_quant::register(reg);
+    fft::register(reg);
     grad::register(reg);
     linalg::register(reg);
     list::register(reg);

@@ -15,6 +15,7 @@ pub mod einsum;
 pub mod elementwise;
 pub mod fake_quant;
 pub mod fast_math;
+pub mod fft;
 pub mod fractional_pool;
 pub mod grad;
 pub mod linalg;
