@@ -371,6 +371,11 @@ from ferroflow.ops.variables import (  # noqa: F401
     variables_initializer,
 )
 from ferroflow.ops.while_loop import while_loop  # noqa: F401
+from ferroflow.signal.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d  # noqa: F401
+from ferroflow.signal.fft_ops import raw_fftnd as fftnd  # noqa: F401  (TF1's top-level N-D names are the bare ops)
+from ferroflow.signal.fft_ops import raw_ifftnd as ifftnd  # noqa: F401
+from ferroflow.signal.fft_ops import raw_irfftnd as irfftnd  # noqa: F401
+from ferroflow.signal.fft_ops import raw_rfftnd as rfftnd  # noqa: F401
 from ferroflow.summary.summary_ops import (  # noqa: F401
     audio_summary,
     histogram_summary,
@@ -410,7 +415,9 @@ from ferroflow import (  # noqa: E402,F401
     queue,
     random,
     saved_model,
+    signal,
     sparse,
+    spectral,
     strings,
     summary,
     test,
@@ -421,6 +428,6 @@ from ferroflow.framework.versions import GRAPH_DEF_VERSION, VERSION, __version__
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "saved_model", "sparse", "strings", "summary",
+    "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train",
 )
