@@ -21,6 +21,25 @@ pub fn _set_error_classes(py: Python<'_>, classes: Bound<'_, PyDict>) -> PyResul
     Ok(())
 }
 
+/// Reports an internal consistency failure as a Python error (for tests of the error path).
+#[pyfunction]
+pub fn _raise_status(py: Python<'_>, code: i32, message: &str) -> PyResult<()> {
+    let code = (1..=16)
+        .map(|c| (c, Error::internal("")))
+        .find(|(c, _)| *c == code)
+        .map(|_| code)
+        .unwrap_or(2);
+    let e = match code {
+        3 => Error::invalid_argument(message),
+        5 => Error::not_found(message),
+        9 => Error::failed_precondition(message),
+        11 => Error::out_of_range(message),
+        15 => Error::data_loss(message),
+        _ => Error::unknown(message),
+    };
+    Err(to_py(py, e))
+}
+
 /// Converts an error into the Python exception a TensorFlow user expects.
 pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     match &e {
