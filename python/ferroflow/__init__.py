@@ -46,6 +46,11 @@ from ferroflow.framework.dtypes import (  # noqa: F401
     int16,
     int32,
     int64,
+    qint8,
+    qint16,
+    qint32,
+    quint8,
+    quint16,
     string,
     uint8,
     uint16,
@@ -284,6 +289,7 @@ from ferroflow.ops.partitioned_variables import (  # noqa: F401
     min_max_variable_partitioner,
     variable_axis_size_partitioner,
 )
+from ferroflow.ops.quantize_ops import dequantize, quantize, quantize_v2, quantized_concat  # noqa: F401
 from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
 from ferroflow.ops.random_ops import (  # noqa: F401
     random_crop,

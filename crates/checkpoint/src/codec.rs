@@ -216,7 +216,8 @@ pub fn checked_fixed_to_tensor(
         ))
     };
     let fused = |d: DType| -> Option<(Data, u32)> {
-        Some(match d {
+        // Quantized tensors are stored as the integers of their width.
+        Some(match d.storage() {
             DType::Float32 => {
                 let (v, crc) = copy_and_crc::<f32>(b);
                 (Data::F32(v.into()), crc)
@@ -266,6 +267,9 @@ pub fn checked_fixed_to_tensor(
                 (Data::C128(v.into()), crc)
             }
             DType::Bool | DType::String | DType::Resource | DType::Variant => return None,
+            DType::QInt8 | DType::QUInt8 | DType::QInt16 | DType::QUInt16 | DType::QInt32 => {
+                return None
+            }
         })
     };
     let dt = DType::from_enum(dtype);
@@ -312,7 +316,7 @@ pub fn to_tensor(name: &str, prefix: &str, raw: RawTensor) -> Result<Tensor> {
 pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
     let shape = Shape::from_i64(shape)?;
     let data = match DType::from_enum(dtype) {
-        Some(d) => match d {
+        Some(d) => match d.storage() {
             DType::Float32 => Data::F32(from_bytes::<f32>(b).into()),
             DType::Float64 => Data::F64(from_bytes::<f64>(b).into()),
             DType::Float16 => Data::F16(from_bytes::<f16>(b).into()),
@@ -330,6 +334,10 @@ pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
             DType::Bool => Data::Bool(b.iter().map(|&x| x != 0).collect::<Vec<_>>().into()),
             DType::String | DType::Resource | DType::Variant => {
                 return Err(Error::internal(format!("{d} tensors are not fixed-size")))
+            }
+            // (`storage()` is never a quantized dtype.)
+            DType::QInt8 | DType::QUInt8 | DType::QInt16 | DType::QUInt16 | DType::QInt32 => {
+                return Err(Error::internal(format!("{d} has no storage type")))
             }
         },
         None => {

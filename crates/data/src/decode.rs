@@ -341,6 +341,11 @@ fn tf_name(d: DType) -> &'static str {
         DType::Complex128 => "complex128",
         DType::Resource => "resource",
         DType::Variant => "variant",
+        DType::QInt8 => "qint8",
+        DType::QUInt8 => "quint8",
+        DType::QInt16 => "qint16",
+        DType::QUInt16 => "quint16",
+        DType::QInt32 => "qint32",
     }
 }
 

@@ -394,6 +394,12 @@ fn read_tensor(r: &mut impl Read, meta: &TensorMeta) -> Result<Tensor> {
         DType::UInt16 => Data::U16(fill::<u16>(r, n)?.into()),
         DType::Complex64 => Data::C64(fill::<Complex32>(r, n)?.into()),
         DType::Complex128 => Data::C128(fill::<Complex64>(r, n)?.into()),
+        // Quantized tensors travel as their storage integers.
+        DType::QInt8 => Data::I8(fill::<i8>(r, n)?.into()),
+        DType::QUInt8 => Data::U8(fill::<u8>(r, n)?.into()),
+        DType::QInt16 => Data::I16(fill::<i16>(r, n)?.into()),
+        DType::QUInt16 => Data::U16(fill::<u16>(r, n)?.into()),
+        DType::QInt32 => Data::I32(fill::<i32>(r, n)?.into()),
         DType::Bool => {
             let bytes = fill::<u8>(r, n)?;
             if let Some(b) = bytes.iter().find(|&&b| b > 1) {

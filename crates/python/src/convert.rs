@@ -119,6 +119,13 @@ pub fn to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
         DType::Bool => numpy_array::<bool>(py, t),
         DType::Complex64 => numpy_array::<Complex32>(py, t),
         DType::Complex128 => numpy_array::<Complex64>(py, t),
+        // (Buffers hold the storage type; quantized tensors come back as
+        // arrays of it, as TensorFlow returns them.)
+        DType::QInt8 => numpy_array::<i8>(py, t),
+        DType::QUInt8 => numpy_array::<u8>(py, t),
+        DType::QInt16 => numpy_array::<i16>(py, t),
+        DType::QUInt16 => numpy_array::<u16>(py, t),
+        DType::QInt32 => numpy_array::<i32>(py, t),
         DType::BFloat16 => {
             let dims = t.dims().to_vec();
             let bits: Vec<u16> = t

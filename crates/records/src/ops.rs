@@ -377,6 +377,11 @@ pub fn tensor_to_proto(t: &Tensor) -> TensorProto {
         DType::Float16 => DataType::DtHalf,
         DType::Complex64 => DataType::DtComplex64,
         DType::Complex128 => DataType::DtComplex128,
+        DType::QInt8 => DataType::DtQint8,
+        DType::QUInt8 => DataType::DtQuint8,
+        DType::QInt16 => DataType::DtQint16,
+        DType::QUInt16 => DataType::DtQuint16,
+        DType::QInt32 => DataType::DtQint32,
     };
     let mut proto = TensorProto {
         dtype: dtype as i32,

@@ -394,7 +394,8 @@ impl Plan {
             )));
         }
         for (spec, t) in self.feeds.iter().zip(feeds) {
-            if t.dtype() != spec.dtype {
+            // (A quantized tensor is fed as the integers of its width.)
+            if t.dtype() != spec.dtype.storage() {
                 return Err(Error::invalid_argument(format!(
                     "Cannot feed a {} value to Tensor '{}', which has dtype {}",
                     t.dtype(),

@@ -22,7 +22,15 @@ pub enum DType {
     Complex64 = 8,
     Int64 = 9,
     Bool = 10,
+    /// The quantized types (`qint8`, `quint8`, `qint32`, `qint16`,
+    /// `quint16`): graph edges carry them, their run-time tensors are stored
+    /// as the integer type of the same width ([`DType::storage`]).
+    QInt8 = 11,
+    QUInt8 = 12,
+    QInt32 = 13,
     BFloat16 = 14,
+    QInt16 = 15,
+    QUInt16 = 16,
     UInt16 = 17,
     /// Two `f64`s, real then imaginary (`DT_COMPLEX128`).
     Complex128 = 18,
@@ -54,6 +62,15 @@ impl DType {
         DType::Float16,
     ];
 
+    /// The quantized dtypes, in enum order.
+    pub const QUANTIZED: [DType; 5] = [
+        DType::QInt8,
+        DType::QUInt8,
+        DType::QInt32,
+        DType::QInt16,
+        DType::QUInt16,
+    ];
+
     /// Looks a dtype up by TensorFlow's enum value. Reference types
     /// (`value + 100`) map to their base type.
     pub fn from_enum(value: i32) -> Option<DType> {
@@ -61,8 +78,30 @@ impl DType {
         match base {
             20 => Some(DType::Resource),
             21 => Some(DType::Variant),
-            _ => DType::ALL.iter().copied().find(|d| *d as i32 == base),
+            _ => DType::ALL
+                .iter()
+                .chain(&DType::QUANTIZED)
+                .copied()
+                .find(|d| *d as i32 == base),
         }
+    }
+
+    /// The dtype a tensor of this dtype is stored as: the integer type of
+    /// the same width for a quantized dtype, else itself.
+    pub fn storage(self) -> DType {
+        match self {
+            DType::QInt8 => DType::Int8,
+            DType::QUInt8 => DType::UInt8,
+            DType::QInt16 => DType::Int16,
+            DType::QUInt16 => DType::UInt16,
+            DType::QInt32 => DType::Int32,
+            d => d,
+        }
+    }
+
+    /// `qint8`, `quint8`, `qint16`, `quint16` or `qint32`.
+    pub fn is_quantized(self) -> bool {
+        DType::QUANTIZED.contains(&self)
     }
 
     /// TensorFlow's enum value.
@@ -87,6 +126,11 @@ impl DType {
             DType::Float16 => "float16",
             DType::Complex64 => "complex64",
             DType::Complex128 => "complex128",
+            DType::QInt8 => "qint8",
+            DType::QUInt8 => "quint8",
+            DType::QInt16 => "qint16",
+            DType::QUInt16 => "quint16",
+            DType::QInt32 => "qint32",
             DType::Resource => "resource",
             DType::Variant => "variant",
         }
@@ -110,6 +154,11 @@ impl DType {
             "string" => DType::String,
             "complex64" => DType::Complex64,
             "complex128" => DType::Complex128,
+            "qint8" => DType::QInt8,
+            "quint8" => DType::QUInt8,
+            "qint16" => DType::QInt16,
+            "quint16" => DType::QUInt16,
+            "qint32" => DType::QInt32,
             "resource" => DType::Resource,
             "variant" => DType::Variant,
             _ => return None,
@@ -121,9 +170,10 @@ impl DType {
         Some(match self {
             DType::Complex128 => 16,
             DType::Float64 | DType::Int64 | DType::Complex64 => 8,
-            DType::Float32 | DType::Int32 => 4,
+            DType::Float32 | DType::Int32 | DType::QInt32 => 4,
             DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
-            DType::Int8 | DType::UInt8 | DType::Bool => 1,
+            DType::QInt16 | DType::QUInt16 => 2,
+            DType::Int8 | DType::UInt8 | DType::Bool | DType::QInt8 | DType::QUInt8 => 1,
             DType::String | DType::Resource | DType::Variant => return None,
         })
     }
@@ -191,14 +241,18 @@ mod tests {
         assert_eq!(DType::from_enum(101), Some(DType::Float32));
         assert_eq!(DType::from_enum(8), Some(DType::Complex64));
         assert_eq!(DType::from_enum(118), Some(DType::Complex128));
-        assert_eq!(DType::from_enum(11), None);
+        assert_eq!(DType::from_enum(7), Some(DType::String));
         assert_eq!(DType::Complex64.size(), Some(8));
         assert_eq!(DType::Complex128.real_dtype(), DType::Float64);
+        assert_eq!(DType::from_enum(11), Some(DType::QInt8));
+        assert_eq!(DType::from_enum(16), Some(DType::QUInt16));
+        assert_eq!(DType::QInt32.storage(), DType::Int32);
+        assert_eq!(DType::QUInt8.size(), Some(1));
     }
 
     #[test]
     fn names_round_trip() {
-        for d in DType::ALL {
+        for d in DType::ALL.into_iter().chain(DType::QUANTIZED) {
             assert_eq!(DType::from_name(d.name()), Some(d));
             assert_eq!(DType::from_enum(d.as_enum()), Some(d));
         }

@@ -174,6 +174,9 @@ impl Data {
             DType::Bool => Data::Bool(Arc::new(vec![false; n])),
             DType::Complex64 => Data::C64(Arc::new(vec![Complex32::new(0.0, 0.0); n])),
             DType::Complex128 => Data::C128(Arc::new(vec![Complex64::new(0.0, 0.0); n])),
+            DType::QInt8 | DType::QUInt8 | DType::QInt16 | DType::QUInt16 | DType::QInt32 => {
+                Data::zeros(dtype.storage(), n)
+            }
             // Handles have no tensor form of their own; a tensor standing in
             // for one holds bytes, as TensorFlow serializes a handle.
             DType::String | DType::Resource | DType::Variant => {

@@ -193,6 +193,11 @@ def _feed_value(tensor, value, dt=None):
         ) from None
     if arr.dtype == object:
         raise TypeError(f"Cannot feed a value of type object to {tensor.name!r}")
+    if dt.is_quantized:
+        try:
+            return tensor_util.quantized_storage(np.asarray(value), dt)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"Cannot convert the value fed for {tensor.name!r} to {dt.name}: {e}") from None
     return arr
 
 

@@ -63,6 +63,9 @@ def _check_compatible(value, dtype):
             ok = isinstance(v, (str, bytes))
         elif dtype.is_bool:
             ok = isinstance(v, (bool, np.bool_))
+        elif dtype.is_quantized:
+            # TensorFlow builds quantized tensors from NumPy arrays only.
+            ok = False
         elif dtype.is_integer:
             ok = isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, float)
         elif dtype.is_floating or dtype.is_complex:
@@ -83,6 +86,8 @@ def to_numpy(value, dtype=None):
         return out.reshape(arr.shape), dtype
     if dtype == dtypes.bfloat16:
         return np.asarray(value, dtype=np.float32), dtype
+    if dtype.is_quantized:
+        return quantized_storage(value, dtype), dtype
     try:
         with np.errstate(invalid="ignore"):
             arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
@@ -93,6 +98,18 @@ def to_numpy(value, dtype=None):
         if src.size and (src.min() < dtype.min or src.max() > dtype.max):
             raise TypeError(f"Value out of range for {dtype.name}: {value!r}")
     return arr, dtype
+
+
+def quantized_storage(value, dtype):
+    """A value of a quantized ``dtype`` as the integers it is stored as (``qint8`` -> int8, ...); takes
+    integers, or TensorFlow's one-field structured arrays (``np.dtype([("qint8", np.int8)])``)."""
+    storage = dtype.as_numpy_dtype[0]
+    arr = np.asarray(value)
+    if arr.dtype.names:
+        arr = arr[arr.dtype.names[0]]
+    if arr.dtype.kind not in "iub":
+        raise TypeError(f"Cannot convert an array of dtype {arr.dtype} to {dtype.name}")
+    return arr.astype(storage)
 
 
 def _bf16_bits(arr):

@@ -14,6 +14,7 @@ mod nn;
 mod nn_conv;
 mod nn_layers;
 mod nn_more;
+mod quantize;
 mod segment;
 mod sparse;
 mod stateless_random;
@@ -122,6 +123,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     sparse::register(reg);
     stateless_random::register(reg);
 }
+    quantize::register(reg);
 
 /// One dense gradient.
 pub(crate) fn d(o: Output) -> Option<Grad> {
@@ -165,6 +167,14 @@ mod tests {
         // norm); ferroflow does not yet, so tf.gradients raises LookupError.
         "FusedBatchNormGrad",
         "FusedBatchNormGradV2",
+        // TensorFlow registers no gradient for these (quantized tensors do not
+        // carry gradients); V4Grad's registered one fails in TF 2.21 itself.
+        "QuantizeV2",
+        "Dequantize",
+        "QuantizedConcat",
+        "QuantizeAndDequantizeV4Grad",
+        // Its inputs are integers; TensorFlow registers nothing for it.
+        "SobolSample",
         "FusedBatchNormGradV3",
         // Sparse ops TensorFlow registers no gradient for (grads/sparse.rs).
         "SparseReshape",

@@ -10,16 +10,19 @@ use ferroflow_tensor::{DType, Error, Result};
 
 fn constant(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let t = ctx.attrs().tensor("value")?;
+    let mut dtype = t.dtype();
     if let Ok(d) = ctx.type_attr("dtype") {
-        if d != t.dtype() {
+        // A quantized constant holds the integers of its width.
+        if d.storage() != t.dtype() {
             return Err(Error::type_error(format!(
                 "Const '{}': value has dtype {} but dtype attribute says {d}",
                 ctx.name,
                 t.dtype()
             )));
         }
+        dtype = d;
     }
-    single(t.dtype(), PartialShape::from(t.shape()))
+    single(dtype, PartialShape::from(t.shape()))
 }
 
 fn placeholder(ctx: &InferContext) -> Result<Vec<OutputInfo>> {

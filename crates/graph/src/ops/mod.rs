@@ -23,6 +23,7 @@ mod math_special;
 mod nn;
 mod nn_layers;
 mod nn_more;
+mod quantize;
 mod random;
 mod sdca;
 mod segment;
@@ -130,6 +131,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         nn_layers::ops(),
         nn_more::ops(),
         random::ops(),
+        quantize::ops(),
         sdca::ops(),
         segment::ops(),
         sparse::ops(),

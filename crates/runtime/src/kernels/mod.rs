@@ -19,6 +19,7 @@ mod math_special;
 mod nn;
 mod nn_layers;
 mod nn_more;
+mod quantize;
 mod random;
 mod sdca;
 mod segment;
@@ -52,6 +53,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     nn_layers::register(reg);
     nn_more::register(reg);
     random::register(reg);
+    quantize::register(reg);
     sdca::register(reg);
     segment::register(reg);
     sparse::register(reg);

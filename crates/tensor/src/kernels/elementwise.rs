@@ -650,7 +650,14 @@ fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
         DType::Bool => bool::wrap(cast_slice(src)),
         DType::Complex64 => super::complex::from_reals::<f32>(&cast_slice(src)),
         DType::Complex128 => super::complex::from_reals::<f64>(&cast_slice(src)),
-        DType::String | DType::Resource | DType::Variant => {
+        DType::String
+        | DType::Resource
+        | DType::Variant
+        | DType::QInt8
+        | DType::QUInt8
+        | DType::QInt16
+        | DType::QUInt16
+        | DType::QInt32 => {
             return Err(Error::unimplemented(format!(
                 "Cast {} to {to} is not supported",
                 S::DTYPE

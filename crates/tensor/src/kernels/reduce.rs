@@ -309,9 +309,9 @@ pub fn reduce(op: ReduceOp, x: &Tensor, axes: Option<&[i64]>, keep_dims: bool) -
         DType::Complex64 | DType::Complex128 => {
             super::complex::reduce_axis(op, &p.input, p.outer, p.red, p.inner, out)
         }
-        DType::String | DType::Float16 | DType::BFloat16 | DType::Resource | DType::Variant => Err(
-            Error::invalid_argument(format!("{name} is not supported for {dtype} tensors")),
-        ),
+        _ => Err(Error::invalid_argument(format!(
+            "{name} is not supported for {dtype} tensors"
+        ))),
     }
 }
 
