@@ -196,11 +196,14 @@ fn unary(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
             let r = b.unary("Reciprocal", c2)?;
             b.mul(g, r)?
         }
+        // TensorFlow conjugates a complex output for TanhGrad and SigmoidGrad
+        // here; the Sqrt, Rsqrt and Reciprocal gradient kernels conjugate it
+        // themselves, so they take the output as it is.
         "Tanh" => b.binary("TanhGrad", out, g)?,
         "Sigmoid" => b.binary("SigmoidGrad", out, g)?,
-        "Sqrt" => b.binary("SqrtGrad", out, g)?,
-        "Rsqrt" => b.binary("RsqrtGrad", out, g)?,
-        "Reciprocal" => b.binary("ReciprocalGrad", out, g)?,
+        "Sqrt" => b.binary("SqrtGrad", y(n), g)?,
+        "Rsqrt" => b.binary("RsqrtGrad", y(n), g)?,
+        "Reciprocal" => b.binary("ReciprocalGrad", y(n), g)?,
         "Relu" => b.binary("ReluGrad", g, a)?,
         "Relu6" => b.binary("Relu6Grad", g, a)?,
         "Elu" => b.binary("EluGrad", g, out)?,

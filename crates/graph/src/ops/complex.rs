@@ -46,6 +46,14 @@ const TAKES_COMPLEX: &[&str] = &[
     "MatMul",
     "BatchMatMulV2",
     "AddN",
+    "Cumsum",
+    "Cumprod",
+    // The gradient kernels of the complex activations above.
+    "TanhGrad",
+    "SigmoidGrad",
+    "SqrtGrad",
+    "RsqrtGrad",
+    "ReciprocalGrad",
 ];
 
 /// Input `i`'s dtype: one of `allowed`, or complex when the op is one that

@@ -7,7 +7,7 @@ use ferroflow_tensor::{DType, Result};
 
 /// Same-shaped float inputs; the output has their shape.
 fn activation_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, FLOATS)?;
+    let d = super::complex::expect_dtype_or_complex(ctx, 0, FLOATS)?;
     ctx.expect_same(0, 1)?;
     let s = ctx.shape(0).merge(ctx.shape(1)).ok_or_else(|| {
         ctx.shape_error(format!(

@@ -278,7 +278,7 @@ fn select_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn cumulative(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
     ctx.expect_dtype(1, INDEX)?;
     if let (Some(r), Some(a)) = (ctx.shape(0).rank(), ctx.const_ints(1)) {
         axis_in(ctx, a.first().copied().unwrap_or(0), r)?;

@@ -2,6 +2,7 @@
 //! broadcast-reduction axes, segment sums and scatters.
 
 use super::array::{strided_slice_plan, SliceMasks};
+use super::complex::Part;
 use super::elementwise::cast;
 use super::parallel;
 use super::scalar::{Float, Scalar};
@@ -9,6 +10,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::Shape;
 use crate::tensor::Tensor;
+use num_complex::Complex;
 use std::sync::Arc;
 
 /// Fused gradients of activations: one pass over both inputs.
@@ -125,6 +127,50 @@ fn apply<T: Float, F: Fn(T, T) -> T + Sync>(a: Tensor, b: Tensor, f: F) -> Resul
     Tensor::from_vec(shape, out)
 }
 
+/// The complex forms of the `(y, dy)` gradients, as TensorFlow's kernels
+/// compute them: `Tanh` and `Sigmoid` take the conjugated output (their
+/// gradient functions conjugate it); `Sqrt`, `Rsqrt` and `Reciprocal`
+/// conjugate the output themselves and give 0 where `dy` is 0.
+fn complex_fused<T: Part>(op: ActivationGrad, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    use ActivationGrad::*;
+    let (ys, dys) = (T::complex_slice(a)?, T::complex_slice(b)?);
+    let one = Complex::new(T::one(), T::zero());
+    let zero = Complex::new(T::zero(), T::zero());
+    let half = Complex::new(T::of(0.5), T::zero());
+    macro_rules! m {
+        ($f:expr) => {{
+            let f = $f;
+            let out: Vec<Complex<T>> = ys.iter().zip(dys).map(|(&y, &dy)| f(y, dy)).collect();
+            Tensor::new(a.shape().clone(), T::wrap_complex(out))
+        }};
+    }
+    match op {
+        Tanh => m!(|y: Complex<T>, dy: Complex<T>| dy * (one - y * y)),
+        Sigmoid => m!(|y: Complex<T>, dy: Complex<T>| dy * y * (one - y)),
+        Sqrt => m!(|y: Complex<T>, dy: Complex<T>| if dy == zero {
+            zero
+        } else {
+            (half * dy) / y.conj()
+        }),
+        Rsqrt => m!(|y: Complex<T>, dy: Complex<T>| if dy == zero {
+            zero
+        } else {
+            let yc = y.conj();
+            Complex::new(T::of(-0.5), T::zero()) * (dy * yc) * (yc * yc)
+        }),
+        Reciprocal => m!(|y: Complex<T>, dy: Complex<T>| if dy == zero {
+            zero
+        } else {
+            let yc = y.conj();
+            -yc * yc * dy
+        }),
+        _ => Err(Error::invalid_argument(format!(
+            "{op:?}Grad is not supported for {}",
+            a.dtype()
+        ))),
+    }
+}
+
 /// Applies a fused activation gradient to two same-shaped tensors.
 pub fn activation_grad(op: ActivationGrad, a: Tensor, b: Tensor) -> Result<Tensor> {
     if a.shape() != b.shape() || a.dtype() != b.dtype() {
@@ -139,6 +185,8 @@ pub fn activation_grad(op: ActivationGrad, a: Tensor, b: Tensor) -> Result<Tenso
     match a.dtype() {
         DType::Float32 => fused::<f32>(op, a, b),
         DType::Float64 => fused::<f64>(op, a, b),
+        DType::Complex64 => complex_fused::<f32>(op, &a, &b),
+        DType::Complex128 => complex_fused::<f64>(op, &a, &b),
         d @ (DType::Float16 | DType::BFloat16) => {
             let r = fused::<f32>(op, cast(&a, DType::Float32)?, cast(&b, DType::Float32)?)?;
             cast(&r, d)

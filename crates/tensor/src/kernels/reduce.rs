@@ -422,6 +422,45 @@ pub fn cumulative(
     fn wrap<T: Element>(shape: &Shape, v: Vec<T>) -> Result<Tensor> {
         Tensor::from_vec(shape.clone(), v)
     }
+    /// The complex scan: the same order as the real one.
+    fn go_complex<T: super::complex::Part>(
+        x: &Tensor,
+        (outer, len, inner): (usize, usize, usize),
+        ex: bool,
+        rev: bool,
+        prod: bool,
+    ) -> Result<Tensor> {
+        use num_complex::Complex;
+        let v = T::complex_slice(x)?;
+        let init = Complex::new(if prod { T::one() } else { T::zero() }, T::zero());
+        let mut out = vec![Complex::new(T::zero(), T::zero()); v.len()];
+        for o in 0..outer {
+            for i in 0..inner {
+                let mut acc = init;
+                for k in 0..len {
+                    let r = if rev { len - 1 - k } else { k };
+                    let at = (o * len + r) * inner + i;
+                    if ex {
+                        out[at] = acc;
+                    }
+                    acc = if prod { acc * v[at] } else { acc + v[at] };
+                    if !ex {
+                        out[at] = acc;
+                    }
+                }
+            }
+        }
+        Tensor::new(x.shape().clone(), T::wrap_complex(out))
+    }
+    match dtype {
+        DType::Complex64 => {
+            return go_complex::<f32>(x, (outer, len, inner), exclusive, reverse, prod)
+        }
+        DType::Complex128 => {
+            return go_complex::<f64>(x, (outer, len, inner), exclusive, reverse, prod)
+        }
+        _ => {}
+    }
     crate::with_real!(x.data(), v => wrap(x.shape(), go(v, outer, len, inner, exclusive, reverse, prod)),
         _ => Err(Error::invalid_argument(format!("{name} is not supported for {dtype} tensors"))))
 }
