@@ -119,11 +119,11 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     nn_conv::register(reg);
     nn_layers::register(reg);
     nn_more::register(reg);
+    quantize::register(reg);
     segment::register(reg);
     sparse::register(reg);
     stateless_random::register(reg);
 }
-    quantize::register(reg);
 
 /// One dense gradient.
 pub(crate) fn d(o: Output) -> Option<Grad> {
@@ -163,18 +163,16 @@ mod tests {
         "FakeQuantWithMinMaxArgsGradient",
         "FakeQuantWithMinMaxVarsGradient",
         "FakeQuantWithMinMaxVarsPerChannelGradient",
-        // TensorFlow differentiates these (second derivatives of batch
-        // norm); ferroflow does not yet, so tf.gradients raises LookupError.
-        "FusedBatchNormGrad",
-        "FusedBatchNormGradV2",
         // TensorFlow registers no gradient for these (quantized tensors do not
         // carry gradients); V4Grad's registered one fails in TF 2.21 itself.
         "QuantizeV2",
         "Dequantize",
         "QuantizedConcat",
         "QuantizeAndDequantizeV4Grad",
-        // Its inputs are integers; TensorFlow registers nothing for it.
-        "SobolSample",
+        // TensorFlow differentiates these (second derivatives of batch
+        // norm); ferroflow does not yet, so tf.gradients raises LookupError.
+        "FusedBatchNormGrad",
+        "FusedBatchNormGradV2",
         "FusedBatchNormGradV3",
         // Sparse ops TensorFlow registers no gradient for (grads/sparse.rs).
         "SparseReshape",

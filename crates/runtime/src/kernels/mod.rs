@@ -52,8 +52,8 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     nn::register(reg);
     nn_layers::register(reg);
     nn_more::register(reg);
-    random::register(reg);
     quantize::register(reg);
+    random::register(reg);
     sdca::register(reg);
     segment::register(reg);
     sparse::register(reg);
