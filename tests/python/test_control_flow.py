@@ -232,7 +232,9 @@ def test_finite_difference_gradients_of_control_flow():
         "map_fn": lambda x: tf.map_fn(lambda r: tf.reduce_sum(tf.exp(r) * r), x),
         "scan": lambda x: tf.scan(lambda a, r: tf.tanh(a * r + r), x),
         "foldr": lambda x: tf.foldr(lambda a, r: a * r + tf.sin(r), x),
-        "tensor_array": lambda x: tf.TensorArray(tf.float64, size=3).unstack(x).gather([2, 0, 0]) * 2.0,
+        # Index 0 twice: TF1 refuses that unless the array keeps elements after reads.
+        "tensor_array": lambda x: tf.TensorArray(tf.float64, size=3, clear_after_read=False).unstack(x).gather(
+            [2, 0, 0]) * 2.0,
     }
     for name, build in cases.items():
         with tf.Graph().as_default():

@@ -42,7 +42,7 @@ def test_table_covers_every_op_type_ferroflow_registers(fixtures):
     # and a dataset calling a Python generator (TF's uses py_func).
     data_ops = {"OneShotIteratorFromDataset", "PyGeneratorDataset"}
     assert set(table["not_in_tensorflow"]) == (
-        {"ApplyFused", "SparseApplyFused", "ReducedShape", "WhileGrad", "IfGrad"} | list_ops | data_ops
+        {"ApplyFused", "SparseApplyFused", "ReducedShape", "WhileGrad", "IfGrad", "CaseGrad"} | list_ops | data_ops
     )
     conv = op_attr_defaults.attr_defaults("Conv2D")
     assert conv["data_format"].s == b"NHWC" and list(conv["dilations"].list.i) == [1, 1, 1, 1]

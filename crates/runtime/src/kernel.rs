@@ -66,6 +66,19 @@ pub struct TensorList {
     pub items: Vec<Option<Tensor>>,
     /// The shape of every element, once known (from a write or a declaration).
     pub element_shape: Option<ferroflow_tensor::Shape>,
+    /// For a list made with `clear_after_read`: which elements were read.
+    /// Every version of the list (a write makes a new one) shares it, as
+    /// every flow of a TF1 TensorArray reaches the one resource.
+    pub reads: Option<Arc<ListReads>>,
+}
+
+/// The elements of a `clear_after_read` list already read (a second read
+/// of one fails, as in TF1, whose TensorArray frees an element on read).
+#[derive(Debug, Default)]
+pub struct ListReads {
+    /// The array's name in error messages (the node that made the list).
+    pub name: String,
+    pub read: parking_lot::Mutex<Vec<bool>>,
 }
 
 impl TensorList {
@@ -74,6 +87,7 @@ impl TensorList {
         TensorList {
             items: items.into_iter().map(Some).collect(),
             element_shape: None,
+            reads: None,
         }
     }
 }

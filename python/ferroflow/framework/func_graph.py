@@ -147,8 +147,15 @@ def unify_captures(graphs):
 
 
 def call_function_op(outer_graph, op_type, inputs, attrs, name, graphs):
-    """Creates the op calling function graphs in ``outer_graph`` (refs passed as references)."""
-    ref_inputs = [i for i, t in enumerate(inputs) if outer_graph is t.graph and _is_ref(t)]
+    """Creates the op calling function graphs in ``outer_graph`` (refs passed as references).
+
+    An input of a graph enclosing ``outer_graph`` (a variable used by a cond
+    nested in a cond) reaches the op through ``outer_graph``'s capture of it,
+    which is a reference when the input is: it is passed as one too."""
+    ref_inputs = [
+        i for i, t in enumerate(inputs)
+        if (outer_graph is t.graph or isinstance(outer_graph, FuncGraph)) and _is_ref(t)
+    ]
     attrs = dict(attrs)
     attrs["_ref_inputs"] = ref_inputs
     controls = []

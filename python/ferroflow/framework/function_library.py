@@ -10,7 +10,7 @@ written ``node:<output arg>:<i>`` with the output arg names of TensorFlow's
 signature of the op (``output`` for ferroflow's own ops), and an argument by
 its name; nodes get the attrs TensorFlow's signatures require. Attributes naming functions (``then_branch``,
 ``else_branch``, ``cond``, ``body``, ``body_grad``) are written as ``func``
-attributes, as TensorFlow writes them.
+attributes, and lists of them (``Case``'s ``branches``) as lists of ``func``, as TensorFlow writes them.
 
 Import rebuilds every function, nested ones first, before the graph's nodes.
 TensorFlow runs the functions of forward control flow (``tf.cond`` and
@@ -30,6 +30,8 @@ FUNCTION_ATTRS = (
     # tf.data: FilterDataset's predicate, OneShotIterator's dataset_factory.
     "predicate", "dataset_factory",
 )
+#: Attributes whose value is a list of function names (an empty name: none).
+FUNCTION_LIST_ATTRS = ("branches", "branch_grads", "branch_savings", "branch_grads_saved")
 
 _DT_VARIANT = 21
 
@@ -42,6 +44,25 @@ def mark_function_attrs(node):
             name = value.s.decode()
             value.Clear()
             value.func.name = name
+    for key in FUNCTION_LIST_ATTRS:
+        value = node.attr.get(key)
+        if value is not None and value.WhichOneof("value") == "list" and value.list.s:
+            names = [s.decode() for s in value.list.s]
+            value.Clear()
+            for name in names:
+                value.list.func.add().name = name
+
+
+def function_names_in(value):
+    """The function names an attribute value holds (a ``func``, a string, or a list of them)."""
+    kind = value.WhichOneof("value")
+    if kind == "func":
+        return [value.func.name]
+    if kind == "s":
+        return [value.s.decode()]
+    if kind == "list":
+        return [f.name for f in value.list.func] + [s.decode() for s in value.list.s]
+    return []
 
 
 def add_function_library(graph_def, native_graph, producer, add_shapes=False):
@@ -183,10 +204,12 @@ def import_function_library(library, graph, create_nodes):
             args[arg.name] = t
             arg_list.append(t)
         for node in fdef.node_def:
-            for key in FUNCTION_ATTRS:
+            for key in FUNCTION_ATTRS + FUNCTION_LIST_ATTRS:
                 value = node.attr.get(key)
                 if value is not None:
-                    build(value.func.name or value.s.decode(), fg)
+                    for fn in function_names_in(value):
+                        if fn:
+                            build(fn, fg)
 
         def resolve(src, index):
             if src in args:

@@ -271,8 +271,10 @@ def _attr_from_proto(value, node_name, key):
             return [float(x) for x in lst.f]
         if lst.b:
             return [bool(x) for x in lst.b]
-        if lst.tensor or lst.func:
-            raise ValueError(f"node {node_name}: list attribute '{key}' of tensors/functions is not supported")
+        if lst.func:  # Case's branches: function names, as the graph keeps them
+            return [f.name.encode() for f in lst.func]
+        if lst.tensor:
+            raise ValueError(f"node {node_name}: list attribute '{key}' of tensors is not supported")
         return []
     raise ValueError(f"node {node_name}: attribute '{key}' of kind {kind} is not supported")
 

@@ -2,8 +2,11 @@
 
 Each branch is built into a function graph (``framework/func_graph.py``);
 one ``If`` op calls the branch its predicate picks, so only the taken
-branch's ops run, side effects included. Its gradient is an ``If`` over the
-branches' gradient functions.
+branch's ops run, side effects included. Its gradient runs the taken
+branch's gradient function. ``tf.case`` is a chain of ``If``s, as TF1
+builds it from conds; ``tf.switch_case`` is one ``Case`` op (a
+``StatelessCase`` when no branch has side effects), as TensorFlow builds
+it even in TF1 graphs, whose index out of range runs the last branch.
 """
 
 from __future__ import annotations
@@ -98,36 +101,55 @@ def cond(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, f
                     f"Outputs of 'true_fn' and 'false_fn' must have the same type(s). Received "
                     f"{a.dtype.base_dtype.name} from 'true_fn' and {b.dtype.base_dtype.name} from 'false_fn'."
                 )
-        outer_inputs = unify_captures([g_true, g_false])
-        for g in (g_true, g_false):
-            with g.as_default():
-                g.inputs = [g.capture(t) for t in outer_inputs]
-        then_name = to_function(g_true, out_true, base + "_true")
-        else_name = to_function(g_false, out_false, base + "_false")
-        shapes = [_merged_shape(a.shape, b.shape) for a, b in zip(out_true, out_false)]
-        op = call_function_op(
-            outer, "If", [pred] + outer_inputs,
-            {
-                "then_branch": then_name,
-                "else_branch": else_name,
-                "Tout": ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in out_true]),
-                "output_shapes": ("list_shape", [s._as_native() for s in shapes]),
-                # A gradient can then have the taken branch keep what it reads
-                # (a dropout mask, say) instead of recomputing it.
-                "_history": any(t.dtype.base_dtype.is_floating for t in outer_inputs + out_true),
-            },
-            "If", [g_true, g_false],
-        )
-        from ferroflow.ops.tensor_array_ops import from_flow
+        def attrs(names, _):
+            return {"then_branch": names[0], "else_branch": names[1]}
 
-        flat_out = [
-            op if isinstance(leaf, ops.Operation) else from_flow(tmpl, op._outputs[i])
-            for i, (leaf, tmpl) in enumerate(zip(f_true, nest.flatten(s_true)))
-        ]
-        result = nest.pack_sequence_as(s_true, flat_out) if nest.is_sequence(s_true) else flat_out[0] if flat_out else None
+        op = _call_branches(outer, "If", pred, [g_true, g_false], [out_true, out_false],
+                            [base + "_true", base + "_false"], attrs, "If")
+        result = _results(op, op._outputs, f_true, s_true)
         if not strict and isinstance(result, (list, tuple)) and len(result) == 1 and not hasattr(result, "_fields"):
             return result[0]
         return result
+
+
+def _call_branches(outer, op_type, selector, graphs, outs, base_names, branch_attrs, name):
+    """The ``op_type`` op calling the branch ``selector`` picks of ``graphs`` (returning ``outs``):
+    the branches share one argument list (every capture of any of them), each becomes a function
+    named from ``base_names``, and ``branch_attrs(function names, outer inputs)`` names them.
+    ``op_type`` may be a function of the function names."""
+    outer_inputs = unify_captures(graphs)
+    for g in graphs:
+        with g.as_default():
+            g.inputs = [g.capture(t) for t in outer_inputs]
+    names = [to_function(g, out, base) for g, out, base in zip(graphs, outs, base_names)]
+    shapes = [TensorShape(t.shape) for t in outs[0]]
+    for other in outs[1:]:
+        shapes = [_merged_shape(a, b.shape) for a, b in zip(shapes, other)]
+    attrs = {
+        "Tout": ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in outs[0]]),
+        "output_shapes": ("list_shape", [s._as_native() for s in shapes]),
+        # A gradient can then have the taken branch keep what it reads
+        # (a dropout mask, say) instead of recomputing it.
+        "_history": any(t.dtype.base_dtype.is_floating for t in outer_inputs + outs[0]),
+    }
+    attrs.update(branch_attrs(names, outer_inputs))
+    if callable(op_type):
+        op_type = op_type(names)
+    return call_function_op(outer, op_type, [selector] + outer_inputs, attrs, name, graphs)
+
+
+def _results(op, outputs, flat, structure):
+    """The branch op's ``outputs`` in the structure a branch returned (``flat`` its leaves): an
+    Operation leaf stands for the op, a TensorArray is rebuilt around its flow."""
+    from ferroflow.ops.tensor_array_ops import from_flow
+
+    flat_out = [
+        op if isinstance(leaf, ops.Operation) else from_flow(tmpl, outputs[i])
+        for i, (leaf, tmpl) in enumerate(zip(flat, nest.flatten(structure)))
+    ]
+    if nest.is_sequence(structure):
+        return nest.pack_sequence_as(structure, flat_out)
+    return flat_out[0] if flat_out else None
 
 
 def _pairs(pred_fn_pairs):
@@ -192,8 +214,6 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
 
 def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     """``branch_fns[branch_index]()``; ``default()`` (else the last branch) for any other index."""
-    from ferroflow.ops import math_ops
-
     if isinstance(branch_fns, dict):
         items = sorted(branch_fns.items())
         if any(not isinstance(k, int) for k, _ in items):
@@ -213,11 +233,64 @@ def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
     for _, f in items:
         if not callable(f):
             raise TypeError("branch_fns values must be callable")
+    fns = [f for _, f in items]
+    if default is not None:
+        if not callable(default):
+            raise TypeError("default must be callable.")
+        fns.append(default)
     with ops.name_scope(name, "switch_case", [branch_index]):
         index = ops.convert_to_tensor(branch_index, name="branch_index")
         if not index.dtype.base_dtype.is_integer:
             raise TypeError(f"'branch_index' must be an integer Tensor, got <dtype: '{index.dtype.base_dtype.name}'>")
-        if default is None:
-            items, default = items[:-1], items[-1][1]
-        pairs = [(math_ops.equal(index, k), f) for k, f in items]
-        return case(pairs, default=default, strict=True, name=None) if pairs else default()
+        return _indexed_case(index, fns)
+
+
+def _indexed_case(index, fns):
+    """One ``Case`` op over ``fns`` (the last runs for an index out of range), named as TensorFlow's
+    ``indexed_case`` names it; its results pass through identities."""
+    from ferroflow.ops import array_ops
+
+    with ops.name_scope(None, "indexed_case") as scope:
+        outer = ops.get_default_graph()
+        base = scope.rstrip("/")
+        built = [build_branch(fn, f"{base}/branch{k}", outer, f"branches[{k}]") for k, fn in enumerate(fns)]
+        graphs = [g for g, _, _ in built]
+        outs = [_as_outputs(g, flat) for g, _, flat in built]
+        first = built[0][1]
+        for k in range(1, len(built)):
+            detail = None
+            try:
+                nest.assert_same_structure(first, built[k][1])
+            except (TypeError, ValueError) as e:
+                detail = str(e)
+            for a, b in zip(outs[0], outs[k]):
+                if detail is None and a.dtype.base_dtype != b.dtype.base_dtype:
+                    detail = f"{a} and {b} have different types"
+            if detail is not None:
+                raise TypeError(
+                    f"branches[0] and branches[{k}] arguments to tf.switch_case must have the same number, "
+                    f"type, and overall structure of return values.\n\nbranches[0] output: {first}\n"
+                    f"branches[{k}] output: {built[k][1]}\n\nError details:\n{detail}"
+                )
+
+        def attrs(names, outer_inputs):
+            return {
+                "branches": list(names),
+                "Tin": ("list_type", [t.dtype.base_dtype.as_datatype_enum for t in outer_inputs]),
+            }
+
+        def op_type(names):
+            # TensorFlow's rule: StatelessCase unless a branch has side effects.
+            stateful = any(outer._native.function_is_stateful(n) for n in names)
+            op_type = "Case" if stateful else "StatelessCase"
+            if index.dtype.base_dtype != dtypes.int32:
+                raise TypeError(
+                    f"Input 'branch_index' of '{op_type}' Op has type {index.dtype.base_dtype.name} that does "
+                    "not match expected type of int32."
+                )
+            return op_type
+
+        op = _call_branches(outer, op_type, index, graphs, outs, [f"{base}/branch{k}" for k in range(len(fns))],
+                            attrs, scope)
+        outputs = [array_ops.identity(t) for t in op._outputs[: len(outs[0])]]
+        return _results(op, outputs, built[0][2], first)

@@ -9,10 +9,17 @@ TF1, use the returned object: ``ta = ta.write(i, x)``. Inside a
 Gradients flow through reads and writes: the gradient of a list is a list
 whose unwritten elements are zeros.
 
-Differences from TF1's resource-based TensorArray: reading an element does
-not clear it (``clear_after_read`` is accepted and ignored), ``handle`` is
-the flow itself, and ``grad()`` is not provided (``tf.gradients`` through
-TensorArray ops covers what it was for).
+As in TF1, reading an element clears it unless ``clear_after_read=False``
+(the default is True, dynamic arrays included): a second read of it, by
+``read``, ``stack``, ``gather`` or ``concat``, raises InvalidArgumentError.
+All versions of one array (the flows its writes return) share that record,
+as they share TF1's one resource.
+
+Differences from TF1's resource-based TensorArray: ``handle`` is the flow
+itself; writing an element after reading it is not refused; and
+``grad(source)`` returns a new array per source whose versions are shared
+only through their flows (see ``grad``). ``tf.gradients`` through
+TensorArray ops does not use ``grad``.
 """
 
 from __future__ import annotations
@@ -20,6 +27,22 @@ from __future__ import annotations
 from ferroflow.framework import dtypes, ops, type_spec
 from ferroflow.framework.tensor_shape import TensorShape, as_shape, unknown_shape
 from ferroflow.ops._op_util import make, make_op, shape_attr, type_attr
+
+
+class _Identity:
+    """What every version of one TensorArray shares (TF1's one resource behind many flows): its
+    name, and its gradient arrays by source; for a gradient array, its versions by flow."""
+
+    __slots__ = ("name", "grads", "versions")
+
+    def __init__(self, name):
+        self.name = name
+        self.grads = {}
+        self.versions = None
+
+
+def _flow_key(flow):
+    return (id(flow.graph), flow._tid)
 
 
 class TensorArray:
@@ -33,25 +56,29 @@ class TensorArray:
         self._clear_after_read = True if clear_after_read is None else bool(clear_after_read)
         self._infer_shape = bool(infer_shape)
         self._element_shape = unknown_shape() if element_shape is None else as_shape(element_shape)
+        #: The number of elements when known while building (a dynamic array's may grow).
         self._static_size = None
+        self._aggregate = False
         if handle is not None and flow is None:
             raise ValueError("flow must not be None if handle is not None.")
         if flow is not None:
             if size is not None:
                 raise ValueError("Cannot provide both a flow and size at the same time")
             self._flow = flow
+            self._identity = _Identity(flow.op.name)
             return
         if handle is None and size is None:
             raise ValueError("Argument `size` must be provided if handle is not provided.")
         with ops.name_scope(name, "TensorArray", [size]) as scope:
             size = ops.convert_to_tensor(size, dtype=dtypes.int32, name="size")
-            if not self._dynamic_size:
-                from ferroflow.framework import tensor_util
+            from ferroflow.framework import tensor_util
 
-                value = tensor_util.constant_value(size)
-                self._static_size = None if value is None else int(value)
+            value = tensor_util.constant_value(size)
+            self._static_size = None if value is None else int(value)
+            # The array's name in messages: tensor_array_name, else its scope (TF1's resource name).
+            self._identity = _Identity(tensor_array_name or scope.rstrip("/") or "TensorArray")
             self._flow = make(
-                "ListReserve", [size], self._attrs(dynamic_size=self._dynamic_size),
+                "ListReserve", [size], self._attrs(dynamic_size=self._dynamic_size, **self._clear_attr()),
                 name=tensor_array_name or scope.rstrip("/") or "TensorArray",
             )
 
@@ -63,18 +90,33 @@ class TensorArray:
             "infer_shape": self._infer_shape,
             "dynamic_size": self._dynamic_size,
         }
+        if self._aggregate:
+            attrs["multiple_writes_aggregate"] = True
         attrs.update(extra)
         return attrs
 
-    def _with_flow(self, flow):
+    def _clear_attr(self):
+        """The attributes of an op making a new list for this array: whether it clears after reads,
+        and the array's name for its messages."""
+        if not self._clear_after_read:
+            return {}
+        return {"clear_after_read": True, "tensor_array_name": self._identity.name}
+
+    def _with_flow(self, flow, static_size=None, keep_size=True):
+        """This array's next version, carried by ``flow`` (its size as known: this one's, unless
+        ``keep_size`` is False, then ``static_size``)."""
         ta = TensorArray.__new__(TensorArray)
         ta._dtype = self._dtype
         ta._dynamic_size = self._dynamic_size
         ta._clear_after_read = self._clear_after_read
         ta._infer_shape = self._infer_shape
         ta._element_shape = self._element_shape
-        ta._static_size = self._static_size
+        ta._static_size = self._static_size if keep_size else static_size
+        ta._aggregate = self._aggregate
+        ta._identity = self._identity
         ta._flow = flow
+        if self._identity.versions is not None:
+            self._identity.versions[_flow_key(flow)] = ta
         return ta
 
     def _merge_element_shape(self, shape):
@@ -151,7 +193,7 @@ class TensorArray:
             value = ops.convert_to_tensor(value, dtype=self._dtype, name="value")
             self._merge_element_shape(value.shape)
             flow = make("ListSetItem", [self._flow, index, value], self._attrs(), name="TensorArrayWriteV3")
-            return self._with_flow(flow)
+            return self._with_flow(flow, keep_size=not self._dynamic_size)
 
     def scatter(self, indices, value, name=None):
         """A TensorArray with row ``k`` of ``value`` at ``indices[k]``."""
@@ -161,27 +203,32 @@ class TensorArray:
             if value.shape.rank is not None:
                 self._merge_element_shape(value.shape[1:])
             flow = make("ListScatter", [self._flow, indices, value], self._attrs(), name="TensorArrayScatterV3")
-            return self._with_flow(flow)
+            return self._with_flow(flow, keep_size=not self._dynamic_size)
 
     def unstack(self, value, name=None):
-        """A TensorArray of the rows of ``value``."""
+        """A TensorArray with row ``k`` of ``value`` at index ``k`` (a scatter to ``0..rows``, as in
+        TF1: more rows than a fixed-size array holds raise InvalidArgumentError when run; fewer
+        leave the rest unwritten)."""
+        from ferroflow.framework import constant_op
+        from ferroflow.ops import array_ops
+
         with ops.name_scope(name, "TensorArrayUnstack", [self._flow, value]):
             value = ops.convert_to_tensor(value, dtype=self._dtype, name="value")
             if value.shape.rank is not None:
                 if value.shape.rank == 0:
                     raise ValueError("Shape must be at least rank 1 but is rank 0 (TensorArray.unstack)")
                 self._merge_element_shape(value.shape[1:])
-            flow = make("ListFromTensor", [value], self._attrs(), name="TensorArrayScatterV3")
-            ta = self._with_flow(flow)
             rows = value.shape[0] if value.shape.rank else None
             rows = getattr(rows, "value", rows)
             if rows is not None:
-                if self._static_size is not None and rows > self._static_size:
-                    raise ValueError(
-                        f"Max scatter index must be < array size ({rows - 1} vs. {self._static_size})"
-                    )
-                ta._static_size = rows if self._static_size is None or self._dynamic_size else self._static_size
-            return ta
+                indices = constant_op.constant(list(range(rows)), dtype=dtypes.int32, name="range")
+            else:
+                indices = array_ops.range(0, array_ops.shape(value, out_type=dtypes.int32)[0], name="range")
+            flow = make("ListScatter", [self._flow, indices, value], self._attrs(), name="TensorArrayScatterV3")
+            size = self._static_size
+            if self._dynamic_size:
+                size = None if size is None or rows is None else max(size, rows)
+            return self._with_flow(flow, static_size=size, keep_size=False)
 
     def split(self, value, lengths, name=None):
         """A TensorArray of the pieces of ``value`` of the given ``lengths`` along its first axis."""
@@ -190,8 +237,8 @@ class TensorArray:
             lengths = ops.convert_to_tensor(lengths, dtype=dtypes.int64, name="lengths")
             if value.shape.rank is not None and value.shape.rank > 1 and self._infer_shape:
                 self._merge_element_shape(TensorShape([None]).concatenate(value.shape[1:]))
-            flow = make("ListSplit", [value, lengths], self._attrs(), name="TensorArraySplitV3")
-            return self._with_flow(flow)
+            flow = make("ListSplit", [value, lengths], self._attrs(**self._clear_attr()), name="TensorArraySplitV3")
+            return self._with_flow(flow, keep_size=False)
 
     def identity(self):
         """This TensorArray, through an identity (so control dependencies can order it)."""
@@ -206,10 +253,52 @@ class TensorArray:
         return control_flow_ops.no_op(name=name or "TensorArrayCloseV3")
 
     def grad(self, source, flow=None, name=None):
-        raise NotImplementedError(
-            "TensorArray.grad is not supported: gradients flow through TensorArray reads and writes "
-            "with tf.gradients."
-        )
+        """TF1's gradient array for ``source``: as many elements as this array holds when ``flow``
+        is computed, its element shape, each element zeros until written; a second write to an
+        element adds to it, and reads clear (TF1's gradient arrays do both).
+
+        TF1 keeps one gradient array per source, shared by every call. Here arrays are values, so
+        a later call reaches it only through the flow of one of its versions (``ta.grad(s,
+        g.flow)`` returns ``g``, as TF1's gradient functions pass it); a later call with any
+        other flow raises NotImplementedError rather than return a separate array."""
+        flow = self._flow if flow is None else ops.convert_to_tensor(flow)
+        existing = self._identity.grads.get(source)
+        if existing is not None:
+            ta = existing.versions.get(_flow_key(flow))
+            if ta is not None:
+                return ta
+            raise NotImplementedError(
+                f"TensorArray {self._identity.name}: a gradient array for source '{source}' was already "
+                "made; pass the flow of (a version of) that array to reach it: a second, separate array "
+                "would not share its elements as TensorFlow's does."
+            )
+        grad_name = f"{self._identity.name}@{source}"
+        with ops.name_scope(name, "TensorArrayGrad", [self._flow, flow]):
+            attrs = {
+                "element_dtype": type_attr(self._dtype),
+                "element_shape": shape_attr(self._element_shape),
+                "clear_after_read": True,
+                "tensor_array_name": grad_name,
+            }
+            if flow.graph._native.is_list(flow._tid):
+                list_flow = make("ListZerosLike", [flow], attrs, name="TensorArrayGradV3")
+            else:
+                with ops.control_dependencies([flow]):
+                    list_flow = make("ListZerosLike", [self._flow], attrs, name="TensorArrayGradV3")
+        ta = TensorArray.__new__(TensorArray)
+        ta._dtype = self._dtype
+        ta._dynamic_size = False
+        ta._clear_after_read = True
+        ta._infer_shape = True
+        ta._element_shape = self._element_shape
+        ta._static_size = self._static_size
+        ta._aggregate = True
+        ta._identity = _Identity(grad_name)
+        ta._identity.versions = {}
+        ta._flow = list_flow
+        ta._identity.versions[_flow_key(list_flow)] = ta
+        self._identity.grads[source] = ta._identity
+        return ta
 
 
 def is_tensor_array(x):

@@ -8,6 +8,10 @@ passes through unchanged. For the gradient, the op keeps the loop
 variables' value at the start of each iteration (its history outputs, kept
 only when a gradient reads them), and a ``WhileGrad`` op runs the body's
 gradient over them backwards.
+
+An ``IndexedSlices`` loop variable flows as its component tensors (values,
+indices, and dense_shape when it has one), as in TF1; its shape invariant is
+that of its values (indices then ``[rows]``, dense_shape ``[rank]``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from ferroflow.framework.func_graph import (
     to_function,
     unify_captures,
 )
+from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.ops import _nest as nest
 from ferroflow.ops.tensor_array_ops import TensorArray, from_flow, to_flow
@@ -58,6 +63,40 @@ def _check_result(inp, invariant, out):
             f"{_shape_text(got)} after one iteration. To allow the shape to vary across iterations, use the "
             "`shape_invariants` argument of tf.while_loop to specify a less-specific shape."
         )
+
+
+def _slices_invariants(slices, invariant):
+    """The invariants of an IndexedSlices loop variable's components, from that of its values."""
+    s = TensorShape(invariant)
+    rows = TensorShape(None) if s.rank is None else TensorShape([s.as_list()[0] if s.rank else None])
+    out = [s, rows]
+    if slices.dense_shape is not None:
+        out.append(TensorShape(None) if s.rank is None else TensorShape([s.rank]))
+    return out
+
+
+def _check_leaves(entered, returned):
+    """The body returns a loop variable of the kind it entered as (TensorArray, IndexedSlices with or
+    without a dense_shape, tensor)."""
+    for x, r in zip(entered, returned):
+        if isinstance(x, TensorArray) != isinstance(r, TensorArray):
+            raise TypeError(
+                f"A loop variable is {type(x).__name__} on entry but the body returned "
+                f"{type(r).__name__} for it."
+            )
+        if isinstance(x, IndexedSlices) != isinstance(r, IndexedSlices):
+            raise TypeError(
+                f"A loop variable is {type(x).__name__} on entry but the body returned "
+                f"{type(r).__name__} for it."
+            )
+        if isinstance(x, IndexedSlices) and (x.dense_shape is None) != (r.dense_shape is None):
+            raise TypeError(
+                "An IndexedSlices loop variable enters the loop with"
+                + ("out" if x.dense_shape is None else "")
+                + " a dense_shape, but the body returned one with"
+                + ("out" if r.dense_shape is None else "")
+                + " a dense_shape."
+            )
 
 
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
@@ -107,16 +146,21 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             if shape_invariants is not None:
                 shape_invariants = [TensorShape([]), shape_invariants[0] if single else list(shape_invariants)]
         structure = list(loop_vars)
-        templates = nest.flatten(structure)
+        leaves = nest.flatten(structure)
+        # IndexedSlices flow as their components.
+        templates = nest.flatten(structure, expand_composites=True)
         flat_in = [ops.convert_to_tensor(to_flow(x)) for x in templates]
         is_list = [t.graph._native.is_list(t._tid) for t in flat_in]
         if shape_invariants is None:
             invariants = [t.shape for t in flat_in]
         else:
             try:
-                invariants = nest.flatten_up_to(structure, list(shape_invariants))
+                per_leaf = nest.flatten_up_to(structure, list(shape_invariants))
             except (TypeError, ValueError) as e:
                 raise ValueError(f"shape_invariants must have the structure of loop_vars: {e}") from None
+            invariants = []
+            for leaf, s in zip(leaves, per_leaf):
+                invariants.extend(_slices_invariants(leaf, s) if isinstance(leaf, IndexedSlices) else [s])
             invariants = [
                 t.shape if listed else TensorShape(s) for t, s, listed in zip(flat_in, invariants, is_list)
             ]
@@ -134,7 +178,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             return g, args
 
         def packed(args):
-            return nest.pack_sequence_as(structure, [from_flow(x, a) for x, a in zip(templates, args)])
+            return nest.pack_sequence_as(
+                structure, [from_flow(x, a) for x, a in zip(templates, args)], expand_composites=True
+            )
 
         g_cond, cond_args = new_graph("cond")
         with g_cond.as_default():
@@ -159,13 +205,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                     f"The two structures don't have the same nested structure (loop_vars and the body's "
                     f"result).\n\n{e}"
                 ) from None
-            result_templates = nest.flatten(result)
-            for x, r in zip(templates, result_templates):
-                if isinstance(x, TensorArray) != isinstance(r, TensorArray):
-                    raise TypeError(
-                        f"A loop variable is {type(x).__name__} on entry but the body returned "
-                        f"{type(r).__name__} for it."
-                    )
+            _check_leaves(leaves, nest.flatten(result))
+            result_templates = nest.flatten(result, expand_composites=True)
             flat_out = [leaf_to_tensor(to_flow(x)) for x in result_templates]
         for t, s, o, listed in zip(flat_in, invariants, flat_out, is_list):
             if not listed:
@@ -197,7 +238,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             from ferroflow.ops import array_ops
 
             outs = [array_ops.stop_gradient(t) for t in outs]
-        result = nest.pack_sequence_as(structure, [from_flow(r, o) for r, o in zip(result_templates, outs)])
+        result = nest.pack_sequence_as(
+            structure, [from_flow(r, o) for r, o in zip(result_templates, outs)], expand_composites=True
+        )
         if maximum_iterations is not None:
             return result[1]
         return result[0] if single else result

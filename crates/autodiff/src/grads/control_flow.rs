@@ -1,12 +1,13 @@
-//! Gradients of `If` and `While`.
+//! Gradients of `If`, `Case` and `While`.
 //!
 //! Both differentiate a function: the gradient function of a body takes the
 //! body's arguments followed by one gradient per body output, recomputes
 //! the body's forward values from the arguments and returns one gradient
-//! per argument (zeros where none flows). `If`'s gradient is an `If` of the
-//! two branches' gradient functions, so only the taken branch's gradient
-//! runs; `While`'s is a `WhileGrad` that calls the body's gradient function
-//! once per recorded iteration, last to first.
+//! per argument (zeros where none flows). `If`'s gradient is an `IfGrad`
+//! over the two branches' gradient functions, so only the taken branch's
+//! gradient runs (`Case`'s a `CaseGrad` over all of them); `While`'s is a
+//! `WhileGrad` that calls the body's gradient function once per recorded
+//! iteration, last to first.
 
 use crate::gradients::{gradients, to_dense, Options, Unconnected};
 use crate::Builder;
@@ -215,6 +216,7 @@ fn if_grad(
         if let Some(r) = node.attrs.get("_ref_inputs") {
             attrs.push(("_ref_inputs", r.clone()));
         }
+        attrs.push(("_gradient", AttrValue::Bool(true)));
         let id = b.node("If", &inputs, attrs)?;
         return Ok(input_grads(b, node, 1, id));
     }
@@ -222,10 +224,7 @@ fn if_grad(
     // runs that branch's gradient on it (or recomputes, see WhileGrad).
     for (branch, key) in [("then_branch", "then"), ("else_branch", "else")] {
         let name = node.attrs.string(branch)?;
-        let (grad, forward_nodes) = build_grad_function(b, &name)?;
-        let saving = saving_functions_of(b, &name, &grad, forward_nodes)?;
-        let grad_name = b.graph.unique_function_name(&format!("{name}_grad"));
-        b.graph.add_function(&grad_name, grad)?;
+        let (grad_name, saving) = branch_grad(b, &name)?;
         attrs.push((
             if key == "then" {
                 "then_grad"
@@ -234,7 +233,7 @@ fn if_grad(
             },
             AttrValue::Str(grad_name.into_bytes()),
         ));
-        if let Some((saving_body, grad_saved, _)) = saving {
+        if let Some((saving_body, grad_saved)) = saving {
             let (s_key, g_key) = if key == "then" {
                 ("then_saving", "then_grad_saved")
             } else {
@@ -246,6 +245,91 @@ fn if_grad(
     }
     inputs.push(Output::new(node.id, tout_len));
     let id = b.node("IfGrad", &inputs, attrs)?;
+    Ok(input_grads(b, node, 1, id))
+}
+
+/// The gradient function of branch `name` (added to the library), and the
+/// branch's saving variant with the gradient from its saved values, when
+/// the gradient reads forward values.
+fn branch_grad(b: &mut Builder<'_>, name: &str) -> Result<(String, Option<(String, String)>)> {
+    let (grad, forward_nodes) = build_grad_function(b, name)?;
+    let saving = saving_functions_of(b, name, &grad, forward_nodes)?;
+    let grad_name = b.graph.unique_function_name(&format!("{name}_grad"));
+    b.graph.add_function(&grad_name, grad)?;
+    Ok((grad_name, saving.map(|(s, g, _)| (s, g))))
+}
+
+/// The function names of list attribute `attr` of `node`.
+fn function_names(node: &Node, attr: &str) -> Result<Vec<String>> {
+    match node.attrs.get(attr) {
+        Some(AttrValue::StrList(v)) => Ok(v
+            .iter()
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect()),
+        _ => Err(Error::value(format!(
+            "'{}' ({}) has no list of functions '{attr}'",
+            node.name, node.op
+        ))),
+    }
+}
+
+/// The gradient of `Case` (and `StatelessCase`): as `If`'s, over every
+/// branch; the index picks the taken branch's gradient.
+fn case_grad(
+    b: &mut Builder<'_>,
+    node: &Node,
+    grads: &[Option<Output>],
+) -> Result<Vec<Option<Grad>>> {
+    let tout_len = node.attrs.dtypes("Tout")?.len();
+    let history = node.attrs.bool_or("_history", false)?;
+    let branches = function_names(node, "branches")?;
+    let xs = &node.inputs[1..];
+    let tout: Vec<_> = xs.iter().map(|&x| b.graph.output(x).dtype).collect();
+    let shapes: Vec<_> = xs
+        .iter()
+        .map(|&x| b.graph.output(x).shape.clone())
+        .collect();
+    let mut attrs = vec![
+        ("Tout", AttrValue::TypeList(tout.clone())),
+        ("output_shapes", AttrValue::ShapeList(shapes)),
+    ];
+    let mut inputs = node.inputs.clone();
+    inputs.extend(output_grads(b, node, tout_len, grads)?);
+    let as_list =
+        |v: Vec<String>| AttrValue::StrList(v.into_iter().map(String::into_bytes).collect());
+    if !history {
+        // An imported Case: a Case of the branches' gradient functions,
+        // which recompute the forward values.
+        let grad_names = branches
+            .iter()
+            .map(|name| grad_function(b, name))
+            .collect::<Result<Vec<_>>>()?;
+        let mut tin: Vec<_> = tout;
+        tin.extend((0..tout_len).map(|j| b.graph.output(Output::new(node.id, j)).dtype));
+        attrs.push(("Tin", AttrValue::TypeList(tin)));
+        attrs.push(("branches", as_list(grad_names)));
+        if let Some(r) = node.attrs.get("_ref_inputs") {
+            attrs.push(("_ref_inputs", r.clone()));
+        }
+        attrs.push(("_gradient", AttrValue::Bool(true)));
+        let id = b.node("Case", &inputs, attrs)?;
+        return Ok(input_grads(b, node, 1, id));
+    }
+    let mut grad_names = Vec::new();
+    let mut savings = Vec::new();
+    let mut grads_saved = Vec::new();
+    for name in &branches {
+        let (grad_name, saving) = branch_grad(b, name)?;
+        grad_names.push(grad_name);
+        let (s, g) = saving.unwrap_or_default();
+        savings.push(s);
+        grads_saved.push(g);
+    }
+    attrs.push(("branch_grads", as_list(grad_names)));
+    attrs.push(("branch_savings", as_list(savings)));
+    attrs.push(("branch_grads_saved", as_list(grads_saved)));
+    inputs.push(Output::new(node.id, tout_len));
+    let id = b.node("CaseGrad", &inputs, attrs)?;
     Ok(input_grads(b, node, 1, id))
 }
 
@@ -262,7 +346,10 @@ fn call_grad(
     let id = b.node(
         "PartitionedCall",
         &inputs,
-        vec![("f", AttrValue::Str(grad.into_bytes()))],
+        vec![
+            ("f", AttrValue::Str(grad.into_bytes())),
+            ("_gradient", AttrValue::Bool(true)),
+        ],
     )?;
     Ok(input_grads(b, node, 0, id))
 }
@@ -345,5 +432,8 @@ pub(super) fn register(reg: &mut dyn FnMut(&'static str, crate::registry::GradEn
     reg("PartitionedCall", Func(call_grad));
     reg("StatefulPartitionedCall", Func(call_grad));
     reg("IfGrad", crate::registry::GradEntry::NotDifferentiable);
+    reg("Case", Func(case_grad));
+    reg("StatelessCase", Func(case_grad));
+    reg("CaseGrad", crate::registry::GradEntry::NotDifferentiable);
     reg("While", Func(while_grad));
 }

@@ -1,12 +1,12 @@
 //! Control flow: function arguments (`_Arg`), function calls
-//! (`PartitionedCall`, `Defun`'s op), `If`, `While`, and their
+//! (`PartitionedCall`, `Defun`'s op), `If`, `Case`, `While`, and their
 //! gradients when the forward op kept what they read (`IfGrad`,
-//! `WhileGrad`). The ops name their bodies by
+//! `CaseGrad`, `WhileGrad`). The ops name their bodies by
 //! attribute; the bodies are [`Function`](crate::Function)s in the graph's
 //! library.
 
 use super::{InferContext, OpDef};
-use crate::attr::{Attrs, AttrsExt};
+use crate::attr::{AttrValue, Attrs, AttrsExt};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Error, Result};
@@ -48,8 +48,18 @@ fn check_signature(
     ins: &[DType],
     outs: Option<&[DType]>,
 ) -> Result<()> {
-    let name = ctx.attrs().string(attr)?;
-    let f = ctx.graph.function(&name).map_err(|_| {
+    check_function(ctx, &ctx.attrs().string(attr)?, attr, ins, outs)
+}
+
+/// Checks that function `name` (named by attribute `attr`) takes `ins` and gives `outs`.
+fn check_function(
+    ctx: &InferContext,
+    name: &str,
+    attr: &str,
+    ins: &[DType],
+    outs: Option<&[DType]>,
+) -> Result<()> {
+    let f = ctx.graph.function(name).map_err(|_| {
         Error::value(format!(
             "'{}' ({}): function '{name}' ({attr}) is not in the graph's library",
             ctx.name, ctx.def.name
@@ -89,6 +99,51 @@ fn if_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     }
     if a.bool_or("_history", false)? {
         // What the taken branch kept for the gradient (read by `IfGrad`).
+        outs.push(OutputInfo::list());
+    }
+    Ok(outs)
+}
+
+/// The function names of list attribute `attr`.
+fn function_list(ctx: &InferContext, attr: &str) -> Result<Vec<String>> {
+    match ctx.attrs().get(attr) {
+        Some(AttrValue::StrList(v)) => Ok(v
+            .iter()
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect()),
+        _ => Err(Error::value(format!(
+            "'{}' ({}) needs attribute '{attr}': a list of function names",
+            ctx.name, ctx.def.name
+        ))),
+    }
+}
+
+/// `Case`: input 0 picks one of the functions `branches`, which take the
+/// other inputs and give `Tout`.
+fn case_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let a = ctx.attrs();
+    ctx.expect_dtype(0, &[DType::Int32])?;
+    let tout = a.dtypes("Tout")?;
+    let ins: Vec<DType> = (1..ctx.num_inputs()).map(|i| ctx.dtype(i)).collect();
+    let branches = function_list(ctx, "branches")?;
+    if branches.is_empty() {
+        return Err(Error::value(format!(
+            "'{}' ({}): branches must not be empty",
+            ctx.name, ctx.def.name
+        )));
+    }
+    for (k, name) in branches.iter().enumerate() {
+        check_function(ctx, name, &format!("branches[{k}]"), &ins, Some(&tout))?;
+    }
+    let first = ctx.graph.function(&branches[0])?;
+    let mut outs = declared(&tout, &a.shapes("output_shapes")?);
+    for (o, &f) in outs.iter_mut().zip(&first.outputs) {
+        if first.graph.output(f).is_list {
+            *o = OutputInfo::list();
+        }
+    }
+    if a.bool_or("_history", false)? {
+        // What the taken branch kept for the gradient (read by `CaseGrad`).
         outs.push(OutputInfo::list());
     }
     Ok(outs)
@@ -161,6 +216,9 @@ pub(super) fn ops() -> Vec<OpDef> {
         OpDef::new("While", &["input*"], while_op).ref_input(listed_ref),
         OpDef::new("WhileGrad", &["input*"], while_grad),
         OpDef::new("IfGrad", &["cond", "input*"], if_grad),
+        OpDef::new("Case", &["branch_index", "input*"], case_op).ref_input(listed_ref),
+        OpDef::new("StatelessCase", &["branch_index", "input*"], case_op),
+        OpDef::new("CaseGrad", &["branch_index", "input*"], if_grad),
         OpDef::new("PartitionedCall", &["args*"], call),
         OpDef::new("StatefulPartitionedCall", &["args*"], call).ref_input(listed_ref),
     ]

@@ -1,4 +1,5 @@
-//! Kernels of the control-flow ops: `If`, `While` and `WhileGrad`.
+//! Kernels of the control-flow ops: `If`, `Case`, `While`, their
+//! gradients (`IfGrad`, `CaseGrad`, `WhileGrad`) and function calls.
 //!
 //! Design: control flow is functional. A branch or loop body is a
 //! [`Function`] of the graph's library, compiled into its own [`Plan`] once,
@@ -18,13 +19,69 @@
 //! gradient function; with saved values it skips recomputing the forward
 //! body, otherwise it recomputes it from the recorded loop variables.
 //! Records hold the tensors themselves (no copies), so shapes may vary.
+//!
+//! `If` is the two-branch `Case` (then = branch 0): both run through
+//! [`Branches`], and their gradients through [`BranchGrads`].
+//!
+//! A gradient function that recomputes forward values re-runs the
+//! forward body's reads of `clear_after_read` TensorArrays, which already
+//! ran; while one runs, [`replaying`] is set on the thread running the
+//! plan (plans run their steps, nested calls included, on one thread) and
+//! those reads are not counted.
 
 use super::boxed;
 use crate::kernel::{factory, Kernel, KernelFactory, KernelInit, LoopHistory, OpContext, Value};
 use crate::plan::Plan;
-use ferroflow_graph::AttrsExt;
+use ferroflow_graph::{AttrValue, AttrsExt};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
+use std::cell::Cell;
 use std::sync::Arc;
+
+thread_local! {
+    static REPLAYING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the running plan is a gradient function re-running forward
+/// ops (list reads then do not count as reads, see the list kernels).
+pub(crate) fn replaying() -> bool {
+    REPLAYING.with(Cell::get)
+}
+
+/// Runs `f` with [`replaying`] set when `on` (restored afterwards, also on error).
+fn replay<T>(on: bool, f: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            REPLAYING.with(|r| r.set(self.0));
+        }
+    }
+    if !on {
+        return f();
+    }
+    let _restore = Restore(REPLAYING.with(|r| r.replace(true)));
+    f()
+}
+
+/// Whether the node calls gradient functions (attribute `_gradient`, set
+/// by autodiff on the `If` and call ops it builds).
+fn is_gradient(init: &KernelInit<'_>) -> Result<bool> {
+    init.node.attrs.bool_or("_gradient", false)
+}
+
+/// The function names of list attribute `attr` (`""` entries stay).
+fn names(init: &KernelInit<'_>, attr: &str) -> Result<Vec<String>> {
+    match init.node.attrs.get(attr) {
+        Some(AttrValue::StrList(v)) => Ok(v
+            .iter()
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .collect()),
+        Some(AttrValue::IntList(v)) if v.is_empty() => Ok(Vec::new()),
+        _ => Err(Error::invalid_argument(format!(
+            "node '{}' ({}) needs attribute '{attr}': a list of function names",
+            init.node.name, init.node.op
+        ))),
+    }
+}
 
 /// Compiles the function named by attribute `attr` of the node.
 fn compile(init: &KernelInit<'_>, attr: &str) -> Result<(Arc<ferroflow_graph::Function>, Plan)> {
@@ -87,89 +144,169 @@ fn output_all(ctx: &mut OpContext<'_>, values: Vec<Value>) -> Result<()> {
     Ok(())
 }
 
-struct If {
-    then_plan: Plan,
-    else_plan: Plan,
+/// The branches of an `If` (then, else) or a `Case`, and what a gradient
+/// asked each to keep.
+struct Branches {
+    plans: Vec<Plan>,
     /// The node has a history output (index `num_outputs`), read by its
-    /// `IfGrad`: the saving variant of each branch it asked for.
+    /// gradient (`IfGrad`, `CaseGrad`): what the taken branch kept.
     history: Option<usize>,
-    then_saving: Option<(String, Plan)>,
-    else_saving: Option<(String, Plan)>,
+    /// Per branch, the saving variant its gradient asked for.
+    saving: Vec<Option<(String, Plan)>>,
+    /// The branches are gradient functions (see [`replaying`]).
+    replay: bool,
 }
 
-impl Kernel for If {
-    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
-        let pred = truth(ctx.input(0)?)?;
-        let args: Vec<Value> = (1..ctx.num_inputs()).map(|i| ctx.take_value(i)).collect();
-        let (plan, saving) = if pred {
-            (&self.then_plan, &self.then_saving)
-        } else {
-            (&self.else_plan, &self.else_saving)
-        };
+impl Branches {
+    /// Runs branch `k` on the node's inputs from `first` on.
+    fn run(&self, ctx: &mut OpContext<'_>, k: usize, first: usize) -> Result<()> {
+        let args: Vec<Value> = (first..ctx.num_inputs())
+            .map(|i| ctx.take_value(i))
+            .collect();
+        let plan = &self.plans[k];
         let Some(num_outputs) = self.history else {
-            let out = plan.run_function(ctx.session, args)?;
+            let out = replay(self.replay, || plan.run_function(ctx.session, args))?;
             return output_all(ctx, out);
         };
         let mut history = LoopHistory::default();
-        let out = match saving.as_ref().filter(|_| ctx.output_wanted(num_outputs)) {
+        let out = match self.saving[k]
+            .as_ref()
+            .filter(|_| ctx.output_wanted(num_outputs))
+        {
             Some((name, saving_plan)) => {
-                let mut out = saving_plan.run_function(ctx.session, args)?;
+                let mut out = replay(self.replay, || saving_plan.run_function(ctx.session, args))?;
                 history.saved.push(out.split_off(num_outputs));
                 history.saved_by.clone_from(name);
                 out
             }
-            None => plan.run_function(ctx.session, args)?,
+            None => replay(self.replay, || plan.run_function(ctx.session, args))?,
         };
         output_all(ctx, out)?;
         ctx.output_value(Value::History(Arc::new(history)));
         Ok(())
     }
 
-    fn wants_output_mask(&self) -> bool {
-        self.history.is_some()
-    }
-
-    /// A branch that dequeues makes the `If` wait too.
+    /// A branch that dequeues makes the op wait too.
     fn may_block(&self) -> bool {
-        self.then_plan.may_block() || self.else_plan.may_block()
+        self.plans.iter().any(Plan::may_block)
     }
 }
 
-/// The gradient of an `If` that kept what its taken branch's gradient
-/// reads: runs that branch's gradient function on the saved values, or
-/// the recomputing one when nothing was saved.
-struct IfGrad {
-    then_grad: Plan,
-    else_grad: Plan,
-    then_saved: Option<(Plan, String)>,
-    else_saved: Option<(Plan, String)>,
+struct If {
+    branches: Branches,
 }
 
-impl Kernel for IfGrad {
+impl Kernel for If {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
-        let pred = truth(ctx.input(0)?)?;
+        let k = if truth(ctx.input(0)?)? { 0 } else { 1 };
+        self.branches.run(ctx, k, 1)
+    }
+
+    fn wants_output_mask(&self) -> bool {
+        self.branches.history.is_some()
+    }
+
+    fn may_block(&self) -> bool {
+        self.branches.may_block()
+    }
+}
+
+/// `Case` (and `StatelessCase`): runs branch `branch_index`; an index out
+/// of range runs the last branch, as in TensorFlow.
+struct Case {
+    branches: Branches,
+}
+
+/// The branch a `Case` takes for index input 0.
+fn case_branch(ctx: &OpContext<'_>, count: usize) -> Result<usize> {
+    let index = ctx.input(0)?;
+    if index.rank() != 0 {
+        return Err(Error::invalid_argument(format!(
+            "branch_index must be a scalar, but it has shape {} (node {})",
+            index.shape(),
+            ctx.node
+        )));
+    }
+    let i = index.scalar_i64()?;
+    Ok(usize::try_from(i)
+        .ok()
+        .filter(|&k| k < count)
+        .unwrap_or(count - 1))
+}
+
+impl Kernel for Case {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        let k = case_branch(ctx, self.branches.plans.len())?;
+        self.branches.run(ctx, k, 1)
+    }
+
+    fn wants_output_mask(&self) -> bool {
+        self.branches.history.is_some()
+    }
+
+    fn may_block(&self) -> bool {
+        self.branches.may_block()
+    }
+}
+
+/// The gradients of the branches of an `If` or a `Case` that kept what its
+/// taken branch's gradient reads: runs that branch's gradient function on
+/// the saved values, or the recomputing one when nothing was saved.
+struct BranchGrads {
+    grads: Vec<Plan>,
+    /// Per branch: the gradient taking saved values, and the saving
+    /// variant of the forward branch that saves them.
+    saved: Vec<Option<(Plan, String)>>,
+}
+
+impl BranchGrads {
+    /// Runs branch `k`'s gradient on inputs `1..` (the last is the
+    /// forward op's history).
+    fn run(&self, ctx: &mut OpContext<'_>, k: usize) -> Result<()> {
         let last = ctx.num_inputs() - 1;
         let history = match ctx.take_value(last) {
             Value::History(h) => h,
-            _ => return Err(Error::internal("IfGrad expects the If's history")),
+            _ => {
+                return Err(Error::internal(format!(
+                    "{} expects the forward op's history",
+                    ctx.node
+                )))
+            }
         };
         let mut args: Vec<Value> = (1..last).map(|i| ctx.take_value(i)).collect();
-        let (plan, saved) = if pred {
-            (&self.then_grad, &self.then_saved)
-        } else {
-            (&self.else_grad, &self.else_saved)
-        };
-        let out = match saved
+        let out = match self.saved[k]
             .as_ref()
             .filter(|(_, by)| *by == history.saved_by && history.saved.len() == 1)
         {
             Some((saved_plan, _)) => {
                 args.extend(history.saved[0].iter().cloned());
-                saved_plan.run_function(ctx.session, args)?
+                replay(true, || saved_plan.run_function(ctx.session, args))?
             }
-            None => plan.run_function(ctx.session, args)?,
+            None => replay(true, || self.grads[k].run_function(ctx.session, args))?,
         };
         output_all(ctx, out)
+    }
+}
+
+struct IfGrad {
+    grads: BranchGrads,
+}
+
+impl Kernel for IfGrad {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        let k = if truth(ctx.input(0)?)? { 0 } else { 1 };
+        self.grads.run(ctx, k)
+    }
+}
+
+struct CaseGrad {
+    grads: BranchGrads,
+}
+
+impl Kernel for CaseGrad {
+    fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
+        let k = case_branch(ctx, self.grads.grads.len())?;
+        self.grads.run(ctx, k)
     }
 }
 
@@ -288,25 +425,16 @@ impl Kernel for WhileGrad {
                 });
             }
             args.extend(grads);
-            grads = match saved {
+            grads = replay(true, || match saved {
                 Some((plan, _)) => {
                     args.extend(history.saved[k].iter().cloned());
-                    plan.run_function(ctx.session, args)?
+                    plan.run_function(ctx.session, args)
                 }
-                None => self.body_grad.run_function(ctx.session, args)?,
-            };
+                None => self.body_grad.run_function(ctx.session, args),
+            })?;
         }
         output_all(ctx, grads)
     }
-}
-
-/// Compiles the function named by attribute `attr` when the node has it.
-fn compile_optional(init: &KernelInit<'_>, attr: &str) -> Result<Option<(String, Plan)>> {
-    if !init.node.attrs.contains_key(attr) {
-        return Ok(None);
-    }
-    let (_, plan) = compile(init, attr)?;
-    Ok(Some((init.node.attrs.string(attr)?, plan)))
 }
 
 /// The gradient node (`op`) reading output `index` of this node, if any.
@@ -340,12 +468,14 @@ fn compile_saving(
 /// A function call: one run of the function's plan.
 struct Call {
     plan: Plan,
+    /// The function is a gradient function (see [`replaying`]).
+    replay: bool,
 }
 
 impl Kernel for Call {
     fn compute(&self, ctx: &mut OpContext<'_>) -> Result<()> {
         let args: Vec<Value> = (0..ctx.num_inputs()).map(|i| ctx.take_value(i)).collect();
-        let out = self.plan.run_function(ctx.session, args)?;
+        let out = replay(self.replay, || self.plan.run_function(ctx.session, args))?;
         output_all(ctx, out)
     }
 
@@ -356,42 +486,126 @@ impl Kernel for Call {
 
 fn call_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let (_, plan) = compile(init, "f")?;
-    Ok(Box::new(Call { plan }))
+    Ok(Box::new(Call {
+        plan,
+        replay: is_gradient(init)?,
+    }))
 }
 
-fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
-    let (_, then_plan) = compile(init, "then_branch")?;
-    let (_, else_plan) = compile(init, "else_branch")?;
-    let num_outputs = init.node.attrs.dtypes("Tout")?.len();
+/// The branches named `branch_names`, with the saving variant of branch
+/// `k` that the gradient node `grad_op` reading the history output asked
+/// for (`saving_of(grad node, k)`, `""` or None for none).
+fn branches(
+    init: &KernelInit<'_>,
+    branch_names: &[String],
+    num_outputs: usize,
+    grad_op: &str,
+    saving_of: impl Fn(&ferroflow_graph::Node, usize) -> Option<String>,
+) -> Result<Branches> {
+    let plans = branch_names
+        .iter()
+        .map(|name| Ok(compile_named(init, name)?.1))
+        .collect::<Result<Vec<_>>>()?;
     let history = init
         .node
         .attrs
         .bool_or("_history", false)?
         .then_some(num_outputs);
-    let grad = gradient_reading(init, "IfGrad", num_outputs);
-    Ok(Box::new(If {
-        then_plan,
-        else_plan,
+    let grad = gradient_reading(init, grad_op, num_outputs);
+    let saving = (0..branch_names.len())
+        .map(|k| match grad.and_then(|g| saving_of(g, k)) {
+            Some(name) if !name.is_empty() => {
+                let (_, plan) = compile_named(init, &name)?;
+                Ok(Some((name, plan)))
+            }
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Branches {
+        plans,
         history,
-        then_saving: compile_saving(init, grad, "then_saving")?,
-        else_saving: compile_saving(init, grad, "else_saving")?,
-    }))
+        saving,
+        replay: is_gradient(init)?,
+    })
+}
+
+fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let names = [
+        init.node.attrs.string("then_branch")?,
+        init.node.attrs.string("else_branch")?,
+    ];
+    let num_outputs = init.node.attrs.dtypes("Tout")?.len();
+    let branches = branches(init, &names, num_outputs, "IfGrad", |g, k| {
+        let attr = if k == 0 { "then_saving" } else { "else_saving" };
+        g.attrs.string(attr).ok()
+    })?;
+    Ok(Box::new(If { branches }))
+}
+
+fn case_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let names = names(init, "branches")?;
+    if names.is_empty() {
+        return Err(Error::invalid_argument(format!(
+            "Case node '{}' has no branches",
+            init.node.name
+        )));
+    }
+    let num_outputs = init.node.attrs.dtypes("Tout")?.len();
+    let branches = branches(init, &names, num_outputs, "CaseGrad", |g, k| {
+        match g.attrs.get("branch_savings") {
+            Some(AttrValue::StrList(v)) => {
+                v.get(k).map(|s| String::from_utf8_lossy(s).into_owned())
+            }
+            _ => None,
+        }
+    })?;
+    Ok(Box::new(Case { branches }))
+}
+
+/// The gradient functions `grads[k]`, and `grads_saved[k]` (the gradient
+/// from saved values, `""` for none) paired with `savings[k]` (the saving
+/// branch that keeps them).
+fn branch_grads(
+    init: &KernelInit<'_>,
+    grads: &[String],
+    grads_saved: &[String],
+    savings: &[String],
+) -> Result<BranchGrads> {
+    let plans = grads
+        .iter()
+        .map(|name| Ok(compile_named(init, name)?.1))
+        .collect::<Result<Vec<_>>>()?;
+    let saved = (0..grads.len())
+        .map(|k| match (grads_saved.get(k), savings.get(k)) {
+            (Some(g), Some(s)) if !g.is_empty() && !s.is_empty() => {
+                Ok(Some((compile_named(init, g)?.1, s.clone())))
+            }
+            _ => Ok(None),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(BranchGrads {
+        grads: plans,
+        saved,
+    })
 }
 
 fn if_grad_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
-    let (_, then_grad) = compile(init, "then_grad")?;
-    let (_, else_grad) = compile(init, "else_grad")?;
-    let saved = |grad_attr: &str, saving_attr: &str| -> Result<Option<(Plan, String)>> {
-        Ok(match compile_optional(init, grad_attr)? {
-            Some((_, plan)) => Some((plan, init.node.attrs.string(saving_attr)?)),
-            None => None,
-        })
-    };
+    let a = &init.node.attrs;
+    let opt = |key: &str| a.str_or(key, "");
+    let grads = [a.string("then_grad")?, a.string("else_grad")?];
+    let saved = [opt("then_grad_saved")?, opt("else_grad_saved")?];
+    let savings = [opt("then_saving")?, opt("else_saving")?];
     Ok(Box::new(IfGrad {
-        then_grad,
-        else_grad,
-        then_saved: saved("then_grad_saved", "then_saving")?,
-        else_saved: saved("else_grad_saved", "else_saving")?,
+        grads: branch_grads(init, &grads, &saved, &savings)?,
+    }))
+}
+
+fn case_grad_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let grads = names(init, "branch_grads")?;
+    let saved = names(init, "branch_grads_saved")?;
+    let savings = names(init, "branch_savings")?;
+    Ok(Box::new(CaseGrad {
+        grads: branch_grads(init, &grads, &saved, &savings)?,
     }))
 }
 
@@ -439,6 +653,9 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg("If", factory(if_kernel));
+    reg("Case", factory(case_kernel));
+    reg("StatelessCase", factory(case_kernel));
+    reg("CaseGrad", factory(case_grad_kernel));
     reg("While", factory(while_kernel));
     reg("WhileGrad", factory(while_grad_kernel));
     reg("IfGrad", factory(if_grad_kernel));

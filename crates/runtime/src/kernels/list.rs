@@ -2,9 +2,15 @@
 //! `ops/list.rs`). Lists are values: an op that changes one takes its input
 //! and updates it in place when nothing else holds it (`Arc::make_mut`),
 //! else a copy of its element handles. Messages follow TF1's TensorArray.
+//!
+//! `clear_after_read`: TF1's TensorArray frees an element when it is read,
+//! so a second read fails. A list made with that attribute carries a record
+//! of the elements read ([`ListReads`]), shared by all its versions; gradient
+//! functions that re-run forward reads skip it (see
+//! `control_flow::replaying`).
 
 use super::boxed;
-use crate::kernel::{factory, KernelFactory, KernelInit, OpContext, TensorList, Value};
+use crate::kernel::{factory, KernelFactory, KernelInit, ListReads, OpContext, TensorList, Value};
 use ferroflow_graph::{AttrsExt, PartialShape};
 use ferroflow_tensor::kernels::{array, elementwise::add_n};
 use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
@@ -19,6 +25,13 @@ struct Spec {
     infer_shape: bool,
     /// Elements never written read as zeros (lists of gradients).
     zeros_if_absent: bool,
+    /// A list this node makes refuses a second read of an element.
+    clear_after_read: bool,
+    /// A second write to an element adds to it (TF1's gradient arrays).
+    aggregate: bool,
+    /// The name of a list this node makes, in error messages (attribute
+    /// `tensor_array_name`, else the node's name).
+    name: Arc<str>,
 }
 
 impl Spec {
@@ -30,6 +43,9 @@ impl Spec {
             dynamic_size: a.bool_or("dynamic_size", false)?,
             infer_shape: a.bool_or("infer_shape", true)?,
             zeros_if_absent: a.bool_or("zeros_if_absent", false)?,
+            clear_after_read: a.bool_or("clear_after_read", false)?,
+            aggregate: a.bool_or("multiple_writes_aggregate", false)?,
+            name: a.str_or("tensor_array_name", &init.node.name)?.into(),
         })
     }
 
@@ -38,7 +54,18 @@ impl Spec {
         TensorList {
             items: vec![None; size],
             element_shape: self.element_shape.to_shape(),
+            reads: self.new_reads(),
         }
+    }
+
+    /// The read record of a list this node makes, if it clears after reads.
+    fn new_reads(&self) -> Option<Arc<ListReads>> {
+        self.clear_after_read.then(|| {
+            Arc::new(ListReads {
+                name: self.name.to_string(),
+                ..ListReads::default()
+            })
+        })
     }
 
     /// Element `i`, or zeros where the list allows absent elements.
@@ -49,6 +76,13 @@ impl Spec {
                 "Tried to read from index {i} but array size is: {n}"
             ))
         })?;
+        let value = self.element(list, i, k)?;
+        note_read(list, k)?;
+        Ok(value)
+    }
+
+    /// Element `k` (index `i` as given), or zeros where allowed.
+    fn element(&self, list: &TensorList, i: i64, k: usize) -> Result<Tensor> {
         match &list.items[k] {
             Some(t) => Ok(t.clone()),
             // An element never written reads as zeros once the element shape
@@ -126,12 +160,18 @@ impl Spec {
                 }
             }
         }
-        if list.items[k].is_some() {
-            return Err(Error::invalid_argument(format!(
-                "Could not write to TensorArray index {i} because it has already been written to."
-            )));
+        match list.items[k].take() {
+            Some(prev) if self.aggregate => {
+                list.items[k] = Some(add_n(vec![prev, value])?);
+            }
+            Some(prev) => {
+                list.items[k] = Some(prev);
+                return Err(Error::invalid_argument(format!(
+                    "Could not write to TensorArray index {i} because it has already been written to."
+                )));
+            }
+            None => list.items[k] = Some(value),
         }
-        list.items[k] = Some(value);
         Ok(())
     }
 
@@ -159,6 +199,30 @@ impl Spec {
         }
         array::stack(&items, 0)
     }
+}
+
+/// Notes a read of element `k`: a list with a read record refuses a
+/// second read, with TF1's message. Gradient functions re-running the
+/// forward reads (which already ran) do not count.
+fn note_read(list: &TensorList, k: usize) -> Result<()> {
+    let Some(reads) = &list.reads else {
+        return Ok(());
+    };
+    if super::control_flow::replaying() {
+        return Ok(());
+    }
+    let mut read = reads.read.lock();
+    if read.len() <= k {
+        read.resize(k + 1, false);
+    }
+    if std::mem::replace(&mut read[k], true) {
+        return Err(Error::invalid_argument(format!(
+            "TensorArray {}: Could not read index {k} twice because it was cleared after a \
+             previous read (perhaps try setting clear_after_read = false?).",
+            reads.name
+        )));
+    }
+    Ok(())
 }
 
 /// Takes input `i` as a list to change.
@@ -271,6 +335,16 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 )));
             }
             let mut l = take_list(ctx, 0)?;
+            if !spec.dynamic_size {
+                // TF1 checks the largest index against a fixed size first
+                // (an unstack of too many rows fails here).
+                let size = l.items.len();
+                if let Some(&max) = indices.iter().max().filter(|&&m| m >= size as i64) {
+                    return Err(Error::invalid_argument(format!(
+                        "Max scatter index must be < array size ({max} vs. {size})"
+                    )));
+                }
+            }
             let m = Arc::make_mut(&mut l);
             for (i, row) in indices.into_iter().zip(rows) {
                 spec.write(m, i, row)?;
@@ -351,11 +425,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     );
     reg(
         "ListZerosLike",
-        list_kernel(|_, ctx| {
+        list_kernel(|spec, ctx| {
             let l = ctx.input_list(0)?;
             let z = TensorList {
                 items: vec![None; l.items.len()],
                 element_shape: l.element_shape.clone(),
+                reads: spec.new_reads(),
             };
             output_list(ctx, z);
             Ok(())
@@ -371,6 +446,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let mut out = TensorList {
                 items: Vec::with_capacity(len),
                 element_shape: lists.iter().find_map(|l| l.element_shape.clone()),
+                reads: None,
             };
             for k in 0..len {
                 let present: Vec<Tensor> = lists
@@ -400,6 +476,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let mut out = TensorList {
                 items: vec![None; len],
                 element_shape: rows.first().map(|r| r.shape().clone()),
+                reads: None,
             };
             for (i, row) in indices.into_iter().zip(rows) {
                 let k = usize::try_from(i)
