@@ -92,6 +92,7 @@ from ferroflow.ops.segment_ops import (  # noqa: F401
     unsorted_segment_sqrt_n,
     unsorted_segment_sum,
 )
+from ferroflow.ops.sobol_ops import sobol_sample  # noqa: F401
 from ferroflow.ops.special_math_ops import (  # noqa: F401
     acos,
     acosh,

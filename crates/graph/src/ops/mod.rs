@@ -27,6 +27,7 @@ mod quantize;
 mod random;
 mod sdca;
 mod segment;
+mod sobol;
 mod sparse;
 mod state;
 mod stateless_random;
@@ -134,6 +135,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         random::ops(),
         sdca::ops(),
         segment::ops(),
+        sobol::ops(),
         sparse::ops(),
         state::ops(),
         stateless_random::ops(),

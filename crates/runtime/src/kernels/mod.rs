@@ -23,6 +23,7 @@ mod quantize;
 mod random;
 mod sdca;
 mod segment;
+mod sobol;
 mod sparse;
 mod state;
 mod stateless_random;
@@ -56,6 +57,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     random::register(reg);
     sdca::register(reg);
     segment::register(reg);
+    sobol::register(reg);
     sparse::register(reg);
     state::register(reg);
     stateless_random::register(reg);

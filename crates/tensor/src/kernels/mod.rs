@@ -31,5 +31,6 @@ pub mod random;
 pub mod reduce;
 pub mod scalar;
 pub mod segment;
+pub mod sobol;
 pub mod special;
 pub mod stateless_random;
