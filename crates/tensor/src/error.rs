@@ -211,6 +211,27 @@ impl Error {
     }
 }
 
+/// Returns early with an [`Error`] made by the constructor `$kind` from a formatted message:
+/// `bail!(invalid_argument, "rank {rank} is too low")` is
+/// `return Err(Error::invalid_argument(format!("rank {rank} is too low")))`.
+/// `$kind` is any constructor of [`Error`] taking a message (`value`, `type_error`, `not_found`, ...).
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($message:tt)+) => {
+        return Err($crate::Error::$kind(format!($($message)+)))
+    };
+}
+
+/// Bails with `$kind` and the formatted message unless `$condition` holds (see [`bail!`]).
+#[macro_export]
+macro_rules! ensure {
+    ($condition:expr, $kind:ident, $($message:tt)+) => {
+        if !$condition {
+            $crate::bail!($kind, $($message)+);
+        }
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,5 +242,22 @@ mod tests {
         assert_eq!(e.node(), Some("a"));
         assert_eq!(e.to_string(), "bad\n\t [[{{node a}}]]");
         assert_eq!(e.code(), Some(Code::InvalidArgument));
+    }
+
+    fn checked(rank: usize) -> Result<usize> {
+        crate::ensure!(rank >= 2, invalid_argument, "rank {rank} is below 2");
+        if rank > 4 {
+            crate::bail!(value, "rank {} is above {}", rank, 4);
+        }
+        Ok(rank)
+    }
+
+    #[test]
+    fn bail_and_ensure_return_the_named_error() {
+        assert_eq!(checked(3), Ok(3));
+        let low = checked(1).unwrap_err();
+        assert_eq!(low.code(), Some(Code::InvalidArgument));
+        assert_eq!(low.message(), "rank 1 is below 2");
+        assert_eq!(checked(5), Err(Error::value("rank 5 is above 4")));
     }
 }

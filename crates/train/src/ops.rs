@@ -9,7 +9,7 @@ use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo};
 use ferroflow_runtime::{factory, KernelFactory, OpContext, Variable};
 use ferroflow_tensor::prefetch::prefetch_arc;
 use ferroflow_tensor::team::Sweep;
-use ferroflow_tensor::{bf16, f16, DType, Element, Error, Result, Tensor};
+use ferroflow_tensor::{bail, bf16, f16, DType, Element, Error, Result, Tensor};
 use parking_lot::{Mutex, RwLockWriteGuard};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -58,11 +58,12 @@ pub(crate) fn check_hyper(ctx: &InferContext, at: usize, name: &str, dtype: DTyp
         dtype
     };
     if ctx.dtype(at) != want {
-        return Err(Error::type_error(format!(
+        bail!(
+            type_error,
             "hyper-parameter '{name}' of '{}' must be {want}, got {}",
             ctx.name,
             ctx.dtype(at)
-        )));
+        );
     }
     if !matches!(ctx.shape(at).rank(), None | Some(0)) {
         return Err(ctx.shape_error(format!("hyper-parameter '{name}' must be a scalar")));
@@ -77,11 +78,12 @@ fn infer_dense(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let s = kind.slots(a.bool_or("centered", false)?);
     let want = n * (1 + s) + n + kind.hyper_names().len();
     if ctx.num_inputs() != want {
-        return Err(Error::value(format!(
+        bail!(
+            value,
             "'{}' expects {want} inputs for {n} variables, got {}",
             ctx.name,
             ctx.num_inputs()
-        )));
+        );
     }
     let dtype = ctx.dtype(0);
     for i in 0..n {
@@ -94,11 +96,12 @@ fn infer_dense(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         }
         for j in 0..n * (1 + s) + n {
             if ctx.dtype(j) != dtype {
-                return Err(Error::type_error(format!(
+                bail!(
+                    type_error,
                     "'{}': every variable, slot and gradient must be {dtype}, input {j} is {}",
                     ctx.name,
                     ctx.dtype(j)
-                )));
+                );
             }
         }
     }
@@ -112,19 +115,21 @@ fn infer_sparse(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let s = kind.slots(a.bool_or("centered", false)?);
     let want = 1 + s + 2 + kind.hyper_names().len();
     if ctx.num_inputs() != want {
-        return Err(Error::value(format!(
+        bail!(
+            value,
             "'{}' expects {want} inputs, got {}",
             ctx.name,
             ctx.num_inputs()
-        )));
+        );
     }
     let dtype = ctx.dtype(0);
     ctx.expect_dtype(s + 2, &[DType::Int32, DType::Int64])?;
     if ctx.dtype(s + 1) != dtype {
-        return Err(Error::type_error(format!(
+        bail!(
+            type_error,
             "'{}': gradient values must be {dtype}",
             ctx.name
-        )));
+        );
     }
     check_hypers(ctx, s + 3, kind, dtype)?;
     Ok(Vec::new())
@@ -213,10 +218,11 @@ impl<'a> Locks<'a> {
                 order.sort_unstable_by_key(|&i| addresses[i]);
                 for w in order.windows(2) {
                     if addresses[w[0]] == addresses[w[1]] {
-                        return Err(Error::invalid_argument(format!(
+                        bail!(
+                            invalid_argument,
                             "variable {} appears twice in one update",
                             vars[w[0]].name()
-                        )));
+                        );
                     }
                 }
                 lock_all(&order)?;
@@ -339,21 +345,23 @@ fn dense_kernel<T: Lanes>(
     for i in 0..n {
         let vshape = locks.guards[i].as_ref().expect("initialized").shape();
         if vshape.dims() != grads[i].dims() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "var and grad do not have the same shape{} {}",
                 vshape,
                 grads[i].shape()
-            )));
+            );
         }
         for j in 0..s {
             let slot = locks.guards[n + i * s + j].as_ref().expect("initialized");
             if slot.dims() != vshape.dims() {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "var and {} do not have the same shape{} {}",
                     refs[n + i * s + j].name(),
                     vshape,
                     slot.shape()
-                )));
+                );
             }
         }
     }
@@ -421,18 +429,20 @@ fn sparse_kernel<T: Lanes>(
     })?;
     let inner: usize = vshape.num_elements() / std::cmp::max(rows, 1);
     if values.num_elements() != indices.len() * inner {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{}: gradient values of shape {} do not match {} indices of rows of {inner} elements",
             refs[0].name(),
             values.shape(),
             indices.len()
-        )));
+        );
     }
     for (k, &i) in indices.iter().enumerate() {
         if i < 0 || i as usize >= rows {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Index {i} at offset {k} in indices is out of range"
-            )));
+            );
         }
     }
     let r = rule::<T>(kind, opts, h, t);

@@ -14,7 +14,7 @@ use crate::ops::{check_hyper, update_one_sparse, update_one_variable, LockOrder}
 use crate::rules::{RuleKind, RuleOptions};
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext, Value};
-use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, DType, Result, Shape, Tensor};
 use parking_lot::Mutex;
 
 /// Where one of the rule's hyper-parameters comes from.
@@ -415,12 +415,13 @@ fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let var = ctx.shape(0);
     for i in (1..=spec.slots()).chain([spec.grad]) {
         if ctx.dtype(i) != dtype {
-            return Err(Error::type_error(format!(
+            bail!(
+                type_error,
                 "'{}': input '{}' must be {dtype}, got {}",
                 ctx.name,
                 spec.inputs[i],
                 ctx.dtype(i)
-            )));
+            );
         }
         let fits = if i == spec.grad && spec.indices.is_some() {
             rows_fit(var, ctx.shape(i))
@@ -492,22 +493,25 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 let a = &init.node.attrs;
                 let nesterov = a.bool_or("use_nesterov", false)?;
                 if nesterov && spec.kind != RuleKind::Momentum {
-                    return Err(Error::unimplemented(format!(
+                    bail!(
+                        unimplemented,
                         "{}: use_nesterov=True is not supported",
                         spec.op
-                    )));
+                    );
                 }
                 if !a.bool_or("update_slots", true)? {
-                    return Err(Error::unimplemented(format!(
+                    bail!(
+                        unimplemented,
                         "{}: update_slots=False is not supported",
                         spec.op
-                    )));
+                    );
                 }
                 if a.bool_or("multiply_linear_by_lr", false)? {
-                    return Err(Error::unimplemented(format!(
+                    bail!(
+                        unimplemented,
                         "{}: multiply_linear_by_lr=True is not supported",
                         spec.op
-                    )));
+                    );
                 }
                 let opts = RuleOptions {
                     nesterov,
