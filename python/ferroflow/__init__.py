@@ -300,6 +300,7 @@ from ferroflow.ops.random_ops import (  # noqa: F401
 )
 from ferroflow.ops.script_ops import numpy_function, py_func, py_function  # noqa: F401
 from ferroflow.ops.segment_ops import *  # noqa: F401,F403  (segment_*, scatter_*, dynamic_partition, ...)
+from ferroflow.ops.session_ops import delete_session_tensor, get_session_handle, get_session_tensor  # noqa: F401
 from ferroflow.ops.sparse_ops import *  # noqa: F401,F403  (sparse_tensor_to_dense, sparse_placeholder, ...)
 from ferroflow.ops.special_math_ops import (  # noqa: F401
     acos,

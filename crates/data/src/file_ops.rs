@@ -226,17 +226,6 @@ pub fn write_file_atomic(path: &str, contents: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn scalar_string(t: &Tensor, what: &str) -> Result<String> {
-    match (t.rank(), t.as_slice::<Vec<u8>>()) {
-        (0, Ok([s])) => Ok(String::from_utf8_lossy(s).into_owned()),
-        _ => Err(Error::invalid_argument(format!(
-            "{what} must be a scalar string, got a {} tensor of shape {}",
-            t.dtype(),
-            t.shape()
-        ))),
-    }
-}
-
 fn infer_read(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(0, &[DType::String])?;
     ctx.expect_rank(0, 0)?;
@@ -263,14 +252,14 @@ fn infer_matching(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn read_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
-    let path = scalar_string(ctx.input(0)?, "filename")?;
+    let path = ctx.input(0)?.scalar_string("filename")?;
     let bytes = read_file(&path)?;
     ctx.output(Tensor::scalar(bytes));
     Ok(())
 }
 
 fn write_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
-    let path = scalar_string(ctx.input(0)?, "filename")?;
+    let path = ctx.input(0)?.scalar_string("filename")?;
     let contents = ctx.input(1)?;
     let bytes = match (contents.rank(), contents.as_slice::<Vec<u8>>()) {
         (0, Ok([b])) => b,

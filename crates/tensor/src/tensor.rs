@@ -507,6 +507,19 @@ impl Tensor {
         }
     }
 
+    /// The text of a scalar string tensor (bytes that are not UTF-8 replaced); `what` names the
+    /// tensor in the error for anything else.
+    pub fn scalar_string(&self, what: &str) -> Result<String> {
+        match (self.rank(), self.as_slice::<Vec<u8>>()) {
+            (0, Ok([s])) => Ok(String::from_utf8_lossy(s).into_owned()),
+            _ => Err(Error::invalid_argument(format!(
+                "{what} must be a scalar string, got a {} tensor of shape {}",
+                self.dtype(),
+                self.shape
+            ))),
+        }
+    }
+
     /// The single value of a one-element numeric tensor.
     pub fn scalar_f64(&self) -> Result<f64> {
         let v = self.to_f64_vec()?;

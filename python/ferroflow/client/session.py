@@ -44,7 +44,7 @@ from ferroflow.framework import dtypes, errors, ops, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ferroflow.framework.ops import get_default_session  # noqa: F401  (the client's traditional home)
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from ferroflow.ops import script_ops
+from ferroflow.ops import script_ops, session_ops
 
 _BF16 = dtypes.bfloat16
 _Operation = ops.Operation
@@ -55,12 +55,14 @@ _GRAPH_ELEMENTS = (ops.Tensor, ops.Operation)
 class _FetchElement:
     """How one leaf of a fetch structure is fetched."""
 
-    __slots__ = ("index", "is_op", "dtype")
+    __slots__ = ("index", "is_op", "dtype", "handle_dtype")
 
-    def __init__(self, index, is_op, dtype):
+    def __init__(self, index, is_op, dtype, handle_dtype=None):
         self.index = index
         self.is_op = is_op
         self.dtype = dtype
+        # For a GetSessionHandle output: the kept tensor's dtype (the value comes back as a TensorHandle).
+        self.handle_dtype = handle_dtype
 
 
 def _is_namedtuple(x):
@@ -108,7 +110,8 @@ class _FetchPlan:
             idx = len(self.tensors)
             self._tensor_index[el._tid] = idx
             self.tensors.append(el._tid)
-        return _FetchElement(idx, False, el._dtype)
+        handle_dtype = el._op._inputs[0].dtype if el._op._type == "GetSessionHandle" else None
+        return _FetchElement(idx, False, el._dtype, handle_dtype)
 
     def _build(self, fetch):
         if isinstance(fetch, _GRAPH_ELEMENTS) and fetch.graph is self.graph:
@@ -130,25 +133,28 @@ class _FetchPlan:
             return ("dict", type(fetch), [(k, self._build(v)) for k, v in fetch.items()])
         return self._leaf(fetch)
 
-    def rebuild(self, values, node=None):
+    def rebuild(self, values, node=None, session=None):
+        """The fetched ``values`` in the fetch structure; ``session`` owns the TensorHandles of handle fetches."""
         node = self.structure if node is None else node
         if isinstance(node, _FetchElement):
             if node.is_op:
                 return None
             v = values[node.index]
+            if node.handle_dtype is not None:
+                return session_ops.TensorHandle(v, node.handle_dtype, session)
             return tensor_util.from_native(v, node.dtype) if node.dtype is _BF16 else v
         if node[0] == "indexed_slices":
-            vals = [self.rebuild(values, n) for n in node[2]]
+            vals = [self.rebuild(values, n, session) for n in node[2]]
             return IndexedSlicesValue(vals[0], vals[1], vals[2] if len(vals) > 2 else None)
         if node[0] == "sparse":
-            return SparseTensorValue(*[self.rebuild(values, n) for n in node[2]])
+            return SparseTensorValue(*[self.rebuild(values, n, session) for n in node[2]])
         if node[0] == "composite":
-            return node[1]([self.rebuild(values, n) for n in node[2]])
+            return node[1]([self.rebuild(values, n, session) for n in node[2]])
         if node[0] == "namedtuple":
-            return node[1](*[self.rebuild(values, n) for n in node[2]])
+            return node[1](*[self.rebuild(values, n, session) for n in node[2]])
         if node[0] == "dict":
             cls = node[1]
-            items = [(k, self.rebuild(values, n)) for k, n in node[2]]
+            items = [(k, self.rebuild(values, n, session)) for k, n in node[2]]
             if cls is collections.defaultdict:
                 return dict(items)
             try:
@@ -156,7 +162,7 @@ class _FetchPlan:
             except TypeError:
                 return dict(items)
         cls, children = node
-        vals = [self.rebuild(values, n) for n in children]
+        vals = [self.rebuild(values, n, session) for n in children]
         return vals if cls is list else (tuple(vals) if cls is tuple else cls(vals))
 
 
@@ -181,10 +187,17 @@ def _feed_value(tensor, value, dt=None):
             "strings, lists, numpy ndarrays, or TensorHandles."
         )
     if dt == dtypes.string:
+        if isinstance(value, session_ops.TensorHandle):
+            value = value.handle
         arr = np.asarray(value, dtype=object)
         return tensor_util.to_native(arr, dt)
     if dt == _BF16:
         return tensor_util.to_native(np.asarray(value), dt)
+    if dt.is_quantized:
+        try:
+            return tensor_util.quantized_storage(np.asarray(value), dt)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"Cannot convert the value fed for {tensor.name!r} to {dt.name}: {e}") from None
     try:
         arr = np.asarray(value, dtype=dt.as_numpy_dtype)
     except (ValueError, TypeError) as e:
@@ -193,11 +206,6 @@ def _feed_value(tensor, value, dt=None):
         ) from None
     if arr.dtype == object:
         raise TypeError(f"Cannot feed a value of type object to {tensor.name!r}")
-    if dt.is_quantized:
-        try:
-            return tensor_util.quantized_storage(np.asarray(value), dt)
-        except (ValueError, TypeError) as e:
-            raise TypeError(f"Cannot convert the value fed for {tensor.name!r} to {dt.name}: {e}") from None
     return arr
 
 
@@ -318,6 +326,24 @@ class BaseSession:
         """Makes this the default session for ``Tensor.eval`` and ``Operation.run``."""
         return ops._default_session_stack.get_controller(self)
 
+    # TensorHandles dropped by Python are deleted from the session in batches of this many, as in TF.
+    _DEAD_HANDLES_THRESHOLD = 10
+
+    def _register_dead_handle(self, handle):
+        """Called when a TensorHandle of this session is garbage collected: once enough have gathered,
+        their tensors are dropped from the session."""
+        dead = self.__dict__.setdefault("_dead_handles", [])
+        dead.append(handle)
+        if len(dead) < self._DEAD_HANDLES_THRESHOLD or self._closed:
+            return
+        self._dead_handles = []
+        for handle in dead:
+            try:
+                holder, deleter = session_ops._get_handle_deleter(self._graph, handle)
+                self.run(deleter, feed_dict={holder: handle})
+            except (errors.OpError, RuntimeError):  # deleted already, or a finalized graph has no deleter yet
+                pass
+
     def _check_open(self):
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
@@ -352,6 +378,8 @@ class BaseSession:
                         v = self._native.run_fetch(fetches._tid)
                 except errors.OpError as e:
                     raise self._attach_op(e) from None
+                if type(v) is bytes and fetches._op._type == "GetSessionHandle":
+                    return session_ops.TensorHandle(v, fetches._op._inputs[0].dtype, self)
                 return tensor_util.from_native(v, fetches.dtype) if fetches._dtype is _BF16 else v
         self._check_open()
         trace = _wants_trace(options, run_metadata)
@@ -364,7 +392,7 @@ class BaseSession:
             _fill_run_metadata(run_metadata, step_trace)
         elif run_metadata is not None:
             run_metadata.Clear()
-        return plan.rebuild(out)
+        return plan.rebuild(out, session=self)
 
     def _fetch_plan(self, graph, fetches):
         """The ``_FetchPlan`` of ``fetches``. A training loop fetches the same list every step
@@ -468,7 +496,7 @@ class BaseSession:
                 _fill_run_metadata(run_metadata, step_trace)
             elif run_metadata is not None:
                 run_metadata.Clear()
-            return plan.rebuild(out)
+            return plan.rebuild(out, session=session)
 
         return call
 

@@ -63,6 +63,26 @@ fn shape_n(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         .collect())
 }
 
+/// `ConcatOffset(concat_dim, shape_0..shape_n)`: where each input of a concat starts along the
+/// axis (the concat gradient slices with it); one vector like each shape.
+fn concat_offset(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(0, &[DType::Int32])?;
+    ctx.expect_rank(0, 0)?;
+    if ctx.num_inputs() < 3 {
+        return Err(ctx.shape_error(format!(
+            "ConcatOffset needs at least 2 shapes, got {}",
+            ctx.num_inputs() - 1
+        )));
+    }
+    let dtype = ctx.expect_dtype(1, INDEX)?;
+    (1..ctx.num_inputs())
+        .map(|i| {
+            ctx.expect_rank(i, 1)?;
+            Ok(OutputInfo::new(dtype, ctx.shape(i).clone()))
+        })
+        .collect()
+}
+
 fn size_of(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(
         ctx.type_or("out_type", DType::Int32)?,
@@ -755,6 +775,7 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("NoOp", &[], no_outputs),
         OpDef::new("Shape", &["input"], shape_of),
         OpDef::new("ShapeN", &["input*"], shape_n),
+        OpDef::new("ConcatOffset", &["concat_dim", "shape*"], concat_offset),
         OpDef::new("Size", &["input"], size_of),
         OpDef::new("Rank", &["input"], rank_of),
         OpDef::new("Fill", &["dims", "value"], fill),

@@ -83,6 +83,23 @@ fn is_initialized(_: &InferContext) -> Result<Vec<OutputInfo>> {
     single(DType::Bool, PartialShape::scalar())
 }
 
+/// `GetSessionHandle`: keeps its input in the session, returns the string handle naming it.
+fn session_handle(_: &InferContext) -> Result<Vec<OutputInfo>> {
+    single(DType::String, PartialShape::scalar())
+}
+
+/// `GetSessionTensor`: the tensor a handle names, of the `dtype` attr (shape known at run time).
+fn session_tensor(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(0, &[DType::String])?;
+    single(ctx.type_attr("dtype")?, PartialShape::unknown())
+}
+
+/// `DeleteSessionTensor`: drops a kept tensor; no outputs.
+fn delete_session_tensor(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(0, &[DType::String])?;
+    Ok(vec![])
+}
+
 pub fn ops() -> Vec<OpDef> {
     vec![
         OpDef::new("VariableV2", &[], variable).stateful(),
@@ -99,5 +116,8 @@ pub fn ops() -> Vec<OpDef> {
         )
         .refs(&[0]),
         OpDef::new("IsVariableInitialized", &["ref"], is_initialized).refs(&[0]),
+        OpDef::new("GetSessionHandle", &["value"], session_handle).stateful(),
+        OpDef::new("GetSessionTensor", &["handle"], session_tensor).stateful(),
+        OpDef::new("DeleteSessionTensor", &["handle"], delete_session_tensor).stateful(),
     ]
 }

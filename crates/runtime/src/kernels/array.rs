@@ -207,6 +207,22 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
+        "ConcatOffset",
+        factory(|_| {
+            boxed(|ctx| {
+                let shapes = (1..ctx.num_inputs())
+                    .map(|i| ctx.input(i)?.to_i64_vec())
+                    .collect::<Result<Vec<_>>>()?;
+                let axis = ctx.input(0)?.scalar_i64()?;
+                let dtype = ctx.input(1)?.dtype();
+                for offsets in concat_offsets(axis, &shapes)? {
+                    ctx.output(cast(&Tensor::vector(offsets), dtype)?);
+                }
+                Ok(())
+            })
+        }),
+    );
+    reg(
         "Rank",
         factory(|_| {
             boxed(|ctx| {
@@ -667,4 +683,68 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             })
         }),
     );
+}
+
+/// TensorFlow's `ConcatOffset`: for each shape, a vector of zeros but for the concat axis, where it
+/// holds the sum of the earlier shapes' sizes along it. The shapes must agree everywhere else.
+fn concat_offsets(axis: i64, shapes: &[Vec<i64>]) -> Result<Vec<Vec<i64>>> {
+    let first = &shapes[0];
+    let rank = first.len() as i64;
+    if axis < -rank || axis >= rank {
+        return Err(Error::invalid_argument(format!(
+            "Concat dim is out of range: {axis} vs. {rank}"
+        )));
+    }
+    let axis = axis.rem_euclid(rank.max(1)) as usize;
+    let mut offset = 0;
+    let mut out = Vec::with_capacity(shapes.len());
+    for (i, shape) in shapes.iter().enumerate() {
+        if shape.len() != first.len() {
+            return Err(Error::invalid_argument(format!(
+                "input {i} should contain {} elements, but got {}",
+                first.len(),
+                shape.len()
+            )));
+        }
+        if let Some(d) = (0..shape.len()).find(|&d| d != axis && shape[d] != first[d]) {
+            return Err(Error::invalid_argument(format!(
+                "All dimensions except {axis} must match. Input {i} has shape {shape:?} and doesn't \
+                 match input 0 with shape {first:?} (dimension {d})."
+            )));
+        }
+        let mut offsets = vec![0; shape.len()];
+        offsets[axis] = offset;
+        offset += shape[axis];
+        out.push(offsets);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod concat_offset_tests {
+    use super::concat_offsets;
+    use ferroflow_tensor::Code;
+
+    #[test]
+    fn offsets_accumulate_along_the_axis() {
+        // TensorFlow's documented example: concat_dim 1 of [2, 2, 7], [2, 3, 7], [2, 5, 7].
+        let shapes = vec![vec![2, 2, 7], vec![2, 3, 7], vec![2, 5, 7]];
+        let want = vec![vec![0, 0, 0], vec![0, 2, 0], vec![0, 5, 0]];
+        assert_eq!(concat_offsets(1, &shapes).unwrap(), want);
+        assert_eq!(concat_offsets(-2, &shapes).unwrap(), want);
+    }
+
+    #[test]
+    fn bad_axes_and_shapes_are_invalid_arguments() {
+        let e = concat_offsets(3, &[vec![2, 3, 7], vec![2, 3, 7]]).unwrap_err();
+        assert_eq!(e.code(), Some(Code::InvalidArgument));
+        assert!(e.message().contains("out of range"), "{e}");
+        let e = concat_offsets(0, &[vec![2, 3], vec![2, 3, 1]]).unwrap_err();
+        assert!(e.message().contains("should contain 2 elements"), "{e}");
+        let e = concat_offsets(0, &[vec![2, 3], vec![4, 5]]).unwrap_err();
+        assert!(
+            e.message().contains("All dimensions except 0 must match"),
+            "{e}"
+        );
+    }
 }

@@ -2,13 +2,85 @@
 
 use super::boxed;
 use crate::kernel::{factory, Fixed, KernelFactory, Value};
-use crate::resources::Variable;
+use crate::resources::{SessionState, Variable};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{scatter, strided_slice_assign, ScatterOp, SliceMasks};
 use ferroflow_tensor::kernels::elementwise::{binary, BinaryOp};
-use ferroflow_tensor::{Error, Tensor};
+use ferroflow_tensor::{Error, Result, Tensor};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Tensors kept in a session between runs by `GetSessionHandle` (TF1's `tf.get_session_handle`),
+/// by handle string.
+#[derive(Default)]
+struct SessionTensors {
+    tensors: Mutex<HashMap<String, Tensor>>,
+    next_id: AtomicU64,
+}
+
+fn session_tensors(session: &SessionState) -> Result<Arc<SessionTensors>> {
+    session.get_or_create_shared("\u{1}session_tensors", "", || Ok(SessionTensors::default()))
+}
+
+/// The device TensorFlow writes at the end of a handle (`name;id;device`).
+const HANDLE_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
+    reg(
+        "GetSessionHandle",
+        factory(|init| {
+            let store = session_tensors(init.session)?;
+            let name = init.node.name.clone();
+            boxed(move |ctx| {
+                let value = ctx.take_input(0)?;
+                let id = store.next_id.fetch_add(1, Ordering::Relaxed);
+                let handle = format!("{name};{id};{HANDLE_DEVICE}");
+                store.tensors.lock().insert(handle.clone(), value);
+                ctx.output(Tensor::scalar(handle.into_bytes()));
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "GetSessionTensor",
+        factory(|init| {
+            let store = session_tensors(init.session)?;
+            let dtype = init.node.attrs.dtype("dtype")?;
+            boxed(move |ctx| {
+                let handle = ctx.input(0)?.scalar_string("handle")?;
+                let value = store.tensors.lock().get(&handle).cloned().ok_or_else(|| {
+                    Error::invalid_argument(format!(
+                        "The tensor with handle '{handle}' is not in the session store."
+                    ))
+                })?;
+                if value.dtype() != dtype {
+                    return Err(Error::invalid_argument(format!(
+                        "The tensor with handle '{handle}' is {}, not the {dtype} this op reads",
+                        value.dtype()
+                    )));
+                }
+                ctx.output(value);
+                Ok(())
+            })
+        }),
+    );
+    reg(
+        "DeleteSessionTensor",
+        factory(|init| {
+            let store = session_tensors(init.session)?;
+            boxed(move |ctx| {
+                let handle = ctx.input(0)?.scalar_string("handle")?;
+                if store.tensors.lock().remove(&handle).is_none() {
+                    return Err(Error::invalid_argument(format!(
+                        "The tensor with handle '{handle}' is not in the session store."
+                    )));
+                }
+                Ok(())
+            })
+        }),
+    );
     reg(
         "VariableV2",
         factory(|init| {
