@@ -12,8 +12,10 @@ pool. Results are identical for any thread count. Concurrent ``run`` calls
 on such a session take turns (on the default pool they run side by side).
 ``inter_op_parallelism_threads`` is honoured trivially: the executor runs one
 op at a time on the calling thread, which satisfies any limit.
-Every other field (``device_count``, ``gpu_options``, ``allow_soft_placement``,
-``log_device_placement``, ``graph_options``,
+``log_device_placement`` (or ``tf.debugging.set_log_device_placement(True)`` before the
+session is made) writes each node's device to stderr when a run first meets it
+(``framework/placement_log.py``). Every other field (``device_count``, ``gpu_options``,
+``allow_soft_placement``, ``graph_options``,
 ``session_inter_op_thread_pool``, ``use_per_session_threads``, ...) is
 accepted and ignored.
 
@@ -40,7 +42,7 @@ import numpy as np
 
 from ferroflow import _native
 from ferroflow.core.protobuf import config_pb2
-from ferroflow.framework import dtypes, errors, ops, tensor_util
+from ferroflow.framework import dtypes, errors, ops, placement_log, tensor_util
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ferroflow.framework.ops import get_default_session  # noqa: F401  (the client's traditional home)
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
@@ -300,6 +302,8 @@ class BaseSession:
         cluster_target = target if target.startswith("grpc://") else ""
         self._native = _native.Session(self._graph._native, intra, cluster_target)
         self._timeout_ms = max(0, config.operation_timeout_in_ms) if config is not None else 0
+        log_placement = placement_log.get_log_device_placement() or (config is not None and config.log_device_placement)
+        self._placement_logger = placement_log.PlacementLogger() if log_placement else None
         self._closed = False
         # Fetch structures of flat lists/tuples of graph elements, by their items' ids (see _fetch_plan).
         self._fetch_plans = {}
@@ -352,6 +356,8 @@ class BaseSession:
         """Runs the ops and evaluates the tensors in ``fetches`` (any nesting of lists, tuples, dicts,
         namedtuples), feeding ``feed_dict``. Returns values in the same structure."""
         graph = self._graph
+        if self._placement_logger is not None:
+            self._placement_logger(graph)
         # Fast paths: one op (a training step) or one tensor, no options, nothing marked unfetchable. Kept to a
         # few attribute reads: after a step that streamed megabytes through the caches, every line of Python
         # this touches is a cache miss.
@@ -456,6 +462,8 @@ class BaseSession:
     def make_callable(self, fetches, feed_list=None, accept_options=False):
         """A function running ``fetches`` with positional values for ``feed_list``; the plan is compiled once."""
         self._check_open()
+        if self._placement_logger is not None:
+            self._placement_logger(self._graph)
         plan = _FetchPlan(self._graph, fetches)
         # A SparseTensor in feed_list takes one value (a SparseTensorValue or a 3-tuple) for its three parts.
         keys = list(feed_list or [])
