@@ -20,6 +20,7 @@
 //! runs reuse.
 
 use super::complex::Part;
+use super::parallel;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::Shape;
@@ -28,6 +29,7 @@ use crate::tensor::{Element, Tensor};
 use num_complex::Complex;
 use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
 use rustfft::{Fft, FftNum, FftPlanner};
+use std::mem::{ManuallyDrop, MaybeUninit};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Elements each parallel task transforms (rows or columns are grouped up
@@ -293,8 +295,37 @@ fn columns<T: FftFloat>(
     }
 }
 
+/// The scale of the last pass: `1/N` for an inverse transform over the
+/// innermost `k` axes of `dims`, else one.
+fn final_scale<T: FftFloat>(dims: &[usize], k: usize, inverse: bool) -> T {
+    if inverse {
+        T::of(1.0 / product(&dims[dims.len() - k..]) as f64)
+    } else {
+        T::one()
+    }
+}
+
+/// The passes over the outer transformed axes (all but the innermost), the
+/// last of them scaled by `scale`.
+fn outer_passes<T: FftFloat>(
+    planners: &Planners<T>,
+    data: &mut [Complex<T>],
+    dims: &[usize],
+    k: usize,
+    inverse: bool,
+    scale: T,
+) {
+    let rank = dims.len();
+    for axis in rank - k..rank - 1 {
+        let plan = planners.c2c(dims[axis], inverse);
+        let s = if axis == rank - 2 { scale } else { T::one() };
+        along_axis(&plan, data, dims, axis, s);
+    }
+}
+
 /// Complex-to-complex transforms along the innermost `k` axes of `data`
-/// (shape `dims`), the innermost last and scaled by `1/N` when `inverse`.
+/// (shape `dims`), in place; inverse transforms are scaled by `1/N` in
+/// their last pass.
 fn c2c<T: FftFloat>(
     planners: &Planners<T>,
     data: &mut [Complex<T>],
@@ -306,31 +337,77 @@ fn c2c<T: FftFloat>(
     if data.is_empty() || k == 0 {
         return;
     }
-    for axis in rank - k..rank - 1 {
-        let plan = planners.c2c(dims[axis], inverse);
-        along_axis(&plan, data, dims, axis, T::one());
-    }
-    let scale = if inverse {
-        T::of(1.0 / product(&dims[rank - k..]) as f64)
-    } else {
-        T::one()
-    };
+    let scale = final_scale::<T>(dims, k, inverse);
     let plan = planners.c2c(dims[rank - 1], inverse);
-    along_axis(&plan, data, dims, rank - 1, scale);
+    let first = if k == 1 { scale } else { T::one() };
+    along_axis(&plan, data, dims, rank - 1, first);
+    outer_passes(planners, data, dims, k, inverse, scale);
 }
 
-/// Runs `f(first_row, rows)` over consecutive groups of the rows of
-/// length `len` that make up `out`, in parallel when `out` is large.
-fn for_row_groups<E: Send, F>(out: &mut [E], len: usize, f: F)
+/// As [`c2c`], into a new buffer: the innermost pass copies each group of
+/// rows from `src` and transforms it while it is in the cache, so the copy
+/// costs no pass over memory of its own.
+fn c2c_copy<T: FftFloat>(
+    planners: &Planners<T>,
+    src: &[Complex<T>],
+    dims: &[usize],
+    k: usize,
+    inverse: bool,
+) -> Vec<Complex<T>> {
+    let rank = dims.len();
+    let n = dims[rank - 1];
+    if src.is_empty() || k == 0 {
+        return src.to_vec();
+    }
+    let scale = final_scale::<T>(dims, k, inverse);
+    let first = if k == 1 { scale } else { T::one() };
+    let plan = planners.c2c(n, inverse);
+    let mut out = rows_filled(src.len() / n, n, |row, piece: &mut [Complex<T>]| {
+        piece.copy_from_slice(&src[row * n..row * n + piece.len()]);
+        let mut scratch = vec![Complex::default(); plan.get_inplace_scratch_len()];
+        plan.process_with_scratch(piece, &mut scratch);
+        scale_all(piece, first);
+    });
+    outer_passes(planners, &mut out, dims, k, inverse, scale);
+    out
+}
+
+/// A new buffer of `rows` rows of `len` elements, each group of whole rows
+/// filled by `f(first_row, group)` (in parallel for large buffers). A group
+/// is cleared just before `f` fills it, while it is in the cache, so a
+/// large result costs one pass over memory, not two; large buffers ask for
+/// transparent huge pages (see [`parallel::zeroed`]).
+fn rows_filled<E, F>(rows: usize, len: usize, f: F) -> Vec<E>
 where
+    E: Copy + Default + Send,
     F: Fn(usize, &mut [E]) + Sync,
 {
-    if out.len() < PARALLEL_MIN {
-        f(0, out);
-    } else {
-        let per = (TASK_ELEMS / len).max(1);
-        team::for_each_chunk_mut(out, per * len, |i, piece| f(i * per, piece));
+    let n = rows * len;
+    if n == 0 {
+        return Vec::new();
     }
+    if n < PARALLEL_MIN {
+        let mut v = vec![E::default(); n];
+        f(0, &mut v);
+        return v;
+    }
+    let mut v: Vec<MaybeUninit<E>> = Vec::with_capacity(n);
+    // SAFETY: `MaybeUninit` elements need no initialisation.
+    unsafe { v.set_len(n) };
+    parallel::advise_huge_pages(&v);
+    let per = (TASK_ELEMS / len).max(1);
+    team::for_each_chunk_mut(&mut v, per * len, |i, chunk| {
+        for x in chunk.iter_mut() {
+            x.write(E::default());
+        }
+        // SAFETY: every element of the chunk was just initialised.
+        let chunk = unsafe { &mut *(chunk as *mut [MaybeUninit<E>] as *mut [E]) };
+        f(i * per, chunk);
+    });
+    let mut v = ManuallyDrop::new(v);
+    // SAFETY: every chunk, hence every element, was initialised above, and
+    // `MaybeUninit<E>` has `E`'s layout.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut E, v.len(), v.capacity()) }
 }
 
 fn r2c_impl<T: FftFloat>(
@@ -342,9 +419,8 @@ fn r2c_impl<T: FftFloat>(
 ) -> Vec<Complex<T>> {
     let rank = in_dims.len();
     let k = fft.len();
-    let mut out = vec![Complex::default(); product(out_dims)];
-    if out.is_empty() || x.is_empty() {
-        return out;
+    if product(out_dims) == 0 || x.is_empty() {
+        return vec![Complex::default(); product(out_dims)];
     }
     // Crop the outer transform axes first if needed; the innermost one is
     // cropped as rows are read.
@@ -360,16 +436,20 @@ fn r2c_impl<T: FftFloat>(
     let n = fft[k - 1];
     let h = out_dims[rank - 1];
     let plan = planners.r2c(n);
-    for_row_groups(&mut out, h, |first, piece| {
-        let mut row_in = vec![T::zero(); n];
-        let mut scratch = vec![Complex::default(); plan.get_scratch_len()];
-        for (i, row_out) in piece.chunks_exact_mut(h).enumerate() {
-            let at = (first + i) * stride;
-            row_in.copy_from_slice(&src[at..at + n]);
-            plan.process_with_scratch(&mut row_in, row_out, &mut scratch)
-                .expect("row lengths match the plan");
-        }
-    });
+    let mut out = rows_filled(
+        product(out_dims) / h,
+        h,
+        |first, piece: &mut [Complex<T>]| {
+            let mut row_in = vec![T::zero(); n];
+            let mut scratch = vec![Complex::default(); plan.get_scratch_len()];
+            for (i, row_out) in piece.chunks_exact_mut(h).enumerate() {
+                let at = (first + i) * stride;
+                row_in.copy_from_slice(&src[at..at + n]);
+                plan.process_with_scratch(&mut row_in, row_out, &mut scratch)
+                    .expect("row lengths match the plan");
+            }
+        },
+    );
     // The outer axes: complex transforms of the half spectrum.
     for axis in rank - k..rank - 1 {
         let plan = planners.c2c(out_dims[axis], false);
@@ -387,9 +467,8 @@ fn c2r_impl<T: FftFloat>(
 ) -> Vec<T> {
     let rank = in_dims.len();
     let k = fft.len();
-    let mut out = vec![T::zero(); product(out_dims)];
-    if out.is_empty() || x.is_empty() {
-        return out;
+    if product(out_dims) == 0 || x.is_empty() {
+        return vec![T::zero(); product(out_dims)];
     }
     let n = fft[k - 1];
     let h = n / 2 + 1;
@@ -412,7 +491,7 @@ fn c2r_impl<T: FftFloat>(
     };
     let scale = T::of(1.0 / product(fft) as f64);
     let plan = planners.c2r(n);
-    for_row_groups(&mut out, n, |first, piece| {
+    rows_filled(product(out_dims) / n, n, |first, piece: &mut [T]| {
         let mut row_in = vec![Complex::default(); h];
         let mut scratch = vec![Complex::default(); plan.get_scratch_len()];
         for (i, row_out) in piece.chunks_exact_mut(n).enumerate() {
@@ -431,8 +510,7 @@ fn c2r_impl<T: FftFloat>(
                 *v = *v * scale;
             }
         }
-    });
-    out
+    })
 }
 
 /// Runs `$body` with `$t` the part type of the complex dtype `$d`.
@@ -469,8 +547,21 @@ pub fn fft(plans: &FftPlans, op: &str, x: Tensor, rank: usize, inverse: bool) ->
         Complex<T>: Element,
     {
         let shape = x.shape().clone();
-        let mut data = x.into_vec::<Complex<T>>()?;
-        c2c(T::planners(plans), &mut data, shape.dims(), rank, inverse);
+        let mut x = x;
+        let planners = T::planners(plans);
+        let data = if x.is_unique() {
+            let mut data = x.into_vec::<Complex<T>>()?;
+            c2c(planners, &mut data, shape.dims(), rank, inverse);
+            data
+        } else {
+            c2c_copy(
+                planners,
+                x.as_slice::<Complex<T>>()?,
+                shape.dims(),
+                rank,
+                inverse,
+            )
+        };
         Tensor::from_vec(shape, data)
     }
     by_part!(x.dtype(), T => go::<T>(plans, x, rank, inverse), _ => Err(complex_only(op, x.dtype())))
@@ -753,6 +844,35 @@ mod tests {
             let one = &x[b * 96 * 160..(b + 1) * 96 * 160];
             let want = naive(one, &[96, 160], 2, -1.0);
             close(&got[b * 96 * 160..(b + 1) * 96 * 160], &want, 1e-11);
+        }
+    }
+
+    #[test]
+    fn shared_inputs_are_copied_and_give_the_same_bits() {
+        // A tensor another handle shares is transformed into a new buffer
+        // (the copy fused with the first pass), a unique one in place.
+        let plans = FftPlans::default();
+        for (dims, k) in [
+            (vec![40, 1000], 1),
+            (vec![3, 96, 160], 2),
+            (vec![2, 5, 7], 3),
+        ] {
+            let x = c128(&dims, complex_values(product(&dims), 13));
+            let keep = x.clone();
+            let copied = fft(&plans, "IFFT", x, k, true).unwrap();
+            let unique = Tensor::from_vec(
+                Shape::new(&dims),
+                keep.as_slice::<Complex<f64>>().unwrap().to_vec(),
+            )
+            .unwrap();
+            let in_place = fft(&plans, "IFFT", unique, k, true).unwrap();
+            assert_eq!(
+                copied.as_slice::<Complex<f64>>().unwrap(),
+                in_place.as_slice::<Complex<f64>>().unwrap()
+            );
+            // The shared input is untouched.
+            let again = complex_values(product(&dims), 13);
+            assert_eq!(keep.as_slice::<Complex<f64>>().unwrap(), again.as_slice());
         }
     }
 
