@@ -8,7 +8,8 @@ upstream gradient: Sqrt, Rsqrt, Tanh, Sigmoid, Reciprocal, SquaredDifference
 (with broadcasting), Cumsum and Cumprod (every exclusive / reverse / axis
 combination), and the gradient kernels SqrtGrad, RsqrtGrad, TanhGrad,
 SigmoidGrad and ReciprocalGrad applied directly (TensorFlow's kernels
-conjugate some of their inputs themselves). ``meta`` (JSON) lists the cases.
+conjugate some of their inputs themselves) with their own gradients (second
+derivatives). ``meta`` (JSON) lists the cases.
 """
 
 import json
@@ -67,7 +68,7 @@ def main():
                         ("ReciprocalGrad", tf.raw_ops.ReciprocalGrad)]:
             dy = cplx((3, 4), dtype)
             dy.reshape(-1)[:2] = 0
-            add(op, dtype, {"grad": False}, [cplx((3, 4), dtype), dy], lambda a, b, f=raw: f(y=a, dy=b))
+            add(op, dtype, {}, [cplx((3, 4), dtype), dy], lambda a, b, f=raw: f(y=a, dy=b))
     arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     os.makedirs(OUT, exist_ok=True)
     np.savez_compressed(os.path.join(OUT, "grads.npz"), **arrays)

@@ -276,3 +276,21 @@ def test_run_time_errors_are_tensorflows():
         _run_error(lambda: tf.quantization.quantized_concat(
             tf.placeholder(tf.int32, [], name="d"), [tf.constant(qu, tf.quint8)] * 2, [0.0, 0.0], [1.0, 1.0]),
             lambda g: {g.get_tensor_by_name("d:0"): 5})
+
+
+def test_graph_def_round_trip_keeps_quantized_constants():
+    q = np.array([1, 2, 250], np.uint8)
+    with tf.Graph().as_default() as g:
+        tf.constant(q, dtype=tf.quint8, name="c")
+        tf.constant(np.array([-7], np.int8), dtype=tf.qint8, name="one")
+        tf.dequantize(g.get_tensor_by_name("c:0"), 0.0, 1.0, name="d")
+    gd = g.as_graph_def()
+    nodes = {n.name: n for n in gd.node}
+    # TensorFlow's importer requires a constant's value to have the constant's (quantized) dtype.
+    assert nodes["c"].attr["value"].tensor.dtype == tf.quint8.as_datatype_enum
+    assert nodes["one"].attr["value"].tensor.dtype == tf.qint8.as_datatype_enum
+    with tf.Graph().as_default(), tf.Session() as s:
+        tf.import_graph_def(gd, name="")
+        c, one, d = s.run(["c:0", "one:0", "d:0"])
+    assert c.dtype == np.uint8 and c.tolist() == q.tolist() and one.tolist() == [-7]
+    np.testing.assert_array_equal(d, q.astype(np.float32) * (np.float32(1) / np.float32(255)))

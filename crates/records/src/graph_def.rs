@@ -278,6 +278,19 @@ pub fn graph_def(graph: &Graph, start: usize, add_shapes: bool, producer: i32) -
                 .iter()
                 .map(|(k, v)| (k.clone(), attr_proto(v)))
                 .collect();
+            // A quantized constant's value is held as the integers of its
+            // width; its proto carries the quantized dtype, as TF's does.
+            if let (
+                Some(Attr::Type(d)),
+                Some(AttrValue {
+                    value: Some(attr_value::Value::Tensor(t)),
+                }),
+            ) = (n.attrs.get("dtype"), attr.get_mut("value"))
+            {
+                if d.is_quantized() {
+                    t.dtype = d.as_enum();
+                }
+            }
             if add_shapes {
                 let shapes = n.outputs.iter().map(|o| shape_proto(&o.shape)).collect();
                 attr.insert(

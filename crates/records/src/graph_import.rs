@@ -77,6 +77,15 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
     let dtype = DataType::try_from(p.dtype).map_err(|_| {
         Error::invalid_argument(format!("a TensorProto has an unknown dtype {}", p.dtype))
     })?;
+    // Quantized values are read as the integers of their width.
+    let dtype = match dtype {
+        DataType::DtQint8 => DataType::DtInt8,
+        DataType::DtQuint8 => DataType::DtUint8,
+        DataType::DtQint16 => DataType::DtInt16,
+        DataType::DtQuint16 => DataType::DtUint16,
+        DataType::DtQint32 => DataType::DtInt32,
+        d => d,
+    };
     let c = &p.tensor_content;
     let t = match dtype {
         DataType::DtFloat => {

@@ -179,7 +179,10 @@ def constant_value_as_shape(tensor):
 
 _PROTO_FIELDS = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5: "int_val", 6: "int_val",
                  9: "int64_val", 10: "bool_val", 14: "half_val", 17: "int_val", 19: "half_val", 22: "uint32_val",
-                 23: "uint64_val"}
+                 23: "uint64_val",
+                 # The quantized types, read as the integers of their width (how ferroflow holds them).
+                 11: "int_val", 12: "int_val", 13: "int_val", 15: "int_val", 16: "int_val"}
+_QUANTIZED_STORAGE = {11: np.int8, 12: np.uint8, 13: np.int32, 15: np.int16, 16: np.uint16}
 
 
 def _proto_to_ndarray(proto):
@@ -194,7 +197,8 @@ def _proto_to_ndarray(proto):
     field = _PROTO_FIELDS.get(proto.dtype)
     if field is None:
         raise TypeError(f"Unsupported tensor type: {proto.dtype}")
-    np_dtype = {22: np.uint32, 23: np.uint64}.get(proto.dtype) or np.dtype(dtypes.as_dtype(proto.dtype).as_numpy_dtype)
+    np_dtype = ({22: np.uint32, 23: np.uint64, **_QUANTIZED_STORAGE}.get(proto.dtype)
+                or np.dtype(dtypes.as_dtype(proto.dtype).as_numpy_dtype))
     if proto.tensor_content:
         return np.frombuffer(proto.tensor_content, dtype=np_dtype).copy().reshape(shape)
     raw = getattr(proto, field)

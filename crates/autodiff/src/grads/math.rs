@@ -224,8 +224,9 @@ fn unary(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
 }
 
 /// Gradients of the fused activation-gradient ops themselves (second
-/// derivatives, `tf.hessians`), in TensorFlow's formulas. Inputs are
-/// `(y, dy)`: the forward output and the incoming gradient.
+/// derivatives, `tf.hessians`), in TensorFlow's formulas, conjugating complex
+/// values where TF's do. Inputs are `(y, dy)`: the forward output and the
+/// incoming gradient.
 fn activation_grad_grad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let grad = g0(g);
     let (yv, dy) = (x(n, 0), x(n, 1));
@@ -233,40 +234,45 @@ fn activation_grad_grad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> 
     let (gy, gdy) = match n.op.as_str() {
         "TanhGrad" => {
             // dy * (1 - y^2): d/dy = -2 dy y.
+            let (ca, cb) = (conj_if_complex(b, yv)?, conj_if_complex(b, dy)?);
             let m2 = b.scalar(dt, -2.0)?;
             let t = b.mul(grad, m2)?;
-            let t = b.mul(t, dy)?;
-            (b.mul(t, yv)?, b.binary("TanhGrad", yv, grad)?)
+            let t = b.mul(t, cb)?;
+            (b.mul(t, ca)?, b.binary("TanhGrad", ca, grad)?)
         }
         "SigmoidGrad" => {
             // dy * y * (1 - y): d/dy = dy (1 - 2y).
-            let gb = b.mul(grad, dy)?;
+            let (ca, cb) = (conj_if_complex(b, yv)?, conj_if_complex(b, dy)?);
+            let gb = b.mul(grad, cb)?;
             let two = b.scalar(dt, 2.0)?;
             let t = b.mul(two, gb)?;
-            let t = b.mul(t, yv)?;
-            (b.sub(gb, t)?, b.binary("SigmoidGrad", yv, grad)?)
+            let t = b.mul(t, ca)?;
+            (b.sub(gb, t)?, b.binary("SigmoidGrad", ca, grad)?)
         }
         "SqrtGrad" => {
-            // 0.5 dy / y: d/dy = -(grad / y) * out, d/ddy = 0.5 grad / y.
+            // 0.5 dy / conj(y): d/dy = -conj(grad / y) * out, d/ddy = 0.5 grad / y.
             let ga = b.div(grad, yv)?;
-            let t = b.mul(ga, y(n))?;
+            let cga = conj_if_complex(b, ga)?;
+            let t = b.mul(cga, y(n))?;
             let half = b.scalar(dt, 0.5)?;
             (b.neg(t)?, b.mul(half, ga)?)
         }
         "RsqrtGrad" => {
-            // -0.5 dy y^3: d/dy = -1.5 dy y^2.
+            // -0.5 dy conj(y)^3: d/dy = -1.5 conj(grad) dy conj(y)^2.
+            let (ca, cg) = (conj_if_complex(b, yv)?, conj_if_complex(b, grad)?);
             let m = b.scalar(dt, -1.5)?;
-            let t = b.mul(m, grad)?;
+            let t = b.mul(m, cg)?;
             let t = b.mul(t, dy)?;
-            let y2 = b.unary("Square", yv)?;
-            (b.mul(t, y2)?, b.binary("RsqrtGrad", yv, grad)?)
+            let y2 = b.unary("Square", ca)?;
+            (b.mul(t, y2)?, b.binary("RsqrtGrad", ca, grad)?)
         }
         "ReciprocalGrad" => {
-            // -dy y^2: d/dy = -2 dy y.
+            // -dy conj(y)^2: d/dy = -2 conj(grad) dy conj(y).
+            let (ca, cg) = (conj_if_complex(b, yv)?, conj_if_complex(b, grad)?);
             let m2 = b.scalar(dt, -2.0)?;
-            let t = b.mul(grad, m2)?;
+            let t = b.mul(cg, m2)?;
             let t = b.mul(t, dy)?;
-            (b.mul(t, yv)?, b.binary("ReciprocalGrad", yv, grad)?)
+            (b.mul(t, ca)?, b.binary("ReciprocalGrad", ca, grad)?)
         }
         other => unreachable!("no activation grad-grad for {other}"),
     };
