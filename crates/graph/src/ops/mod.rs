@@ -6,7 +6,6 @@
 //! summaries) register their own ops with [`register_op`].
 
 mod array;
-mod array_extra;
 mod bucketize;
 mod candidate;
 mod complex;
@@ -114,7 +113,6 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     let mut m = HashMap::new();
     for list in [
         array::ops(),
-        array_extra::ops(),
         bucketize::ops(),
         candidate::ops(),
         complex::ops(),

@@ -1,7 +1,6 @@
 //! Built-in kernels, one module per op family.
 
 mod array;
-mod array_extra;
 mod bucketize;
 mod candidate;
 mod complex;
@@ -36,7 +35,6 @@ use ferroflow_tensor::{DType, Result};
 /// Registers every built-in kernel through `reg`.
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
-    array_extra::register(reg);
     bucketize::register(reg);
     candidate::register(reg);
     complex::register(reg);

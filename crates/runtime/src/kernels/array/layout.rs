@@ -1,27 +1,17 @@
-//! Kernels for sources, shape ops and data movement.
+//! Kernels of the ops that reshape or rearrange whole tensors: `Reshape`,
+//! `Transpose`, `ExpandDims`, `Squeeze`, `ConcatV2` and `ConcatOffset`,
+//! `Pack`/`Unpack`, `Split`/`SplitV`, `Tile`, `Pad`/`PadV2`/`MirrorPad`,
+//! `ReverseV2`, `BroadcastTo`, `Roll`, `ReverseSequence` and the
+//! space/batch ops.
 
-use super::{boxed, tf_type_name};
-use crate::kernel::{factory, Fixed, Forward, KernelFactory, Value};
+use super::shape_arg;
+use crate::kernel::{factory, KernelFactory};
+use crate::kernels::boxed;
 use ferroflow_graph::AttrsExt;
-use ferroflow_tensor::kernels::array::{self as k, PadMode, SliceMasks};
+use ferroflow_tensor::kernels::array::{self as k, PadMode};
+use ferroflow_tensor::kernels::array_extra as extra;
 use ferroflow_tensor::kernels::elementwise::cast;
-use ferroflow_tensor::{normalize_axis, DType, Data, Error, Result, Shape, Tensor};
-
-/// A shape given as a 1-D integer tensor.
-fn shape_arg(t: &Tensor, what: &str) -> Result<Shape> {
-    if t.rank() > 1 {
-        return Err(Error::invalid_argument(format!(
-            "{what} must be a vector, got shape {}",
-            t.shape()
-        )));
-    }
-    Shape::from_i64(&t.to_i64_vec()?)
-}
-
-fn ones_like(x: &Tensor) -> Result<Tensor> {
-    let one = cast(&Tensor::scalar(1i64), x.dtype())?;
-    k::fill(x.shape(), &one)
-}
+use ferroflow_tensor::{normalize_axis, Error, Result, Shape, Tensor};
 
 /// Resolves a `Reshape` target, filling in at most one `-1`.
 fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
@@ -72,228 +62,12 @@ fn paddings(t: &Tensor) -> Result<Vec<(i64, i64)>> {
     Ok(v.chunks(2).map(|c| (c[0], c[1])).collect())
 }
 
-/// Formats a tensor the way TensorFlow's `Assert` and `Print` show it: the
-/// first `limit` elements, nested brackets for every dimension but the
-/// outermost (`1 2 3`, `[1 2][3 4]`), `...` when truncated, bools as 1/0 and
-/// floats in their shortest round-trip form.
-pub(crate) fn summarize(t: &Tensor, limit: usize) -> String {
-    let items: Vec<String> = match t.data() {
-        Data::Str(v) => v
-            .iter()
-            .take(limit)
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .collect(),
-        Data::Bool(v) => v
-            .iter()
-            .take(limit)
-            .map(|&b| u8::from(b).to_string())
-            .collect(),
-        Data::F32(v) => v.iter().take(limit).map(|x| x.to_string()).collect(),
-        Data::F64(v) => v.iter().take(limit).map(|x| x.to_string()).collect(),
-        Data::F16(v) => v
-            .iter()
-            .take(limit)
-            .map(|x| x.to_f32().to_string())
-            .collect(),
-        Data::BF16(v) => v
-            .iter()
-            .take(limit)
-            .map(|x| x.to_f32().to_string())
-            .collect(),
-        _ => t
-            .to_i64_vec()
-            .unwrap_or_default()
-            .iter()
-            .take(limit)
-            .map(|x| x.to_string())
-            .collect(),
-    };
-    let dims = t.dims();
-    if dims.is_empty() {
-        return items.into_iter().next().unwrap_or_default();
-    }
-    let mut out = String::new();
-    let strides = t.shape().strides();
-    for (i, item) in items.iter().enumerate() {
-        // Open a bracket for every inner dimension that starts at element i.
-        let opens = (1..dims.len()).filter(|&d| i % strides[d - 1] == 0).count();
-        if i > 0 && opens == 0 {
-            out.push(' ');
-        }
-        out.push_str(&"[".repeat(opens));
-        out.push_str(item);
-        let closes = (1..dims.len())
-            .filter(|&d| (i + 1) % strides[d - 1] == 0)
-            .count();
-        out.push_str(&"]".repeat(closes));
-    }
-    if t.num_elements() > limit {
-        out.push_str("...");
-    }
-    out
+/// The `[b, b]` block shape of the 4-D ops' `block_size` attr.
+fn square_block(b: i64) -> Tensor {
+    Tensor::vector(vec![b, b])
 }
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
-    reg(
-        "Const",
-        factory(|init| {
-            let value = init.node.attrs.tensor("value")?.clone();
-            Ok(Box::new(Fixed(Value::Tensor(value))))
-        }),
-    );
-    reg(
-        "Placeholder",
-        factory(|init| {
-            let dtype = init.node.attrs.dtype("dtype")?;
-            let shape = init.node.attrs.shape("shape")?;
-            let shape = match shape.dims() {
-                None => "<unknown>".to_string(),
-                Some(d) => format!(
-                    "[{}]",
-                    d.iter()
-                        .map(|x| x.map_or("?".into(), |v| v.to_string()))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                ),
-            };
-            let msg = format!(
-                "You must feed a value for placeholder tensor '{}' with dtype {} and shape {shape}",
-                init.node.name,
-                tf_type_name(dtype)
-            );
-            boxed(move |_| Err(Error::invalid_argument(msg.clone())))
-        }),
-    );
-    for name in [
-        "PlaceholderWithDefault",
-        "Identity",
-        "StopGradient",
-        "Snapshot",
-        "GuaranteeConst",
-    ] {
-        reg(name, factory(|_| Ok(Box::new(Forward))));
-    }
-    reg("NoOp", factory(|_| boxed(|_| Ok(()))));
-    for name in ["Shape", "Size"] {
-        let size = name == "Size";
-        reg(
-            name,
-            factory(move |init| {
-                let out = init.node.attrs.dtype_or("out_type", DType::Int32)?;
-                boxed(move |ctx| {
-                    let x = ctx.input(0)?;
-                    let v = if size {
-                        Tensor::scalar(x.num_elements() as i64)
-                    } else {
-                        Tensor::vector(x.shape().to_i64())
-                    };
-                    ctx.output(cast(&v, out)?);
-                    Ok(())
-                })
-            }),
-        );
-    }
-    reg(
-        "ShapeN",
-        factory(|init| {
-            let out = init.node.attrs.dtype_or("out_type", DType::Int32)?;
-            boxed(move |ctx| {
-                for i in 0..ctx.num_inputs() {
-                    let v = Tensor::vector(ctx.input(i)?.shape().to_i64());
-                    ctx.output(cast(&v, out)?);
-                }
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "ConcatOffset",
-        factory(|_| {
-            boxed(|ctx| {
-                let shapes = (1..ctx.num_inputs())
-                    .map(|i| ctx.input(i)?.to_i64_vec())
-                    .collect::<Result<Vec<_>>>()?;
-                let axis = ctx.input(0)?.scalar_i64()?;
-                let dtype = ctx.input(1)?.dtype();
-                for offsets in concat_offsets(axis, &shapes)? {
-                    ctx.output(cast(&Tensor::vector(offsets), dtype)?);
-                }
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "Rank",
-        factory(|_| {
-            boxed(|ctx| {
-                let r = ctx.input(0)?.rank() as i32;
-                ctx.output(Tensor::scalar(r));
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "Fill",
-        factory(|_| {
-            boxed(|ctx| {
-                let shape = shape_arg(ctx.input(0)?, "dims")?;
-                let y = k::fill(&shape, ctx.input(1)?)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "ZerosLike",
-        factory(|_| {
-            boxed(|ctx| {
-                let x = ctx.input(0)?;
-                let y = Tensor::zeros(x.dtype(), x.shape().clone());
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "OnesLike",
-        factory(|_| {
-            boxed(|ctx| {
-                let y = ones_like(ctx.input(0)?)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "Range",
-        factory(|_| {
-            boxed(|ctx| {
-                let d = ctx.input(0)?.dtype();
-                let (s, l, st) = (
-                    ctx.input(0)?.scalar_f64()?,
-                    ctx.input(1)?.scalar_f64()?,
-                    ctx.input(2)?.scalar_f64()?,
-                );
-                ctx.output(k::range(s, l, st, d)?);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "LinSpace",
-        factory(|_| {
-            boxed(|ctx| {
-                let d = ctx.input(0)?.dtype();
-                let (s, e, n) = (
-                    ctx.input(0)?.scalar_f64()?,
-                    ctx.input(1)?.scalar_f64()?,
-                    ctx.input(2)?.scalar_i64()?,
-                );
-                ctx.output(k::linspace(s, e, n, d)?);
-                Ok(())
-            })
-        }),
-    );
     reg(
         "Reshape",
         factory(|_| {
@@ -392,6 +166,22 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
+        "ConcatOffset",
+        factory(|_| {
+            boxed(|ctx| {
+                let shapes = (1..ctx.num_inputs())
+                    .map(|i| ctx.input(i)?.to_i64_vec())
+                    .collect::<Result<Vec<_>>>()?;
+                let axis = ctx.input(0)?.scalar_i64()?;
+                let dtype = ctx.input(1)?.dtype();
+                for offsets in concat_offsets(axis, &shapes)? {
+                    ctx.output(cast(&Tensor::vector(offsets), dtype)?);
+                }
+                Ok(())
+            })
+        }),
+    );
+    reg(
         "Pack",
         factory(|init| {
             let axis = init.node.attrs.int_or("axis", 0)?;
@@ -468,76 +258,6 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
-        "Slice",
-        factory(|_| {
-            boxed(|ctx| {
-                let y = k::slice(
-                    ctx.input(0)?,
-                    &ctx.input(1)?.to_i64_vec()?,
-                    &ctx.input(2)?.to_i64_vec()?,
-                )?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "Bitcast",
-        factory(|init| {
-            let to = init.node.attrs.dtype("type")?;
-            boxed(move |ctx| {
-                let y = ferroflow_tensor::kernels::bitcast::bitcast(ctx.input(0)?, to)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "StridedSlice",
-        factory(|init| {
-            let a = &init.node.attrs;
-            let masks = SliceMasks {
-                begin: a.int_or("begin_mask", 0)?,
-                end: a.int_or("end_mask", 0)?,
-                ellipsis: a.int_or("ellipsis_mask", 0)?,
-                new_axis: a.int_or("new_axis_mask", 0)?,
-                shrink_axis: a.int_or("shrink_axis_mask", 0)?,
-            };
-            boxed(move |ctx| {
-                let (b, e, s) = (
-                    ctx.input(1)?.to_i64_vec()?,
-                    ctx.input(2)?.to_i64_vec()?,
-                    ctx.input(3)?.to_i64_vec()?,
-                );
-                let y = k::strided_slice(ctx.input(0)?, &b, &e, &s, masks)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "GatherV2",
-        factory(|init| {
-            let batch = init.node.attrs.int_or("batch_dims", 0)?;
-            boxed(move |ctx| {
-                let axis = ctx.input(2)?.scalar_i64()?;
-                let y = k::gather(ctx.input(0)?, ctx.input(1)?, axis, batch)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "GatherNd",
-        factory(|_| {
-            boxed(|ctx| {
-                let y = k::gather_nd(ctx.input(0)?, ctx.input(1)?)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
         "Tile",
         factory(|_| {
             boxed(|ctx| {
@@ -598,18 +318,6 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
-        "OneHot",
-        factory(|init| {
-            let axis = init.node.attrs.int_or("axis", -1)?;
-            boxed(move |ctx| {
-                let depth = ctx.input(1)?.scalar_i64()?;
-                let y = k::one_hot(ctx.input(0)?, depth, ctx.input(2)?, ctx.input(3)?, axis)?;
-                ctx.output(y);
-                Ok(())
-            })
-        }),
-    );
-    reg(
         "ReverseV2",
         factory(|_| {
             boxed(|ctx| {
@@ -644,45 +352,74 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         }),
     );
     reg(
-        "Unique",
-        factory(|init| {
-            let out_idx = init.node.attrs.dtype_or("out_idx", DType::Int32)?;
-            boxed(move |ctx| {
-                let (y, idx) = k::unique(ctx.input(0)?, out_idx)?;
-                ctx.output(y);
-                ctx.output(idx);
-                Ok(())
-            })
-        }),
-    );
-    reg(
-        "Where",
+        "Roll",
         factory(|_| {
             boxed(|ctx| {
-                let y = k::where_indices(ctx.input(0)?)?;
+                let y = extra::roll(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?)?;
                 ctx.output(y);
                 Ok(())
             })
         }),
     );
     reg(
-        "Assert",
+        "ReverseSequence",
         factory(|init| {
-            let summarize_n = init.node.attrs.int_or("summarize", 3)?.max(0) as usize;
+            let seq = init.node.attrs.int("seq_dim")?;
+            let batch = init.node.attrs.int_or("batch_dim", 0)?;
             boxed(move |ctx| {
-                if ctx.input(0)?.scalar_bool()? {
-                    return Ok(());
-                }
-                let parts: Vec<String> = (1..ctx.num_inputs())
-                    .map(|i| ctx.input(i).map(|t| summarize(t, summarize_n)))
-                    .collect::<Result<_>>()?;
-                Err(Error::invalid_argument(format!(
-                    "assertion failed: [{}]",
-                    parts.join("] [")
-                )))
+                let y = extra::reverse_sequence(ctx.input(0)?, ctx.input(1)?, seq, batch)?;
+                ctx.output(y);
+                Ok(())
             })
         }),
     );
+    for (name, to_batch) in [("SpaceToBatchND", true), ("BatchToSpaceND", false)] {
+        reg(
+            name,
+            factory(move |_| {
+                boxed(move |ctx| {
+                    let (x, b, p) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+                    let y = if to_batch {
+                        extra::space_to_batch_nd(x, b, p)?
+                    } else {
+                        extra::batch_to_space_nd(x, b, p)?
+                    };
+                    ctx.output(y);
+                    Ok(())
+                })
+            }),
+        );
+    }
+    for (name, to_batch) in [("SpaceToBatch", true), ("BatchToSpace", false)] {
+        reg(
+            name,
+            factory(move |init| {
+                let b = init.node.attrs.int("block_size")?;
+                if b < 2 {
+                    return Err(Error::invalid_argument(format!(
+                        "Value for attr 'block_size' of {b} must be at least minimum 2"
+                    )));
+                }
+                let block = square_block(b);
+                boxed(move |ctx| {
+                    let (x, p) = (ctx.input(0)?, ctx.input(1)?);
+                    if x.rank() != 4 {
+                        return Err(Error::invalid_argument(format!(
+                            "input must be 4-dimensional, got shape {}",
+                            x.shape()
+                        )));
+                    }
+                    let y = if to_batch {
+                        extra::space_to_batch_nd(x, &block, p)?
+                    } else {
+                        extra::batch_to_space_nd(x, &block, p)?
+                    };
+                    ctx.output(y);
+                    Ok(())
+                })
+            }),
+        );
+    }
 }
 
 /// TensorFlow's `ConcatOffset`: for each shape, a vector of zeros but for the concat axis, where it

@@ -1,151 +1,17 @@
-//! Sources (constants, placeholders), shape ops and data movement.
+//! Shape functions of the ops that reshape or rearrange whole tensors:
+//! `Reshape`, `Transpose`, `ExpandDims`, `Squeeze`, `ConcatV2` (and
+//! `ConcatOffset`, its gradient's helper), `Pack`/`Unpack`,
+//! `Split`/`SplitV`, `Tile`, `Pad`/`PadV2`/`MirrorPad`, `ReverseV2`,
+//! `BroadcastTo`, `Roll`, `ReverseSequence` and the space/batch ops
+//! (`SpaceToBatchND`/`BatchToSpaceND` and the 4-D `SpaceToBatch`/
+//! `BatchToSpace` with a `block_size` attr).
 
-use super::{axis_in, single, InferContext, OpDef, INDEX};
+use super::{identity, merge};
 use crate::attr::AttrsExt;
 use crate::graph::OutputInfo;
+use crate::ops::{axis_in, single, InferContext, OpDef, INDEX};
 use crate::shape::PartialShape;
-use ferroflow_tensor::kernels::array::{strided_slice_plan_partial, SliceMasks};
-use ferroflow_tensor::kernels::bitcast::BITCAST_TYPES;
-use ferroflow_tensor::{DType, Error, Result};
-
-fn constant(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let t = ctx.attrs().tensor("value")?;
-    let mut dtype = t.dtype();
-    if let Ok(d) = ctx.type_attr("dtype") {
-        // A quantized constant holds the integers of its width.
-        if d.storage() != t.dtype() {
-            return Err(Error::type_error(format!(
-                "Const '{}': value has dtype {} but dtype attribute says {d}",
-                ctx.name,
-                t.dtype()
-            )));
-        }
-        dtype = d;
-    }
-    single(dtype, PartialShape::from(t.shape()))
-}
-
-fn placeholder(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    single(ctx.type_attr("dtype")?, ctx.attrs().shape("shape")?)
-}
-
-fn placeholder_with_default(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.dtype(0);
-    let declared = ctx.attrs().shape("shape")?;
-    if !declared.is_compatible_with(ctx.shape(0)) {
-        return Err(ctx.shape_error(format!(
-            "default value of shape {} is not compatible with shape {declared}",
-            ctx.shape(0)
-        )));
-    }
-    single(d, declared)
-}
-
-fn identity(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    single(ctx.dtype(0), ctx.shape(0).clone())
-}
-
-fn no_outputs(_: &InferContext) -> Result<Vec<OutputInfo>> {
-    Ok(Vec::new())
-}
-
-fn shape_of(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let out = ctx.type_or("out_type", DType::Int32)?;
-    let n = ctx.shape(0).rank();
-    single(out, PartialShape::from_dims(vec![n]))
-}
-
-/// `ShapeN`: the shapes of N tensors at once (TF's conv gradients use it).
-fn shape_n(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let out = ctx.type_or("out_type", DType::Int32)?;
-    Ok((0..ctx.num_inputs())
-        .map(|i| OutputInfo::new(out, PartialShape::from_dims(vec![ctx.shape(i).rank()])))
-        .collect())
-}
-
-/// `ConcatOffset(concat_dim, shape_0..shape_n)`: where each input of a concat starts along the
-/// axis (the concat gradient slices with it); one vector like each shape.
-fn concat_offset(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(0, &[DType::Int32])?;
-    ctx.expect_rank(0, 0)?;
-    if ctx.num_inputs() < 3 {
-        return Err(ctx.shape_error(format!(
-            "ConcatOffset needs at least 2 shapes, got {}",
-            ctx.num_inputs() - 1
-        )));
-    }
-    let dtype = ctx.expect_dtype(1, INDEX)?;
-    (1..ctx.num_inputs())
-        .map(|i| {
-            ctx.expect_rank(i, 1)?;
-            Ok(OutputInfo::new(dtype, ctx.shape(i).clone()))
-        })
-        .collect()
-}
-
-fn size_of(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    single(
-        ctx.type_or("out_type", DType::Int32)?,
-        PartialShape::scalar(),
-    )
-}
-
-fn rank_of(_: &InferContext) -> Result<Vec<OutputInfo>> {
-    single(DType::Int32, PartialShape::scalar())
-}
-
-fn fill(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(0, INDEX)?;
-    ctx.expect_rank(0, 1)?;
-    ctx.expect_rank(1, 0)?;
-    if let Some(dims) = ctx.const_ints(0) {
-        if let Some((i, bad)) = dims.iter().enumerate().find(|(_, &x)| x < 0) {
-            return Err(ctx.shape_error(format!(
-                "Fill dimensions must be >= 0, but dimension {i} of the shape {dims:?} is {bad}"
-            )));
-        }
-    }
-    single(ctx.dtype(1), ctx.shape_value(0))
-}
-
-fn range(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.dtype(0);
-    for i in 1..3 {
-        ctx.expect_same(0, i)?;
-    }
-    let known = (|| {
-        let s = ctx.const_value(0)?.scalar_f64().ok()?;
-        let l = ctx.const_value(1)?.scalar_f64().ok()?;
-        let st = ctx.const_value(2)?.scalar_f64().ok()?;
-        Some((s, l, st))
-    })();
-    let n = match known {
-        Some((s, l, st)) => {
-            if st == 0.0 {
-                return Err(ctx.shape_error("Requires delta != 0"));
-            }
-            if (st > 0.0 && s > l) || (st < 0.0 && s < l) {
-                let rel = if st > 0.0 { "<=" } else { ">=" };
-                let sign = if st > 0.0 { ">" } else { "<" };
-                return Err(ctx.shape_error(format!(
-                    "Requires start {rel} limit when delta {sign} 0: {s}/{l}"
-                )));
-            }
-            Some(ferroflow_tensor::kernels::array::range_len(s, l, st, d))
-        }
-        None => None,
-    };
-    single(d, PartialShape::from_dims(vec![n]))
-}
-
-fn linspace(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, super::FLOATS)?;
-    let n = ctx
-        .const_value(2)
-        .and_then(|t| t.scalar_i64().ok())
-        .and_then(|v| usize::try_from(v).ok());
-    single(d, PartialShape::from_dims(vec![n]))
-}
+use ferroflow_tensor::{DType, Result};
 
 fn reshape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(1, INDEX)?;
@@ -346,6 +212,26 @@ fn concat(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(0), join_shapes(ctx, 0..n - 1, axis, false)?)
 }
 
+/// `ConcatOffset(concat_dim, shape_0..shape_n)`: where each input of a concat starts along the
+/// axis (the concat gradient slices with it); one vector like each shape.
+fn concat_offset(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(0, &[DType::Int32])?;
+    ctx.expect_rank(0, 0)?;
+    if ctx.num_inputs() < 3 {
+        return Err(ctx.shape_error(format!(
+            "ConcatOffset needs at least 2 shapes, got {}",
+            ctx.num_inputs() - 1
+        )));
+    }
+    let dtype = ctx.expect_dtype(1, INDEX)?;
+    (1..ctx.num_inputs())
+        .map(|i| {
+            ctx.expect_rank(i, 1)?;
+            Ok(OutputInfo::new(dtype, ctx.shape(i).clone()))
+        })
+        .collect()
+}
+
 fn pack(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     if ctx.num_inputs() == 0 {
         return Err(ctx.shape_error("Pack needs at least one value"));
@@ -470,125 +356,6 @@ fn split_v(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     Ok(outs)
 }
 
-fn slice(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.dtype(0);
-    let (Some(dims), Some(b), Some(s)) =
-        (ctx.shape(0).dims(), ctx.const_ints(1), ctx.const_ints(2))
-    else {
-        // Known sizes other than -1 give known dims even when begin is unknown.
-        let r = ctx.shape(0).rank().or_else(|| ctx.shape(2).dim(0));
-        return single(
-            d,
-            match (r, ctx.const_ints(2)) {
-                (Some(r), Some(s)) if s.len() == r => {
-                    PartialShape::from_dims(s.iter().map(|&x| usize::try_from(x).ok()).collect())
-                }
-                (Some(r), _) => PartialShape::unknown_dims(r),
-                _ => PartialShape::unknown(),
-            },
-        );
-    };
-    if b.len() != dims.len() || s.len() != dims.len() {
-        return Err(ctx.shape_error(format!(
-            "begin and size must have length {} (the input's rank)",
-            dims.len()
-        )));
-    }
-    let mut out = Vec::with_capacity(dims.len());
-    for i in 0..dims.len() {
-        out.push(if s[i] == -1 {
-            dims[i].map(|x| (x as i64 - b[i]).max(0) as usize)
-        } else {
-            if let Some(x) = dims[i] {
-                if b[i] < 0 || s[i] < 0 || b[i] + s[i] > x as i64 {
-                    return Err(ctx.shape_error(format!(
-                        "Expected begin[{i}] in [0, {x}] and size[{i}] in [0, {}], but got {} and {}",
-                        x as i64 - b[i].max(0),
-                        b[i],
-                        s[i]
-                    )));
-                }
-            }
-            Some(s[i] as usize)
-        });
-    }
-    single(d, PartialShape::from_dims(out))
-}
-
-fn strided_slice(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.dtype(0);
-    let masks = SliceMasks {
-        begin: ctx.int_or("begin_mask", 0)?,
-        end: ctx.int_or("end_mask", 0)?,
-        ellipsis: ctx.int_or("ellipsis_mask", 0)?,
-        new_axis: ctx.int_or("new_axis_mask", 0)?,
-        shrink_axis: ctx.int_or("shrink_axis_mask", 0)?,
-    };
-    // Like TensorFlow, known strides and input rank suffice: unknown begin/end
-    // leave the dimensions they bound unknown.
-    let (Some(dims), Some(s)) = (ctx.shape(0).dims(), ctx.const_ints(3)) else {
-        return single(d, PartialShape::unknown());
-    };
-    let (b, e) = (ctx.const_ints(1), ctx.const_ints(2));
-    let plan = strided_slice_plan_partial(dims, b.as_deref(), e.as_deref(), &s, masks)
-        .map_err(|e| ctx.shape_error(e.message()))?;
-    single(d, PartialShape::from_dims(plan.final_shape))
-}
-
-fn gather(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(1, INDEX)?;
-    let batch = ctx.int_or("batch_dims", 0)?;
-    let (p, i) = (ctx.shape(0), ctx.shape(1));
-    let axis = ctx.const_value(2).and_then(|t| t.scalar_i64().ok());
-    let shape = match (p.dims(), i.dims(), axis) {
-        (Some(pd), Some(id), Some(ax)) => {
-            let a = axis_in(ctx, ax, pd.len())?;
-            let b = if batch < 0 {
-                batch + id.len() as i64
-            } else {
-                batch
-            } as usize;
-            if b > a || b > id.len() {
-                return Err(ctx.shape_error(format!(
-                    "batch_dims ({batch}) must be at most axis and indices rank"
-                )));
-            }
-            let out: Vec<Option<usize>> = pd[..a]
-                .iter()
-                .chain(&id[b..])
-                .chain(&pd[a + 1..])
-                .copied()
-                .collect();
-            PartialShape::from_dims(out)
-        }
-        (Some(pd), Some(id), None) if pd.len() + id.len() > batch.max(0) as usize => {
-            PartialShape::unknown_dims(pd.len() + id.len() - 1 - batch.max(0) as usize)
-        }
-        _ => PartialShape::unknown(),
-    };
-    single(ctx.dtype(0), shape)
-}
-
-fn gather_nd(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(1, INDEX)?;
-    let shape = match (ctx.shape(0).dims(), ctx.shape(1).dims()) {
-        (Some(pd), Some(id)) if !id.is_empty() => match id[id.len() - 1] {
-            Some(k) if k <= pd.len() => {
-                PartialShape::from_dims(id[..id.len() - 1].iter().chain(&pd[k..]).copied().collect())
-            }
-            Some(k) => {
-                return Err(ctx.shape_error(format!(
-                    "indices.shape[-1] must be <= params.rank, but saw indices.shape[-1] = {k} and params.rank = {}",
-                    pd.len()
-                )))
-            }
-            None => PartialShape::unknown(),
-        },
-        _ => PartialShape::unknown(),
-    };
-    single(ctx.dtype(0), shape)
-}
-
 fn tile(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(1, INDEX)?;
     let shape = match (ctx.shape(0).dims(), ctx.const_ints(1)) {
@@ -639,30 +406,6 @@ fn pad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(0), shape)
 }
 
-fn one_hot(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(0, &[DType::UInt8, DType::Int32, DType::Int64])?;
-    ctx.expect_same(2, 3)?;
-    let axis = ctx.int_or("axis", -1)?;
-    let depth = ctx
-        .const_value(1)
-        .and_then(|t| t.scalar_i64().ok())
-        .map(|v| v.max(0) as usize);
-    let shape = match ctx.shape(0).dims() {
-        Some(d) => {
-            let a = if axis == -1 {
-                d.len()
-            } else {
-                axis_in(ctx, axis, d.len() + 1)?
-            };
-            let mut out = d.to_vec();
-            out.insert(a, depth);
-            PartialShape::from_dims(out)
-        }
-        None => PartialShape::unknown(),
-    };
-    single(ctx.dtype(2), shape)
-}
-
 /// TensorFlow's `BroadcastTo` shape function: the requested shape, where each
 /// input dimension greater than 1 fills in (or must equal) the output dimension
 /// it lines up with from the right.
@@ -692,128 +435,224 @@ fn broadcast_to(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(0), PartialShape::from_dims(dims))
 }
 
-/// TensorFlow's `Bitcast` shape function (see
-/// [`ferroflow_tensor::kernels::bitcast::bitcast_shape`] for the rule).
-fn bitcast(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let from = ctx.expect_dtype(0, BITCAST_TYPES)?;
-    let to = ctx.type_attr("type")?;
-    if !BITCAST_TYPES.contains(&to) {
-        return Err(Error::type_error(format!(
-            "Value for attr 'type' of {to} is not in the list of allowed values"
-        )));
-    }
-    let (a, b) = (from.size().unwrap_or(1), to.size().unwrap_or(1));
-    let Some(dims) = ctx.shape(0).dims() else {
-        return single(to, PartialShape::unknown());
-    };
-    let mut out = dims.to_vec();
-    if a > b {
-        out.push(Some(a / b));
-    } else if a < b {
-        match out.pop() {
-            None => return Err(ctx.shape_error("Shape must be at least rank 1 but is rank 0")),
-            Some(Some(last)) if last != b / a => {
-                return Err(ctx.shape_error(format!(
-                    "Cannot bitcast from {} to {} due to shape. {last} does not match {}",
-                    from.as_enum(),
-                    to.as_enum(),
-                    b / a
-                )))
-            }
-            Some(_) => {}
+/// Requires input `i` to have rank at most `r` when known.
+fn rank_at_most(ctx: &InferContext, i: usize, r: usize) -> Result<()> {
+    match ctx.shape(i).rank() {
+        Some(k) if k > r => {
+            Err(ctx.shape_error(format!("Shape must be at most rank {r} but is rank {k}")))
         }
+        _ => Ok(()),
     }
-    single(to, PartialShape::from_dims(out))
 }
 
-fn where_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let r = ctx.shape(0).rank();
-    single(DType::Int64, PartialShape::from_dims(vec![None, r]))
-}
-
-fn unique(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_rank(0, 1)?;
-    let idx = ctx.type_or("out_idx", DType::Int32)?;
-    if !INDEX.contains(&idx) {
-        return Err(Error::type_error(format!(
-            "'{}': out_idx must be int32 or int64, got {idx}",
-            ctx.name
-        )));
+/// Requires input `i` to have rank at least `r` when known.
+fn rank_at_least(ctx: &InferContext, i: usize, r: usize) -> Result<()> {
+    match ctx.shape(i).rank() {
+        Some(k) if k < r => {
+            Err(ctx.shape_error(format!("Shape must be at least rank {r} but is rank {k}")))
+        }
+        _ => Ok(()),
     }
-    Ok(vec![
-        OutputInfo::new(ctx.dtype(0), PartialShape::from_dims(vec![None])),
-        OutputInfo::new(idx, ctx.shape(0).clone()),
-    ])
 }
 
-fn zeros_like(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+fn roll(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    rank_at_least(ctx, 0, 1)?;
+    rank_at_most(ctx, 1, 1)?;
+    rank_at_most(ctx, 2, 1)?;
+    ctx.expect_dtype(1, INDEX)?;
+    ctx.expect_dtype(2, INDEX)?;
+    merge(ctx, ctx.shape(1), ctx.shape(2))?;
     single(ctx.dtype(0), ctx.shape(0).clone())
 }
 
-fn assert_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(0, &[DType::Bool])?;
-    if !matches!(ctx.shape(0).num_elements(), None | Some(1)) {
-        return Err(ctx.shape_error("In[0] (condition) must be a scalar"));
+fn reverse_sequence(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(1, INDEX)?;
+    ctx.expect_rank(1, 1)?;
+    let seq = ctx.int("seq_dim")?;
+    let batch = ctx.int_or("batch_dim", 0)?;
+    let x = ctx.shape(0);
+    let Some(dims) = x.dims() else {
+        return single(ctx.dtype(0), x.clone());
+    };
+    let rank = dims.len() as i64;
+    if batch >= rank {
+        return Err(ctx.shape_error(format!(
+            "batch_dim must be < input rank: {batch} vs. {rank}"
+        )));
     }
-    Ok(Vec::new())
+    if seq >= rank {
+        return Err(ctx.shape_error(format!("seq_dim must be < input rank: {seq} vs. {rank}")));
+    }
+    let mut out = dims.to_vec();
+    if batch >= 0 {
+        let b = batch as usize;
+        match (dims[b], ctx.shape(1).dim(0)) {
+            (Some(p), Some(q)) if p != q => {
+                return Err(
+                    ctx.shape_error(format!("Dimensions must be equal, but are {p} and {q}"))
+                )
+            }
+            (p, q) => out[b] = p.or(q),
+        }
+    }
+    single(ctx.dtype(0), PartialShape::from_dims(out))
 }
 
-pub fn ops() -> Vec<OpDef> {
+/// The block sizes and `[m, 2]` pads/crops of a space-batch op, as far as
+/// they are known at construction: `(m, block, pairs)`.
+type BlockInfo = (usize, Option<Vec<i64>>, Option<Vec<i64>>);
+
+/// Block shape and paddings (or crops) of `SpaceToBatchND`/`BatchToSpaceND`.
+fn nd_blocks(ctx: &InferContext) -> Result<BlockInfo> {
+    ctx.expect_dtype(1, INDEX)?;
+    ctx.expect_dtype(2, INDEX)?;
+    ctx.expect_rank(1, 1)?;
+    ctx.expect_rank(2, 2)?;
+    let Some(m) = ctx.shape(1).dim(0) else {
+        return Err(ctx.shape_error("block_shape must have known size."));
+    };
+    if let Some(d) = ctx.shape(2).dims() {
+        if d[0].is_some_and(|r| r != m) || d[1].is_some_and(|c| c != 2) {
+            return Err(ctx.shape_error(format!(
+                "Dimension 0 in both shapes must be equal, but are {} and {m}",
+                d[0].map_or("?".to_string(), |r| r.to_string())
+            )));
+        }
+    }
+    let block = ctx.const_ints(1);
+    if let Some(b) = &block {
+        if let Some((i, v)) = b.iter().enumerate().find(|(_, &v)| v < 1) {
+            return Err(ctx.shape_error(format!("block_shape must be positive, got {v} at {i}")));
+        }
+    }
+    let pairs = ctx.const_ints(2);
+    if let Some(p) = &pairs {
+        if p.iter().any(|&v| v < 0) {
+            return Err(ctx.shape_error("paddings and crops must be non-negative"));
+        }
+    }
+    Ok((m, block, pairs))
+}
+
+/// The 4-D ops' `block_size` attr as a two-dimensional block; their
+/// paddings/crops input is the second one.
+fn block_size_blocks(ctx: &InferContext) -> Result<BlockInfo> {
+    ctx.expect_dtype(1, INDEX)?;
+    ctx.expect_rank(0, 4)?;
+    ctx.expect_rank(1, 2)?;
+    let b = ctx.int("block_size")?;
+    if b < 2 {
+        return Err(ctx.shape_error(format!(
+            "Value for attr 'block_size' of {b} must be at least minimum 2"
+        )));
+    }
+    Ok((2, Some(vec![b, b]), ctx.const_ints(1)))
+}
+
+fn space_batch(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let (m, block, pairs) = match ctx.def.name {
+        "SpaceToBatch" | "BatchToSpace" => block_size_blocks(ctx)?,
+        _ => nd_blocks(ctx)?,
+    };
+    let to_batch = ctx.def.name.starts_with("SpaceToBatch");
+    let x = ctx.shape(0);
+    let Some(dims) = x.dims() else {
+        return single(ctx.dtype(0), x.clone());
+    };
+    if dims.len() < 1 + m {
+        return Err(ctx.shape_error(format!(
+            "Shape must be at least rank {} but is rank {}",
+            1 + m,
+            dims.len()
+        )));
+    }
+    let mut out = dims.to_vec();
+    let prod = block.as_ref().map(|b| b.iter().product::<i64>() as usize);
+    out[0] = match (dims[0], &block) {
+        (Some(n), Some(_)) if to_batch => Some(n * prod.unwrap_or(1)),
+        (Some(mut n), Some(b)) => {
+            for &k in b {
+                let k = k as usize;
+                if n % k != 0 {
+                    return Err(ctx.shape_error(format!(
+                        "Dimension size must be evenly divisible by {k} but is {n}"
+                    )));
+                }
+                n /= k;
+            }
+            Some(n)
+        }
+        _ => None,
+    };
+    for d in 0..m {
+        out[d + 1] = match (dims[d + 1], &block, &pairs) {
+            (Some(s), Some(b), Some(p)) => {
+                let (k, lo, hi) = (b[d], p[2 * d], p[2 * d + 1]);
+                if to_batch {
+                    let padded = s as i64 + lo + hi;
+                    if padded % k != 0 {
+                        return Err(ctx.shape_error(format!(
+                            "Dimension size must be evenly divisible by {k} but is {padded}"
+                        )));
+                    }
+                    Some((padded / k) as usize)
+                } else {
+                    let full = s as i64 * k;
+                    if full - lo < 0 {
+                        return Err(ctx.shape_error(format!(
+                            "Negative dimension size caused by subtracting {lo} from {full}"
+                        )));
+                    }
+                    if full - lo - hi < 0 {
+                        return Err(ctx.shape_error(format!(
+                            "Negative dimension size caused by subtracting {hi} from {}",
+                            full - lo
+                        )));
+                    }
+                    Some((full - lo - hi) as usize)
+                }
+            }
+            _ => None,
+        };
+    }
+    single(ctx.dtype(0), PartialShape::from_dims(out))
+}
+
+pub(super) fn ops() -> Vec<OpDef> {
     vec![
-        OpDef::new("Const", &[], constant),
-        OpDef::new("Placeholder", &[], placeholder),
-        OpDef::new(
-            "PlaceholderWithDefault",
-            &["input"],
-            placeholder_with_default,
-        ),
-        OpDef::new("Identity", &["input"], identity),
-        OpDef::new("StopGradient", &["input"], identity),
-        OpDef::new("Snapshot", &["input"], identity),
-        // A promise to the graph that the input never changes between runs.
-        OpDef::new("GuaranteeConst", &["input"], identity),
-        OpDef::new("NoOp", &[], no_outputs),
-        OpDef::new("Shape", &["input"], shape_of),
-        OpDef::new("ShapeN", &["input*"], shape_n),
-        OpDef::new("ConcatOffset", &["concat_dim", "shape*"], concat_offset),
-        OpDef::new("Size", &["input"], size_of),
-        OpDef::new("Rank", &["input"], rank_of),
-        OpDef::new("Fill", &["dims", "value"], fill),
-        OpDef::new("ZerosLike", &["x"], zeros_like),
-        OpDef::new("OnesLike", &["x"], zeros_like),
-        OpDef::new("Range", &["start", "limit", "delta"], range),
-        OpDef::new("LinSpace", &["start", "stop", "num"], linspace),
         OpDef::new("Reshape", &["tensor", "shape"], reshape),
         OpDef::new("Transpose", &["x", "perm"], transpose),
         OpDef::new("ExpandDims", &["input", "dim"], expand_dims),
         OpDef::new("Squeeze", &["input"], squeeze),
         OpDef::new("ConcatV2", &["values*"], concat),
+        OpDef::new("ConcatOffset", &["concat_dim", "shape*"], concat_offset),
         OpDef::new("Pack", &["values*"], pack),
         OpDef::new("Unpack", &["value"], unpack),
         OpDef::new("Split", &["split_dim", "value"], split),
         OpDef::new("SplitV", &["value", "size_splits", "split_dim"], split_v),
-        OpDef::new("Slice", &["input", "begin", "size"], slice),
-        OpDef::new(
-            "StridedSlice",
-            &["input", "begin", "end", "strides"],
-            strided_slice,
-        ),
-        OpDef::new("GatherV2", &["params", "indices", "axis"], gather),
-        OpDef::new("GatherNd", &["params", "indices"], gather_nd),
         OpDef::new("Tile", &["input", "multiples"], tile),
         OpDef::new("Pad", &["input", "paddings"], pad),
         OpDef::new("PadV2", &["input", "paddings", "constant_values"], pad),
         OpDef::new("MirrorPad", &["input", "paddings"], pad),
-        OpDef::new(
-            "OneHot",
-            &["indices", "depth", "on_value", "off_value"],
-            one_hot,
-        ),
         OpDef::new("ReverseV2", &["tensor", "axis"], identity),
         OpDef::new("BroadcastTo", &["input", "shape"], broadcast_to),
-        OpDef::new("Bitcast", &["input"], bitcast),
-        OpDef::new("Where", &["input"], where_op),
-        OpDef::new("Unique", &["x"], unique),
-        OpDef::new("Assert", &["condition", "data*"], assert_op).stateful(),
+        OpDef::new("Roll", &["input", "shift", "axis"], roll),
+        OpDef::new(
+            "ReverseSequence",
+            &["input", "seq_lengths"],
+            reverse_sequence,
+        ),
+        OpDef::new(
+            "SpaceToBatchND",
+            &["input", "block_shape", "paddings"],
+            space_batch,
+        ),
+        OpDef::new(
+            "BatchToSpaceND",
+            &["input", "block_shape", "crops"],
+            space_batch,
+        ),
+        OpDef::new("SpaceToBatch", &["input", "paddings"], space_batch),
+        OpDef::new("BatchToSpace", &["input", "crops"], space_batch),
     ]
 }
