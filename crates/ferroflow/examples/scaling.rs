@@ -218,10 +218,11 @@ fn finish(
     let labels = g.constant(Tensor::vector(labels), "labels")?;
     let xent = g.sparse_softmax_cross_entropy(logits, labels)?;
     let loss = g.reduce_mean(xent)?;
-    let (train, opt_inits) = Optimizer::adam(1e-3).minimize(&mut g, loss, &params.vars)?;
+    let mut opt = Optimizer::adam(1e-3);
+    let train = opt.minimize(&mut g, loss, Some(&params.vars), None)?;
     let session = Session::new(g.graph());
     let mut all = params.inits;
-    all.extend(opt_inits);
+    all.extend(opt.initializers(&g));
     session.run(vec![], &[], &all)?;
     Ok(Model {
         session,

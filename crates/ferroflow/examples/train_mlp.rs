@@ -44,12 +44,11 @@ fn main() -> ferroflow::Result<()> {
     let logits = g.add_v2(logits, b2.value)?;
     let xent = g.sparse_softmax_cross_entropy(logits, y)?;
     let loss = g.reduce_mean(xent)?;
-    let (train, opt_inits) = Optimizer::adam(0.05).minimize(&mut g, loss, &[w1, b1, w2, b2])?;
+    let train = Optimizer::adam(0.05).minimize(&mut g, loss, Some(&[w1, b1, w2, b2]), None)?;
+    let init = g.global_variables_initializer()?;
 
     let sess = Session::new(g.graph());
-    let mut inits: Vec<_> = [w1, b1, w2, b2].iter().map(|v| v.initializer).collect();
-    inits.extend(opt_inits);
-    sess.run(vec![], &[], &inits)?;
+    sess.run(vec![], &[], &[init])?;
     let feed = || {
         vec![
             (x, Tensor::from_vec([n, d_in], xs.clone()).expect("shape")),

@@ -1,7 +1,11 @@
 //! A graph-building API with name scopes for Rust programs: an owner of a shared graph over
 //! `ferroflow_graph::Builder`, the one node builder (the gradient code uses it too).
+//!
+//! The builder also keeps what TensorFlow keeps in graph collections and a Rust program needs:
+//! the variables it made (global and trainable, for [`GraphBuilder::global_variables_initializer`],
+//! optimizers and [`crate::saver::Saver`]) and the summaries (for [`crate::summary::merge_all`]).
 
-use ferroflow_graph::{AttrValue, Builder, Graph, NodeId, Output, PartialShape};
+use ferroflow_graph::{AttrValue, Builder, Graph, NodeId, NodeSpec, Output, PartialShape};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -12,6 +16,11 @@ pub struct GraphBuilder {
     pub(crate) graph: Arc<RwLock<Graph>>,
     /// The current name scope (no trailing slash; empty at the top).
     scope: String,
+    /// Every variable made or registered here, in creation order, and whether it is trainable
+    /// (TensorFlow's `GLOBAL_VARIABLES` and `TRAINABLE_VARIABLES` collections).
+    variables: Vec<(VariableHandle, bool)>,
+    /// Summary ops made here (TensorFlow's `SUMMARIES` collection).
+    pub(crate) summaries: Vec<Output>,
 }
 
 /// The nodes a variable is made of.
@@ -32,6 +41,7 @@ impl Default for GraphBuilder {
 }
 
 impl GraphBuilder {
+    /// A builder over a new, empty graph.
     pub fn new() -> GraphBuilder {
         GraphBuilder::on(Arc::new(RwLock::new(Graph::new())))
     }
@@ -42,7 +52,22 @@ impl GraphBuilder {
         GraphBuilder {
             graph,
             scope: String::new(),
+            variables: Vec::new(),
+            summaries: Vec::new(),
         }
+    }
+
+    /// The current name scope (no trailing slash; empty at the top).
+    pub fn scope(&self) -> &str {
+        &self.scope
+    }
+
+    /// Runs `f` at the top of the graph (no name scope), as TensorFlow's `name_scope("")`.
+    pub fn at_root<R>(&mut self, f: impl FnOnce(&mut GraphBuilder) -> R) -> R {
+        let saved = std::mem::take(&mut self.scope);
+        let r = f(self);
+        self.scope = saved;
+        r
     }
 
     /// The graph being built (share it with a session).
@@ -71,6 +96,25 @@ impl GraphBuilder {
         r
     }
 
+    /// Adds a node named exactly `name` (no scope, not made unique): what TensorFlow does for a
+    /// name ending in `/`, e.g. the op that takes its name scope's name. A taken name is a
+    /// `ValueError`.
+    pub fn add_exact(
+        &mut self,
+        op: &str,
+        name: &str,
+        inputs: &[Output],
+        attrs: Vec<(&str, AttrValue)>,
+        control: &[NodeId],
+    ) -> Result<NodeId> {
+        let mut spec = NodeSpec::new(op, name).inputs(inputs.iter().copied());
+        for (k, v) in attrs {
+            spec = spec.attr(k, v);
+        }
+        spec.control_inputs = control.to_vec();
+        self.graph.write().add_node(spec)
+    }
+
     /// Adds a node of type `op` named `name` (in the current scope).
     pub fn add(
         &mut self,
@@ -82,6 +126,7 @@ impl GraphBuilder {
         self.build(|b| b.node_named(op, name, inputs, attrs))
     }
 
+    /// A `Const` holding `value`.
     pub fn constant(&mut self, value: Tensor, name: &str) -> Result<Output> {
         let dtype = value.dtype();
         let attrs = vec![
@@ -91,6 +136,7 @@ impl GraphBuilder {
         Ok(Output::new(self.add("Const", name, &[], attrs)?, 0))
     }
 
+    /// A `Placeholder` of `dtype` and `shape`, fed at run time.
     pub fn placeholder(&mut self, dtype: DType, shape: PartialShape, name: &str) -> Result<Output> {
         let attrs = vec![
             ("dtype", AttrValue::Type(dtype)),
@@ -99,11 +145,38 @@ impl GraphBuilder {
         Ok(Output::new(self.add("Placeholder", name, &[], attrs)?, 0))
     }
 
-    /// A variable initialised from `initial` (TensorFlow's `VariableV2` +
+    /// A trainable variable initialised from `initial` (TensorFlow's `VariableV2` +
     /// `Assign` + `read` identity, named like TensorFlow's).
     pub fn variable(&mut self, name: &str, initial: Tensor) -> Result<VariableHandle> {
+        self.variable_with(name, initial, true)
+    }
+
+    /// A variable initialised from `initial`, trainable or not (`tf.Variable(..., trainable=)`):
+    /// every variable is in [`global_variables`](Self::global_variables), trainable ones also in
+    /// [`trainable_variables`](Self::trainable_variables).
+    pub fn variable_with(
+        &mut self,
+        name: &str,
+        initial: Tensor,
+        trainable: bool,
+    ) -> Result<VariableHandle> {
         let dtype = initial.dtype();
         let shape = PartialShape::from(initial.shape());
+        self.variable_from(name, dtype, shape, trainable, |g| {
+            g.constant(initial, "initial_value")
+        })
+    }
+
+    /// A variable of `dtype` and `shape` whose initial value `init` builds (called inside the
+    /// variable's own name scope, e.g. `w/Adam/Initializer/zeros`).
+    pub fn variable_from(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        shape: PartialShape,
+        trainable: bool,
+        init: impl FnOnce(&mut GraphBuilder) -> Result<Output>,
+    ) -> Result<VariableHandle> {
         let attrs = vec![
             ("dtype", AttrValue::Type(dtype)),
             ("shape", AttrValue::Shape(shape)),
@@ -114,8 +187,8 @@ impl GraphBuilder {
         // The initializer and the read live under the variable's own name, as TensorFlow's do.
         let saved = std::mem::replace(&mut self.scope, var_name);
         let result = (|| {
-            let init = self.constant(initial, "initial_value")?;
-            let assign = self.add("Assign", "Assign", &[var, init], vec![])?;
+            let initial = init(self)?;
+            let assign = self.add("Assign", "Assign", &[var, initial], vec![])?;
             let read = self.add("Identity", "read", &[var], vec![])?;
             Ok(VariableHandle {
                 var,
@@ -124,7 +197,40 @@ impl GraphBuilder {
             })
         })();
         self.scope = saved;
-        result
+        let handle = result?;
+        self.variables.push((handle, trainable));
+        Ok(handle)
+    }
+
+    /// Records a variable made elsewhere (e.g. imported from a MetaGraphDef) so that
+    /// [`global_variables`](Self::global_variables), optimizers and savers see it. A variable
+    /// already recorded is left as it is.
+    pub fn register_variable(&mut self, handle: VariableHandle, trainable: bool) {
+        if !self.variables.iter().any(|(h, _)| h.var == handle.var) {
+            self.variables.push((handle, trainable));
+        }
+    }
+
+    /// Every variable made or registered here, in creation order (`tf.global_variables()`).
+    pub fn global_variables(&self) -> Vec<VariableHandle> {
+        self.variables.iter().map(|(h, _)| *h).collect()
+    }
+
+    /// The trainable ones among them (`tf.trainable_variables()`), the default of
+    /// [`Optimizer::minimize`](crate::train::Optimizer::minimize).
+    pub fn trainable_variables(&self) -> Vec<VariableHandle> {
+        self.variables
+            .iter()
+            .filter(|(_, t)| *t)
+            .map(|(h, _)| *h)
+            .collect()
+    }
+
+    /// One op that runs every variable's initializer (`tf.global_variables_initializer()`,
+    /// a `NoOp` named `init`).
+    pub fn global_variables_initializer(&mut self) -> Result<NodeId> {
+        let inits: Vec<NodeId> = self.variables.iter().map(|(h, _)| h.initializer).collect();
+        self.group(&inits, "init")
     }
 
     /// Like [`GraphBuilder::add`], with control inputs.
@@ -179,18 +285,22 @@ impl GraphBuilder {
         Ok(Output::new(id, 0))
     }
 
+    /// `a + b` (`AddV2`, broadcasting).
     pub fn add_v2(&mut self, a: Output, b: Output) -> Result<Output> {
         self.build(|bld| bld.add(a, b))
     }
 
+    /// `a - b` (broadcasting).
     pub fn sub(&mut self, a: Output, b: Output) -> Result<Output> {
         self.build(|bld| bld.sub(a, b))
     }
 
+    /// `a * b` (broadcasting).
     pub fn mul(&mut self, a: Output, b: Output) -> Result<Output> {
         self.build(|bld| bld.mul(a, b))
     }
 
+    /// `a @ b`, either operand transposed first.
     pub fn matmul(
         &mut self,
         a: Output,
@@ -201,6 +311,7 @@ impl GraphBuilder {
         self.build(|bld| bld.matmul(a, b, transpose_a, transpose_b))
     }
 
+    /// `max(x, 0)`.
     pub fn relu(&mut self, x: Output) -> Result<Output> {
         self.unary("Relu", x)
     }
@@ -211,6 +322,12 @@ impl GraphBuilder {
         self.build(|b| b.sum(x, a, keep_dims))
     }
 
+    /// `tf.assign(var, value)`: sets a variable; returns its new value.
+    pub fn assign(&mut self, var: Output, value: Output) -> Result<Output> {
+        self.build(|b| b.op("Assign", &[var, value], vec![]))
+    }
+
+    /// `tf.assign_add(var, delta)`: adds to a variable; returns its new value.
     pub fn assign_add(&mut self, var: Output, delta: Output) -> Result<Output> {
         self.build(|b| b.op("AssignAdd", &[var, delta], vec![]))
     }

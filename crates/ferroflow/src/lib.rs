@@ -1,5 +1,5 @@
 //! ferroflow for Rust programs: build a TensorFlow-1-style graph, create a
-//! [`Session`], feed and fetch.
+//! [`Session`], feed and fetch, and train for real.
 //!
 //! ```
 //! use ferroflow::{GraphBuilder, Session, Tensor, DType, PartialShape};
@@ -14,10 +14,26 @@
 //! assert_eq!(out[0].as_slice::<f32>().unwrap(), &[11.0]);
 //! ```
 //!
-//! [`SavedModel`] loads a SavedModel (TensorFlow 1.x's `SavedModelBuilder` /
-//! `simple_save` exports, or ferroflow's) and runs its signatures: serving
-//! from Rust without Python (see [`saved_model`] and
-//! `examples/serve_saved_model.rs`).
+//! The modules:
+//!
+//! * [`GraphBuilder`] (`builder.rs`): nodes under name scopes, variables (global and trainable,
+//!   `global_variables_initializer`), the op helpers.
+//! * [`train`]: gradients, TensorFlow 1's ten optimizers ([`train::Optimizer`] over
+//!   [`train::Adam`], [`train::Momentum`], ...: `compute_gradients`, `apply_gradients`,
+//!   `minimize`, TensorFlow's slot names), the learning-rate schedules and the global step.
+//! * [`saver`]: [`saver::Saver`], TensorFlow's V2 checkpoints with the `checkpoint` state file,
+//!   `max_to_keep` and [`saver::latest_checkpoint`]; readable by TensorFlow's and Python
+//!   ferroflow's `tf.train.Saver`, and theirs here.
+//! * [`summary`]: the TF1 summary ops and a [`summary::FileWriter`] for TensorBoard, and the
+//!   TFRecord reader and writer.
+//! * [`meta_graph`]: `import_meta_graph` of a `.meta` file (variables, `train_op`, summaries,
+//!   the saver).
+//! * [`saved_model`]: [`SavedModel`] loads a SavedModel (TensorFlow 1.x's
+//!   `SavedModelBuilder` / `simple_save` exports, or ferroflow's) and runs its signatures:
+//!   serving from Rust without Python (`examples/serve_saved_model.rs`).
+//!
+//! `examples/train_rust.rs` trains a small model end to end with a schedule, Adam, a Saver and
+//! summaries, and resumes from its last checkpoint.
 //!
 //! Training steps allocate and free many tensor buffers. The Python module
 //! serves them from mimalloc under [`alloc::BufferCache`]; a Rust program
@@ -26,7 +42,10 @@
 //! at about 0.6x the rate.
 
 mod builder;
+pub mod meta_graph;
 pub mod saved_model;
+pub mod saver;
+pub mod summary;
 pub mod train;
 
 pub use builder::{GraphBuilder, VariableHandle};
@@ -54,6 +73,7 @@ pub fn register_all() {
 pub struct Session(ferroflow_runtime::Session);
 
 impl Session {
+    /// A session over `graph` (registers every op and kernel first).
     pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
         register_all();
         Session(ferroflow_runtime::Session::new(graph))
@@ -74,6 +94,7 @@ impl Session {
         &self.0
     }
 
+    /// Closes the session (its variables' values are dropped).
     pub fn close(&self) {
         self.0.close()
     }

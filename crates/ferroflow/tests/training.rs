@@ -1,9 +1,9 @@
 //! Training from Rust alone: gradients, an optimizer, a session.
 
-use ferroflow::train::{exponential_decay, Optimizer};
+use ferroflow::train::{exponential_decay, Momentum, Optimizer};
 use ferroflow::{DType, GraphBuilder, PartialShape, Session, Tensor};
 
-fn linear_regression(opt: Optimizer, steps: usize) -> (f64, f64) {
+fn linear_regression(mut opt: Optimizer, steps: usize) -> (f64, f64) {
     // y = 3x - 2 on a fixed grid.
     let xs: Vec<f32> = (0..32).map(|i| i as f32 / 16.0 - 1.0).collect();
     let ys: Vec<f32> = xs.iter().map(|x| 3.0 * x - 2.0).collect();
@@ -33,7 +33,8 @@ fn linear_regression(opt: Optimizer, steps: usize) -> (f64, f64) {
     let err = g.sub(pred, y).unwrap();
     let sq = g.mul(err, err).unwrap();
     let loss = g.reduce_mean(sq).unwrap();
-    let (train, inits) = opt.minimize(&mut g, loss, &[w, b]).unwrap();
+    let train = opt.minimize(&mut g, loss, Some(&[w, b]), None).unwrap();
+    let inits = opt.initializers(&g);
     let sess = Session::new(g.graph());
     sess.run(vec![], &[], &[w.initializer, b.initializer])
         .unwrap();
@@ -59,12 +60,8 @@ fn linear_regression(opt: Optimizer, steps: usize) -> (f64, f64) {
 #[test]
 fn sgd_momentum_and_adam_fit_a_line() {
     for opt in [
-        Optimizer::Sgd { learning_rate: 0.3 },
-        Optimizer::Momentum {
-            learning_rate: 0.1,
-            momentum: 0.9,
-            nesterov: true,
-        },
+        Optimizer::gradient_descent(0.3),
+        Optimizer::new(Momentum::new(0.1, 0.9).use_nesterov(true)),
         Optimizer::adam(0.1),
     ] {
         let (first, last) = linear_regression(opt.clone(), 300);
