@@ -3,7 +3,9 @@
 //! so that a graph TensorFlow wrote with a training op in it imports and
 //! trains. Each runs the same fused rule as `ApplyFused` (or, for the sparse
 //! ones, `SparseApplyFused`) for one variable, and outputs the variable's
-//! reference as TensorFlow's does.
+//! reference as TensorFlow's does. Which ops run which rule, and where
+//! each op takes the rule's inputs, is part of the rule's own module
+//! (`rules::*::TF_OPS`); this module registers and runs them.
 //!
 //! TensorFlow's sparse optimizers sum the rows of duplicate indices in the
 //! graph (`Unique` and `UnsortedSegmentSum`) before the update op; fed
@@ -11,342 +13,12 @@
 //! TensorFlow's kernels would apply them one after another.
 
 use crate::ops::{check_hyper, update_one_sparse, update_one_variable, LockOrder};
-use crate::rules::{RuleKind, RuleOptions};
+use crate::rules::TfHyper::{At, Zero};
+use crate::rules::{RuleKind, RuleOptions, TfApply};
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext, Value};
 use ferroflow_tensor::{bail, DType, Result, Shape, Tensor};
 use parking_lot::Mutex;
-
-/// Where one of the rule's hyper-parameters comes from.
-#[derive(Copy, Clone)]
-enum Hyper {
-    /// Input `i` of the TensorFlow op.
-    At(usize),
-    /// The op has no such input; the rule gets zero (`ApplyFtrl` has no
-    /// l2 shrinkage).
-    Zero,
-}
-
-/// How a TensorFlow update op's inputs map onto a fused rule.
-struct TfApply {
-    op: &'static str,
-    kind: RuleKind,
-    centered: bool,
-    shrinkage: bool,
-    /// TensorFlow's input names, in order: the variable and its slots
-    /// first (the references), then the rest.
-    inputs: &'static [&'static str],
-    grad: usize,
-    /// The row indices of a sparse update's gradient (`None`: dense).
-    indices: Option<usize>,
-    /// The rule's hyper-parameters in [`RuleKind::hyper_names`] order.
-    hypers: &'static [Hyper],
-}
-
-use Hyper::{At, Zero};
-
-const TF_APPLY: &[TfApply] = &[
-    TfApply {
-        op: "ApplyGradientDescent",
-        kind: RuleKind::Sgd,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "alpha", "delta"],
-        grad: 2,
-        indices: None,
-        hypers: &[At(1)],
-    },
-    TfApply {
-        op: "ApplyProximalGradientDescent",
-        kind: RuleKind::ProximalSgd,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "alpha", "l1", "l2", "delta"],
-        grad: 4,
-        indices: None,
-        hypers: &[At(1), At(2), At(3)],
-    },
-    TfApply {
-        op: "ApplyMomentum",
-        kind: RuleKind::Momentum,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "accum", "lr", "grad", "momentum"],
-        grad: 3,
-        indices: None,
-        hypers: &[At(2), At(4)],
-    },
-    TfApply {
-        op: "ApplyAdagrad",
-        kind: RuleKind::Adagrad,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "accum", "lr", "grad"],
-        grad: 3,
-        indices: None,
-        hypers: &[At(2)],
-    },
-    TfApply {
-        op: "ApplyProximalAdagrad",
-        kind: RuleKind::ProximalAdagrad,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "accum", "lr", "l1", "l2", "grad"],
-        grad: 5,
-        indices: None,
-        hypers: &[At(2), At(3), At(4)],
-    },
-    TfApply {
-        op: "ApplyAdagradDA",
-        kind: RuleKind::AdagradDa,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var",
-            "gradient_accumulator",
-            "gradient_squared_accumulator",
-            "grad",
-            "lr",
-            "l1",
-            "l2",
-            "global_step",
-        ],
-        grad: 3,
-        indices: None,
-        hypers: &[At(4), At(5), At(6), At(7)],
-    },
-    TfApply {
-        op: "ApplyAdadelta",
-        kind: RuleKind::Adadelta,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var",
-            "accum",
-            "accum_update",
-            "lr",
-            "rho",
-            "epsilon",
-            "grad",
-        ],
-        grad: 6,
-        indices: None,
-        hypers: &[At(3), At(4), At(5)],
-    },
-    TfApply {
-        op: "ApplyAdam",
-        kind: RuleKind::Adam,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var",
-            "m",
-            "v",
-            "beta1_power",
-            "beta2_power",
-            "lr",
-            "beta1",
-            "beta2",
-            "epsilon",
-            "grad",
-        ],
-        grad: 9,
-        indices: None,
-        hypers: &[At(3), At(4), At(5), At(6), At(7), At(8)],
-    },
-    TfApply {
-        op: "ApplyFtrl",
-        kind: RuleKind::Ftrl,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power",
-        ],
-        grad: 3,
-        indices: None,
-        hypers: &[At(4), At(5), At(6), Zero, At(7)],
-    },
-    TfApply {
-        op: "ApplyFtrlV2",
-        kind: RuleKind::Ftrl,
-        centered: false,
-        shrinkage: true,
-        inputs: &[
-            "var",
-            "accum",
-            "linear",
-            "grad",
-            "lr",
-            "l1",
-            "l2",
-            "l2_shrinkage",
-            "lr_power",
-        ],
-        grad: 3,
-        indices: None,
-        hypers: &[At(4), At(5), At(6), At(7), At(8)],
-    },
-    TfApply {
-        op: "ApplyRMSProp",
-        kind: RuleKind::RmsProp,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
-        ],
-        grad: 7,
-        indices: None,
-        hypers: &[At(3), At(4), At(5), At(6)],
-    },
-    TfApply {
-        op: "ApplyCenteredRMSProp",
-        kind: RuleKind::RmsProp,
-        centered: true,
-        shrinkage: false,
-        inputs: &[
-            "var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
-        ],
-        grad: 8,
-        indices: None,
-        hypers: &[At(4), At(5), At(6), At(7)],
-    },
-    TfApply {
-        op: "SparseApplyProximalGradientDescent",
-        kind: RuleKind::ProximalSgd,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "alpha", "l1", "l2", "grad", "indices"],
-        grad: 4,
-        indices: Some(5),
-        hypers: &[At(1), At(2), At(3)],
-    },
-    TfApply {
-        op: "SparseApplyMomentum",
-        kind: RuleKind::Momentum,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "accum", "lr", "grad", "indices", "momentum"],
-        grad: 3,
-        indices: Some(4),
-        hypers: &[At(2), At(5)],
-    },
-    TfApply {
-        op: "SparseApplyAdagrad",
-        kind: RuleKind::Adagrad,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "accum", "lr", "grad", "indices"],
-        grad: 3,
-        indices: Some(4),
-        hypers: &[At(2)],
-    },
-    TfApply {
-        op: "SparseApplyProximalAdagrad",
-        kind: RuleKind::ProximalAdagrad,
-        centered: false,
-        shrinkage: false,
-        inputs: &["var", "accum", "lr", "l1", "l2", "grad", "indices"],
-        grad: 5,
-        indices: Some(6),
-        hypers: &[At(2), At(3), At(4)],
-    },
-    TfApply {
-        op: "SparseApplyAdagradDA",
-        kind: RuleKind::AdagradDa,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var",
-            "gradient_accumulator",
-            "gradient_squared_accumulator",
-            "grad",
-            "indices",
-            "lr",
-            "l1",
-            "l2",
-            "global_step",
-        ],
-        grad: 3,
-        indices: Some(4),
-        hypers: &[At(5), At(6), At(7), At(8)],
-    },
-    TfApply {
-        op: "SparseApplyAdadelta",
-        kind: RuleKind::Adadelta,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var",
-            "accum",
-            "accum_update",
-            "lr",
-            "rho",
-            "epsilon",
-            "grad",
-            "indices",
-        ],
-        grad: 6,
-        indices: Some(7),
-        hypers: &[At(3), At(4), At(5)],
-    },
-    TfApply {
-        op: "SparseApplyFtrl",
-        kind: RuleKind::Ftrl,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var", "accum", "linear", "grad", "indices", "lr", "l1", "l2", "lr_power",
-        ],
-        grad: 3,
-        indices: Some(4),
-        hypers: &[At(5), At(6), At(7), Zero, At(8)],
-    },
-    TfApply {
-        op: "SparseApplyFtrlV2",
-        kind: RuleKind::Ftrl,
-        centered: false,
-        shrinkage: true,
-        inputs: &[
-            "var",
-            "accum",
-            "linear",
-            "grad",
-            "indices",
-            "lr",
-            "l1",
-            "l2",
-            "l2_shrinkage",
-            "lr_power",
-        ],
-        grad: 3,
-        indices: Some(4),
-        hypers: &[At(5), At(6), At(7), At(8), At(9)],
-    },
-    TfApply {
-        op: "SparseApplyRMSProp",
-        kind: RuleKind::RmsProp,
-        centered: false,
-        shrinkage: false,
-        inputs: &[
-            "var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices",
-        ],
-        grad: 7,
-        indices: Some(8),
-        hypers: &[At(3), At(4), At(5), At(6)],
-    },
-    TfApply {
-        op: "SparseApplyCenteredRMSProp",
-        kind: RuleKind::RmsProp,
-        centered: true,
-        shrinkage: false,
-        inputs: &[
-            "var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices",
-        ],
-        grad: 8,
-        indices: Some(9),
-        hypers: &[At(4), At(5), At(6), At(7)],
-    },
-];
 
 /// How one of TensorFlow's update ops lays out a fused rule's inputs, for
 /// writing ferroflow's fused updates as TensorFlow's ops.
@@ -368,13 +40,19 @@ pub struct TfUpdateOp {
     pub hypers: Vec<Option<usize>>,
 }
 
+/// Every rule's TensorFlow update ops, with the rule each runs.
+fn all() -> impl Iterator<Item = (RuleKind, &'static TfApply)> {
+    RuleKind::ALL
+        .into_iter()
+        .flat_map(|kind| kind.tf_ops().iter().map(move |spec| (kind, spec)))
+}
+
 /// TensorFlow's update ops and how each maps onto a fused rule.
 pub fn tf_update_ops() -> Vec<TfUpdateOp> {
-    TF_APPLY
-        .iter()
-        .map(|s| TfUpdateOp {
+    all()
+        .map(|(kind, s)| TfUpdateOp {
             op: s.op,
-            rule: s.kind.name(),
+            rule: kind.name(),
             centered: s.centered,
             shrinkage: s.shrinkage,
             inputs: s.inputs,
@@ -395,25 +73,19 @@ pub fn tf_update_ops() -> Vec<TfUpdateOp> {
 /// The variable and its slots: the leading references of each op.
 const REFS: [&[usize]; 4] = [&[0], &[0, 1], &[0, 1, 2], &[0, 1, 2, 3]];
 
-fn spec(op: &str) -> &'static TfApply {
-    TF_APPLY
-        .iter()
-        .find(|s| s.op == op)
-        .expect("only registered for the ops in TF_APPLY")
-}
-
-impl TfApply {
-    fn slots(&self) -> usize {
-        self.kind.slots(self.centered)
-    }
+/// The rule and input layout of the update op `op`.
+fn spec(op: &str) -> (RuleKind, &'static TfApply) {
+    all()
+        .find(|(_, s)| s.op == op)
+        .expect("only registered for the rules' TF_OPS")
 }
 
 fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     // (The graph has checked the number of inputs against `spec.inputs`.)
-    let spec = spec(ctx.def.name);
+    let (kind, spec) = spec(ctx.def.name);
     let dtype = ctx.dtype(0);
     let var = ctx.shape(0);
-    for i in (1..=spec.slots()).chain([spec.grad]) {
+    for i in (1..=kind.slots(spec.centered)).chain([spec.grad]) {
         if ctx.dtype(i) != dtype {
             bail!(
                 type_error,
@@ -452,7 +124,7 @@ fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             }
         }
     }
-    for (name, hyper) in spec.kind.hyper_names().iter().zip(spec.hypers) {
+    for (name, hyper) in kind.hyper_names().iter().zip(spec.hypers) {
         if let At(i) = *hyper {
             check_hyper(ctx, i, name, dtype)?;
         }
@@ -478,21 +150,19 @@ fn rows_fit(var: &PartialShape, grad: &PartialShape) -> bool {
 
 /// The graph-level definitions of TensorFlow's update ops.
 pub fn op_defs() -> Vec<OpDef> {
-    TF_APPLY
-        .iter()
-        .map(|s| OpDef::new(s.op, s.inputs, infer).refs(REFS[s.slots()]))
+    all()
+        .map(|(kind, s)| OpDef::new(s.op, s.inputs, infer).refs(REFS[kind.slots(s.centered)]))
         .collect()
 }
 
 /// The kernels of TensorFlow's update ops.
 pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
-    TF_APPLY
-        .iter()
-        .map(|spec| {
+    all()
+        .map(|(kind, spec)| {
             let f = factory(move |init| {
                 let a = &init.node.attrs;
                 let nesterov = a.bool_or("use_nesterov", false)?;
-                if nesterov && spec.kind != RuleKind::Momentum {
+                if nesterov && kind != RuleKind::Momentum {
                     bail!(
                         unimplemented,
                         "{}: use_nesterov=True is not supported",
@@ -521,7 +191,7 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 let dtype = init.graph.output(init.node.inputs[0]).dtype;
                 let lock_order = Mutex::new(LockOrder::default());
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let s = spec.slots();
+                    let s = kind.slots(spec.centered);
                     // `ApplyFused`'s layout for one variable (references,
                     // gradient, hyper-parameters), or `SparseApplyFused`'s
                     // (the gradient's indices after its values).
@@ -533,7 +203,7 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     if let Some(k) = spec.indices {
                         values.push(Value::Tensor(ctx.input(k)?.clone()));
                     }
-                    for (name, hyper) in spec.kind.hyper_names().iter().zip(spec.hypers) {
+                    for (name, hyper) in kind.hyper_names().iter().zip(spec.hypers) {
                         values.push(Value::Tensor(match *hyper {
                             // TensorFlow feeds the step number counting from
                             // 1 (global_step + 1); `ApplyFused` adds the 1.
@@ -547,9 +217,9 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     let var = ctx.input_ref(0)?.clone();
                     let mut fused = OpContext::new(ctx.node, ctx.session, values);
                     if spec.indices.is_some() {
-                        update_one_sparse(&mut fused, dtype, spec.kind, opts, s)?;
+                        update_one_sparse(&mut fused, dtype, kind, opts, s)?;
                     } else {
-                        update_one_variable(&mut fused, dtype, spec.kind, opts, s, &lock_order)?;
+                        update_one_variable(&mut fused, dtype, kind, opts, s, &lock_order)?;
                     }
                     ctx.output_ref(var);
                     Ok(())

@@ -1,12 +1,52 @@
 //! Adadelta: step sizes from running averages of squared gradients and updates.
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &["accum", "accum_update"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "rho", "epsilon"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyAdadelta",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var",
+            "accum",
+            "accum_update",
+            "lr",
+            "rho",
+            "epsilon",
+            "grad",
+        ],
+        grad: 6,
+        indices: None,
+        hypers: &[At(3), At(4), At(5)],
+    },
+    TfApply {
+        op: "SparseApplyAdadelta",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var",
+            "accum",
+            "accum_update",
+            "lr",
+            "rho",
+            "epsilon",
+            "grad",
+            "indices",
+        ],
+        grad: 6,
+        indices: Some(7),
+        hypers: &[At(3), At(4), At(5)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

@@ -1,12 +1,35 @@
 //! Adagrad: `accum += grad^2; var -= lr * grad / sqrt(accum)`.
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &["accumulator"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyAdagrad",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "grad"],
+        grad: 3,
+        indices: None,
+        hypers: &[At(2)],
+    },
+    TfApply {
+        op: "SparseApplyAdagrad",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "grad", "indices"],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(2)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

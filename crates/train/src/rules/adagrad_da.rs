@@ -1,12 +1,54 @@
 //! Adagrad dual averaging with l1/l2 regularization (`t = global_step + 1`).
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &["gradient_accumulator", "gradient_squared_accumulator"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "l1", "l2", "global_step"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyAdagradDA",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var",
+            "gradient_accumulator",
+            "gradient_squared_accumulator",
+            "grad",
+            "lr",
+            "l1",
+            "l2",
+            "global_step",
+        ],
+        grad: 3,
+        indices: None,
+        hypers: &[At(4), At(5), At(6), At(7)],
+    },
+    TfApply {
+        op: "SparseApplyAdagradDA",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var",
+            "gradient_accumulator",
+            "gradient_squared_accumulator",
+            "grad",
+            "indices",
+            "lr",
+            "l1",
+            "l2",
+            "global_step",
+        ],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(5), At(6), At(7), At(8)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

@@ -1,6 +1,6 @@
 //! Adam with TensorFlow 1's epsilon-hat: the bias corrections fold into `alpha`.
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
@@ -14,6 +14,30 @@ pub(super) const HYPERS: &[&str] = &[
     "beta2",
     "epsilon",
 ];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs. (TensorFlow has no sparse Adam op: its optimizer writes the
+/// sparse update out in scatter ops.)
+pub(super) const TF_OPS: &[TfApply] = &[TfApply {
+    op: "ApplyAdam",
+    centered: false,
+    shrinkage: false,
+    inputs: &[
+        "var",
+        "m",
+        "v",
+        "beta1_power",
+        "beta2_power",
+        "lr",
+        "beta1",
+        "beta2",
+        "epsilon",
+        "grad",
+    ],
+    grad: 9,
+    indices: None,
+    hypers: &[At(3), At(4), At(5), At(6), At(7), At(8)],
+}];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

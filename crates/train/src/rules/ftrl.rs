@@ -1,12 +1,81 @@
 //! FTRL-Proximal, with optional l2 shrinkage (`ApplyFtrlV2`) and learning-rate power.
 
-use super::Rule;
+use super::{
+    Rule, TfApply,
+    TfHyper::{At, Zero},
+};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &["accum", "linear"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "l1", "l2", "l2_shrinkage", "lr_power"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyFtrl",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power",
+        ],
+        grad: 3,
+        indices: None,
+        hypers: &[At(4), At(5), At(6), Zero, At(7)],
+    },
+    TfApply {
+        op: "ApplyFtrlV2",
+        centered: false,
+        shrinkage: true,
+        inputs: &[
+            "var",
+            "accum",
+            "linear",
+            "grad",
+            "lr",
+            "l1",
+            "l2",
+            "l2_shrinkage",
+            "lr_power",
+        ],
+        grad: 3,
+        indices: None,
+        hypers: &[At(4), At(5), At(6), At(7), At(8)],
+    },
+    TfApply {
+        op: "SparseApplyFtrl",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var", "accum", "linear", "grad", "indices", "lr", "l1", "l2", "lr_power",
+        ],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(5), At(6), At(7), Zero, At(8)],
+    },
+    TfApply {
+        op: "SparseApplyFtrlV2",
+        centered: false,
+        shrinkage: true,
+        inputs: &[
+            "var",
+            "accum",
+            "linear",
+            "grad",
+            "indices",
+            "lr",
+            "l1",
+            "l2",
+            "l2_shrinkage",
+            "lr_power",
+        ],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(5), At(6), At(7), At(8), At(9)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

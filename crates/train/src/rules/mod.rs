@@ -6,9 +6,10 @@
 //! deliberate difference: `rsqrt` is `1/sqrt(x)` computed exactly, where
 //! TensorFlow uses a hardware estimate that differs between CPU models.
 //!
-//! Each rule has its own module: its slot and hyper-parameter tables and its
-//! dense, sparse-row and scalar kernels. [`Rule`] dispatches to them; the
-//! TensorFlow ops each rule stands for are listed in `tf_apply.rs`.
+//! Each rule has its own module: its slot and hyper-parameter tables, the
+//! TensorFlow update ops it stands for with their input layouts (`TF_OPS`,
+//! which `tf_apply.rs` registers and runs), and its dense, sparse-row and
+//! scalar kernels. [`Rule`] dispatches to them.
 
 use crate::real::Real;
 
@@ -113,10 +114,54 @@ impl RuleKind {
         }
     }
 
+    /// TensorFlow's update ops that run this rule (`ApplyAdam`,
+    /// `SparseApplyMomentum`, ...) and how each lays out its inputs.
+    pub(crate) fn tf_ops(self) -> &'static [TfApply] {
+        match self {
+            RuleKind::Sgd => sgd::TF_OPS,
+            RuleKind::Momentum => momentum::TF_OPS,
+            RuleKind::Adagrad => adagrad::TF_OPS,
+            RuleKind::AdagradDa => adagrad_da::TF_OPS,
+            RuleKind::Adadelta => adadelta::TF_OPS,
+            RuleKind::Adam => adam::TF_OPS,
+            RuleKind::Ftrl => ftrl::TF_OPS,
+            RuleKind::ProximalSgd => proximal_sgd::TF_OPS,
+            RuleKind::ProximalAdagrad => proximal_adagrad::TF_OPS,
+            RuleKind::RmsProp => rmsprop::TF_OPS,
+        }
+    }
+
     /// Sparse updates sum duplicate indices first (all but plain SGD).
     pub fn dedups(self) -> bool {
         self != RuleKind::Sgd
     }
+}
+
+/// Where one of TensorFlow's update ops takes one of the rule's
+/// hyper-parameters.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum TfHyper {
+    /// Input `i` of the TensorFlow op.
+    At(usize),
+    /// The op has no such input; the rule gets zero (`ApplyFtrl` has no
+    /// l2 shrinkage).
+    Zero,
+}
+
+/// How one of TensorFlow's update ops maps its inputs onto the rule it
+/// runs (each rule module lists its own in `TF_OPS`).
+pub(crate) struct TfApply {
+    pub op: &'static str,
+    pub centered: bool,
+    pub shrinkage: bool,
+    /// TensorFlow's input names, in order: the variable and its slots
+    /// first (the references), then the rest.
+    pub inputs: &'static [&'static str],
+    pub grad: usize,
+    /// The row indices of a sparse update's gradient (`None`: dense).
+    pub indices: Option<usize>,
+    /// The rule's hyper-parameters in [`RuleKind::hyper_names`] order.
+    pub hypers: &'static [TfHyper],
 }
 
 /// Flags that change a rule's formula.
@@ -219,5 +264,41 @@ impl<T: Real> Rule<T> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RuleKind, TfHyper};
+    use std::collections::HashSet;
+
+    /// Each rule module's TensorFlow ops agree with its slot and hyper-parameter tables: the
+    /// variable and its slots lead, and every other input is the gradient, its indices or exactly
+    /// one of the rule's hyper-parameters.
+    #[test]
+    fn tf_ops_agree_with_their_rule() {
+        let mut names = HashSet::new();
+        for kind in RuleKind::ALL {
+            assert!(!kind.tf_ops().is_empty(), "{}", kind.name());
+            for op in kind.tf_ops() {
+                assert!(names.insert(op.op), "{} listed twice", op.op);
+                assert_eq!(op.inputs[0], "var", "{}", op.op);
+                assert_eq!(op.hypers.len(), kind.hyper_names().len(), "{}", op.op);
+                let refs = 1 + kind.slots(op.centered);
+                let mut taken: Vec<usize> = (0..refs).chain([op.grad]).collect();
+                taken.extend(op.indices);
+                taken.extend(op.hypers.iter().filter_map(|h| match *h {
+                    TfHyper::At(i) => Some(i),
+                    TfHyper::Zero => None,
+                }));
+                taken.sort_unstable();
+                let all: Vec<usize> = (0..op.inputs.len()).collect();
+                assert_eq!(taken, all, "{}", op.op);
+                if let Some(i) = op.indices {
+                    assert_eq!(op.inputs[i], "indices", "{}", op.op);
+                }
+            }
+        }
+        assert_eq!(names.len(), 22);
     }
 }

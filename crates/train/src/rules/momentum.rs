@@ -1,12 +1,35 @@
 //! Momentum, optionally Nesterov: `accum = accum * momentum + grad`.
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &["momentum"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "momentum"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyMomentum",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "grad", "momentum"],
+        grad: 3,
+        indices: None,
+        hypers: &[At(2), At(4)],
+    },
+    TfApply {
+        op: "SparseApplyMomentum",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "grad", "indices", "momentum"],
+        grad: 3,
+        indices: Some(4),
+        hypers: &[At(2), At(5)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

@@ -1,12 +1,35 @@
 //! Adagrad followed by the l1/l2 proximal step.
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &["accumulator"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "l1", "l2"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyProximalAdagrad",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "l1", "l2", "grad"],
+        grad: 5,
+        indices: None,
+        hypers: &[At(2), At(3), At(4)],
+    },
+    TfApply {
+        op: "SparseApplyProximalAdagrad",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "accum", "lr", "l1", "l2", "grad", "indices"],
+        grad: 5,
+        indices: Some(6),
+        hypers: &[At(2), At(3), At(4)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

@@ -1,12 +1,35 @@
 //! Gradient descent followed by the l1/l2 proximal step.
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
 pub(super) const SLOTS: &[&str] = &[];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "l1", "l2"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyProximalGradientDescent",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "alpha", "l1", "l2", "delta"],
+        grad: 4,
+        indices: None,
+        hypers: &[At(1), At(2), At(3)],
+    },
+    TfApply {
+        op: "SparseApplyProximalGradientDescent",
+        centered: false,
+        shrinkage: false,
+        inputs: &["var", "alpha", "l1", "l2", "grad", "indices"],
+        grad: 4,
+        indices: Some(5),
+        hypers: &[At(1), At(2), At(3)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]

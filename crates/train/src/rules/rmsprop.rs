@@ -1,6 +1,6 @@
 //! RMSProp with momentum, optionally centered (an `mg` slot first).
 
-use super::Rule;
+use super::{Rule, TfApply, TfHyper::At};
 use crate::real::Real;
 
 /// The slot variables, in update-op input order (TensorFlow's slot names).
@@ -9,6 +9,55 @@ pub(super) const SLOTS: &[&str] = &["rms", "momentum"];
 pub(super) const CENTERED_SLOTS: &[&str] = &["mg", "rms", "momentum"];
 /// The scalar hyper-parameter inputs, in op input order.
 pub(super) const HYPERS: &[&str] = &["lr", "rho", "momentum", "epsilon"];
+
+/// TensorFlow's update ops that run this rule, and where each takes the
+/// rule's inputs.
+pub(super) const TF_OPS: &[TfApply] = &[
+    TfApply {
+        op: "ApplyRMSProp",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
+        ],
+        grad: 7,
+        indices: None,
+        hypers: &[At(3), At(4), At(5), At(6)],
+    },
+    TfApply {
+        op: "ApplyCenteredRMSProp",
+        centered: true,
+        shrinkage: false,
+        inputs: &[
+            "var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad",
+        ],
+        grad: 8,
+        indices: None,
+        hypers: &[At(4), At(5), At(6), At(7)],
+    },
+    TfApply {
+        op: "SparseApplyRMSProp",
+        centered: false,
+        shrinkage: false,
+        inputs: &[
+            "var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices",
+        ],
+        grad: 7,
+        indices: Some(8),
+        hypers: &[At(3), At(4), At(5), At(6)],
+    },
+    TfApply {
+        op: "SparseApplyCenteredRMSProp",
+        centered: true,
+        shrinkage: false,
+        inputs: &[
+            "var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices",
+        ],
+        grad: 8,
+        indices: Some(9),
+        hypers: &[At(4), At(5), At(6), At(7)],
+    },
+];
 
 /// Dense update of one contiguous run.
 #[inline(always)]
