@@ -501,7 +501,8 @@ pub struct CheckpointState {
 }
 
 impl CheckpointState {
-    /// The state file's text (protobuf text format, as TensorFlow writes it).
+    /// The state file's text (protobuf text format, as TensorFlow writes it: numbers in their
+    /// shortest form, `1795301707.0` for a whole one).
     pub fn to_text(&self) -> String {
         let mut out = format!(
             "model_checkpoint_path: \"{}\"\n",
@@ -511,11 +512,11 @@ impl CheckpointState {
             out.push_str(&format!("all_model_checkpoint_paths: \"{}\"\n", escape(p)));
         }
         for t in &self.all_model_checkpoint_timestamps {
-            out.push_str(&format!("all_model_checkpoint_timestamps: {t}\n"));
+            out.push_str(&format!("all_model_checkpoint_timestamps: {t:?}\n"));
         }
         if self.last_preserved_timestamp != 0.0 {
             out.push_str(&format!(
-                "last_preserved_timestamp: {}\n",
+                "last_preserved_timestamp: {:?}\n",
                 self.last_preserved_timestamp
             ));
         }
@@ -822,6 +823,27 @@ mod tests {
             "{text}"
         );
         assert_eq!(CheckpointState::parse(&text, "t").unwrap(), state);
+    }
+
+    #[test]
+    fn state_text_is_tensorflows() {
+        // TensorFlow 2.21's text for this state (the case of Python ferroflow's
+        // tests/python/test_checkpoint_management.py).
+        let state = CheckpointState {
+            model_checkpoint_path: "/d/ckpt-3".into(),
+            all_model_checkpoint_paths: vec!["/d/ckpt-2".into(), "/d/ckpt-3".into()],
+            all_model_checkpoint_timestamps: vec![1795301709.083236, 1795301709.093584],
+            last_preserved_timestamp: 1795301707.0,
+        };
+        assert_eq!(
+            state.to_text(),
+            "model_checkpoint_path: \"/d/ckpt-3\"\n\
+             all_model_checkpoint_paths: \"/d/ckpt-2\"\n\
+             all_model_checkpoint_paths: \"/d/ckpt-3\"\n\
+             all_model_checkpoint_timestamps: 1795301709.083236\n\
+             all_model_checkpoint_timestamps: 1795301709.093584\n\
+             last_preserved_timestamp: 1795301707.0\n"
+        );
     }
 
     #[test]
