@@ -41,6 +41,8 @@
 //! `examples/scaling.rs`): with the system allocator a small MLP's steps ran
 //! at about 0.6x the rate.
 
+#![warn(missing_docs)]
+
 mod builder;
 pub mod meta_graph;
 pub mod saved_model;

@@ -54,8 +54,10 @@ pub mod proto {
     /// `tensorflow.SavedModel`: the `saved_model.pb` file.
     #[derive(Clone, PartialEq, Message)]
     pub struct SavedModel {
+        /// The format version (1).
         #[prost(int64, tag = "1")]
         pub saved_model_schema_version: i64,
+        /// One meta graph per tag set.
         #[prost(message, repeated, tag = "2")]
         pub meta_graphs: Vec<MetaGraphDef>,
     }
@@ -63,16 +65,22 @@ pub mod proto {
     /// `tensorflow.MetaGraphDef`.
     #[derive(Clone, PartialEq, Message)]
     pub struct MetaGraphDef {
+        /// Versions and tags.
         #[prost(message, optional, tag = "1")]
         pub meta_info_def: Option<MetaInfoDef>,
+        /// The graph.
         #[prost(message, optional, tag = "2")]
         pub graph_def: Option<GraphDef>,
+        /// The saver's ops, if the graph has a saver.
         #[prost(message, optional, tag = "3")]
         pub saver_def: Option<SaverDef>,
+        /// Collections by key (`variables`, `train_op`, ...).
         #[prost(btree_map = "string, message", tag = "4")]
         pub collection_def: BTreeMap<String, CollectionDef>,
+        /// Signatures by key.
         #[prost(btree_map = "string, message", tag = "5")]
         pub signature_def: BTreeMap<String, SignatureDef>,
+        /// Asset files the graph reads.
         #[prost(message, repeated, tag = "6")]
         pub asset_file_def: Vec<AssetFileDef>,
     }
@@ -87,14 +95,19 @@ pub mod proto {
     /// `tensorflow.MetaGraphDef.MetaInfoDef`.
     #[derive(Clone, PartialEq, Message)]
     pub struct MetaInfoDef {
+        /// A free-form version of the meta graph.
         #[prost(string, tag = "1")]
         pub meta_graph_version: String,
+        /// The tags a SavedModel picks meta graphs by (`serve`, `train`, ...).
         #[prost(string, repeated, tag = "4")]
         pub tags: Vec<String>,
+        /// The TensorFlow version that wrote it.
         #[prost(string, tag = "5")]
         pub tensorflow_version: String,
+        /// The TensorFlow git version that wrote it.
         #[prost(string, tag = "6")]
         pub tensorflow_git_version: String,
+        /// Whether attrs with their default value were left out of the graph.
         #[prost(bool, tag = "7")]
         pub stripped_default_attrs: bool,
     }
@@ -102,16 +115,22 @@ pub mod proto {
     /// `tensorflow.SaverDef`.
     #[derive(Clone, PartialEq, Message)]
     pub struct SaverDef {
+        /// The tensor fed with the checkpoint prefix (`save/Const:0`).
         #[prost(string, tag = "1")]
         pub filename_tensor_name: String,
+        /// The tensor that runs the save and returns the prefix (`save/control_dependency:0`).
         #[prost(string, tag = "2")]
         pub save_tensor_name: String,
+        /// The op that restores every variable (`save/restore_all`).
         #[prost(string, tag = "3")]
         pub restore_op_name: String,
+        /// How many recent checkpoints to keep.
         #[prost(int32, tag = "4")]
         pub max_to_keep: i32,
+        /// Whether the saver writes one shard per device.
         #[prost(bool, tag = "5")]
         pub sharded: bool,
+        /// How often to keep a checkpoint beyond `max_to_keep`.
         #[prost(float, tag = "6")]
         pub keep_checkpoint_every_n_hours: f32,
         /// 0: LEGACY (V1), 1: V1, 2: V2.
@@ -122,6 +141,7 @@ pub mod proto {
     /// `tensorflow.CollectionDef`.
     #[derive(Clone, PartialEq, Message)]
     pub struct CollectionDef {
+        /// Which list the collection holds.
         #[prost(oneof = "collection_def::Kind", tags = "1, 2, 3, 4, 5")]
         pub kind: Option<collection_def::Kind>,
     }
@@ -131,14 +151,19 @@ pub mod proto {
         /// The `kind` oneof.
         #[derive(Clone, PartialEq, prost::Oneof)]
         pub enum Kind {
+            /// Node or tensor names.
             #[prost(message, tag = "1")]
             NodeList(super::StringList),
+            /// Byte strings.
             #[prost(message, tag = "2")]
             BytesList(super::BytesList),
+            /// Integers.
             #[prost(message, tag = "3")]
             Int64List(super::Int64List),
+            /// Floats.
             #[prost(message, tag = "4")]
             FloatList(super::FloatList),
+            /// Messages of any type.
             #[prost(message, tag = "5")]
             AnyList(super::AnyList),
         }
@@ -147,6 +172,7 @@ pub mod proto {
     /// `CollectionDef.NodeList`: node or tensor names.
     #[derive(Clone, PartialEq, Message)]
     pub struct StringList {
+        /// The names.
         #[prost(string, repeated, tag = "1")]
         pub value: Vec<String>,
     }
@@ -154,6 +180,7 @@ pub mod proto {
     /// `CollectionDef.BytesList`.
     #[derive(Clone, PartialEq, Message)]
     pub struct BytesList {
+        /// The values (often serialized protocol buffers such as `VariableDef`s).
         #[prost(bytes = "vec", repeated, tag = "1")]
         pub value: Vec<Vec<u8>>,
     }
@@ -161,6 +188,7 @@ pub mod proto {
     /// `CollectionDef.Int64List`.
     #[derive(Clone, PartialEq, Message)]
     pub struct Int64List {
+        /// The values.
         #[prost(int64, repeated, tag = "1")]
         pub value: Vec<i64>,
     }
@@ -168,6 +196,7 @@ pub mod proto {
     /// `CollectionDef.FloatList`.
     #[derive(Clone, PartialEq, Message)]
     pub struct FloatList {
+        /// The values.
         #[prost(float, repeated, tag = "1")]
         pub value: Vec<f32>,
     }
@@ -175,6 +204,7 @@ pub mod proto {
     /// `CollectionDef.AnyList`.
     #[derive(Clone, PartialEq, Message)]
     pub struct AnyList {
+        /// The values.
         #[prost(message, repeated, tag = "1")]
         pub value: Vec<Any>,
     }
@@ -182,8 +212,10 @@ pub mod proto {
     /// `google.protobuf.Any`.
     #[derive(Clone, PartialEq, Message)]
     pub struct Any {
+        /// The message's type, e.g. `type.googleapis.com/tensorflow.AssetFileDef`.
         #[prost(string, tag = "1")]
         pub type_url: String,
+        /// The serialized message.
         #[prost(bytes = "vec", tag = "2")]
         pub value: Vec<u8>,
     }
@@ -191,10 +223,13 @@ pub mod proto {
     /// `tensorflow.SignatureDef`.
     #[derive(Clone, PartialEq, Message)]
     pub struct SignatureDef {
+        /// Inputs by key.
         #[prost(btree_map = "string, message", tag = "1")]
         pub inputs: BTreeMap<String, TensorInfo>,
+        /// Outputs by key.
         #[prost(btree_map = "string, message", tag = "2")]
         pub outputs: BTreeMap<String, TensorInfo>,
+        /// `tensorflow/serving/predict`, `.../classify`, ...
         #[prost(string, tag = "3")]
         pub method_name: String,
     }
@@ -203,10 +238,13 @@ pub mod proto {
     /// modelled, a sparse or composite one decodes with `name` unset.
     #[derive(Clone, PartialEq, Message)]
     pub struct TensorInfo {
+        /// The graph tensor (`op:index`).
         #[prost(string, optional, tag = "1")]
         pub name: Option<String>,
+        /// The declared dtype (TensorFlow's enum).
         #[prost(int32, tag = "2")]
         pub dtype: i32,
+        /// The declared shape.
         #[prost(message, optional, tag = "3")]
         pub tensor_shape: Option<TensorShapeProto>,
     }
@@ -214,8 +252,10 @@ pub mod proto {
     /// `tensorflow.AssetFileDef`.
     #[derive(Clone, PartialEq, Message)]
     pub struct AssetFileDef {
+        /// The tensor fed with the asset's path.
         #[prost(message, optional, tag = "1")]
         pub tensor_info: Option<TensorInfo>,
+        /// The asset's file name under `assets/`.
         #[prost(string, tag = "2")]
         pub filename: String,
     }
