@@ -1,28 +1,28 @@
-"""Write python/ferroflow/core/_op_attr_defaults.json: TensorFlow's attr defaults and op signatures for ferroflow's op types.
+"""Write crates/records/src/graph_def/tf_op_registry.json: TensorFlow's op signatures and attr defaults for ferroflow's op types.
 
-``Saver.save(strip_default_attrs=True)`` and ``export_meta_graph(...)``
-drop every NodeDef attribute whose value equals the default TensorFlow
-registers for that op, and ``import_meta_graph`` fills missing ones back in;
-both read the table this script writes. It lists every op type ferroflow's
-native graph can hold (``ferroflow._native.registered_ops()``), and for each
-one that TensorFlow also registers, the default of every attr that has one,
-as a text-format ``AttrValue``. Ops that only ferroflow has (its fused
-optimizer updates) are listed under ``not_in_tensorflow`` and are never
-stripped, as TensorFlow leaves nodes of unknown ops alone.
-
-Under ``op_defs`` it also records each such op's signature as TensorFlow's
-``OpDef`` declares it, which ``ferroflow.framework.op_signatures`` reads to
-give every exported NodeDef the attrs TensorFlow requires (``T``, ``N``,
-``Tidx``, ...): its input and output args (``name``; ``type`` for a fixed
-dtype, or ``type_attr`` / ``number_attr`` / ``type_list_attr``; ``is_ref``)
-and the type of each attr (``"type"``, ``"int"``, ``"list(type)"``, ...).
+The Rust core embeds the table (``ferroflow_records::graph_def::registry``)
+to write GraphDefs TensorFlow imports: every exported NodeDef gets the attrs
+TensorFlow's ``OpDef`` requires (``T``, ``N``, ``Tidx``, ...), and
+``strip_default_attrs=True`` exports drop every attr whose value equals the
+registered default, which import fills back in. Python reads the same table
+through ``_native.tf_op_registry()``. It lists every op type ferroflow's
+native graph can hold (``ferroflow._native.registered_ops()``); for each one
+that TensorFlow also registers, ``op_defs`` has its signature (input and
+output args: ``name``; ``type`` for a fixed dtype, or ``type_attr`` /
+``number_attr`` / ``type_list_attr``; ``is_ref``; and each attr's type,
+``"type"``, ``"int"``, ``"list(type)"``, ...) and ``attr_defaults`` the
+default of every attr that has one, as a serialized ``AttrValue`` in hex.
+Ops that only ferroflow has (its fused optimizer updates) are listed under
+``not_in_tensorflow`` and are never stripped, as TensorFlow leaves nodes of
+unknown ops alone.
 
 Run it from the repository root with a Python that has real TensorFlow and
 can import ferroflow (never needed by the tests or at run time):
 
     PYTHONPATH=python TF_CPP_MIN_LOG_LEVEL=3 /work/tfvenv/bin/python tools/gen_op_attr_defaults.py
 
-Rerun it after registering a new op type; ``tests/python/test_strip_default_attrs.py``
+Rerun it (and rebuild the native module) after registering a new op type;
+``tests/python/test_meta_graph_export_options.py``
 fails while an op type is missing from the table.
 """
 
@@ -32,10 +32,11 @@ import sys
 
 OUT = (
     pathlib.Path(__file__).resolve().parent.parent
-    / "python"
-    / "ferroflow"
-    / "core"
-    / "_op_attr_defaults.json"
+    / "crates"
+    / "records"
+    / "src"
+    / "graph_def"
+    / "tf_op_registry.json"
 )
 
 
@@ -56,7 +57,6 @@ def _arg(arg):
 
 def main(out=OUT):
     import tensorflow as tf
-    from google.protobuf import text_format
     from tensorflow.python.framework import op_def_registry
 
     from ferroflow import _native
@@ -68,7 +68,7 @@ def main(out=OUT):
             missing.append(name)
             continue
         ops[name] = {
-            a.name: text_format.MessageToString(a.default_value, as_one_line=True)
+            a.name: a.default_value.SerializeToString(deterministic=True).hex()
             for a in op_def.attr
             if a.HasField("default_value")
         }
@@ -80,7 +80,7 @@ def main(out=OUT):
     doc = {
         "generated_by": "tools/gen_op_attr_defaults.py",
         "tensorflow_version": tf.__version__,
-        "ops": ops,
+        "attr_defaults": ops,
         "op_defs": op_defs,
         "not_in_tensorflow": missing,
     }

@@ -1,7 +1,7 @@
 """Exported GraphDefs carry every attr TensorFlow's op registry requires, so real TensorFlow imports them.
 
 The signatures come from TensorFlow 2.21's registry (``op_defs`` in
-``ferroflow/core/_op_attr_defaults.json``, written by
+``crates/records/src/graph_def/tf_op_registry.json``, written by
 ``tools/gen_op_attr_defaults.py``); the tests never import TensorFlow.
 ``tools/tf_meta_graph_check.py`` imports the same kinds of graphs into real
 TensorFlow, restores, trains and compares the numbers.
@@ -123,7 +123,7 @@ def test_every_exported_node_has_the_attrs_tensorflow_requires(build, tmp_path):
 def test_every_exported_op_is_a_tensorflow_op():
     _mlp_with_saver_and_summaries()
     table = op_attr_defaults._document()
-    assert set(table["op_defs"]) == set(table["ops"])
+    assert set(table["op_defs"]) == set(table["attr_defaults"])
     ops = {n.op for n in tf.get_default_graph().as_graph_def().node}
     # ApplyFused is written as TensorFlow's ApplyAdam, SparseApplyFused as
     # Unique, UnsortedSegmentSum and SparseApplyAdagrad (test_fused_update_export.py).

@@ -131,3 +131,43 @@ fn zero_iterations_pass_the_gradient_through() {
     assert_eq!(out[0].scalar_f64().unwrap(), 1.0);
     assert_eq!(out[1].scalar_f64().unwrap(), 0.0);
 }
+
+#[test]
+fn loops_round_trip_through_tensorflows_graph_def() {
+    use ferroflow_records::graph_def::{attr_value::Value, tf_graph_def, GraphDef};
+    use ferroflow_records::graph_import::{import_graph_def, ImportOptions};
+    use prost::Message;
+
+    ferroflow::register_all();
+    let (g, _, _, dx) = power_loop(5);
+    let dx_name = g.read().node(dx.node).name.clone();
+    let bytes = tf_graph_def(&g.read(), 0, true, 27)
+        .unwrap()
+        .encode_to_vec();
+    let def = GraphDef::decode(bytes.as_slice()).unwrap();
+    // The loop's bodies are FunctionDefs, named by `func` attrs; nodes inside them read
+    // `node:output_arg:k` and carry TensorFlow's type attrs.
+    let library = def.library.as_ref().unwrap();
+    let body = library
+        .function
+        .iter()
+        .find(|f| f.signature.as_ref().unwrap().name == "body")
+        .unwrap();
+    let next_y = body.node_def.iter().find(|n| n.name == "next_y").unwrap();
+    assert_eq!(next_y.input, ["arg_1", "exp:y:0"]);
+    assert_eq!(next_y.attr["T"].value, Some(Value::Type(2)));
+    assert_eq!(body.ret["output_2"], "arg_2");
+    let node = def.node.iter().find(|n| n.name == "loop").unwrap();
+    assert!(matches!(&node.attr["body"].value, Some(Value::Func(f)) if f.name == "body"));
+
+    let mut imported = Graph::new();
+    let ids = import_graph_def(&mut imported, &def, &ImportOptions::default()).unwrap();
+    let (x, y) = (Output::new(ids["x"], 0), Output::new(ids["loop"], 1));
+    let dx = Output::new(ids[&dx_name], dx.index);
+    let sess = Session::new(Arc::new(RwLock::new(imported)));
+    let out = sess
+        .run(vec![(x, Tensor::scalar(0.3f64))], &[y, dx], &[])
+        .unwrap();
+    assert!((out[0].scalar_f64().unwrap() - 1.5f64.exp()).abs() < 1e-12);
+    assert!((out[1].scalar_f64().unwrap() - 5.0 * 1.5f64.exp()).abs() < 1e-12);
+}

@@ -8,7 +8,8 @@
 //! `Runner`), `server` (`Server`, `parse_tf_config`, `serve`), `optimizers`
 //! (the fused rule tables), `convert` (values and attributes across the
 //! boundary), `errors` (the mapping onto `tf.errors`), `checkpoint`,
-//! `records`, `lite`, `py_func` and `generator` (each registering its own
+//! `records`, `graph_def` (GraphDefs in TensorFlow's form), `lite`, `py_func` and
+//! `generator` (each registering its own
 //! classes or ops). This file keeps the allocator and the module init.
 
 mod checkpoint;
@@ -17,6 +18,7 @@ mod errors;
 mod generator;
 mod gradients;
 mod graph;
+mod graph_def;
 mod lite;
 mod optimizers;
 mod py_func;
@@ -50,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     generator::register();
     py_func::register();
     records::register(m)?;
+    graph_def::register(m)?;
     lite::register(m)?;
     m.add_class::<Graph>()?;
     m.add_class::<GradientRun>()?;

@@ -8,7 +8,6 @@
 
 use crate::errors::{guard, IntoPyResult};
 use ferroflow_records::events::{encode_summary_event, wall_time_now, SeenTags};
-use ferroflow_records::proto::Message;
 use ferroflow_records::{
     Compression, EventFileWriter as CoreEventWriter, ReadOptions, RecordReader as CoreReader,
     RecordWriter as CoreWriter,
@@ -232,27 +231,8 @@ impl EventFileWriter {
     }
 }
 
-/// The serialized `GraphDef` of `graph`'s nodes from `start` on
-/// (`Graph.as_graph_def`); `add_shapes` adds `_output_shapes` attributes.
-#[pyfunction]
-#[pyo3(signature = (graph, start = 0, add_shapes = false, producer = 0))]
-fn graph_def(
-    py: Python<'_>,
-    graph: &crate::Graph,
-    start: usize,
-    add_shapes: bool,
-    producer: i32,
-) -> PyResult<Py<PyBytes>> {
-    let bytes = {
-        let g = graph.inner.read();
-        ferroflow_records::graph_def::graph_def(&g, start, add_shapes, producer).encode_to_vec()
-    };
-    Ok(PyBytes::new(py, &bytes).unbind())
-}
-
 /// Adds the record and event classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(graph_def, m)?)?;
     m.add_class::<RecordWriter>()?;
     m.add_class::<RecordReader>()?;
     m.add_class::<EventFileWriter>()?;

@@ -18,23 +18,35 @@
 //! TensorFlow's own update ops import as they are (ferroflow-train runs
 //! them).
 //!
-//! Not supported (clear errors naming what is wrong): a non-empty function
-//! library (control-flow bodies; ferroflow's Python importer reads those),
-//! attributes holding lists of tensors or functions, and placeholder
-//! attributes (which only occur inside function bodies). A graph exported
-//! with `strip_default_attrs` imports when every stripped attribute is one
-//! ferroflow's op reads with TensorFlow's default, which holds for the ops
-//! checked so far; the Python importer fills the registered defaults in
-//! from TensorFlow's table.
+//! The function library (the bodies of `If`/`While`/`Case` and of
+//! ferroflow's gradients of them) is imported first
+//! ([`import_function_library`]): each `FunctionDef` becomes a function of
+//! the graph's library, its args `_Arg` nodes, and inputs written
+//! `node:output_arg:k` are resolved through TensorFlow's signature of the
+//! op. TF1's own control flow (`Switch`/`Merge`/`Enter`/...) is turned into
+//! functions by the Python importer only.
+//!
+//! Not supported (clear errors naming what is wrong): attributes holding
+//! lists of tensors, and placeholder attributes (which only occur in
+//! functions with attrs of their own). Attributes a node
+//! lacks get TensorFlow's registered default (a graph exported with
+//! `strip_default_attrs`), as TensorFlow's importer does; type attributes
+//! are left to ferroflow's inference.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use ferroflow_graph::PartialShape;
-use ferroflow_graph::{lookup, AttrValue as Attr, Attrs, Graph, NodeId, NodeSpec, Output};
+use ferroflow_graph::{
+    lookup, AttrValue as Attr, Attrs, Function, Graph, NodeId, NodeSpec, Output,
+};
 use ferroflow_tensor::{bf16, f16, DType, Error, Result, Tensor};
-use prost::Message;
 
-use crate::graph_def::{attr_value::Value, AttrValue, GraphDef, NodeDef};
+use crate::graph_def::library::{function_names_in, FUNCTION_ATTRS, FUNCTION_LIST_ATTRS};
+use crate::graph_def::registry::missing_defaults;
+pub use crate::graph_def::tf_form::restore_fused_updates;
+use crate::graph_def::{
+    attr_value::Value, registry, AttrValue, FunctionDef, FunctionDefLibrary, GraphDef, NodeDef,
+};
 use crate::proto::{DataType, TensorProto, TensorShapeProto};
 
 /// Options of [`import_graph_def`].
@@ -303,7 +315,7 @@ pub fn attr_from_proto(value: &AttrValue, node: &str, key: &str) -> Result<Attr>
             } else if !l.tensor.is_empty() {
                 return Err(unsupported("a list of tensors"));
             } else if !l.func.is_empty() {
-                return Err(unsupported("a list of functions"));
+                Attr::StrList(l.func.iter().map(|f| f.name.clone().into_bytes()).collect())
             } else {
                 Attr::IntList(Vec::new())
             }
@@ -312,7 +324,7 @@ pub fn attr_from_proto(value: &AttrValue, node: &str, key: &str) -> Result<Attr>
 }
 
 /// `"^a"` -> (`a`, None); `"a:1"` -> (`a`, Some(1)); `"a"` -> (`a`, Some(0)).
-fn parse_input(input: &str) -> (&str, Option<usize>) {
+pub(crate) fn parse_input(input: &str) -> (&str, Option<usize>) {
     if let Some(name) = input.strip_prefix('^') {
         return (name, None);
     }
@@ -326,65 +338,19 @@ fn parse_input(input: &str) -> (&str, Option<usize>) {
     (input, Some(0))
 }
 
-/// The attr a `NoOp` written for a fused update keeps its original node in.
-const FUSED_ATTR: &str = "_ferroflow_fused";
-/// The attr listing the nodes written for it.
-const EXPANSION_ATTR: &str = "_ferroflow_expansion";
-
-/// `nodes` with every fused optimizer update that export wrote as
-/// TensorFlow's per-variable ops put back (the `NoOp` replaced by the
-/// `ApplyFused` / `SparseApplyFused` node it carries, the nodes written for
-/// it dropped). A group whose written nodes or original inputs are not all
-/// there (the graph was edited since) stays as TensorFlow's ops.
-pub fn restore_fused_updates(nodes: &[NodeDef]) -> Vec<NodeDef> {
-    let names: HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-    let mut restored: HashMap<String, NodeDef> = HashMap::new();
-    let mut drop: HashSet<String> = HashSet::new();
-    for n in nodes {
-        if n.op != "NoOp" {
-            continue;
-        }
-        let Some(Value::S(bytes)) = n.attr.get(FUSED_ATTR).and_then(|a| a.value.as_ref()) else {
-            continue;
-        };
-        let Ok(mut original) = NodeDef::decode(bytes.as_slice()) else {
-            continue;
-        };
-        let written: Vec<String> = match n.attr.get(EXPANSION_ATTR).and_then(|a| a.value.as_ref()) {
-            Some(Value::List(l)) => {
-                l.s.iter()
-                    .map(|s| String::from_utf8_lossy(s).into_owned())
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        let all_there = written.iter().all(|w| names.contains(w.as_str()))
-            && original
-                .input
-                .iter()
-                .all(|i| names.contains(parse_input(i).0));
-        if !matches!(original.op.as_str(), "ApplyFused" | "SparseApplyFused")
-            || original.name != n.name
-            || !all_there
-        {
-            continue;
-        }
-        original.device = n.device.clone();
-        restored.insert(n.name.clone(), original);
-        drop.extend(written);
+/// The node an input names: `a` for `^a`, `a`, `a:1` and, in a function
+/// body, `a:output_arg:1`.
+fn input_node(input: &str) -> &str {
+    let name = parse_input(input).0;
+    match name.split_once(':') {
+        Some((node, _)) => node,
+        None => name,
     }
-    if restored.is_empty() {
-        return nodes.to_vec();
-    }
-    nodes
-        .iter()
-        .filter(|n| !drop.contains(&n.name))
-        .map(|n| restored.get(&n.name).unwrap_or(n).clone())
-        .collect()
 }
 
-/// The order to create `nodes` in: every node after its inputs.
-fn dependency_order(nodes: &[NodeDef]) -> Result<Vec<usize>> {
+/// The order to create `nodes` in: every node after its inputs. An input
+/// for which `outside` holds (a function's argument) names no node.
+fn dependency_order(nodes: &[NodeDef], outside: &dyn Fn(&str) -> bool) -> Result<Vec<usize>> {
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
     for (i, n) in nodes.iter().enumerate() {
         if index.insert(n.name.as_str(), i).is_some() {
@@ -421,7 +387,10 @@ fn dependency_order(nodes: &[NodeDef]) -> Result<Vec<usize>> {
             state[i] = 1;
             stack.push((i, true));
             for input in &nodes[i].input {
-                let dep = parse_input(input).0;
+                let dep = input_node(input);
+                if outside(dep) && !index.contains_key(dep) {
+                    continue;
+                }
                 let Some(&d) = index.get(dep) else {
                     return Err(Error::invalid_argument(format!(
                         "node '{}' has input '{input}', which is not a node of the GraphDef",
@@ -452,36 +421,192 @@ fn dependency_order(nodes: &[NodeDef]) -> Result<Vec<usize>> {
 /// Errors are `InvalidArgument` naming the node for an input that names no
 /// node, an output index past a node's outputs, a cycle, two nodes of one
 /// name, an attribute ferroflow cannot represent or a node its op rejects;
-/// `NotFound` for an op type ferroflow does not have; `Unimplemented` for a
-/// non-empty function library. On error the nodes added so far stay in
+/// `NotFound` for an op type ferroflow does not have. On error the nodes added so far stay in
 /// `graph` (a graph only grows); import into a fresh graph to discard them.
 pub fn import_graph_def(
     graph: &mut Graph,
     def: &GraphDef,
     options: &ImportOptions,
 ) -> Result<HashMap<String, NodeId>> {
-    if let Some(lib) = def.library.as_ref().filter(|l| !l.is_empty()) {
-        let mut names: Vec<&str> = lib
-            .function
-            .iter()
-            .filter_map(|f| f.signature.as_ref().map(|s| s.name.as_str()))
-            .collect();
-        names.truncate(5);
-        return Err(Error::unimplemented(format!(
-            "the GraphDef has a function library ({} functions: {}{}); the Rust importer does \
-             not import function libraries (control-flow bodies), ferroflow's Python importer does",
-            lib.function.len(),
-            names.join(", "),
-            if lib.function.len() > names.len() {
-                ", ..."
-            } else {
-                ""
-            }
-        )));
+    if let Some(library) = def.library.as_ref().filter(|l| !l.is_empty()) {
+        import_function_library(graph, library)?;
     }
     let nodes = restore_fused_updates(&def.node);
-    let order = dependency_order(&nodes)?;
-    for n in &nodes {
+    create_nodes(graph, &nodes, options, &HashMap::new())
+}
+
+/// Adds every function of `library` to `graph`'s library (functions already
+/// there are kept). A function's nested functions go into its own graph's
+/// library first, as the Python importer builds them.
+pub fn import_function_library(graph: &mut Graph, library: &FunctionDefLibrary) -> Result<()> {
+    let fdefs: HashMap<&str, &FunctionDef> = library
+        .function
+        .iter()
+        .filter_map(|f| f.signature.as_ref().map(|s| (s.name.as_str(), f)))
+        .collect();
+    for name in fdefs.keys() {
+        build_function(graph, name, &fdefs, 0)?;
+    }
+    Ok(())
+}
+
+/// How deep functions may nest (a library calling itself would recurse forever).
+const MAX_FUNCTION_DEPTH: usize = 64;
+
+fn build_function(
+    target: &mut Graph,
+    name: &str,
+    fdefs: &HashMap<&str, &FunctionDef>,
+    depth: usize,
+) -> Result<()> {
+    if target.function(name).is_ok() {
+        return Ok(());
+    }
+    let Some(fdef) = fdefs.get(name) else {
+        return Err(Error::invalid_argument(format!(
+            "function '{name}' is used but not in the GraphDef's library"
+        )));
+    };
+    if depth > MAX_FUNCTION_DEPTH {
+        return Err(Error::invalid_argument(format!(
+            "function '{name}' nests functions more than {MAX_FUNCTION_DEPTH} deep (a cycle?)"
+        )));
+    }
+    let context = |e: Error| e.with_context(format_args!("importing function '{name}'"));
+    let signature = fdef.signature.clone().unwrap_or_default();
+    let mut body = Graph::new();
+    let mut args: HashMap<String, Output> = HashMap::new();
+    let mut arg_list = Vec::with_capacity(signature.input_arg.len());
+    for (k, arg) in signature.input_arg.iter().enumerate() {
+        let shape = fdef
+            .arg_attr
+            .get(&(k as u32))
+            .and_then(|a| a.attr.get("_output_shapes"))
+            .and_then(|v| match &v.value {
+                Some(Value::List(l)) => l.shape.first().map(shape_from_proto),
+                _ => None,
+            })
+            .unwrap_or_else(PartialShape::unknown);
+        let is_list = arg.r#type == DataType::DtVariant as i32;
+        let dtype = if is_list {
+            DType::Float32
+        } else {
+            dtype_from(arg.r#type, name, &arg.name).map_err(context)?
+        };
+        let id = body
+            .add_node(
+                NodeSpec::new("_Arg", &arg.name)
+                    .attr("T", Attr::Type(dtype))
+                    .attr("shape", Attr::Shape(shape))
+                    .attr("is_ref", Attr::Bool(arg.is_ref))
+                    .attr("is_list", Attr::Bool(is_list)),
+            )
+            .map_err(context)?;
+        args.insert(arg.name.clone(), Output::new(id, 0));
+        arg_list.push(Output::new(id, 0));
+    }
+    for node in &fdef.node_def {
+        for key in FUNCTION_ATTRS.iter().chain(FUNCTION_LIST_ATTRS) {
+            if let Some(value) = node.attr.get(*key) {
+                for nested in function_names_in(value) {
+                    if !nested.is_empty() {
+                        build_function(&mut body, &nested, fdefs, depth + 1)?;
+                    }
+                }
+            }
+        }
+    }
+    let created = create_nodes(&mut body, &fdef.node_def, &ImportOptions::default(), &args)
+        .map_err(context)?;
+    let mut outputs = Vec::with_capacity(signature.output_arg.len());
+    for out in &signature.output_arg {
+        let Some(source) = fdef.ret.get(&out.name) else {
+            return Err(context(Error::invalid_argument(format!(
+                "output '{}' has no ret entry",
+                out.name
+            ))));
+        };
+        outputs.push(resolve(&body, source, &created, &args, &fdef.node_def).map_err(context)?);
+    }
+    let function = Function::new(body, arg_list, outputs).map_err(context)?;
+    target.add_function(name, function).map_err(context)
+}
+
+/// The tensor a data input names: an argument, `node`, `node:i`, or (in a
+/// function body) `node:output_arg:k`.
+fn resolve(
+    graph: &Graph,
+    input: &str,
+    created: &HashMap<String, NodeId>,
+    args: &HashMap<String, Output>,
+    defs: &[NodeDef],
+) -> Result<Output> {
+    if let Some(&arg) = args.get(input) {
+        return Ok(arg);
+    }
+    let parts: Vec<&str> = input.split(':').collect();
+    let (dep, index) = match parts[..] {
+        [node, arg_name, k] => {
+            let k: usize = k.parse().map_err(|_| {
+                Error::invalid_argument(format!("input '{input}' has a bad output index"))
+            })?;
+            let Some(&id) = created.get(node) else {
+                return Err(Error::invalid_argument(format!(
+                    "input '{input}' names no node"
+                )));
+            };
+            let def = defs.iter().find(|d| d.name == node);
+            let count = graph.node(id).outputs.len();
+            (node, def.map_or(k, |d| output_index(d, arg_name, k, count)))
+        }
+        _ => match parse_input(input) {
+            (node, Some(i)) => (node, i),
+            (node, None) => (node, 0),
+        },
+    };
+    let Some(&id) = created.get(dep) else {
+        return Err(Error::invalid_argument(format!(
+            "input '{input}' is neither a node nor an argument"
+        )));
+    };
+    let outputs = graph.node(id).outputs.len();
+    if index >= outputs {
+        return Err(Error::invalid_argument(format!(
+            "input '{input}': '{dep}' has {outputs} outputs"
+        )));
+    }
+    Ok(Output::new(id, index))
+}
+
+/// The output number of `node` that `node:arg_name:k` names, from
+/// TensorFlow's signature of its op (`k` for an op TensorFlow lacks).
+fn output_index(node: &NodeDef, arg_name: &str, k: usize, count: usize) -> usize {
+    let Some(signature) = registry::signature(&node.op) else {
+        return k;
+    };
+    let Some(lengths) = registry::arg_lengths(&signature.outputs, count, &node.attr) else {
+        return k;
+    };
+    let mut start = 0;
+    for (arg, length) in signature.outputs.iter().zip(lengths) {
+        if arg.name == arg_name {
+            return start + k;
+        }
+        start += length;
+    }
+    k
+}
+
+/// Creates `nodes` in `graph` in dependency order; an input naming one of
+/// `args` reads that argument (a function body's).
+fn create_nodes(
+    graph: &mut Graph,
+    nodes: &[NodeDef],
+    options: &ImportOptions,
+    args: &HashMap<String, Output>,
+) -> Result<HashMap<String, NodeId>> {
+    let order = dependency_order(nodes, &|name| args.contains_key(name))?;
+    for n in nodes {
         if lookup(&n.op).is_none() {
             return Err(Error::not_found(format!(
                 "node '{}': op type '{}' is not registered in ferroflow (register the crate that \
@@ -502,22 +627,16 @@ pub fn import_graph_def(
             },
         );
         for input in &n.input {
-            let (dep, idx) = parse_input(input);
-            // dependency_order checked that every input names a node.
-            let id = created[dep];
-            match idx {
-                None => spec.control_inputs.push(id),
-                Some(idx) => {
-                    let outputs = graph.node(id).outputs.len();
-                    if idx >= outputs {
-                        return Err(Error::invalid_argument(format!(
-                            "node '{}' has input '{input}', but '{dep}' has {outputs} outputs",
-                            n.name
-                        )));
-                    }
-                    spec.inputs.push(Output::new(id, idx));
+            if let Some(control) = input.strip_prefix('^') {
+                // dependency_order checked that every input names a node or an argument.
+                if let Some(&id) = created.get(control) {
+                    spec.control_inputs.push(id);
                 }
+                continue;
             }
+            let output = resolve(graph, input, &created, args, nodes)
+                .map_err(|e| e.with_context(format_args!("node '{}'", n.name)))?;
+            spec.inputs.push(output);
         }
         let mut attrs = Attrs::new();
         for (k, v) in &n.attr {
@@ -525,6 +644,10 @@ pub fn import_graph_def(
                 continue;
             }
             attrs.insert(k.clone(), attr_from_proto(v, &n.name, k)?);
+        }
+        // A graph exported with strip_default_attrs lacks the attrs that had their default value.
+        for (k, v) in missing_defaults(n) {
+            attrs.insert(k.clone(), attr_from_proto(&v, &n.name, &k)?);
         }
         spec.attrs = attrs;
         if !options.clear_devices {
@@ -543,6 +666,7 @@ pub fn import_graph_def(
 mod tests {
     use super::*;
     use crate::graph_def::{graph_def, ListValue};
+    use prost::Message;
     use std::collections::BTreeMap;
 
     fn node(name: &str, op: &str, inputs: &[&str], attrs: &[(&str, Value)]) -> NodeDef {
@@ -689,16 +813,23 @@ mod tests {
 
         let mut with_lib = def(vec![]);
         with_lib.library = Some(crate::graph_def::FunctionDefLibrary {
-            function: vec![crate::graph_def::FunctionDefName {
-                signature: Some(crate::graph_def::OpDefName {
+            function: vec![crate::graph_def::FunctionDef {
+                signature: Some(crate::graph_def::library::OpDef {
                     name: "body".into(),
+                    ..Default::default()
                 }),
+                node_def: vec![node("n", "Identity", &["missing:output:0"], &[])],
+                ..Default::default()
             }],
             gradient: vec![],
         });
+        // A function whose node reads neither a node nor an argument.
         let e = err(with_lib);
-        assert_eq!(e.code(), Some(ferroflow_tensor::Code::Unimplemented));
-        assert!(e.message().contains("body"), "{e}");
+        assert_eq!(e.code(), Some(ferroflow_tensor::Code::InvalidArgument));
+        assert!(
+            e.message().contains("body") && e.message().contains("missing"),
+            "{e}"
+        );
 
         // A constant whose content does not fit its shape.
         let bad = TensorProto {
@@ -819,9 +950,12 @@ mod tests {
             "NoOp",
             &["^train/update_v"],
             &[
-                (FUSED_ATTR, Value::S(original.encode_to_vec())),
                 (
-                    EXPANSION_ATTR,
+                    crate::graph_def::tf_form::ORIGINAL_ATTR,
+                    Value::S(original.encode_to_vec()),
+                ),
+                (
+                    crate::graph_def::tf_form::EXPANSION_ATTR,
                     Value::List(ListValue {
                         s: vec![b"train/update_v".to_vec()],
                         ..Default::default()

@@ -11,8 +11,12 @@
 //!   deterministic serialization (fields in number order, map keys sorted).
 //! * [`events`]: the event-file writer (`events.out.tfevents.<time>.<host>`),
 //!   which queues events and writes them from a background thread.
-//! * [`graph_def`]: a ferroflow graph as TensorFlow's `GraphDef`.
-//! * [`graph_import`]: a `GraphDef` into a ferroflow graph (the reverse).
+//! * [`graph_def`]: a ferroflow graph as a `GraphDef`, in ferroflow's own
+//!   form or in the one TensorFlow imports and runs: TensorFlow's op registry
+//!   table (signatures, attr defaults), the TensorFlow forms of the ops only
+//!   ferroflow has (other crates register theirs), and the function library.
+//! * [`graph_import`]: a `GraphDef` into a ferroflow graph (the reverse),
+//!   function library and stripped default attrs included.
 //! * [`ops`]: the TF1 summary ops (`ScalarSummary`, `HistogramSummary`,
 //!   `ImageSummary`, `AudioSummaryV2`, `TensorSummaryV2`, `MergeSummary`) as
 //!   graph ops with runtime kernels; [`register`] installs them.

@@ -7,6 +7,10 @@
 //! updates for all variables run as one op whose work is cut into chunks
 //! pooled across variables, so many small variables still use every core.
 //! Results are identical for any thread count and instruction set.
+//!
+//! TensorFlow's own update ops (`ApplyAdam`, ...) run the same rules
+//! (`tf_apply`), and GraphDefs for TensorFlow write the fused updates as
+//! those ops (`tf_form`).
 
 #[cfg(target_arch = "x86_64")]
 mod avx512;
@@ -15,6 +19,7 @@ mod ops;
 pub mod real;
 pub mod rules;
 mod tf_apply;
+mod tf_form;
 
 pub use tf_apply::{tf_update_ops, TfUpdateOp};
 
@@ -31,5 +36,6 @@ pub fn register() {
         for (name, f) in ops::kernels().into_iter().chain(tf_apply::kernels()) {
             ferroflow_runtime::register_kernel(name, f);
         }
+        tf_form::register();
     });
 }

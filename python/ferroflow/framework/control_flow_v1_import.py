@@ -985,12 +985,11 @@ def _tensor_dtype(g, ref):
         return n.attr["element_dtype"].type if ref[1] == 0 else types_pb2.DT_INT64
     if n.op == "ListSize":
         return _DT_INT32
-    from ferroflow.framework.op_signatures import _arg_lengths, op_signature
+    from ferroflow.framework.op_signatures import op_signature, output_arg_lengths
 
     sig = op_signature(n.op)
     if sig is not None:
-        lengths = _arg_lengths(sig["outputs"], max(ref[1] + 1, len(sig["outputs"])), n.attr) or [1] * len(
-            sig["outputs"])
+        lengths = output_arg_lengths(n.op, n.attr, max(ref[1] + 1, len(sig["outputs"]))) or [1] * len(sig["outputs"])
         start = 0
         for arg, length in zip(sig["outputs"], lengths):
             if ref[1] < start + length:

@@ -1,17 +1,10 @@
-"""A graph's function library in a ``GraphDef`` (``library.function``) and back.
+"""A graph's function library in a ``GraphDef`` (``library.function``), imported.
 
-Export writes each function of the graph's library (cond branches, loop
-bodies, their gradients, nested ones included) as a ``FunctionDef``: its
-``_Arg`` nodes become the signature's input args (``arg_<k>``; a list value as
-``DT_VARIANT``, a variable passed by reference with ``is_ref``, the static
-shape in ``arg_attr``), its other nodes its ``node_def``, and its outputs
-``ret`` entries named ``output_<i>``. Inside a function a node's input is
-written ``node:<output arg>:<i>`` with the output arg names of TensorFlow's
-signature of the op (``output`` for ferroflow's own ops), and an argument by
-its name; nodes get the attrs TensorFlow's signatures require. Attributes naming functions (``then_branch``,
-``else_branch``, ``cond``, ``body``, ``body_grad``) are written as ``func``
-attributes, and lists of them (``Case``'s ``branches``) as lists of ``func``, as TensorFlow writes them.
-
+The Rust core writes the library on export
+(``ferroflow_records::graph_def::library``): each function's arguments as
+``arg_<k>``, its outputs as ``output_<i>``, a node's input inside a function
+as ``node:<output arg>:<i>`` with the output arg names of TensorFlow's
+signature of the op, and function-valued attributes as ``func`` values.
 Import rebuilds every function, nested ones first, before the graph's nodes.
 TensorFlow runs the functions of forward control flow (``tf.cond`` and
 ``tf.while_loop`` over tensors); functions that use ferroflow's own ops
@@ -20,37 +13,14 @@ TensorFlow runs the functions of forward control flow (``tf.cond`` and
 
 from __future__ import annotations
 
+from ferroflow import _native
 from ferroflow.framework import dtypes
 
-#: Attributes whose value names a function of the library.
-FUNCTION_ATTRS = (
-    "then_branch", "else_branch", "cond", "body", "body_grad", "f",
-    "saving_body", "body_grad_saved", "then_grad", "else_grad", "then_saving", "else_saving",
-    "then_grad_saved", "else_grad_saved",
-    # tf.data: FilterDataset's predicate, OneShotIterator's dataset_factory.
-    "predicate", "dataset_factory",
-)
-#: Attributes whose value is a list of function names (an empty name: none).
-FUNCTION_LIST_ATTRS = ("branches", "branch_grads", "branch_savings", "branch_grads_saved")
+#: Attributes whose value names a function of the library; attributes whose value is a list of function
+#: names (an empty name: none). The Rust core's lists.
+FUNCTION_ATTRS, FUNCTION_LIST_ATTRS = (tuple(names) for names in _native.function_attr_names())
 
 _DT_VARIANT = 21
-
-
-def mark_function_attrs(node):
-    """Rewrites ``node``'s function-name attributes from strings to ``func`` values, in place."""
-    for key in FUNCTION_ATTRS:
-        value = node.attr.get(key)
-        if value is not None and value.WhichOneof("value") == "s":
-            name = value.s.decode()
-            value.Clear()
-            value.func.name = name
-    for key in FUNCTION_LIST_ATTRS:
-        value = node.attr.get(key)
-        if value is not None and value.WhichOneof("value") == "list" and value.list.s:
-            names = [s.decode() for s in value.list.s]
-            value.Clear()
-            for name in names:
-                value.list.func.add().name = name
 
 
 def function_names_in(value):
@@ -63,79 +33,6 @@ def function_names_in(value):
     if kind == "list":
         return [f.name for f in value.list.func] + [s.decode() for s in value.list.s]
     return []
-
-
-def add_function_library(graph_def, native_graph, producer, add_shapes=False):
-    """Adds every function of ``native_graph``'s library to ``graph_def.library``."""
-    from ferroflow import _native
-    from ferroflow.core.framework import graph_pb2
-    from ferroflow.framework.op_signatures import add_signature_attrs
-
-    shift = _native.TID_SHIFT
-    mask = (1 << shift) - 1
-    for name in native_graph.function_names():
-        fgraph, arg_tids, out_tids = native_graph.function_graph(name)
-        body = graph_pb2.GraphDef.FromString(_native.graph_def(fgraph, 0, bool(add_shapes), producer))
-        fdef = graph_def.library.function.add()
-        fdef.signature.name = name
-        arg_names = {}
-        for k, tid in enumerate(arg_tids):
-            node = body.node[tid >> shift]
-            arg = fdef.signature.input_arg.add()
-            # FunctionDef argument names are plain identifiers.
-            arg.name = arg_names[tid >> shift] = f"arg_{k}"
-            arg.type = _DT_VARIANT if node.attr["is_list"].b else node.attr["T"].type
-            arg.is_ref = node.attr["is_ref"].b
-            fdef.arg_attr[k].attr["_output_shapes"].list.shape.add().CopyFrom(node.attr["shape"].shape)
-
-        summaries = {item[0]: item for item in fgraph.node_summaries(0)}
-
-        def ref(node_id, index, arg_names=arg_names, body=body, summaries=summaries):
-            if node_id in arg_names:
-                return arg_names[node_id]
-            node = body.node[node_id]
-            arg, k = _output_arg(node, index, len(summaries[node_id][6]))
-            return f"{node.name}:{arg}:{k}"
-
-        by_name = {n.name: i for i, n in enumerate(body.node)}
-        for i, node in enumerate(body.node):
-            if i in arg_names:
-                continue
-            nd = fdef.node_def.add()
-            nd.CopyFrom(node)
-            del nd.input[:]
-            for inp in node.input:
-                if inp.startswith("^"):
-                    nd.input.append(inp)
-                    continue
-                src, _, idx = inp.partition(":")
-                nd.input.append(ref(by_name[src], int(idx or 0)))
-            mark_function_attrs(nd)
-            _, _, _, in_tids, _, _, out_specs = summaries[i]
-            in_types = [fgraph.output_info(t)[0] for t in in_tids]
-            add_signature_attrs(nd, in_types, [spec[0] for spec in out_specs])
-        for j, tid in enumerate(out_tids):
-            out = fdef.signature.output_arg.add()
-            out.name = f"output_{j}"
-            out.type = _DT_VARIANT if fgraph.is_list(tid) else fgraph.output_info(tid)[0]
-            fdef.ret[out.name] = ref(tid >> shift, tid & mask)
-
-
-def _output_arg(node_def, index, count):
-    """``(output arg name, index within it)`` of output ``index`` of ``node_def`` (``count`` outputs),
-    as TensorFlow's signature of the op names it; ``("output", index)`` for ops TensorFlow lacks."""
-    from ferroflow.framework.op_signatures import _arg_lengths, op_signature
-
-    signature = op_signature(node_def.op)
-    lengths = signature and _arg_lengths(signature["outputs"], count, node_def.attr)
-    if not lengths:
-        return "output", index
-    start = 0
-    for arg, length in zip(signature["outputs"], lengths):
-        if index < start + length:
-            return arg["name"], index - start
-        start += length
-    return "output", index
 
 
 def _output_index(op, arg_name, k):

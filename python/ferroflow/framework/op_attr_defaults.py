@@ -1,71 +1,48 @@
 """TensorFlow's registered attr defaults, for stripping them from NodeDefs and filling them back in.
 
-The table (``ferroflow/core/_op_attr_defaults.json``) is generated from real
-TensorFlow's op registry by ``tools/gen_op_attr_defaults.py`` and covers
-every op type ferroflow's graph can hold. Op types missing from it (ferroflow's
-own fused ops, nodes of ops TensorFlow does not know) are left alone, as
-TensorFlow leaves nodes of unregistered ops alone.
+The table is the Rust core's (``crates/records/src/graph_def/tf_op_registry.json``,
+generated from real TensorFlow's op registry by ``tools/gen_op_attr_defaults.py``,
+read through ``_native.tf_op_registry()``); it covers every op type ferroflow's
+graph can hold. Op types missing from it (ferroflow's own fused ops) are left
+alone, as TensorFlow leaves nodes of unregistered ops alone. Which attrs hold
+their default, and which defaults a node lacks, is decided in Rust.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import os
+
+from ferroflow import _native
 
 __all__ = ["attr_defaults", "missing_defaults", "strip_default_attrs"]
-
-_TABLE = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "core", "_op_attr_defaults.json"
-)
 
 
 @functools.cache
 def _document():
-    """The whole generated table: ``ops`` (attr defaults), ``op_defs`` (signatures), ``not_in_tensorflow``."""
-    with open(_TABLE, encoding="utf-8") as f:
-        return json.load(f)
-
-
-def _table():
-    return _document()["ops"]
+    """The whole table: ``attr_defaults`` (serialized ``AttrValue``s in hex), ``op_defs`` (signatures),
+    ``not_in_tensorflow``, ``tensorflow_version``."""
+    return json.loads(_native.tf_op_registry())
 
 
 @functools.cache
 def attr_defaults(op_type):
     """``{attr name: AttrValue}`` of the attrs of ``op_type`` that have a default; None for an unknown op type."""
-    from google.protobuf import text_format
-
     from ferroflow.core.framework import attr_value_pb2
 
-    entry = _table().get(op_type)
+    entry = _document()["attr_defaults"].get(op_type)
     if entry is None:
         return None
-    return {name: text_format.Parse(text, attr_value_pb2.AttrValue()) for name, text in entry.items()}
-
-
-def _same(a, b):
-    return a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)
-
-
-def _node_defs(graph_def):
-    yield from graph_def.node
-    for fn in graph_def.library.function:
-        yield from fn.node_def
+    return {name: attr_value_pb2.AttrValue.FromString(bytes.fromhex(value)) for name, value in entry.items()}
 
 
 def strip_default_attrs(graph_def):
-    """Removes, in place, every attr of ``graph_def``'s nodes whose value is its op's registered default.
-
-    Nodes that call a function of the graph's library and nodes of op types
-    without a table entry keep all their attrs.
-    """
-    functions = {fn.signature.name for fn in graph_def.library.function}
-    for node in _node_defs(graph_def):
-        defaults = None if node.op in functions else attr_defaults(node.op)
-        if not defaults:
-            continue
-        for name in [k for k, v in node.attr.items() if k in defaults and _same(v, defaults[k])]:
+    """Removes, in place, every attr of ``graph_def``'s nodes (function bodies included) whose value is its
+    op's registered default. Nodes that call a function of the graph's library and nodes of op types
+    without a table entry keep all their attrs."""
+    nodes = list(graph_def.node) + [n for fn in graph_def.library.function for n in fn.node_def]
+    for node, names in zip(nodes, _native.default_valued_attrs(graph_def.SerializeToString())):
+        for name in names:
             del node.attr[name]
 
 
@@ -74,12 +51,13 @@ def missing_defaults(node_def):
 
     Type-valued attrs are left out: ferroflow derives a node's type attrs
     from its inputs, and picks the registered default itself for output
-    types (``ArgMax``'s ``output_type``, ``Shape``'s ``out_type``), so filling
-    in, say, ``Tidx: DT_INT32`` could only contradict an int64 input.
+    types (``ArgMax``'s ``output_type``, ``Shape``'s ``out_type``).
     """
-    defaults = attr_defaults(node_def.op) or {}
+    from ferroflow.core.framework import attr_value_pb2
+
+    if attr_defaults(node_def.op) is None:
+        return {}
     return {
-        name: value
-        for name, value in defaults.items()
-        if name not in node_def.attr and value.WhichOneof("value") != "type"
+        name: attr_value_pb2.AttrValue.FromString(data)
+        for name, data in _native.missing_default_attrs(node_def.SerializeToString()).items()
     }

@@ -8,14 +8,27 @@
 //! `tensor_content`, a single one in the typed field, strings in
 //! `string_val`). Map entries are written in key order, which is
 //! TensorFlow's deterministic serialization.
+//!
+//! Two forms: [`graph_def`] is ferroflow's own (what ferroflow processes send
+//! each other), [`tf_graph_def`] the one TensorFlow imports and runs: every
+//! node gets the type and length attrs TensorFlow's `OpDef` declares
+//! ([`registry`]), nodes of ops only ferroflow has are written as TensorFlow
+//! ops ([`tf_form`]), and the function library is written as `FunctionDef`s
+//! ([`library`]). Import ([`crate::graph_import`]) reads both.
 
 use std::collections::BTreeMap;
 
-use ferroflow_graph::{AttrValue as Attr, Graph, PartialShape};
-use ferroflow_tensor::{Data, Tensor};
+use ferroflow_graph::{AttrValue as Attr, Graph, Node, PartialShape};
+use ferroflow_tensor::{Data, Result, Tensor};
 
 use crate::ops::tensor_to_proto;
 use crate::proto::{Dim, TensorProto, TensorShapeProto};
+
+pub mod library;
+pub mod registry;
+pub mod tf_form;
+
+pub use library::{FunctionDef, FunctionDefLibrary, GradientDef};
 
 /// `tensorflow.GraphDef`: nodes, versions, and the function library as far
 /// as an importer needs to see it (the functions' names; their bodies are
@@ -28,46 +41,6 @@ pub struct GraphDef {
     pub library: Option<FunctionDefLibrary>,
     #[prost(message, optional, tag = "4")]
     pub versions: Option<VersionDef>,
-}
-
-/// `tensorflow.FunctionDefLibrary`, reduced to what says whether a graph
-/// has one: its functions' and gradients' names.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct FunctionDefLibrary {
-    #[prost(message, repeated, tag = "1")]
-    pub function: Vec<FunctionDefName>,
-    #[prost(message, repeated, tag = "2")]
-    pub gradient: Vec<GradientDef>,
-}
-
-impl FunctionDefLibrary {
-    /// True when the library holds no function and no gradient.
-    pub fn is_empty(&self) -> bool {
-        self.function.is_empty() && self.gradient.is_empty()
-    }
-}
-
-/// A `tensorflow.FunctionDef` seen only through its signature's name.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct FunctionDefName {
-    #[prost(message, optional, tag = "1")]
-    pub signature: Option<OpDefName>,
-}
-
-/// A `tensorflow.OpDef` seen only through its name.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct OpDefName {
-    #[prost(string, tag = "1")]
-    pub name: String,
-}
-
-/// `tensorflow.GradientDef`.
-#[derive(Clone, PartialEq, prost::Message)]
-pub struct GradientDef {
-    #[prost(string, tag = "1")]
-    pub function_name: String,
-    #[prost(string, tag = "2")]
-    pub gradient_func: String,
 }
 
 /// `tensorflow.VersionDef`.
@@ -248,79 +221,147 @@ fn attr_proto(a: &Attr) -> AttrValue {
     AttrValue { value: Some(value) }
 }
 
-/// The nodes of `graph` from `start` on as a `GraphDef` with producer
-/// version `producer`. With `add_shapes`, each node gets TensorFlow's
-/// `_output_shapes` attribute (the statically known output shapes).
-pub fn graph_def(graph: &Graph, start: usize, add_shapes: bool, producer: i32) -> GraphDef {
+/// `n` (a node of `graph`) as a `NodeDef` in ferroflow's own form; with
+/// `add_shapes` it gets TensorFlow's `_output_shapes` attribute (the
+/// statically known output shapes).
+pub fn node_def(graph: &Graph, n: &Node, add_shapes: bool) -> NodeDef {
     let nodes = graph.nodes();
-    let node = nodes[start.min(nodes.len())..]
+    let mut input: Vec<String> = n
+        .inputs
         .iter()
-        .map(|n| {
-            let mut input: Vec<String> = n
-                .inputs
-                .iter()
-                .map(|o| {
-                    let src = &nodes[o.node].name;
-                    if o.index == 0 {
-                        src.clone()
-                    } else {
-                        format!("{src}:{}", o.index)
-                    }
-                })
-                .collect();
-            input.extend(
-                n.control_inputs
-                    .iter()
-                    .map(|&c| format!("^{}", nodes[c].name)),
-            );
-            let mut attr: BTreeMap<String, AttrValue> = n
-                .attrs
-                .iter()
-                .map(|(k, v)| (k.clone(), attr_proto(v)))
-                .collect();
-            // A quantized constant's value is held as the integers of its
-            // width; its proto carries the quantized dtype, as TF's does.
-            if let (
-                Some(Attr::Type(d)),
-                Some(AttrValue {
-                    value: Some(attr_value::Value::Tensor(t)),
-                }),
-            ) = (n.attrs.get("dtype"), attr.get_mut("value"))
-            {
-                if d.is_quantized() {
-                    t.dtype = d.as_enum();
-                }
-            }
-            if add_shapes {
-                let shapes = n.outputs.iter().map(|o| shape_proto(&o.shape)).collect();
-                attr.insert(
-                    "_output_shapes".to_string(),
-                    AttrValue {
-                        value: Some(attr_value::Value::List(ListValue {
-                            shape: shapes,
-                            ..Default::default()
-                        })),
-                    },
-                );
-            }
-            NodeDef {
-                name: n.name.clone(),
-                op: n.op.clone(),
-                input,
-                device: n.device.clone(),
-                attr,
+        .map(|o| {
+            let src = &nodes[o.node].name;
+            if o.index == 0 {
+                src.clone()
+            } else {
+                format!("{src}:{}", o.index)
             }
         })
         .collect();
-    GraphDef {
-        node,
-        library: None,
-        versions: Some(VersionDef {
-            producer,
-            min_consumer: 0,
-            bad_consumers: Vec::new(),
+    input.extend(
+        n.control_inputs
+            .iter()
+            .map(|&c| format!("^{}", nodes[c].name)),
+    );
+    let mut attr: BTreeMap<String, AttrValue> = n
+        .attrs
+        .iter()
+        .map(|(k, v)| (k.clone(), attr_proto(v)))
+        .collect();
+    // A quantized constant's value is held as the integers of its
+    // width; its proto carries the quantized dtype, as TF's does.
+    if let (
+        Some(Attr::Type(d)),
+        Some(AttrValue {
+            value: Some(attr_value::Value::Tensor(t)),
         }),
+    ) = (n.attrs.get("dtype"), attr.get_mut("value"))
+    {
+        if d.is_quantized() {
+            t.dtype = d.as_enum();
+        }
     }
+    if add_shapes {
+        let shapes = n.outputs.iter().map(|o| shape_proto(&o.shape)).collect();
+        attr.insert(
+            "_output_shapes".to_string(),
+            AttrValue {
+                value: Some(attr_value::Value::List(ListValue {
+                    shape: shapes,
+                    ..Default::default()
+                })),
+            },
+        );
+    }
+    NodeDef {
+        name: n.name.clone(),
+        op: n.op.clone(),
+        input,
+        device: n.device.clone(),
+        attr,
+    }
+}
+
+fn versions(producer: i32) -> Option<VersionDef> {
+    Some(VersionDef {
+        producer,
+        min_consumer: 0,
+        bad_consumers: Vec::new(),
+    })
+}
+
+/// The nodes of `graph` from `start` on as a `GraphDef` in ferroflow's own
+/// form (ops only ferroflow has as they are, no TensorFlow type attrs, no
+/// function library), with producer version `producer`. With `add_shapes`,
+/// each node gets `_output_shapes`.
+pub fn graph_def(graph: &Graph, start: usize, add_shapes: bool, producer: i32) -> GraphDef {
+    let nodes = graph.nodes();
+    GraphDef {
+        node: nodes[start.min(nodes.len())..]
+            .iter()
+            .map(|n| node_def(graph, n, add_shapes))
+            .collect(),
+        library: None,
+        versions: versions(producer),
+    }
+}
+
+/// The nodes of `graph` from `start` on as a `GraphDef` TensorFlow imports
+/// and runs (module docs): TensorFlow's type attrs on every node, the nodes
+/// of ops only ferroflow has in their registered TensorFlow form, and, for
+/// the whole graph (`start` 0) of a graph with functions, the function
+/// library, with function-valued attrs written as `func`s.
+pub fn tf_graph_def(
+    graph: &Graph,
+    start: usize,
+    add_shapes: bool,
+    producer: i32,
+) -> Result<GraphDef> {
+    let nodes = graph.nodes();
+    let with_library = start == 0 && !graph.function_names().is_empty();
+    let mut out = Vec::with_capacity(nodes.len().saturating_sub(start));
+    for n in &nodes[start.min(nodes.len())..] {
+        let mut def = node_def(graph, n, add_shapes);
+        let input_types: Vec<i32> = n
+            .inputs
+            .iter()
+            .map(|o| nodes[o.node].outputs[o.index].dtype.as_enum())
+            .collect();
+        if let Some(form) = tf_form::tf_form(&n.op) {
+            let input = tf_form::FormInput {
+                def: &def,
+                input_types,
+                input_shapes: n
+                    .inputs
+                    .iter()
+                    .map(|o| nodes[o.node].outputs[o.index].shape.clone())
+                    .collect(),
+                add_shapes,
+            };
+            out.extend(form(&input).map_err(|e| {
+                e.with_context(format_args!(
+                    "writing node '{}' ({}) for TensorFlow",
+                    n.name, n.op
+                ))
+            })?);
+            continue;
+        }
+        let output_types: Vec<i32> = n.outputs.iter().map(|o| o.dtype.as_enum()).collect();
+        registry::add_signature_attrs(&mut def, &input_types, &output_types);
+        if with_library {
+            library::mark_function_attrs(&mut def);
+        }
+        out.push(def);
+    }
+    Ok(GraphDef {
+        node: out,
+        library: if with_library {
+            Some(library::function_library(graph, add_shapes)?)
+        } else {
+            None
+        },
+        versions: versions(producer),
+    })
 }
 
 #[cfg(test)]
@@ -376,5 +417,59 @@ mod tests {
         let back = GraphDef::decode(def.encode_to_vec().as_slice()).unwrap();
         assert_eq!(back, def);
         assert_eq!(graph_def(&g, 2, false, 27).node.len(), 1);
+    }
+
+    fn constant(g: &mut Graph, name: &str, t: Tensor) -> ferroflow_graph::Output {
+        let dtype = t.dtype();
+        let id = g
+            .add_node(
+                NodeSpec::new("Const", name)
+                    .attr("value", Attr::Tensor(t))
+                    .attr("dtype", Attr::Type(dtype)),
+            )
+            .unwrap();
+        ferroflow_graph::Output::new(id, 0)
+    }
+
+    #[test]
+    fn tensorflow_form_adds_type_attrs_and_rewrites_reduced_shape() {
+        let mut g = Graph::new();
+        let a = constant(&mut g, "a", Tensor::vector(vec![1.0f32, 2.0]));
+        let axis = constant(&mut g, "axis", Tensor::scalar(0i64));
+        let concat = g
+            .add_node(
+                NodeSpec::new("ConcatV2", "concat")
+                    .input(a)
+                    .input(a)
+                    .input(axis),
+            )
+            .unwrap();
+        let shape = constant(&mut g, "shape", Tensor::vector(vec![2i32, 3]));
+        let axes = constant(&mut g, "axes", Tensor::vector(vec![-1i64]));
+        g.add_node(
+            NodeSpec::new("ReducedShape", "reduced")
+                .input(shape)
+                .input(axes)
+                .control(concat),
+        )
+        .unwrap();
+        let plain = graph_def(&g, 0, false, 27);
+        assert!(!plain.node[2].attr.contains_key("T"));
+        let def = tf_graph_def(&g, 0, true, 27).unwrap();
+        let by_name: BTreeMap<&str, &NodeDef> =
+            def.node.iter().map(|n| (n.name.as_str(), n)).collect();
+        let attr = |n: &str, k: &str| by_name[n].attr[k].value.clone();
+        assert_eq!(attr("concat", "N"), Some(attr_value::Value::I(2)));
+        assert_eq!(attr("concat", "T"), Some(attr_value::Value::Type(1)));
+        assert_eq!(attr("concat", "Tidx"), Some(attr_value::Value::Type(9)));
+        // ReducedShape is not a TensorFlow op: the node that takes its name is a SelectV2, its helpers
+        // (an int64 axes cast to the int32 shape's type first) live under it and keep its control input.
+        assert!(def.node.iter().all(|n| n.op != "ReducedShape"));
+        assert_eq!(by_name["reduced"].op, "SelectV2");
+        assert_eq!(by_name["reduced/axes"].op, "Cast");
+        assert!(by_name["reduced/rank"]
+            .input
+            .contains(&"^concat".to_string()));
+        assert!(def.library.is_none());
     }
 }
