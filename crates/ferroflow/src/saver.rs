@@ -112,7 +112,6 @@ impl Saver {
         let slices = strings(vec![Vec::new(); sorted.len()]);
         let dtypes: Vec<DType> = specs.iter().map(|s| s.2).collect();
         let (filename, save_tensor, restore_op) = g.with_name_scope("save", |g| {
-            let scope = g.scope().to_string();
             let filename = g.with_name_scope("filename", |g| -> Result<Output> {
                 let fscope = g.scope().to_string();
                 let default = g.constant(Tensor::scalar(b"model".to_vec()), "input")?;
@@ -176,7 +175,6 @@ impl Saver {
                 assigns.push(g.add("Assign", "Assign", &[*v, Output::new(restore, i)], vec![])?);
             }
             let restore_all = g.group(&assigns, "restore_all")?;
-            debug_assert!(g.graph.read().node(restore_all).name.starts_with(&scope));
             Ok::<_, Error>((filename, save_tensor, restore_all))
         })?;
         let graph = g.graph.read();
