@@ -8,7 +8,8 @@ built with ``tensorflow.compat.v1`` (graph mode, reference variables) the way
 ``tests/python/test_rust_checkpoint.py`` builds it with ferroflow; TensorFlow's
 ``tf.train.latest_checkpoint`` and ``Saver().restore`` read the Rust checkpoint (every variable,
 Adam's slots and the global step), the restored values and loss are compared with the Rust run's,
-one more training step runs, and TensorFlow's ``summary_iterator`` reads the Rust event file.
+one more training step runs; ``tf.train.import_meta_graph`` reads the Rust ``.meta`` and its
+``train_op`` trains on; and TensorFlow's ``summary_iterator`` reads the Rust event file.
 Prints one line per check and exits non-zero on a mismatch.
 """
 
@@ -58,6 +59,21 @@ def main():
         print(f"loss {got:.7f} (Rust: {expected['loss']:.7f})")
         sess.run(train)
         print(f"one more TensorFlow step: loss {sess.run(loss):.7f}")
+    with tf.Graph().as_default() as graph:
+        saver = tf.train.import_meta_graph(latest + ".meta")
+        (train,) = tf.get_collection(tf.GraphKeys.TRAIN_OP)
+        ops = sorted({n.type for n in graph.get_operations() if n.type.startswith("Apply")})
+        loss = graph.get_tensor_by_name("Mean:0")
+        feed = {graph.get_tensor_by_name("x:0"): np.asarray(expected["points"], np.float32).reshape(-1, 2),
+                graph.get_tensor_by_name("y:0"): expected["labels"]}
+        with tf.Session() as sess:
+            saver.restore(sess, latest)
+            got = sess.run(loss, feed)
+            np.testing.assert_allclose(got, expected["loss"], rtol=1e-5)
+            sess.run(train, feed)
+            print(f"import_meta_graph({pathlib.Path(latest).name}.meta): update ops {ops}, loss {got:.7f}, "
+                  f"after one step of its train_op {sess.run(loss, feed):.7f}, global step "
+                  f"{sess.run(tf.train.get_global_step())}")
     (events,) = sorted(d.glob("events.out.tfevents.*"))
     losses = [(e.step, v.simple_value) for e in tf.train.summary_iterator(str(events))
               for v in e.summary.value if v.tag == "loss"]

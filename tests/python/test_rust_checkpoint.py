@@ -65,6 +65,26 @@ def test_python_saver_restores_the_rust_checkpoint(run):
         assert sess.run(loss) < expected["loss"]
 
 
+def test_python_imports_the_rust_meta_graph_and_trains_on(run):
+    d, expected = run
+    latest = tf.train.latest_checkpoint(str(d))
+    saver = tf.train.import_meta_graph(latest + ".meta")
+    graph = tf.get_default_graph()
+    (train,) = tf.get_collection(tf.GraphKeys.TRAIN_OP)
+    step = tf.train.get_global_step()
+    assert sorted(v.op.name for v in tf.trainable_variables()) == sorted(expected["variables"])
+    assert len(tf.get_collection(tf.GraphKeys.SUMMARIES)) == 3
+    loss = graph.get_tensor_by_name("Mean:0")
+    x, y = graph.get_tensor_by_name("x:0"), graph.get_tensor_by_name("y:0")
+    feed = {x: np.asarray(expected["points"], np.float32).reshape(-1, 2), y: expected["labels"]}
+    with tf.Session() as sess:
+        saver.restore(sess, latest)
+        np.testing.assert_allclose(sess.run(loss, feed), expected["loss"], rtol=1e-6)
+        sess.run(train, feed)
+        assert sess.run(step) == expected["global_step"] + 1
+        assert sess.run(loss, feed) < expected["loss"]
+
+
 def test_the_rust_event_file_reads_back(run):
     d, expected = run
     (events,) = sorted(d.glob("events.out.tfevents.*"))

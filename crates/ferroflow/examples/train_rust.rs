@@ -1,7 +1,7 @@
 //! Trains a small classifier end to end from Rust alone, the TensorFlow 1 way: a graph with
 //! placeholders, a learning-rate schedule of the global step, Adam, TensorBoard summaries and a
-//! Saver that checkpoints every 100 steps and keeps the last three. Run it again with the same
-//! log directory and it resumes from the latest checkpoint.
+//! Saver that checkpoints every 100 steps (with the meta graph) and keeps the last three. Run it
+//! again with the same log directory and it resumes from the latest checkpoint.
 //!
 //! ```text
 //! cargo run --release --example train_rust -p ferroflow -- [--logdir DIR] [--steps N] [--expected FILE]
@@ -17,6 +17,7 @@
 mod common;
 
 use common::Rng;
+use ferroflow::meta_graph::export_meta_graph;
 use ferroflow::saver::{get_checkpoint_state, Saver};
 use ferroflow::summary::{self, FileWriter};
 use ferroflow::train::{exponential_decay, get_or_create_global_step, Adam, Optimizer};
@@ -105,6 +106,8 @@ fn main() -> ferroflow::Result<()> {
     let summaries = summary::merge_all(&mut g)?.expect("three summaries");
     let mut saver = Saver::new(&mut g, None)?.max_to_keep(3);
     let init = g.global_variables_initializer()?;
+    // Every checkpoint gets its meta graph, which TensorFlow's import_meta_graph reads.
+    saver.set_meta_graph(Some(export_meta_graph(&g, Some(&saver), &[train])?));
 
     let sess = Session::new(g.graph());
     match get_checkpoint_state(&args.logdir)? {

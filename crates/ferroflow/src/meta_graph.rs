@@ -4,6 +4,12 @@
 //! variables (global, trainable, local), the `train_op` collection, the summaries, any other
 //! node-list collection by key, and a [`Saver`] over the saver the meta graph names.
 //!
+//! And the way back: [`export_meta_graph`] writes a builder's graph in the form TensorFlow
+//! imports (`ferroflow_records::graph_def::tf_graph_def`), with the saver and the collections
+//! TensorFlow 1 keeps (`variables`, `trainable_variables`, `train_op`, `summaries`,
+//! `global_step`); [`Saver::set_meta_graph`] writes it next to every checkpoint, as
+//! `tf.train.Saver.save` does.
+//!
 //! The messages are the ones the SavedModel loader reads ([`crate::saved_model::proto`]); the
 //! graph goes through `ferroflow_records::graph_import` (TensorFlow's ops and ferroflow's;
 //! TensorFlow's per-variable update ops become ferroflow's fused ones). Imported variables are
@@ -22,12 +28,15 @@
 //! # Ok::<(), ferroflow::Error>(())
 //! ```
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::builder::{GraphBuilder, VariableHandle};
+use crate::saved_model::proto::{collection_def, BytesList, MetaInfoDef, StringList};
 use crate::saver::Saver;
+use crate::summary::GRAPH_DEF_VERSION;
 use ferroflow_graph::{NodeId, Output};
-use ferroflow_records::graph_def::GraphDef;
+use ferroflow_records::graph_def::{tf_graph_def, GraphDef};
 use ferroflow_records::graph_import::import_graph_def;
 use ferroflow_tensor::{Error, Result};
 use prost::Message;
@@ -309,6 +318,111 @@ impl ImportedMetaGraph {
             })
             .collect()
     }
+}
+
+/// The TensorFlow version exported meta graphs record (Python ferroflow's `VERSION`: a PEP 440
+/// version, which TensorFlow's `import_meta_graph` parses).
+pub const TENSORFLOW_VERSION: &str = "1.15.0+ferroflow";
+
+/// The meta graph of `g`'s graph: the whole graph as TensorFlow imports it (with output
+/// shapes), `saver`'s `SaverDef`, and the collections TensorFlow 1 keeps: `variables` and
+/// `trainable_variables` (`VariableDef`s of the builder's variables), `train_op` (`train_ops`),
+/// `summaries` (the builder's summary ops) and `global_step`. Write it with
+/// [`write_meta_graph`]; TensorFlow's and ferroflow's `import_meta_graph` read it.
+pub fn export_meta_graph(
+    g: &GraphBuilder,
+    saver: Option<&Saver>,
+    train_ops: &[NodeId],
+) -> Result<MetaGraphDef> {
+    let graph = g.graph.read();
+    let def = tf_graph_def(&graph, 0, true, GRAPH_DEF_VERSION)?;
+    let variable_def = |h: &VariableHandle, trainable: bool| {
+        let node = graph.node(h.var.node);
+        // The initial value is what the initializer assigns.
+        let initial = graph
+            .node(h.initializer)
+            .inputs
+            .get(1)
+            .map(|o| graph.output_name(*o))
+            .unwrap_or_default();
+        VariableDef {
+            variable_name: graph.output_name(h.var),
+            initializer_name: graph.node(h.initializer).name.clone(),
+            snapshot_name: graph.output_name(h.value),
+            is_resource: node.op == "VarHandleOp",
+            initial_value_name: initial,
+            trainable,
+        }
+        .encode_to_vec()
+    };
+    let trainable = g.trainable_variables();
+    let is_trainable = |h: &VariableHandle| trainable.iter().any(|t| t.var == h.var);
+    let mut collections = BTreeMap::new();
+    let bytes = |values: Vec<Vec<u8>>| CollectionDef {
+        kind: Some(collection_def::Kind::BytesList(BytesList { value: values })),
+    };
+    let names = |values: Vec<String>| CollectionDef {
+        kind: Some(collection_def::Kind::NodeList(StringList { value: values })),
+    };
+    let globals = g.global_variables();
+    if !globals.is_empty() {
+        collections.insert(
+            keys::GLOBAL_VARIABLES.to_string(),
+            bytes(
+                globals
+                    .iter()
+                    .map(|h| variable_def(h, is_trainable(h)))
+                    .collect(),
+            ),
+        );
+    }
+    if !trainable.is_empty() {
+        collections.insert(
+            keys::TRAINABLE_VARIABLES.to_string(),
+            bytes(trainable.iter().map(|h| variable_def(h, true)).collect()),
+        );
+    }
+    if !train_ops.is_empty() {
+        collections.insert(
+            keys::TRAIN_OP.to_string(),
+            names(
+                train_ops
+                    .iter()
+                    .map(|&n| graph.node(n).name.clone())
+                    .collect(),
+            ),
+        );
+    }
+    if !g.summaries.is_empty() {
+        collections.insert(
+            keys::SUMMARIES.to_string(),
+            names(g.summaries.iter().map(|&o| graph.output_name(o)).collect()),
+        );
+    }
+    drop(graph);
+    if let Some(step) = crate::train::get_global_step(g)? {
+        let name = g.graph.read().output_name(step.var);
+        collections.insert(keys::GLOBAL_STEP.to_string(), names(vec![name]));
+    }
+    Ok(MetaGraphDef {
+        meta_info_def: Some(MetaInfoDef {
+            meta_graph_version: String::new(),
+            tags: Vec::new(),
+            tensorflow_version: TENSORFLOW_VERSION.to_string(),
+            tensorflow_git_version: format!("ferroflow-{}", env!("CARGO_PKG_VERSION")),
+            stripped_default_attrs: false,
+        }),
+        graph_def: Some(def),
+        saver_def: saver.map(|s| s.saver_def().clone()),
+        collection_def: collections,
+        signature_def: BTreeMap::new(),
+        asset_file_def: Vec::new(),
+    })
+}
+
+/// Writes `meta` as a binary `.meta` file (to a temporary file, synced and renamed).
+pub fn write_meta_graph(path: impl AsRef<Path>, meta: &MetaGraphDef) -> Result<()> {
+    crate::saver::atomic_write(path.as_ref(), &meta.encode_to_vec())
 }
 
 fn missing(key: &str, name: &str) -> Error {

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::builder::{GraphBuilder, VariableHandle};
-use crate::saved_model::proto::SaverDef;
+use crate::saved_model::proto::{MetaGraphDef, SaverDef};
 use crate::Session;
 use ferroflow_checkpoint::{dtype_string, index_path, BundleReader};
 use ferroflow_graph::{AttrValue, NodeId, Output, PartialShape};
@@ -49,6 +49,8 @@ pub struct Saver {
     /// Kept checkpoints and when they were written, oldest first.
     last_checkpoints: Vec<(String, f64)>,
     next_checkpoint_time: f64,
+    /// Written as `<checkpoint>.meta` by every save, when set.
+    meta_graph: Option<MetaGraphDef>,
 }
 
 impl Saver {
@@ -208,6 +210,7 @@ impl Saver {
             specs: Vec::new(),
             last_checkpoints: Vec::new(),
             next_checkpoint_time: now() + hours * 3600.0,
+            meta_graph: None,
         }
     }
 
@@ -263,6 +266,14 @@ impl Saver {
         self
     }
 
+    /// Makes every [`save`](Self::save) also write `meta` as `<checkpoint>.meta` (what
+    /// `tf.train.Saver.save` does by default); build it with
+    /// [`export_meta_graph`](crate::meta_graph::export_meta_graph) once the graph is complete.
+    /// `None` stops writing it.
+    pub fn set_meta_graph(&mut self, meta: Option<MetaGraphDef>) {
+        self.meta_graph = meta;
+    }
+
     /// The `SaverDef` naming the filename tensor, the save tensor and the restore op
     /// (`as_saver_def()`), for a MetaGraphDef.
     pub fn saver_def(&self) -> &SaverDef {
@@ -297,8 +308,9 @@ impl Saver {
     }
 
     /// Saves the variables to `save_path`, or `save_path-<global_step>` when a step is given,
+    /// writes the meta graph next to it if one is set ([`set_meta_graph`](Self::set_meta_graph)),
     /// records the checkpoint in the `checkpoint` state file of its directory, deletes the
-    /// checkpoints beyond `max_to_keep`, and returns the prefix written.
+    /// checkpoints beyond `max_to_keep` (with their `.meta`), and returns the prefix written.
     pub fn save(
         &mut self,
         sess: &Session,
@@ -343,6 +355,9 @@ impl Saver {
                 }
             })?;
         let written = out[0].scalar_string("the save tensor")?;
+        if let Some(meta) = &self.meta_graph {
+            crate::meta_graph::write_meta_graph(format!("{checkpoint_file}.meta"), meta)?;
+        }
         if self.def.max_to_keep > 0 {
             self.last_checkpoints.retain(|(p, _)| *p != written);
             self.last_checkpoints.push((written.clone(), now()));
@@ -739,7 +754,7 @@ pub fn update_checkpoint_state(
 }
 
 /// Writes `bytes` to a temporary file next to `path`, syncs it and renames it over `path`.
-fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let name = path
         .file_name()

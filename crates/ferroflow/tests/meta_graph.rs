@@ -123,3 +123,76 @@ fn a_saved_meta_graph_restores_through_its_saver() {
         .unwrap_err();
     assert_eq!(err.code(), Some(Code::DataLoss));
 }
+
+#[test]
+fn an_exported_meta_graph_imports_restores_and_trains_on() {
+    use ferroflow::meta_graph::export_meta_graph;
+    use ferroflow::saver::Saver;
+    use ferroflow::train::{get_or_create_global_step, Optimizer};
+    use ferroflow::{summary, Tensor};
+
+    let dir = common::temp_dir("export_meta");
+    let mut g = GraphBuilder::new();
+    let w = g
+        .variable("dense/kernel", Tensor::vector(vec![1.0f32, -2.0, 0.5]))
+        .unwrap();
+    let sq = g.mul(w.value, w.value).unwrap();
+    let loss = g.reduce_sum(sq, &[0], false).unwrap();
+    summary::scalar(&mut g, "loss", loss).unwrap();
+    let step = get_or_create_global_step(&mut g).unwrap();
+    let train = Optimizer::adam(0.1)
+        .minimize(&mut g, loss, None, Some(&step))
+        .unwrap();
+    let mut saver = Saver::new(&mut g, None).unwrap();
+    let meta = export_meta_graph(&g, Some(&saver), &[train]).unwrap();
+    saver.set_meta_graph(Some(meta));
+    let init = g.global_variables_initializer().unwrap();
+    let sess = Session::new(g.graph());
+    sess.run(vec![], &[], &[init]).unwrap();
+    for _ in 0..2 {
+        sess.run(vec![], &[], &[train]).unwrap();
+    }
+    let prefix = saver.save(&sess, dir.join("model.ckpt"), Some(2)).unwrap();
+    sess.run(vec![], &[], &[train]).unwrap();
+    let want = sess.run(vec![], &[w.value, loss], &[]).unwrap();
+
+    // A fresh program: the meta graph, the checkpoint, one more step through train_op.
+    let mut g2 = GraphBuilder::new();
+    let imported =
+        import_meta_graph(&mut g2, format!("{prefix}.meta"), &ImportOptions::default()).unwrap();
+    assert_eq!(imported.global_variables.len(), 6);
+    assert_eq!(imported.trainable_variables.len(), 1);
+    assert_eq!(imported.train_op.len(), 1);
+    assert_eq!(imported.summaries.len(), 1);
+    assert_eq!(
+        imported.node_names("global_step").unwrap(),
+        vec!["global_step:0"]
+    );
+    let graph = g2.graph();
+    // The graph was written in TensorFlow's form (TensorFlow's update ops) and read back
+    // into ferroflow's fused one.
+    let tf_ops: Vec<String> = imported
+        .meta_graph
+        .graph_def
+        .as_ref()
+        .unwrap()
+        .node
+        .iter()
+        .map(|n| n.op.clone())
+        .collect();
+    assert!(tf_ops.iter().any(|op| op == "ApplyAdam"), "{tf_ops:?}");
+    let sess2 = Session::new(g2.graph());
+    imported
+        .saver
+        .as_ref()
+        .unwrap()
+        .restore(&sess2, &prefix)
+        .unwrap();
+    sess2.run(vec![], &[], &imported.train_op).unwrap();
+    let w2 = imported.trainable_variables[0];
+    let loss2 = graph.read().output_by_name("Sum:0").unwrap();
+    let got = sess2.run(vec![], &[w2.value, loss2], &[]).unwrap();
+    assert_eq!(got[0].to_f64_vec().unwrap(), want[0].to_f64_vec().unwrap());
+    assert_eq!(got[1].to_f64_vec().unwrap(), want[1].to_f64_vec().unwrap());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
