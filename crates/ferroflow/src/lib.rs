@@ -27,7 +27,7 @@
 //! * [`summary`]: the TF1 summary ops and a [`summary::FileWriter`] for TensorBoard, and the
 //!   TFRecord reader and writer.
 //! * [`meta_graph`]: `import_meta_graph` of a `.meta` file (variables, `train_op`, summaries,
-//!   the saver).
+//!   the saver), and `export_meta_graph` of a builder's graph in the form TensorFlow imports.
 //! * [`saved_model`]: [`SavedModel`] loads a SavedModel (TensorFlow 1.x's
 //!   `SavedModelBuilder` / `simple_save` exports, or ferroflow's) and runs its signatures:
 //!   serving from Rust without Python (`examples/serve_saved_model.rs`).
