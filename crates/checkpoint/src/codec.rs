@@ -5,7 +5,7 @@
 use crate::crc::{crc32c_extend, crc32c_par, mask, unmask};
 use crate::table::{get_varint, put_varint};
 use ferroflow_tensor::{
-    bf16, f16, Complex32, Complex64, DType, Data, Error, Result, Shape, Tensor,
+    bail, bf16, ensure, f16, Complex32, Complex64, DType, Data, Error, Result, Shape, Tensor,
 };
 use std::borrow::Cow;
 use std::io::Write;
@@ -333,18 +333,19 @@ pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
             // something TensorFlow writes).
             DType::Bool => Data::Bool(b.iter().map(|&x| x != 0).collect::<Vec<_>>().into()),
             DType::String | DType::Resource | DType::Variant => {
-                return Err(Error::internal(format!("{d} tensors are not fixed-size")))
+                bail!(internal, "{d} tensors are not fixed-size")
             }
             // (`storage()` is never a quantized dtype.)
             DType::QInt8 | DType::QUInt8 | DType::QInt16 | DType::QUInt16 | DType::QInt32 => {
-                return Err(Error::internal(format!("{d} has no storage type")))
+                bail!(internal, "{d} has no storage type")
             }
         },
         None => {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "ferroflow tensors cannot hold dtype {}",
                 dtype_string(dtype)
-            )))
+            )
         }
     };
     Tensor::new(shape, data)
@@ -378,10 +379,11 @@ pub fn write_strings(out: &mut impl Write, items: &[Vec<u8>]) -> std::io::Result
 /// `what` names the tensor and file in errors.
 pub fn read_strings(bytes: &[u8], n: usize, masked_crc: u32, what: &str) -> Result<Vec<Vec<u8>>> {
     if n > bytes.len() {
-        return Err(Error::data_loss(format!(
+        bail!(
+            data_loss,
             "{what}: {} bytes cannot hold {n} string lengths",
             bytes.len()
-        )));
+        );
     }
     let mut pos = 0;
     let mut lens = Vec::with_capacity(n);
@@ -400,29 +402,29 @@ pub fn read_strings(bytes: &[u8], n: usize, masked_crc: u32, what: &str) -> Resu
         lens.push(len);
     }
     let Some(stored) = bytes.get(pos..pos + 4) else {
-        return Err(Error::data_loss(format!("{what}: truncated string tensor")));
+        bail!(data_loss, "{what}: truncated string tensor");
     };
     let stored_crc = u32::from_le_bytes(stored.try_into().expect("4 bytes"));
-    if unmask(stored_crc) != len_crc {
-        return Err(Error::data_loss(format!(
-            "{what}: the checksum of the string lengths does not match"
-        )));
-    }
+    ensure!(
+        unmask(stored_crc) == len_crc,
+        data_loss,
+        "{what}: the checksum of the string lengths does not match"
+    );
     pos += 4;
-    if bytes.len() - pos != total {
-        return Err(Error::data_loss(format!(
-            "{what}: string tensor holds {} bytes of text, its lengths add up to {total}",
-            bytes.len() - pos
-        )));
-    }
+    ensure!(
+        bytes.len() - pos == total,
+        data_loss,
+        "{what}: string tensor holds {} bytes of text, its lengths add up to {total}",
+        bytes.len() - pos
+    );
     let crc = crc32c_extend(crc32c_extend(len_crc, stored), &bytes[pos..]);
-    if crc != unmask(masked_crc) {
-        return Err(Error::data_loss(format!(
-            "{what}: checksum mismatch (stored {:#010x}, computed {:#010x})",
-            unmask(masked_crc),
-            crc
-        )));
-    }
+    ensure!(
+        crc == unmask(masked_crc),
+        data_loss,
+        "{what}: checksum mismatch (stored {:#010x}, computed {:#010x})",
+        unmask(masked_crc),
+        crc
+    );
     let mut out = Vec::with_capacity(n);
     for len in lens {
         out.push(bytes[pos..pos + len].to_vec());
@@ -434,12 +436,12 @@ pub fn read_strings(bytes: &[u8], n: usize, masked_crc: u32, what: &str) -> Resu
 /// Verifies a fixed-size tensor's bytes against its masked CRC.
 pub fn check_fixed(bytes: &[u8], masked_crc: u32, what: &str) -> Result<()> {
     let crc = crc32c_par(bytes);
-    if crc != unmask(masked_crc) {
-        return Err(Error::data_loss(format!(
-            "{what}: checksum mismatch (stored {:#010x}, computed {crc:#010x})",
-            unmask(masked_crc)
-        )));
-    }
+    ensure!(
+        crc == unmask(masked_crc),
+        data_loss,
+        "{what}: checksum mismatch (stored {:#010x}, computed {crc:#010x})",
+        unmask(masked_crc)
+    );
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use crate::slice::{parse_shape_and_slice, TensorSlice};
 use crate::writer::{merge_bundles, save, MergeOptions, SaveItem};
 use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use std::path::{Path, PathBuf};
 
 fn expect_string(ctx: &InferContext, i: usize) -> Result<()> {
@@ -16,10 +16,11 @@ fn expect_string(ctx: &InferContext, i: usize) -> Result<()> {
 
 fn infer_save(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     if ctx.num_inputs() < 3 {
-        return Err(Error::value(format!(
+        bail!(
+            value,
             "'{}' (SaveV2) needs prefix, tensor_names and shape_and_slices inputs",
             ctx.name
-        )));
+        );
     }
     for i in 0..3 {
         expect_string(ctx, i)?;
@@ -39,12 +40,12 @@ fn infer_save(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     }
     if let Some(AttrValue::TypeList(dtypes)) = ctx.attrs().get("dtypes") {
         let got: Vec<DType> = (3..ctx.num_inputs()).map(|i| ctx.dtype(i)).collect();
-        if *dtypes != got {
-            return Err(Error::type_error(format!(
-                "'{}' (SaveV2): attribute dtypes {dtypes:?} does not match the tensors' dtypes {got:?}",
-                ctx.name
-            )));
-        }
+        ensure!(
+            *dtypes == got,
+            type_error,
+            "'{}' (SaveV2): attribute dtypes {dtypes:?} does not match the tensors' dtypes {got:?}",
+            ctx.name
+        );
     }
     Ok(Vec::new())
 }
@@ -62,12 +63,12 @@ fn restore_dtypes(a: &Attrs) -> Result<Vec<DType>> {
 }
 
 fn infer_restore(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    if ctx.num_inputs() != 3 {
-        return Err(Error::value(format!(
-            "'{}' (RestoreV2) takes prefix, tensor_names and shape_and_slices",
-            ctx.name
-        )));
-    }
+    ensure!(
+        ctx.num_inputs() == 3,
+        value,
+        "'{}' (RestoreV2) takes prefix, tensor_names and shape_and_slices",
+        ctx.name
+    );
     for i in 0..3 {
         expect_string(ctx, i)?;
     }
@@ -107,12 +108,12 @@ fn infer_restore(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn infer_merge(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    if ctx.num_inputs() != 2 {
-        return Err(Error::value(format!(
-            "'{}' (MergeV2Checkpoints) takes checkpoint_prefixes and destination_prefix",
-            ctx.name
-        )));
-    }
+    ensure!(
+        ctx.num_inputs() == 2,
+        value,
+        "'{}' (MergeV2Checkpoints) takes checkpoint_prefixes and destination_prefix",
+        ctx.name
+    );
     expect_string(ctx, 0)?;
     expect_string(ctx, 1)?;
     ctx.expect_rank(0, 1)?;
@@ -174,10 +175,11 @@ fn scalar_string(t: &Tensor, what: &str) -> Result<PathBuf> {
 fn vector_of(t: &Tensor, what: &str, n: usize) -> Result<Vec<Vec<u8>>> {
     let v = strings(t, what)?;
     if t.rank() != 1 || v.len() != n {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Expected {n} elements in {what}, but got a tensor of shape {}",
             t.shape()
-        )));
+        );
     }
     Ok(v.to_vec())
 }
@@ -245,17 +247,19 @@ fn restore_kernel(ctx: &mut OpContext<'_>, dtypes: &[DType]) -> Result<()> {
     match missing.as_slice() {
         [] => {}
         [one] => {
-            return Err(Error::not_found(format!(
+            bail!(
+                not_found,
                 "Key {one} not found in checkpoint {}",
                 prefix.display()
-            )))
+            )
         }
         many => {
-            return Err(Error::not_found(format!(
+            bail!(
+                not_found,
                 "Keys {} not found in checkpoint {}",
                 many.join(", "),
                 prefix.display()
-            )))
+            )
         }
     }
     let mut mismatched = Vec::new();
@@ -274,13 +278,13 @@ fn restore_kernel(ctx: &mut OpContext<'_>, dtypes: &[DType]) -> Result<()> {
             None
         } else {
             let p = parse_shape_and_slice(utf8(&specs[i], "shape_and_slice")?)?;
-            if p.full_shape != full_shape {
-                return Err(Error::invalid_argument(format!(
-                    "tensor_name = {name}; shape in shape_and_slice spec {:?} does not match the \
+            ensure!(
+                p.full_shape == full_shape,
+                invalid_argument,
+                "tensor_name = {name}; shape in shape_and_slice spec {:?} does not match the \
                      shape stored in checkpoint: {full_shape:?}",
-                    p.full_shape
-                )));
-            }
+                p.full_shape
+            );
             Some(p.slice)
         });
     }

@@ -10,7 +10,7 @@ use crate::proto::{BundleEntryProto, BundleHeaderProto, Message};
 use crate::slice::{copy_region, decode_slice_key, encode_slice_key, intersect, TensorSlice};
 use crate::table::read_table;
 use crate::{data_path, index_path};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use memmap2::Mmap;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashSet};
@@ -65,7 +65,9 @@ pub(crate) fn key_str(key: &[u8]) -> String {
     }
 }
 
-fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
+/// A failed file operation as a status whose code follows the I/O error ([`Error::io`]), with the
+/// message `<path>: <what>: <the I/O error>`; the reader and the writer both report through it.
+pub(crate) fn io_error(path: &Path, what: &str, e: std::io::Error) -> Error {
     Error::io(&e, format_args!("{}: {what}: {e}", path.display()))
 }
 
@@ -75,12 +77,13 @@ pub(crate) fn read_index(prefix: &Path) -> Result<Index> {
     let bytes = match std::fs::read(&path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::not_found(format!(
+            bail!(
+                not_found,
                 "Unsuccessful TensorSliceReader constructor: Failed to find any matching files \
                  for {} (no {})",
                 prefix.display(),
                 path.display()
-            )))
+            )
         }
         Err(e) => return Err(io_error(&path, "cannot read the checkpoint index", e)),
     };
@@ -102,9 +105,10 @@ pub(crate) fn read_index(prefix: &Path) -> Result<Index> {
     match header.endianness {
         0 => {}
         1 => {
-            return Err(Error::unimplemented(format!(
-            "{file}: the bundle was written on a big-endian machine, which ferroflow does not read"
-        )))
+            bail!(
+                unimplemented,
+                "{file}: the bundle was written on a big-endian machine, which ferroflow does not read"
+            )
         }
         e => return Err(corrupt(format!("unknown endianness {e} in the header"))),
     }
@@ -113,11 +117,13 @@ pub(crate) fn read_index(prefix: &Path) -> Result<Index> {
         || version.min_consumer > BUNDLE_VERSION
         || version.bad_consumers.contains(&BUNDLE_VERSION)
     {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{file}: checkpoint version (producer {}, min_consumer {}) cannot be read by \
              version {BUNDLE_VERSION}",
-            version.producer, version.min_consumer
-        )));
+            version.producer,
+            version.min_consumer
+        );
     }
     let mut entries = BTreeMap::new();
     for (key, value) in iter {
@@ -392,12 +398,13 @@ impl BundleReader {
         let bytes = self.shard(e.shard_id)?.bytes();
         let (start, end) = (e.offset as u64, (e.offset + e.size) as u64);
         if end > bytes.len() as u64 {
-            return Err(Error::data_loss(format!(
+            bail!(
+                data_loss,
                 "{}: bytes [{start}, {end}) lie past the end of the file ({} bytes); \
                  the data file is truncated",
                 self.what(key, e.shard_id),
                 bytes.len()
-            )));
+            );
         }
         if e.size >= PREFETCH_MIN_BYTES {
             if let Ok(Region::Map(map)) = self.shard(e.shard_id) {
@@ -424,13 +431,13 @@ impl BundleReader {
         let stored = self.stored(key, e)?;
         let n = num_elements(&entry_shape(e)).expect("checked when opened");
         let elem = element_size(e.dtype).expect("fixed-size dtype");
-        if n.checked_mul(elem) != Some(stored.len()) {
-            return Err(Error::data_loss(format!(
-                "{}: {} stored bytes for {n} elements of {elem} bytes",
-                self.what(key, e.shard_id),
-                stored.len()
-            )));
-        }
+        ensure!(
+            n.checked_mul(elem) == Some(stored.len()),
+            data_loss,
+            "{}: {} stored bytes for {n} elements of {elem} bytes",
+            self.what(key, e.shard_id),
+            stored.len()
+        );
         Ok(stored)
     }
 
@@ -507,10 +514,11 @@ impl BundleReader {
                 .iter()
                 .any(|(_, b, _)| intersect(b, &bounds).is_some())
             {
-                return Err(Error::data_loss(format!(
+                bail!(
+                    data_loss,
                     "checkpoint {}: stored slices of '{name}' overlap",
                     self.prefix.display()
-                )));
+                );
             }
             let slice_key = encode_slice_key(key, &slice);
             let se = self.index.entries.get(&slice_key).ok_or_else(|| {
@@ -521,39 +529,41 @@ impl BundleReader {
             })?;
             let want_shape: Vec<i64> = bounds.iter().map(|&(_, l)| l).collect();
             if se.dtype != e.dtype || entry_shape(se) != want_shape || !se.slices.is_empty() {
-                return Err(Error::data_loss(format!(
+                bail!(
+                    data_loss,
                     "checkpoint {}: the entry of slice {slice} of '{name}' does not match it",
                     self.prefix.display()
-                )));
+                );
             }
             // Bounds-check the stored bytes before allocating the result.
             let shard_len = self.shard(se.shard_id)?.bytes().len() as u64;
             if (se.offset + se.size) as u64 > shard_len {
-                return Err(Error::data_loss(format!(
+                bail!(
+                    data_loss,
                     "{}: bytes past the end of the file; the data file is truncated",
                     self.what(&slice_key, se.shard_id)
-                )));
+                );
             }
             covered +=
                 num_elements(&overlap.iter().map(|&(_, l)| l).collect::<Vec<_>>()).unwrap_or(0);
             parts.push((slice_key, bounds, overlap));
         }
-        if covered != n {
-            return Err(Error::internal(format!(
-                "Does not have sufficient slices for partitioned tensor {name} in checkpoint {} \
+        ensure!(
+            covered == n,
+            internal,
+            "Does not have sufficient slices for partitioned tensor {name} in checkpoint {} \
                  to restore in slice_spec: {}",
-                self.prefix.display(),
-                TensorSlice::new(
-                    region
-                        .iter()
-                        .map(|&(s, l)| crate::slice::Extent {
-                            start: s,
-                            length: Some(l)
-                        })
-                        .collect()
-                )
-            )));
-        }
+            self.prefix.display(),
+            TensorSlice::new(
+                region
+                    .iter()
+                    .map(|&(s, l)| crate::slice::Extent {
+                        start: s,
+                        length: Some(l)
+                    })
+                    .collect()
+            )
+        );
         let mut out = match elem {
             Some(sz) => RawData::Bytes(vec![0u8; n * sz]),
             None => RawData::Strings(vec![Vec::new(); n]),

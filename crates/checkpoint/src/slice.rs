@@ -8,7 +8,7 @@
 //! * [`copy_region`]: moves the overlap of two slices between row-major buffers.
 
 use crate::proto::{extent::HasLength, Extent as ExtentProto, TensorSliceProto};
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, ensure, Error, Result};
 use std::fmt;
 
 /// One dimension of a slice: `length == None` takes the whole dimension.
@@ -75,16 +75,18 @@ impl TensorSlice {
             let (s, l) = match nums.as_deref() {
                 Some(&[s, l]) => (s, l),
                 _ => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Expected a pair of numbers or '-' but got '{item}': string = {spec}"
-                    )))
+                    )
                 }
             };
             if s < 0 || l <= 0 {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Expected non-negative start and positive length but got start = {s}, \
                      length = {l}: string = {spec}"
-                )));
+                );
             }
             extents.push(Extent {
                 start: s,
@@ -132,12 +134,12 @@ impl TensorSlice {
     /// The slice's own shape within a tensor of `full_shape`, checking that
     /// it fits (TensorFlow's `SliceTensorShape`).
     pub fn slice_shape(&self, full_shape: &[i64]) -> Result<Vec<i64>> {
-        if self.rank() != full_shape.len() {
-            return Err(Error::invalid_argument(format!(
-                "Mismatching ranks: shape = [{}], slice = {self}",
-                join(full_shape)
-            )));
-        }
+        ensure!(
+            self.rank() == full_shape.len(),
+            invalid_argument,
+            "Mismatching ranks: shape = [{}], slice = {self}",
+            join(full_shape)
+        );
         self.extents
             .iter()
             .zip(full_shape)
@@ -207,9 +209,10 @@ pub struct ShapeAndSlice {
 pub fn parse_shape_and_slice(spec: &str) -> Result<ShapeAndSlice> {
     let splits: Vec<&str> = spec.split(' ').collect();
     if splits.len() < 2 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Need least two elements in shape_and_slice specification: {spec}"
-        )));
+        );
     }
     let slice = TensorSlice::parse(splits[splits.len() - 1])?;
     let full_shape = splits[..splits.len() - 1]

@@ -6,7 +6,7 @@
 
 use ferroflow_graph::{InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
 fn strings<'a>(t: &'a Tensor, what: &str) -> Result<&'a [Vec<u8>]> {
     t.as_slice::<Vec<u8>>()
@@ -14,12 +14,12 @@ fn strings<'a>(t: &'a Tensor, what: &str) -> Result<&'a [Vec<u8>]> {
 }
 
 fn infer_sharded_filename(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    if ctx.num_inputs() != 3 {
-        return Err(Error::value(format!(
-            "'{}' (ShardedFilename) takes basename, shard and num_shards",
-            ctx.name
-        )));
-    }
+    ensure!(
+        ctx.num_inputs() == 3,
+        value,
+        "'{}' (ShardedFilename) takes basename, shard and num_shards",
+        ctx.name
+    );
     ctx.expect_dtype(0, &[DType::String])?;
     ctx.expect_dtype(1, &[DType::Int32])?;
     ctx.expect_dtype(2, &[DType::Int32])?;
@@ -33,10 +33,11 @@ fn sharded_filename_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let base = match strings(ctx.input(0)?, "basename")? {
         [b] => b.clone(),
         v => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "ShardedFilename: basename must be a scalar, got {} elements",
                 v.len()
-            )))
+            )
         }
     };
     let shard = ctx.input(1)?.scalar_i64()?;

@@ -10,7 +10,7 @@
 //! panic.
 
 use crate::crc::{crc32c_extend, mask, unmask};
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, ensure, Error, Result};
 
 /// Data blocks are cut at 256 KiB (TensorFlow's bundle option).
 pub const BLOCK_SIZE: usize = 262_144;
@@ -315,26 +315,25 @@ fn read_block(file: &str, buf: &[u8], handle: BlockHandle, kind: &str) -> Result
             .and_then(|n| s.checked_add(n))
     });
     let (Some(start), Some(end)) = (start, end) else {
-        return Err(Error::data_loss(format!(
-            "{file}: {kind} block handle out of range"
-        )));
+        bail!(data_loss, "{file}: {kind} block handle out of range");
     };
     if end.checked_add(TRAILER_LEN).is_none_or(|e| e > buf.len()) {
-        return Err(Error::data_loss(format!(
+        bail!(
+            data_loss,
             "{file}: truncated {kind} block (offset {start}, {} bytes, file holds {})",
             handle.size,
             buf.len() + FOOTER_LEN
-        )));
+        );
     }
     let contents = &buf[start..end];
     let kind_byte = buf[end];
     let stored = u32::from_le_bytes(buf[end + 1..end + 5].try_into().expect("4 bytes"));
     let actual = crc32c_extend(crc32c::crc32c(contents), &[kind_byte]);
-    if unmask(stored) != actual {
-        return Err(Error::data_loss(format!(
-            "{file}: block checksum mismatch in the {kind} block at offset {start}"
-        )));
-    }
+    ensure!(
+        unmask(stored) == actual,
+        data_loss,
+        "{file}: block checksum mismatch in the {kind} block at offset {start}"
+    );
     match kind_byte {
         0 => Ok(contents.to_vec()),
         1 => Err(Error::unimplemented(format!(

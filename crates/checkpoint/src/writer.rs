@@ -11,11 +11,11 @@
 use crate::codec::{element_size, tensor_bytes, write_strings};
 use crate::crc::{crc32c_par, mask};
 use crate::proto::{BundleEntryProto, BundleHeaderProto, Message, TensorShapeProto, VersionDef};
-use crate::reader::{entry_shape, key_str, read_index};
+use crate::reader::{entry_shape, io_error, key_str, read_index};
 use crate::slice::{encode_slice_key, TensorSlice};
 use crate::table::TableBuilder;
 use crate::{data_path, index_path};
-use ferroflow_tensor::{Data, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, Data, Error, Result, Tensor};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -46,10 +46,6 @@ fn temp_path(path: &Path) -> PathBuf {
     let mut s: OsString = path.as_os_str().to_owned();
     s.push(format!(".tempstate{}", random_u64()));
     PathBuf::from(s)
-}
-
-fn io_err(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::io(&e, format_args!("{}: {what}: {e}", path.display()))
 }
 
 fn parent_dir(prefix: &Path) -> PathBuf {
@@ -119,7 +115,7 @@ fn write_temp(path: &Path, bytes: &[u8], sync: bool) -> Result<PathBuf> {
     })();
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
-        return Err(io_err(&tmp, "cannot write the checkpoint index", e));
+        return Err(io_error(&tmp, "cannot write the checkpoint index", e));
     }
     Ok(tmp)
 }
@@ -185,13 +181,13 @@ impl BundleWriter {
         let prefix = prefix.as_ref().to_path_buf();
         let dir = parent_dir(&prefix);
         std::fs::create_dir_all(&dir)
-            .map_err(|e| io_err(&dir, "cannot create the checkpoint directory", e))?;
+            .map_err(|e| io_error(&dir, "cannot create the checkpoint directory", e))?;
         let data_tmp = temp_path(&data_path(&prefix, 0, 1));
         let file = File::options()
             .write(true)
             .create_new(true)
             .open(&data_tmp)
-            .map_err(|e| io_err(&data_tmp, "cannot create the checkpoint data file", e))?;
+            .map_err(|e| io_error(&data_tmp, "cannot create the checkpoint data file", e))?;
         Ok(BundleWriter {
             prefix,
             data_tmp,
@@ -209,16 +205,18 @@ impl BundleWriter {
 
     fn check_new_key(&self, key: &[u8]) -> Result<()> {
         if key.is_empty() {
-            return Err(Error::invalid_argument(
-                "a checkpoint tensor cannot have an empty name (the empty key is the bundle header)",
-            ));
+            bail!(
+                invalid_argument,
+                "a checkpoint tensor cannot have an empty name (the empty key is the bundle header)"
+            );
         }
         if self.entries.contains_key(key) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Adding duplicate key: {} to checkpoint {}",
                 key_str(key),
                 self.prefix.display()
-            )));
+            );
         }
         Ok(())
     }
@@ -233,7 +231,7 @@ impl BundleWriter {
                 self.prefix.display()
             ))
         })?;
-        let fail = |e| io_err(&self.data_tmp, "cannot write checkpoint data", e);
+        let fail = |e| io_error(&self.data_tmp, "cannot write checkpoint data", e);
         if !self.sync {
             return out.write_all(bytes).map_err(fail);
         }
@@ -260,7 +258,7 @@ impl BundleWriter {
                     .as_mut()
                     .ok_or_else(|| Error::failed_precondition("the checkpoint writer is closed"))?;
                 write_strings(out, items)
-                    .map_err(|e| io_err(&self.data_tmp, "cannot write checkpoint data", e))?
+                    .map_err(|e| io_error(&self.data_tmp, "cannot write checkpoint data", e))?
             }
             _ => {
                 let bytes = tensor_bytes(t).expect("fixed-size dtype");
@@ -315,13 +313,13 @@ impl BundleWriter {
         let n = shape.iter().try_fold(1usize, |acc, &d| {
             usize::try_from(d).ok().and_then(|d| acc.checked_mul(d))
         });
-        if n.and_then(|n| n.checked_mul(elem)) != Some(bytes.len()) {
-            return Err(Error::invalid_argument(format!(
-                "add_raw: {} bytes do not hold a {} tensor of shape {shape:?}",
-                bytes.len(),
-                crate::codec::dtype_string(dtype)
-            )));
-        }
+        ensure!(
+            n.and_then(|n| n.checked_mul(elem)) == Some(bytes.len()),
+            invalid_argument,
+            "add_raw: {} bytes do not hold a {} tensor of shape {shape:?}",
+            bytes.len(),
+            crate::codec::dtype_string(dtype)
+        );
         let offset = self.offset;
         let masked = mask(crc32c_par(bytes));
         self.write(bytes)?;
@@ -366,30 +364,32 @@ impl BundleWriter {
     ) -> Result<Vec<u8>> {
         let name = key_str(full_name);
         let slice_shape = slice.slice_shape(full_shape)?;
-        if t.shape().to_i64() != slice_shape {
-            return Err(Error::invalid_argument(format!(
-                "slice {slice} of '{name}' (full shape {full_shape:?}) has shape {slice_shape:?}, \
+        ensure!(
+            t.shape().to_i64() == slice_shape,
+            invalid_argument,
+            "slice {slice} of '{name}' (full shape {full_shape:?}) has shape {slice_shape:?}, \
                  but the tensor given for it has shape {}",
-                t.shape()
-            )));
-        }
+            t.shape()
+        );
         if slice.is_full() || slice_shape == full_shape {
             return self.add_with_crc(full_name, t, crc);
         }
         let dtype = t.dtype().as_enum();
         if let Some(full) = self.entries.get(full_name) {
             if full.slices.is_empty() {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Adding duplicate key: {name} (already saved whole, now as slice {slice})"
-                )));
+                );
             }
             if full.dtype != dtype || entry_shape(full) != full_shape {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "slices of '{name}' disagree: {} {:?} was saved, now {} {full_shape:?}",
                     crate::codec::dtype_string(full.dtype),
                     entry_shape(full),
                     crate::codec::dtype_string(dtype)
-                )));
+                );
             }
         }
         let slice_key = encode_slice_key(full_name, slice);
@@ -483,7 +483,7 @@ impl BundleWriter {
             .take()
             .ok_or_else(|| Error::failed_precondition("the checkpoint writer is already closed"))?;
         let file = out.into_inner().map_err(|e| {
-            io_err(
+            io_error(
                 &self.data_tmp,
                 "cannot write checkpoint data",
                 e.into_error(),
@@ -492,7 +492,7 @@ impl BundleWriter {
         let sync = self.sync;
         if sync {
             file.sync_all()
-                .map_err(|e| io_err(&self.data_tmp, "cannot fsync checkpoint data", e))?;
+                .map_err(|e| io_error(&self.data_tmp, "cannot fsync checkpoint data", e))?;
         }
         drop(file);
         let index = build_index(&header(1, None), &self.entries);
@@ -500,10 +500,10 @@ impl BundleWriter {
         let index_tmp = write_temp(&index_final, &index, sync)?;
         let data_final = data_path(&self.prefix, 0, 1);
         let renamed = std::fs::rename(&self.data_tmp, &data_final)
-            .map_err(|e| io_err(&data_final, "cannot rename the data file into place", e))
+            .map_err(|e| io_error(&data_final, "cannot rename the data file into place", e))
             .and_then(|_| {
                 std::fs::rename(&index_tmp, &index_final)
-                    .map_err(|e| io_err(&index_final, "cannot rename the index into place", e))
+                    .map_err(|e| io_error(&index_final, "cannot rename the index into place", e))
             });
         if renamed.is_err() {
             let _ = std::fs::remove_file(&index_tmp);
@@ -567,7 +567,7 @@ pub fn merge_bundles(
     let dest = dest.as_ref();
     let dest_dir = parent_dir(dest);
     std::fs::create_dir_all(&dest_dir)
-        .map_err(|e| io_err(&dest_dir, "cannot create the checkpoint directory", e))?;
+        .map_err(|e| io_error(&dest_dir, "cannot create the checkpoint directory", e))?;
     let mut entries: BTreeMap<Vec<u8>, BundleEntryProto> = BTreeMap::new();
     // Data files in the order first met, each with its new shard id.
     let mut shard_files: Vec<PathBuf> = Vec::new();
@@ -587,26 +587,29 @@ pub fn merge_bundles(
         for (key, mut entry) in index.entries {
             if let Some(existing) = entries.get_mut(&key) {
                 if existing.slices.is_empty() {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Duplicate tensor keyed by {} encountered, when merging prefix: {}",
                         key_str(&key),
                         prefix.display()
-                    )));
+                    );
                 }
                 if entry.slices.is_empty() {
-                    return Err(Error::internal(format!(
+                    bail!(
+                        internal,
                         "Duplicate tensor keyed by {}; attempting to merge in a non-slice bundle \
                          entry from {}",
                         key_str(&key),
                         prefix.display()
-                    )));
+                    );
                 }
                 if existing.dtype != entry.dtype || entry_shape(existing) != entry_shape(&entry) {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "slices of {} disagree on dtype or shape when merging prefix: {}",
                         key_str(&key),
                         prefix.display()
-                    )));
+                    );
                 }
                 existing.slices.append(&mut entry.slices);
                 continue;
@@ -625,9 +628,10 @@ pub fn merge_bundles(
         merged.push(prefix);
     }
     if merged.is_empty() && !prefixes.is_empty() {
-        return Err(Error::invalid_argument(
-            "MergeV2Checkpoints: none of the checkpoints to merge exist",
-        ));
+        bail!(
+            invalid_argument,
+            "MergeV2Checkpoints: none of the checkpoints to merge exist"
+        );
     }
     // Write the merged index first under a temporary name; it becomes
     // visible only after every data file is in place.
@@ -640,7 +644,7 @@ pub fn merge_bundles(
         let target = data_path(dest, id as i32, total);
         if let Err(e) = std::fs::rename(file, &target) {
             let _ = std::fs::remove_file(&index_tmp);
-            return Err(io_err(
+            return Err(io_error(
                 file,
                 &format!("cannot rename the data file to {}", target.display()),
                 e,
@@ -649,7 +653,7 @@ pub fn merge_bundles(
     }
     if let Err(e) = std::fs::rename(&index_tmp, &index_final) {
         let _ = std::fs::remove_file(&index_tmp);
-        return Err(io_err(
+        return Err(io_error(
             &index_final,
             "cannot rename the merged index into place",
             e,

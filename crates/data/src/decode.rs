@@ -11,7 +11,7 @@ use ferroflow_graph::{AttrValue, AttrsExt, InferContext, OpDef, OutputInfo, Part
 use ferroflow_records::ops::tensor_to_proto;
 use ferroflow_records::proto::{DataType, Message, TensorProto};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{f16, DType, Data, Element, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, f16, DType, Data, Element, Error, Result, Tensor};
 
 /// Registers the decode ops and kernels (idempotent).
 pub(crate) fn register() {
@@ -101,11 +101,11 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             "DecodeCompressed",
             factory(|init| {
                 let kind = init.node.attrs.str_or("compression_type", "")?;
-                if !matches!(kind.as_str(), "" | "ZLIB" | "GZIP") {
-                    return Err(Error::invalid_argument(format!(
-                        "Only ZLIB, GZIP or NONE are supported compressions, got '{kind}'"
-                    )));
-                }
+                ensure!(
+                    matches!(kind.as_str(), "" | "ZLIB" | "GZIP"),
+                    invalid_argument,
+                    "Only ZLIB, GZIP or NONE are supported compressions, got '{kind}'"
+                );
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                     map_strings(ctx, |b| decompress(&kind, b))
                 }))
@@ -147,20 +147,21 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     let bytes = match (s.rank(), strings(s, "serialized")?) {
                         (0, [b]) => b,
                         _ => {
-                            return Err(Error::invalid_argument(format!(
+                            bail!(
+                                invalid_argument,
                                 "Expected `serialized` to be a scalar, got shape: {}",
                                 s.shape()
-                            )))
+                            )
                         }
                     };
                     let t = parse_tensor(bytes)?;
-                    if t.dtype() != out_type {
-                        return Err(Error::invalid_argument(format!(
-                            "Type mismatch between parsed tensor ({}) and dtype ({})",
-                            tf_name(t.dtype()),
-                            tf_name(out_type)
-                        )));
-                    }
+                    ensure!(
+                        t.dtype() == out_type,
+                        invalid_argument,
+                        "Type mismatch between parsed tensor ({}) and dtype ({})",
+                        tf_name(t.dtype()),
+                        tf_name(out_type)
+                    );
                     ctx.output(t);
                     Ok(())
                 }))
@@ -243,12 +244,12 @@ fn infer_decode_csv(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     }
     for (i, &t) in types.iter().enumerate() {
         csv_type(t)?;
-        if ctx.dtype(i + 1) != t {
-            return Err(Error::type_error(format!(
-                "record_defaults[{i}] must be {t}, got {}",
-                ctx.dtype(i + 1)
-            )));
-        }
+        ensure!(
+            ctx.dtype(i + 1) == t,
+            type_error,
+            "record_defaults[{i}] must be {t}, got {}",
+            ctx.dtype(i + 1)
+        );
         if ctx.shape(i + 1).rank().is_some_and(|r| r > 1)
             || ctx.shape(i + 1).num_elements().is_some_and(|n| n > 1)
         {
@@ -358,9 +359,10 @@ fn raw_size(t: DType) -> Result<usize> {
         DType::Float64 | DType::Int64 => 8,
         DType::UInt8 | DType::Int8 | DType::Bool => 1,
         other => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "DecodeRaw: out_type {other} is not supported"
-            )))
+            )
         }
     })
 }
@@ -381,19 +383,19 @@ fn decode_raw(input: &Tensor, out_type: DType, little: bool) -> Result<Tensor> {
     let size = raw_size(out_type)?;
     let items = strings(input, "bytes")?;
     let len = items.first().map_or(0, Vec::len);
-    if len % size != 0 {
-        return Err(Error::invalid_argument(format!(
-            "Input to DecodeRaw has length {len} that is not a multiple of {size}, the size of {}",
-            tf_name(out_type)
-        )));
-    }
+    ensure!(
+        len % size == 0,
+        invalid_argument,
+        "Input to DecodeRaw has length {len} that is not a multiple of {size}, the size of {}",
+        tf_name(out_type)
+    );
     for (i, s) in items.iter().enumerate() {
-        if s.len() != len {
-            return Err(Error::invalid_argument(format!(
-                "DecodeRaw requires input strings to all be the same size, but element {i} has size {len} != {}",
-                s.len()
-            )));
-        }
+        ensure!(
+            s.len() == len,
+            invalid_argument,
+            "DecodeRaw requires input strings to all be the same size, but element {i} has size {len} != {}",
+            s.len()
+        );
     }
     let mut dims = input.dims().to_vec();
     dims.push(len / size);
@@ -474,13 +476,13 @@ impl CsvConfig {
         let delim = match a.get("field_delim") {
             None => b",".to_vec(),
             Some(AttrValue::Str(s)) => s.clone(),
-            Some(_) => return Err(Error::invalid_argument("field_delim must be a string")),
+            Some(_) => bail!(invalid_argument, "field_delim must be a string"),
         };
-        if delim.len() != 1 {
-            return Err(Error::invalid_argument(
-                "field_delim should be only 1 character",
-            ));
-        }
+        ensure!(
+            delim.len() == 1,
+            invalid_argument,
+            "field_delim should be only 1 character"
+        );
         let na_value = match a.get("na_value") {
             Some(AttrValue::Str(s)) => s.clone(),
             _ => Vec::new(),
@@ -490,23 +492,20 @@ impl CsvConfig {
             _ => Vec::new(),
         };
         if select_cols.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(Error::invalid_argument(
-                "select_cols is not strictly increasing.",
-            ));
+            bail!(invalid_argument, "select_cols is not strictly increasing.");
         }
         if select_cols.first().is_some_and(|&c| c < 0) {
-            return Err(Error::invalid_argument(
-                "select_cols contains negative values.",
-            ));
+            bail!(invalid_argument, "select_cols contains negative values.");
         }
         let types = a.dtypes("OUT_TYPE")?;
         for &t in &types {
             csv_type(t)?;
         }
         if !select_cols.is_empty() && select_cols.len() != types.len() {
-            return Err(Error::invalid_argument(
-                "Length of select_cols and record_defaults do not match.",
-            ));
+            bail!(
+                invalid_argument,
+                "Length of select_cols and record_defaults do not match."
+            );
         }
         Ok(CsvConfig {
             delim: delim[0],
@@ -546,29 +545,30 @@ impl CsvConfig {
                         }
                         i += 1;
                     } else {
-                        if input[i + 1] != b'"' {
-                            return Err(Error::invalid_argument(
-                                "Quote inside a string has to be escaped by another quote",
-                            ));
-                        }
+                        ensure!(
+                            input[i + 1] == b'"',
+                            invalid_argument,
+                            "Quote inside a string has to be escaped by another quote"
+                        );
                         if inc {
                             field.push(b'"');
                         }
                         i += 2;
                     }
                 }
-                if !(i < n && input[i] == b'"' && (i == n - 1 || input[i + 1] == delim)) {
-                    return Err(Error::invalid_argument(
-                        "Quoted field has to end with quote followed by delim or end",
-                    ));
-                }
+                ensure!(
+                    i < n && input[i] == b'"' && (i == n - 1 || input[i + 1] == delim),
+                    invalid_argument,
+                    "Quoted field has to end with quote followed by delim or end"
+                );
                 i += 2;
             } else {
                 while i < n && input[i] != delim {
                     if (self.quote && input[i] == b'"') || input[i] == b'\n' || input[i] == b'\r' {
-                        return Err(Error::invalid_argument(
-                            "Unquoted fields cannot have quotes/CRLFs inside",
-                        ));
+                        bail!(
+                            invalid_argument,
+                            "Unquoted fields cannot have quotes/CRLFs inside"
+                        );
                     }
                     if inc {
                         field.push(input[i]);
@@ -613,10 +613,11 @@ fn decode_csv(csv: &CsvConfig, records: &Tensor, defaults: &[Tensor]) -> Result<
     let recs = strings(records, "records")?;
     for (i, d) in defaults.iter().enumerate() {
         if d.num_elements() > 1 || d.rank() > 1 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "There should only be 1 default per field but field {i} has {}",
                 d.num_elements()
-            )));
+            );
         }
     }
     let mut cols: Vec<CsvCol> = csv
@@ -632,20 +633,21 @@ fn decode_csv(csv: &CsvConfig, records: &Tensor, defaults: &[Tensor]) -> Result<
         .collect();
     for (r, rec) in recs.iter().enumerate() {
         let fields = csv.fields(rec)?;
-        if fields.len() != cols.len() {
-            return Err(Error::invalid_argument(format!(
-                "Expect {} fields but have {} in record {r}",
-                cols.len(),
-                fields.len()
-            )));
-        }
+        ensure!(
+            fields.len() == cols.len(),
+            invalid_argument,
+            "Expect {} fields but have {} in record {r}",
+            cols.len(),
+            fields.len()
+        );
         for (f, (field, col)) in fields.iter().zip(cols.iter_mut()).enumerate() {
             let missing = field.is_empty() || *field == csv.na_value;
             let default = &defaults[f];
             if missing && default.num_elements() == 0 {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Field {f} is required but missing in record {r}!"
-                )));
+                );
             }
             let bad = |what: &str| {
                 Error::invalid_argument(format!(
@@ -753,11 +755,11 @@ pub fn base64_decode(input: &[u8]) -> Result<Vec<u8>> {
             data = rest;
         }
     }
-    if data.len() % 4 == 1 {
-        return Err(Error::invalid_argument(
-            "Base64 string length cannot be 1 modulo 4.",
-        ));
-    }
+    ensure!(
+        data.len() % 4 != 1,
+        invalid_argument,
+        "Base64 string length cannot be 1 modulo 4."
+    );
     let value = |c: u8| -> Result<u32> {
         Ok(match c {
             b'A'..=b'Z' => c - b'A',
@@ -766,9 +768,7 @@ pub fn base64_decode(input: &[u8]) -> Result<Vec<u8>> {
             b'-' => 62,
             b'_' => 63,
             _ => {
-                return Err(Error::invalid_argument(
-                    "Invalid character found in base64.",
-                ))
+                bail!(invalid_argument, "Invalid character found in base64.")
             }
         } as u32)
     };
@@ -790,10 +790,11 @@ pub fn base64_decode(input: &[u8]) -> Result<Vec<u8>> {
 /// (`AsProtoTensorContent`: strings in `string_val`, numbers as raw bytes).
 pub fn serialize_tensor(t: &Tensor) -> Result<Vec<u8>> {
     if matches!(t.dtype(), DType::Resource | DType::Variant) {
-        return Err(Error::unimplemented(format!(
+        bail!(
+            unimplemented,
             "SerializeTensor: {} tensors cannot be serialized",
             t.dtype()
-        )));
+        );
     }
     Ok(tensor_to_proto(t).encode_to_vec())
 }
@@ -815,19 +816,20 @@ fn values_from<T: Copy>(
         .checked_mul(width)
         .filter(|&b| b <= MAX_SPLAT_BYTES || !content.is_empty());
     let Some(bytes) = bytes else {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "TensorProto's shape has {n} elements, too many to fill from {} values",
             repeated.len()
-        )));
+        );
     };
     if !content.is_empty() {
-        if content.len() != bytes {
-            return Err(Error::invalid_argument(format!(
-                "TensorProto's tensor_content has {} bytes, expected {}",
-                content.len(),
-                bytes
-            )));
-        }
+        ensure!(
+            content.len() == bytes,
+            invalid_argument,
+            "TensorProto's tensor_content has {} bytes, expected {}",
+            content.len(),
+            bytes
+        );
         return Ok(content.chunks_exact(width).map(conv).collect());
     }
     // The last value repeats to fill the shape (TensorFlow's splat rule);
@@ -958,9 +960,10 @@ pub fn parse_tensor(bytes: &[u8]) -> Result<Tensor> {
             Tensor::from_vec(dims, p.string_val)?
         }
         other => {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "ParseTensor: dtype {other:?} is not supported by ferroflow"
-            )))
+            )
         }
     };
     Ok(t)
@@ -1042,31 +1045,32 @@ fn sparse_inputs(ctx: &OpContext<'_>) -> Result<(Tensor, Tensor, Tensor)> {
         ctx.input(1)?.clone(),
         ctx.input(2)?.clone(),
     );
-    if i.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "Input indices should be a matrix but received shape {}",
-            i.shape()
-        )));
-    }
-    if v.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "Input values should be a vector but received shape {}",
-            v.shape()
-        )));
-    }
-    if s.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "Input shape should be a vector but received shape {}",
-            s.shape()
-        )));
-    }
+    ensure!(
+        i.rank() == 2,
+        invalid_argument,
+        "Input indices should be a matrix but received shape {}",
+        i.shape()
+    );
+    ensure!(
+        v.rank() == 1,
+        invalid_argument,
+        "Input values should be a vector but received shape {}",
+        v.shape()
+    );
+    ensure!(
+        s.rank() == 1,
+        invalid_argument,
+        "Input shape should be a vector but received shape {}",
+        s.shape()
+    );
     if i.dims()[0] != v.dims()[0] || i.dims()[1] != s.dims()[0] {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Sparse tensor parts do not agree: indices {}, values {}, shape {}",
             i.shape(),
             v.shape(),
             s.shape()
-        )));
+        );
     }
     Ok((i, v, s))
 }
@@ -1101,9 +1105,10 @@ fn serialize_many_sparse(i: &Tensor, v: &Tensor, s: &Tensor) -> Result<Tensor> {
     let shape = s.as_slice::<i64>()?;
     let rank = shape.len();
     if rank < 2 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Rank of input SparseTensor should be > 1, but saw rank: {rank}"
-        )));
+        );
     }
     let n =
         usize::try_from(shape[0]).map_err(|_| Error::invalid_argument("negative dense shape"))?;
@@ -1138,10 +1143,11 @@ fn serialize_many_sparse(i: &Tensor, v: &Tensor, s: &Tensor) -> Result<Tensor> {
 
 fn deserialize_many_sparse(ser: &Tensor, dtype: DType) -> Result<(Tensor, Tensor, Tensor)> {
     if ser.rank() != 2 || ser.dims()[1] != 3 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Serialized sparse should be a matrix with 3 columns, got shape {}",
             ser.shape()
-        )));
+        );
     }
     let parts = strings(ser, "serialized_sparse")?;
     let n = ser.dims()[0];
@@ -1153,24 +1159,24 @@ fn deserialize_many_sparse(ser: &Tensor, dtype: DType) -> Result<(Tensor, Tensor
         let idx = parse_tensor(&parts[b * 3])?;
         let val = parse_tensor(&parts[b * 3 + 1])?;
         let shp = parse_tensor(&parts[b * 3 + 2])?;
-        if val.dtype() != dtype {
-            return Err(Error::invalid_argument(format!(
-                "Requested SparseTensor of type {} but SparseTensor[{b}].values.dtype() == {}",
-                tf_name(dtype),
-                tf_name(val.dtype())
-            )));
-        }
+        ensure!(
+            val.dtype() == dtype,
+            invalid_argument,
+            "Requested SparseTensor of type {} but SparseTensor[{b}].values.dtype() == {}",
+            tf_name(dtype),
+            tf_name(val.dtype())
+        );
         let (idx, shp) = (
             idx.as_slice::<i64>()?.to_vec(),
             shp.as_slice::<i64>()?.to_vec(),
         );
         let r = shp.len();
-        if *rank.get_or_insert(r) != r {
-            return Err(Error::invalid_argument(format!(
-                "Inconsistent rank across SparseTensors: rank prior to SparseTensor[{b}] was: {} but rank of SparseTensor[{b}] is: {r}",
-                rank.unwrap_or(r)
-            )));
-        }
+        ensure!(
+            *rank.get_or_insert(r) == r,
+            invalid_argument,
+            "Inconsistent rank across SparseTensors: rank prior to SparseTensor[{b}] was: {} but rank of SparseTensor[{b}] is: {r}",
+            rank.unwrap_or(r)
+        );
         if max_shape.is_empty() {
             max_shape = shp.clone();
         }

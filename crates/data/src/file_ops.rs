@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ferroflow_graph::{InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, DType, Error, Result, Tensor};
 
 /// Whether `name` matches the glob `pat` (`*`, `?`, `[abc]`, `[a-z]`,
 /// `[!a]`, `\` escapes), as TensorFlow's `fnmatch`-style matching does
@@ -264,10 +264,11 @@ fn write_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let bytes = match (contents.rank(), contents.as_slice::<Vec<u8>>()) {
         (0, Ok([b])) => b,
         _ => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "contents must be a scalar string, got shape {}",
                 contents.shape()
-            )))
+            )
         }
     };
     write_file_atomic(&path, bytes)
@@ -276,10 +277,11 @@ fn write_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
 fn matching_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let t = ctx.input(0)?;
     if t.rank() > 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input patterns tensor must be scalar or vector, but had shape: {}",
             t.shape()
-        )));
+        );
     }
     let mut all = Vec::new();
     for p in t.as_slice::<Vec<u8>>()? {

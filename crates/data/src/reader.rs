@@ -18,7 +18,7 @@ use std::io::{BufRead, BufReader, Read};
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_records::{Compression, ReadOptions, RecordReader};
 use ferroflow_runtime::{factory, Kernel, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use parking_lot::Mutex;
 
 use crate::file_ops::io_error;
@@ -144,11 +144,12 @@ impl Reader {
                 };
                 let end = data.len().saturating_sub(*footer);
                 if data.len() < header + footer {
-                    return Err(Error::data_loss(format!(
+                    bail!(
+                        data_loss,
                         "{work}: the file has {} bytes, fewer than header_bytes ({header}) plus \
                          footer_bytes ({footer})",
                         data.len()
-                    )));
+                    );
                 }
                 Source::Fixed {
                     data,
@@ -217,11 +218,12 @@ impl Reader {
         let work = match item.first().map(|t| (t.rank(), t.as_slice::<Vec<u8>>())) {
             Some((0, Ok([w]))) => String::from_utf8_lossy(w).into_owned(),
             _ => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "{} '{}': expected the work queue to hold scalar strings (file names)",
                     self.kind.type_name(),
                     self.name
-                )))
+                )
             }
         };
         st.started += 1;
@@ -609,12 +611,12 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 let encoding = init.node.attrs.str_or("encoding", "")?;
                 let compression = Compression::from_name(&encoding)?;
                 let record = nonneg(init, "record_bytes", 0)?;
-                if record == 0 {
-                    return Err(Error::invalid_argument(format!(
-                        "{}: record_bytes must be positive",
-                        init.node.name
-                    )));
-                }
+                ensure!(
+                    record != 0,
+                    invalid_argument,
+                    "{}: record_bytes must be positive",
+                    init.node.name
+                );
                 Ok(ReaderKind::FixedLength {
                     header: nonneg(init, "header_bytes", 0)?,
                     record,
@@ -675,7 +677,7 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 let t = ctx.input(1)?;
                 let bytes = match (t.rank(), t.as_slice::<Vec<u8>>()) {
                     (0, Ok([b])) => b.clone(),
-                    _ => return Err(Error::invalid_argument("state must be a scalar string")),
+                    _ => bail!(invalid_argument, "state must be a scalar string"),
                 };
                 r.restore_state(&bytes)
             }),

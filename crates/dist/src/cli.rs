@@ -9,7 +9,7 @@ use crate::cluster::{ClusterSpec, TaskId, TfConfig};
 use crate::security::{read_token_file, ServerSecurity, TlsFiles};
 use crate::server::{ps_op_allowlist, Server, ServerOptions};
 use clap::Parser;
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, ensure, Error, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -81,7 +81,7 @@ pub fn parse_cluster_flag(text: &str) -> Result<ClusterSpec> {
         }
     }
     if tasks.is_empty() {
-        return Err(Error::invalid_argument("--cluster names no tasks"));
+        bail!(invalid_argument, "--cluster names no tasks");
     }
     Ok(ClusterSpec::from_tasks(
         tasks.iter().map(|(j, i, a)| (j.as_str(), *i, a.as_str())),
@@ -96,20 +96,21 @@ pub fn server_options(args: &ServerArgs, tf_config: &str) -> Result<ServerOption
         None => env.cluster.clone(),
     };
     if cluster.is_empty() {
-        return Err(Error::invalid_argument(
-            "no cluster: set TF_CONFIG or pass --cluster (and --job, --task)",
-        ));
+        bail!(
+            invalid_argument,
+            "no cluster: set TF_CONFIG or pass --cluster (and --job, --task)"
+        );
     }
     let job = args
         .job
         .clone()
         .or_else(|| env.task.as_ref().map(|t| t.job.clone()))
         .ok_or_else(|| Error::invalid_argument("no task: set TF_CONFIG's task or pass --job"))?;
-    if job == "evaluator" {
-        return Err(Error::invalid_argument(
-            "an evaluator is not part of the training cluster and runs no server",
-        ));
-    }
+    ensure!(
+        job != "evaluator",
+        invalid_argument,
+        "an evaluator is not part of the training cluster and runs no server"
+    );
     let task = args
         .task
         .or_else(|| env.task.as_ref().filter(|t| t.job == job).map(|t| t.task))
@@ -128,9 +129,10 @@ pub fn server_options(args: &ServerArgs, tf_config: &str) -> Result<ServerOption
         }
         (None, None, None) => {}
         _ => {
-            return Err(Error::invalid_argument(
-                "TLS needs all of --tls-cert, --tls-key and --tls-ca",
-            ))
+            bail!(
+                invalid_argument,
+                "TLS needs all of --tls-cert, --tls-key and --tls-ca"
+            )
         }
     }
     security.insecure = args.insecure;

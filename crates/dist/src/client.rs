@@ -13,7 +13,7 @@ use crate::cluster::{split_host_port, TaskId};
 use crate::security::ClientSecurity;
 use crate::server::Stream;
 use crate::wire::{read_frame, write_frame, Body, Envelope, Hello, Welcome, PROTOCOL_VERSION};
-use ferroflow_tensor::{Code, Error, Result, Tensor};
+use ferroflow_tensor::{bail, Code, Error, Result, Tensor};
 use parking_lot::Mutex;
 use std::io::{BufRead, BufReader};
 use std::net::{TcpStream, ToSocketAddrs};
@@ -110,13 +110,14 @@ impl Peer {
                 Err(e) if e.code() == Some(Code::Unavailable) => {
                     let now = Instant::now();
                     if now >= deadline {
-                        return Err(Error::unavailable(format!(
+                        bail!(
+                            unavailable,
                             "task {} at {} did not answer within {:.0} s: {}",
                             self.task,
                             self.addr,
                             (now - started).as_secs_f64(),
                             e.message()
-                        )));
+                        );
                     }
                     if now >= next_log {
                         eprintln!(
@@ -205,12 +206,13 @@ impl Peer {
         match conn.fill_buf() {
             Err(e) => return Err(self.handshake_error(&e)),
             Ok(head) if self.security.tls().is_none() && is_tls_alert(head) => {
-                return Err(Error::unauthenticated(format!(
+                bail!(
+                    unauthenticated,
                     "{} requires TLS and this client has no TLS configuration: set \
                      FERROFLOW_TLS_CERT, FERROFLOW_TLS_KEY and FERROFLOW_TLS_CA (a certificate \
                      signed by the cluster's CA)",
                     self.who()
-                )))
+                )
             }
             Ok(_) => written.map_err(|e| self.handshake_error(&e))?,
         }
@@ -230,10 +232,11 @@ impl Peer {
                 _,
             ))) => return Err(f.into_error()),
             Ok(_) => {
-                return Err(Error::unavailable(format!(
+                bail!(
+                    unavailable,
                     "handshake with task {} failed: no welcome",
                     self.task
-                )))
+                )
             }
             Err(e) => return Err(e),
         };
@@ -241,11 +244,14 @@ impl Peer {
         let mut known = self.incarnation.lock();
         match *known {
             Some(k) if k != welcome.incarnation => {
-                return Err(Error::aborted(format!(
+                bail!(
+                    aborted,
                     "task {} at {} restarted (incarnation {k:016x} became {:016x}): the state it \
                      held was lost; recreate the session",
-                    self.task, self.addr, welcome.incarnation
-                )))
+                    self.task,
+                    self.addr,
+                    welcome.incarnation
+                )
             }
             _ => *known = Some(welcome.incarnation),
         }

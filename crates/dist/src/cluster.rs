@@ -4,7 +4,7 @@
 //! `host:port` address under a task index; jobs may be dense (a list) or
 //! sparse (a map from index to address), as `tf.train.ClusterSpec` accepts.
 
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, Error, Result};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -64,9 +64,10 @@ impl ClusterSpec {
         let mut jobs = BTreeMap::new();
         for (job, tasks) in obj {
             if job.is_empty() || !job.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "cluster spec: '{job}' is not a valid job name"
-                )));
+                );
             }
             let mut by_index = BTreeMap::new();
             let addr = |v: &Value| -> Result<String> {
@@ -93,9 +94,10 @@ impl ClusterSpec {
                     }
                 }
                 other => {
-                    return Err(Error::invalid_argument(format!(
-                    "cluster spec: job '{job}' must be a list or a map of addresses, got {other}"
-                )))
+                    bail!(
+                        invalid_argument,
+                        "cluster spec: job '{job}' must be a list or a map of addresses, got {other}"
+                    )
                 }
             }
             jobs.insert(job.clone(), by_index);
@@ -196,9 +198,7 @@ pub fn parse_device(device: &str) -> Result<(Option<String>, Option<u32>)> {
         match key.to_ascii_lowercase().as_str() {
             "job" => {
                 if value.is_empty() {
-                    return Err(Error::invalid_argument(format!(
-                        "device '{device}' has an empty job name"
-                    )));
+                    bail!(invalid_argument, "device '{device}' has an empty job name");
                 }
                 job = Some(value.to_string());
             }
@@ -264,17 +264,19 @@ impl TfConfig {
                         ))
                     })?,
                     Some(other) => {
-                        return Err(Error::invalid_argument(format!(
+                        bail!(
+                            invalid_argument,
                             "TF_CONFIG: task.index must be an integer, got {other}"
-                        )))
+                        )
                     }
                 };
                 let id = TaskId::new(job, index as u32);
                 if job != "evaluator" && !cluster.is_empty() && cluster.address(&id).is_none() {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "TF_CONFIG: task {id} is not in the cluster {}",
                         cluster.to_json()
-                    )));
+                    );
                 }
                 Some(id)
             }

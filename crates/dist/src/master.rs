@@ -22,7 +22,7 @@ use crate::server::{local_task, Inner};
 use crate::wire::{Body, DeregisterGraph, Envelope, RegisterGraph, RunGraph};
 use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output};
 use ferroflow_runtime::{Plan, Session};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use parking_lot::{Mutex, RwLock};
 use prost::Message;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -186,7 +186,7 @@ impl DistSession {
 
     fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(Error::cancelled("Attempted to use a closed Session."));
+            bail!(cancelled, "Attempted to use a closed Session.");
         }
         Ok(())
     }
@@ -255,13 +255,13 @@ impl DistSession {
             PlanKind::Local(p) => return self.local_session.run_plan_until(p, feeds, deadline),
             PlanKind::Split(s) => s,
         };
-        if feeds.len() != split.feeds.len() {
-            return Err(Error::invalid_argument(format!(
-                "the plan takes {} feeds, {} were given",
-                split.feeds.len(),
-                feeds.len()
-            )));
-        }
+        ensure!(
+            feeds.len() == split.feeds.len(),
+            invalid_argument,
+            "the plan takes {} feeds, {} were given",
+            split.feeds.len(),
+            feeds.len()
+        );
         let step_id = self.next_step.fetch_add(1, Ordering::Relaxed);
         let mut values: HashMap<Output, Tensor> = split.feeds.iter().copied().zip(feeds).collect();
         let verbose = self.verbose;
@@ -384,7 +384,7 @@ impl DistSession {
         let (reply, _) = r.peer.call(req, &[], connect_deadline)?;
         let handle = match reply.body {
             Some(Body::Registered(x)) => x.handle,
-            _ => return Err(Error::internal("unexpected reply to RegisterGraph")),
+            _ => bail!(internal, "unexpected reply to RegisterGraph"),
         };
         let done = (r.peer.incarnation().unwrap_or(0), handle);
         *h = Some(done);
@@ -453,16 +453,16 @@ impl DistSession {
         let fed: HashSet<Output> = feeds.iter().copied().collect();
         for o in feeds.iter().chain(fetches) {
             if graph.get(o.node).is_none_or(|n| o.index >= n.outputs.len()) {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "tensor {}:{} is not in the graph",
-                    o.node, o.index
-                )));
+                    o.node,
+                    o.index
+                );
             }
         }
         if let Some(t) = targets.iter().find(|&&t| t >= graph.len()) {
-            return Err(Error::invalid_argument(format!(
-                "operation {t} is not in the graph"
-            )));
+            bail!(invalid_argument, "operation {t} is not in the graph");
         }
         // What the step needs, stopping at fed tensors.
         let mut needed = vec![false; graph.len()];
@@ -620,23 +620,24 @@ impl DistSession {
                         let info = graph.output(*o);
                         let def = ferroflow_graph::lookup(&node.op);
                         if info.is_ref && def.is_some_and(|d| d.takes_ref(i, &node.attrs)) {
-                            return Err(Error::unimplemented(format!(
+                            bail!(
+                                unimplemented,
                                 "node '{}' on {} updates the variable reference that '{}' returns \
                                  in an earlier round of the step; ferroflow's cluster sessions \
                                  cannot pass references between rounds",
                                 node.name,
                                 key.1,
                                 graph.node(o.node).name
-                            )));
+                            );
                         }
-                        if info.dtype == DType::Resource {
-                            return Err(Error::unimplemented(format!(
-                                "node '{}' on {} takes the resource handle '{}' from another task",
-                                node.name,
-                                key.1,
-                                graph.output_name(*o)
-                            )));
-                        }
+                        ensure!(
+                            info.dtype != DType::Resource,
+                            unimplemented,
+                            "node '{}' on {} takes the resource handle '{}' from another task",
+                            node.name,
+                            key.1,
+                            graph.output_name(*o)
+                        );
                         let out = group_outputs.entry(producer_group(o)).or_default();
                         if !out.contains(o) {
                             out.push(*o);
@@ -727,11 +728,12 @@ impl DistSession {
         }
         let id = TaskId::new(&job, task.unwrap_or(0));
         if self.cluster.address(&id).is_none() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Cannot assign a device for operation {node}: {device} names task {id}, which is \
                  not in the cluster {}",
                 self.cluster.to_json()
-            )));
+            );
         }
         Ok(id)
     }
@@ -764,12 +766,12 @@ fn topological_order(graph: &Graph, needed: &[bool], fed: &HashSet<Output>) -> R
             .map(|o| o.node)
             .chain(node.control_inputs.iter().copied())
             .all(|p| !needed[p] || done[p]);
-        if !ready {
-            return Err(Error::invalid_argument(format!(
-                "the graph has a cycle through node '{}'",
-                node.name
-            )));
-        }
+        ensure!(
+            ready,
+            invalid_argument,
+            "the graph has a cycle through node '{}'",
+            node.name
+        );
         done[n] = true;
     }
     Ok(order)
@@ -810,12 +812,13 @@ fn build_remote(
                 .filter(|s| functions.contains(s)),
             _ => None,
         }) {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "node '{}' placed on {task} calls the graph function '{f}'; graphs with functions \
                  (tf.cond, tf.while_loop) run only on the session's own task so far: place it \
                  there",
                 node.name
-            )));
+            );
         }
         let spec = NodeSpec {
             op: node.op.clone(),

@@ -13,7 +13,7 @@
 //! `FERROFLOW_CLUSTER_TOKEN_FILE`), and `FERROFLOW_TLS_CERT`,
 //! `FERROFLOW_TLS_KEY`, `FERROFLOW_TLS_CA` (PEM files).
 
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, Error, Result};
 use ring::digest::{digest, SHA256};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -106,10 +106,11 @@ pub fn read_token_file(path: &Path) -> Result<Vec<u8>> {
     })?;
     let t = bytes.trim_ascii().to_vec();
     if t.is_empty() {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "the cluster token file '{}' is empty",
             path.display()
-        )));
+        );
     }
     Ok(t)
 }
@@ -127,7 +128,7 @@ impl ServerSecurity {
     /// Requires `token` from every client.
     pub fn with_token(mut self, token: &[u8]) -> Result<ServerSecurity> {
         if token.is_empty() {
-            return Err(Error::invalid_argument("the cluster token is empty"));
+            bail!(invalid_argument, "the cluster token is empty");
         }
         self.token_digest = Some(sha256(token));
         Ok(self)

@@ -22,7 +22,7 @@ use ferroflow_graph::{Graph, NodeId, Output};
 use ferroflow_records::graph_def::GraphDef;
 use ferroflow_records::graph_import::{import_graph_def, ImportOptions};
 use ferroflow_runtime::{Plan, Session, SessionState};
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{bail, Error, Result, Tensor};
 use parking_lot::{Condvar, Mutex, RwLock};
 use prost::Message;
 use std::collections::{HashMap, HashSet};
@@ -251,12 +251,13 @@ impl Server {
                 })?,
         };
         if !bind.ip().is_loopback() && !opts.security.authenticates() && !opts.security.insecure {
-            return Err(Error::failed_precondition(format!(
+            bail!(
+                failed_precondition,
                 "refusing to listen on {bind} without authentication: anyone who can reach it \
                  could run graphs. Set a cluster token (FERROFLOW_CLUSTER_TOKEN or \
                  --token-file), or mutual TLS (--tls-cert/--tls-key/--tls-ca), or pass \
                  --insecure on a trusted network"
-            )));
+            );
         }
         if !bind.ip().is_loopback() && !opts.security.authenticates() {
             eprintln!(
@@ -469,11 +470,13 @@ impl Inner {
 
     fn check_incarnation(&self, want: u64) -> Result<()> {
         if want != 0 && want != self.incarnation {
-            return Err(Error::aborted(format!(
+            bail!(
+                aborted,
                 "task {} restarted (incarnation {:016x}, the client expected {want:016x}): its \
                  state was lost; recreate the session",
-                self.task, self.incarnation
-            )));
+                self.task,
+                self.incarnation
+            );
         }
         Ok(())
     }
@@ -497,11 +500,14 @@ pub(crate) fn compile_registration(
     })?;
     if let Some(allow) = allowlist {
         if let Some(n) = def.node.iter().find(|n| !allow.contains(&n.op)) {
-            return Err(Error::permission_denied(format!(
+            bail!(
+                permission_denied,
                 "RegisterGraph: op '{}' (node '{}') is not allowed on task {} (its op \
                      allowlist)",
-                n.op, n.name, task
-            )));
+                n.op,
+                n.name,
+                task
+            );
         }
     }
     let mut graph = Graph::new();
@@ -590,9 +596,10 @@ fn serve_connection(inner: &Arc<Inner>, stream: TcpStream) -> Result<()> {
             // handshake_failure alert) instead of waiting for a frame.
             let mut stream = stream;
             let _ = stream.write_all(&[0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28]);
-            return Err(Error::unauthenticated(
-                "a TLS client connected, but this server does not use TLS",
-            ));
+            bail!(
+                unauthenticated,
+                "a TLS client connected, but this server does not use TLS"
+            );
         }
     }
     let tcp = stream.try_clone().map_err(io)?;

@@ -13,7 +13,7 @@
 //! truncated stream: each gives a typed error (`DataLoss` for corrupt bytes,
 //! `Unavailable` for a closed connection), never a panic.
 
-use ferroflow_tensor::{Complex32, Complex64, DType, Data, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, Complex32, Complex64, DType, Data, Error, Result, Shape, Tensor};
 use prost::Message;
 use std::io::{self, Read, Write};
 
@@ -444,10 +444,11 @@ fn zeroed_vec<T: Copy>(n: usize) -> Result<Vec<T>> {
     unsafe {
         let p = std::alloc::alloc_zeroed(layout).cast::<T>();
         if p.is_null() {
-            return Err(Error::resource_exhausted(format!(
+            bail!(
+                resource_exhausted,
                 "cannot allocate {} bytes for a received tensor",
                 layout.size()
-            )));
+            );
         }
         Ok(Vec::from_raw_parts(p, n, n))
     }

@@ -32,7 +32,7 @@ use ferroflow_graph::{AttrValue, AttrsExt, InferContext, Node, OpDef, OutputInfo
 use ferroflow_runtime::{factory, KernelFactory, KernelInit, OpContext};
 use ferroflow_tensor::kernels::parallel;
 use ferroflow_tensor::kernels::random::Philox;
-use ferroflow_tensor::{f16, team, DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, f16, team, DType, Error, Result, Tensor};
 
 /// Registers the box ops, their kernels and gradients (idempotent).
 pub fn register() {
@@ -276,10 +276,11 @@ fn scalar_input(ctx: &OpContext<'_>, i: usize, what: &str, rank_note: bool) -> R
         } else {
             String::new()
         };
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{what} must be 0-D, got shape {}{note}",
             t.shape()
-        )));
+        );
     }
     t.scalar_f64()
 }
@@ -480,11 +481,11 @@ fn infer_crop_and_resize(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 
 fn infer_crop_grad_image(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let t = ctx.type_attr("T")?;
-    if !matches!(t, DType::Float16 | DType::Float32 | DType::Float64) {
-        return Err(Error::type_error(format!(
-            "Value for attr 'T' of {t} is not in the list of allowed values: half, float, double"
-        )));
-    }
+    ensure!(
+        matches!(t, DType::Float16 | DType::Float32 | DType::Float64),
+        type_error,
+        "Value for attr 'T' of {t} is not in the list of allowed values: half, float, double"
+    );
     ctx.expect_dtype(0, &[DType::Float32])?;
     ctx.expect_dtype(1, &[DType::Float32])?;
     ctx.expect_dtype(2, &[DType::Int32])?;
@@ -880,36 +881,36 @@ fn nms_factory(kind: NmsKind) -> KernelFactory {
 }
 
 fn check_boxes_2d(boxes: &Tensor) -> Result<usize> {
-    if boxes.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "boxes must be 2-D{} (Shape must be rank 2 but is rank {})",
-            boxes.shape(),
-            boxes.rank()
-        )));
-    }
-    if boxes.dims()[1] != 4 {
-        return Err(Error::invalid_argument(format!(
-            "boxes must have 4 columns (Dimension must be 4 but is {})",
-            boxes.dims()[1]
-        )));
-    }
+    ensure!(
+        boxes.rank() == 2,
+        invalid_argument,
+        "boxes must be 2-D{} (Shape must be rank 2 but is rank {})",
+        boxes.shape(),
+        boxes.rank()
+    );
+    ensure!(
+        boxes.dims()[1] == 4,
+        invalid_argument,
+        "boxes must have 4 columns (Dimension must be 4 but is {})",
+        boxes.dims()[1]
+    );
     Ok(boxes.dims()[0])
 }
 
 fn check_scores(scores: &Tensor, n: usize) -> Result<()> {
-    if scores.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "scores must be 1-D{} (Shape must be rank 1 but is rank {})",
-            scores.shape(),
-            scores.rank()
-        )));
-    }
-    if scores.dims()[0] != n {
-        return Err(Error::invalid_argument(format!(
-            "scores has incompatible shape (Dimensions must be equal, but are {n} and {})",
-            scores.dims()[0]
-        )));
-    }
+    ensure!(
+        scores.rank() == 1,
+        invalid_argument,
+        "scores must be 1-D{} (Shape must be rank 1 but is rank {})",
+        scores.shape(),
+        scores.rank()
+    );
+    ensure!(
+        scores.dims()[0] == n,
+        invalid_argument,
+        "scores has incompatible shape (Dimensions must be equal, but are {n} and {})",
+        scores.dims()[0]
+    );
     Ok(())
 }
 
@@ -924,7 +925,7 @@ fn nms_kernel(ctx: &mut OpContext<'_>, kind: NmsKind, iou_attr: f32, pad: bool) 
         _ => r(scalar_input(ctx, 3, "iou_threshold", kind == V3)?),
     };
     if kind != Overlaps && !(0.0..=1.0).contains(&iou) {
-        return Err(Error::invalid_argument("iou_threshold must be in [0, 1]"));
+        bail!(invalid_argument, "iou_threshold must be in [0, 1]");
     }
     let score_threshold = match kind {
         V1 | V2 => f32::MIN,
@@ -933,7 +934,7 @@ fn nms_kernel(ctx: &mut OpContext<'_>, kind: NmsKind, iou_attr: f32, pad: bool) 
     let sigma = if kind == V5 {
         let s = r(scalar_input(ctx, 5, "soft_nms_sigma", false)?);
         if s < 0.0 {
-            return Err(Error::invalid_argument("soft_nms_sigma_val must be >= 0"));
+            bail!(invalid_argument, "soft_nms_sigma_val must be >= 0");
         }
         s
     } else {
@@ -941,18 +942,18 @@ fn nms_kernel(ctx: &mut OpContext<'_>, kind: NmsKind, iou_attr: f32, pad: bool) 
     };
     let first = ctx.input(0)?;
     let n = if kind == Overlaps {
-        if first.rank() != 2 {
-            return Err(Error::invalid_argument(format!(
-                "overlaps must be 2-D{}",
-                first.shape()
-            )));
-        }
-        if first.dims()[1] != first.dims()[0] {
-            return Err(Error::invalid_argument(format!(
-                "overlaps must be square{}",
-                first.shape()
-            )));
-        }
+        ensure!(
+            first.rank() == 2,
+            invalid_argument,
+            "overlaps must be 2-D{}",
+            first.shape()
+        );
+        ensure!(
+            first.dims()[1] == first.dims()[0],
+            invalid_argument,
+            "overlaps must be square{}",
+            first.shape()
+        );
         first.dims()[0]
     } else {
         check_boxes_2d(first)?
@@ -961,7 +962,7 @@ fn nms_kernel(ctx: &mut OpContext<'_>, kind: NmsKind, iou_attr: f32, pad: bool) 
     check_scores(scores_t, n)?;
     let out_size = mos as i64;
     if out_size < 0 {
-        return Err(Error::invalid_argument("output size must be non-negative"));
+        bail!(invalid_argument, "output size must be non-negative");
     }
     let data = as_f32(first)?;
     let scores = as_f32(scores_t)?;
@@ -1219,18 +1220,18 @@ pub fn combined_non_max_suppression(
 fn combined_nms_kernel(ctx: &mut OpContext<'_>, pad_per_class: bool, clip: bool) -> Result<()> {
     let boxes = ctx.input(0)?;
     let scores = ctx.input(1)?;
-    if boxes.rank() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "boxes must be 4-D [batch, num_boxes, q, 4], got shape {}",
-            boxes.shape()
-        )));
-    }
-    if scores.rank() != 3 {
-        return Err(Error::invalid_argument(format!(
-            "scores must be 3-D [batch, num_boxes, num_classes], got shape {}",
-            scores.shape()
-        )));
-    }
+    ensure!(
+        boxes.rank() == 4,
+        invalid_argument,
+        "boxes must be 4-D [batch, num_boxes, q, 4], got shape {}",
+        boxes.shape()
+    );
+    ensure!(
+        scores.rank() == 3,
+        invalid_argument,
+        "scores must be 3-D [batch, num_boxes, num_classes], got shape {}",
+        scores.shape()
+    );
     let (bd, sd) = (boxes.dims(), scores.dims());
     let shape = CombinedShape {
         batch: bd[0],
@@ -1239,35 +1240,34 @@ fn combined_nms_kernel(ctx: &mut OpContext<'_>, pad_per_class: bool, clip: bool)
         num_classes: sd[2],
     };
     if shape.q != 1 && shape.q != shape.num_classes {
-        return Err(Error::invalid_argument(
-            "third dimension of boxes must be either 1 or num classes",
-        ));
+        bail!(
+            invalid_argument,
+            "third dimension of boxes must be either 1 or num classes"
+        );
     }
-    if bd[3] != 4 {
-        return Err(Error::invalid_argument("boxes must have 4 columns"));
-    }
-    if sd[1] != shape.num_boxes {
-        return Err(Error::invalid_argument("scores has incompatible shape"));
-    }
-    if sd[0] != bd[0] {
-        return Err(Error::invalid_argument(
-            "boxes and scores must have same batch size",
-        ));
-    }
+    ensure!(bd[3] == 4, invalid_argument, "boxes must have 4 columns");
+    ensure!(
+        sd[1] == shape.num_boxes,
+        invalid_argument,
+        "scores has incompatible shape"
+    );
+    ensure!(
+        sd[0] == bd[0],
+        invalid_argument,
+        "boxes and scores must have same batch size"
+    );
     let per_class = scalar_input(ctx, 2, "max_size_per_class", false)? as i64;
     if per_class <= 0 {
-        return Err(Error::invalid_argument(
-            "max_size_per_class must be positive",
-        ));
+        bail!(invalid_argument, "max_size_per_class must be positive");
     }
     let total = scalar_input(ctx, 3, "max_total_size", false)? as i64;
     if total <= 0 {
-        return Err(Error::invalid_argument("max_total_size must be > 0"));
+        bail!(invalid_argument, "max_total_size must be > 0");
     }
     let iou = scalar_input(ctx, 4, "iou_threshold", false)? as f32;
     let score_thr = scalar_input(ctx, 5, "score_threshold", false)? as f32;
     if !(0.0..=1.0).contains(&iou) {
-        return Err(Error::invalid_argument("iou_threshold must be in [0, 1]"));
+        bail!(invalid_argument, "iou_threshold must be in [0, 1]");
     }
     let b = as_f32(boxes)?;
     let s = as_f32(scores)?;
@@ -1421,33 +1421,35 @@ fn check_crop_boxes(boxes: &Tensor, box_ind: &Tensor) -> Result<usize> {
     if boxes.num_elements() == 0 && box_ind.num_elements() == 0 {
         return Ok(0);
     }
-    if boxes.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "boxes must be 2-D{}",
-            boxes.shape()
-        )));
-    }
+    ensure!(
+        boxes.rank() == 2,
+        invalid_argument,
+        "boxes must be 2-D{}",
+        boxes.shape()
+    );
     let n = boxes.dims()[0];
-    if boxes.dims()[1] != 4 {
-        return Err(Error::invalid_argument("boxes must have 4 columns"));
-    }
-    if box_ind.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "box_index must be 1-D{}",
-            box_ind.shape()
-        )));
-    }
-    if box_ind.dims()[0] != n {
-        return Err(Error::invalid_argument("box_index has incompatible shape"));
-    }
+    ensure!(
+        boxes.dims()[1] == 4,
+        invalid_argument,
+        "boxes must have 4 columns"
+    );
+    ensure!(
+        box_ind.rank() == 1,
+        invalid_argument,
+        "box_index must be 1-D{}",
+        box_ind.shape()
+    );
+    ensure!(
+        box_ind.dims()[0] == n,
+        invalid_argument,
+        "box_index has incompatible shape"
+    );
     Ok(n)
 }
 
 fn check_box_ind(box_ind: &[i32], batch: usize) -> Result<()> {
     if box_ind.iter().any(|&b| b < 0 || b as usize >= batch) {
-        return Err(Error::out_of_range(
-            "box_index has values outside [0, batch_size)",
-        ));
+        bail!(out_of_range, "box_index has values outside [0, batch_size)");
     }
     Ok(())
 }
@@ -1461,52 +1463,53 @@ fn crop_and_resize_kernel(
     let boxes = ctx.input(1)?;
     let box_ind = ctx.input(2)?;
     let crop_size = ctx.input(3)?;
-    if image.rank() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "input image must be 4-D{}",
-            image.shape()
-        )));
-    }
+    ensure!(
+        image.rank() == 4,
+        invalid_argument,
+        "input image must be 4-D{}",
+        image.shape()
+    );
     let d = image.dims();
     if d[1] == 0 || d[2] == 0 {
-        return Err(Error::invalid_argument("image dimensions must be positive"));
+        bail!(invalid_argument, "image dimensions must be positive");
     }
-    if boxes.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "boxes must be 2-D, got: {}",
-            boxes.shape()
-        )));
-    }
-    if box_ind.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "box_indices must be rank 1 but is shape {}",
-            box_ind.shape()
-        )));
-    }
+    ensure!(
+        boxes.rank() == 2,
+        invalid_argument,
+        "boxes must be 2-D, got: {}",
+        boxes.shape()
+    );
+    ensure!(
+        box_ind.rank() == 1,
+        invalid_argument,
+        "box_indices must be rank 1 but is shape {}",
+        box_ind.shape()
+    );
     let n = check_crop_boxes(boxes, box_ind)?;
-    if crop_size.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "crop_size must be 1-D{}",
-            crop_size.shape()
-        )));
-    }
-    if crop_size.dims()[0] != 2 {
-        return Err(Error::invalid_argument(format!(
-            "crop_size must have two elements{}",
-            crop_size.shape()
-        )));
-    }
+    ensure!(
+        crop_size.rank() == 1,
+        invalid_argument,
+        "crop_size must be 1-D{}",
+        crop_size.shape()
+    );
+    ensure!(
+        crop_size.dims()[0] == 2,
+        invalid_argument,
+        "crop_size must have two elements{}",
+        crop_size.shape()
+    );
     let cs = crop_size.as_slice::<i32>()?;
     if cs[0] <= 0 || cs[1] <= 0 {
-        return Err(Error::invalid_argument("crop dimensions must be positive"));
+        bail!(invalid_argument, "crop dimensions must be positive");
     }
     let bi = box_ind.as_slice::<i32>()?;
     check_box_ind(&bi[..n], d[0])?;
     let bx = boxes.as_slice::<f32>()?;
     if bx.iter().any(|v| !v.is_finite()) {
-        return Err(Error::invalid_argument(
-            "Boxes contains at least one element that is not finite",
-        ));
+        bail!(
+            invalid_argument,
+            "Boxes contains at least one element that is not finite"
+        );
     }
     let g = CropGeometry {
         batch: d[0],
@@ -1637,48 +1640,47 @@ fn crop_grad_image_kernel(ctx: &mut OpContext<'_>, method: CropMethod, t: DType)
     let boxes = ctx.input(1)?;
     let box_ind = ctx.input(2)?;
     let image_size = ctx.input(3)?;
-    if grads.rank() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "grads image must be 4-D{}",
-            grads.shape()
-        )));
-    }
+    ensure!(
+        grads.rank() == 4,
+        invalid_argument,
+        "grads image must be 4-D{}",
+        grads.shape()
+    );
     let gd = grads.dims();
     if gd[1] == 0 || gd[2] == 0 {
-        return Err(Error::invalid_argument("grads dimensions must be positive"));
+        bail!(invalid_argument, "grads dimensions must be positive");
     }
     let n = check_crop_boxes(boxes, box_ind)?;
-    if gd[0] != n {
-        return Err(Error::invalid_argument(
-            "boxes and grads have incompatible shape",
-        ));
-    }
-    if image_size.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "image_size must be 1-D{}",
-            image_size.shape()
-        )));
-    }
-    if image_size.dims()[0] != 4 {
-        return Err(Error::invalid_argument(format!(
-            "image_size must have 4 elements{}",
-            image_size.shape()
-        )));
-    }
+    ensure!(
+        gd[0] == n,
+        invalid_argument,
+        "boxes and grads have incompatible shape"
+    );
+    ensure!(
+        image_size.rank() == 1,
+        invalid_argument,
+        "image_size must be 1-D{}",
+        image_size.shape()
+    );
+    ensure!(
+        image_size.dims()[0] == 4,
+        invalid_argument,
+        "image_size must have 4 elements{}",
+        image_size.shape()
+    );
     let sz = image_size.as_slice::<i32>()?;
     if sz[1] <= 0 || sz[2] <= 0 {
-        return Err(Error::invalid_argument("image dimensions must be positive"));
+        bail!(invalid_argument, "image dimensions must be positive");
     }
     if sz[0] < 0 || sz[3] < 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Dimension {} must be >= 0",
             sz[0].min(sz[3])
-        )));
+        );
     }
     if gd[3] != sz[3] as usize {
-        return Err(Error::invalid_argument(
-            "image_size and grads are incompatible",
-        ));
+        bail!(invalid_argument, "image_size and grads are incompatible");
     }
     let bi = box_ind.as_slice::<i32>()?;
     check_box_ind(&bi[..n], sz[0] as usize)?;
@@ -1707,9 +1709,10 @@ fn crop_grad_image_kernel(ctx: &mut OpContext<'_>, method: CropMethod, t: DType)
             crop_grad_image_into::<f16>(gv, bx, &bi[..n], g, method),
         )?,
         other => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "CropAndResizeGradImage: T must be half, float or double, got {other}"
-            )))
+            )
         }
     };
     ctx.output(out);
@@ -1810,35 +1813,33 @@ fn crop_grad_boxes_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let image = ctx.input(1)?;
     let boxes = ctx.input(2)?;
     let box_ind = ctx.input(3)?;
-    if grads.rank() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "grads image must be 4-D{}",
-            grads.shape()
-        )));
-    }
+    ensure!(
+        grads.rank() == 4,
+        invalid_argument,
+        "grads image must be 4-D{}",
+        grads.shape()
+    );
     let gd = grads.dims();
     if gd[1] == 0 || gd[2] == 0 {
-        return Err(Error::invalid_argument("grads dimensions must be positive"));
+        bail!(invalid_argument, "grads dimensions must be positive");
     }
-    if image.rank() != 4 {
-        return Err(Error::invalid_argument(format!(
-            "input image must be 4-D{}",
-            image.shape()
-        )));
-    }
+    ensure!(
+        image.rank() == 4,
+        invalid_argument,
+        "input image must be 4-D{}",
+        image.shape()
+    );
     let d = image.dims();
     if d[1] == 0 || d[2] == 0 {
-        return Err(Error::invalid_argument("image dimensions must be positive"));
+        bail!(invalid_argument, "image dimensions must be positive");
     }
-    if d[3] != gd[3] {
-        return Err(Error::invalid_argument("image, grads depth differ"));
-    }
+    ensure!(d[3] == gd[3], invalid_argument, "image, grads depth differ");
     let n = check_crop_boxes(boxes, box_ind)?;
-    if gd[0] != n {
-        return Err(Error::invalid_argument(
-            "boxes and grads have incompatible shape",
-        ));
-    }
+    ensure!(
+        gd[0] == n,
+        invalid_argument,
+        "boxes and grads have incompatible shape"
+    );
     let bi = box_ind.as_slice::<i32>()?;
     check_box_ind(&bi[..n], d[0])?;
     let g = CropGeometry {
@@ -1977,48 +1978,49 @@ pub fn draw_bounding_boxes<T: Copy>(
 fn draw_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let images = ctx.input(0)?;
     let boxes = ctx.input(1)?;
-    if images.rank() != 4 {
-        return Err(Error::invalid_argument(
-            "The rank of the images should be 4",
-        ));
-    }
-    if boxes.rank() != 3 {
-        return Err(Error::invalid_argument(
-            "The rank of the boxes tensor should be 3",
-        ));
-    }
-    if images.dims()[0] != boxes.dims()[0] {
-        return Err(Error::invalid_argument(
-            "The batch sizes should be the same",
-        ));
-    }
+    ensure!(
+        images.rank() == 4,
+        invalid_argument,
+        "The rank of the images should be 4"
+    );
+    ensure!(
+        boxes.rank() == 3,
+        invalid_argument,
+        "The rank of the boxes tensor should be 3"
+    );
+    ensure!(
+        images.dims()[0] == boxes.dims()[0],
+        invalid_argument,
+        "The batch sizes should be the same"
+    );
     let d = images.dims();
     let depth = d[3];
-    if !matches!(depth, 1 | 3 | 4) {
-        return Err(Error::invalid_argument(
-            "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)",
-        ));
-    }
-    if boxes.dims()[2] != 4 {
-        return Err(Error::invalid_argument(format!(
-            "The size of the third dimension of the box must be 4. Received: {}",
-            boxes.dims()[2]
-        )));
-    }
+    ensure!(
+        matches!(depth, 1 | 3 | 4),
+        invalid_argument,
+        "Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA)"
+    );
+    ensure!(
+        boxes.dims()[2] == 4,
+        invalid_argument,
+        "The size of the third dimension of the box must be 4. Received: {}",
+        boxes.dims()[2]
+    );
     let mut table: Vec<Vec<f32>> = Vec::new();
     if ctx.num_inputs() == 3 {
         let colors = ctx.input(2)?;
-        if colors.rank() != 2 {
-            return Err(Error::invalid_argument(format!(
-                "colors must be a 2-D matrix{}",
-                colors.shape()
-            )));
-        }
+        ensure!(
+            colors.rank() == 2,
+            invalid_argument,
+            "colors must be a 2-D matrix{}",
+            colors.shape()
+        );
         if colors.dims()[1] < depth {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "colors must have equal or more channels than the image provided: {}",
                 colors.shape()
-            )));
+            );
         }
         if colors.num_elements() != 0 {
             let cols = colors.dims()[1];
@@ -2060,9 +2062,10 @@ fn draw_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
             Tensor::from_vec(d.to_vec(), v)?
         }
         other => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "DrawBoundingBoxes: images must be half or float, got {other}"
-            )))
+            )
         }
     };
     ctx.output(out);
@@ -2307,48 +2310,53 @@ fn sample_distorted_factory(
     } else {
         let m = a.float_or("min_object_covered", 0.1)? as f32;
         if m < 0.0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Min object covered must be non-negative: {m}"
-            )));
+            );
         }
         m
     };
     let use_image = a.bool_or("use_image_if_no_bounding_boxes", false)?;
     let aspect = float_pair(a, "aspect_ratio_range", [0.75, 1.33])?;
-    if aspect.len() != 2 {
-        return Err(Error::invalid_argument(
-            "Aspect ratio range field must specify 2 dimensions",
-        ));
-    }
-    if !(aspect[0] > 0.0 && aspect[1] > 0.0) {
-        return Err(Error::invalid_argument(format!(
-            "Aspect ratio range must be non-negative: [{}, {}]",
-            aspect[0], aspect[1]
-        )));
-    }
+    ensure!(
+        aspect.len() == 2,
+        invalid_argument,
+        "Aspect ratio range field must specify 2 dimensions"
+    );
+    ensure!(
+        aspect[0] > 0.0 && aspect[1] > 0.0,
+        invalid_argument,
+        "Aspect ratio range must be non-negative: [{}, {}]",
+        aspect[0],
+        aspect[1]
+    );
     let area = float_pair(a, "area_range", [0.05, 1.0])?;
-    if area.len() != 2 {
-        return Err(Error::invalid_argument(
-            "Area range field must specify 2 dimensions",
-        ));
-    }
-    if !(area[0] > 0.0 && area[1] > 0.0) {
-        return Err(Error::invalid_argument(format!(
-            "Area range must be non-negative: [{}, {}]",
-            area[0], area[1]
-        )));
-    }
-    if !(area[0] <= 1.0 && area[1] <= 1.0) {
-        return Err(Error::invalid_argument(format!(
-            "Area range must be less then or equal to 1.0: [{}, {}]",
-            area[0], area[1]
-        )));
-    }
+    ensure!(
+        area.len() == 2,
+        invalid_argument,
+        "Area range field must specify 2 dimensions"
+    );
+    ensure!(
+        area[0] > 0.0 && area[1] > 0.0,
+        invalid_argument,
+        "Area range must be non-negative: [{}, {}]",
+        area[0],
+        area[1]
+    );
+    ensure!(
+        area[0] <= 1.0 && area[1] <= 1.0,
+        invalid_argument,
+        "Area range must be less then or equal to 1.0: [{}, {}]",
+        area[0],
+        area[1]
+    );
     let attempts = a.int_or("max_attempts", 100)?;
     if attempts <= 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Max attempts must be non-negative: {attempts}"
-        )));
+        );
     }
     let stream = random_stream(init)?;
     let params = DistortParams {
@@ -2370,61 +2378,59 @@ fn sample_distorted_kernel(
     v2: bool,
 ) -> Result<()> {
     let size = ctx.input(0)?;
-    if size.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "image_size must be 1-dimensional{}",
-            size.shape()
-        )));
-    }
-    if size.dims()[0] != 3 {
-        return Err(Error::invalid_argument(format!(
-            "image_size must contain 3 elements{}",
-            size.shape()
-        )));
-    }
+    ensure!(
+        size.rank() == 1,
+        invalid_argument,
+        "image_size must be 1-dimensional{}",
+        size.shape()
+    );
+    ensure!(
+        size.dims()[0] == 3,
+        invalid_argument,
+        "image_size must contain 3 elements{}",
+        size.shape()
+    );
     let sv = size.to_i64_vec()?;
     let t = size.dtype();
     // TensorFlow reads the sizes as unsigned 64-bit values.
     let (hr, wr) = (sv[0] as u64, sv[1] as u64);
     if hr >= i32::MAX as u64 {
-        return Err(Error::invalid_argument(
-            "image height cannot be >= int32 max",
-        ));
+        bail!(invalid_argument, "image height cannot be >= int32 max");
     }
     if wr >= i32::MAX as u64 {
-        return Err(Error::invalid_argument(
-            "image width cannot be >= int32 max",
-        ));
+        bail!(invalid_argument, "image width cannot be >= int32 max");
     }
     let (height, width) = (hr as i32, wr as i32);
     let boxes = ctx.input(1)?;
-    if boxes.rank() != 3 {
-        return Err(Error::invalid_argument(format!(
-            "input boxes must be 3-dimensional [batch, num_boxes, coords]: {}",
-            boxes.shape()
-        )));
-    }
-    if boxes.dims()[2] != 4 {
-        return Err(Error::invalid_argument(format!(
-            "bounding boxes must have shape [4] or [*, 4], got {}",
-            boxes.shape()
-        )));
-    }
+    ensure!(
+        boxes.rank() == 3,
+        invalid_argument,
+        "input boxes must be 3-dimensional [batch, num_boxes, coords]: {}",
+        boxes.shape()
+    );
+    ensure!(
+        boxes.dims()[2] == 4,
+        invalid_argument,
+        "bounding boxes must have shape [4] or [*, 4], got {}",
+        boxes.shape()
+    );
     if v2 {
         let m = scalar_input(ctx, 2, "min_object_covered", false)? as f32;
         if m.is_nan() || m < 0.0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Min object covered must be non-negative: {m}"
-            )));
+            );
         }
         p.min_object_covered = m;
     }
     let mut objects = Vec::new();
     for b in boxes.as_slice::<f32>()?.chunks_exact(4) {
         if let Some(&v) = b.iter().find(|&&v| !(0.0..=1.0).contains(&v)) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "All bounding box coordinates must be in [0.0, 1.0]: {v}"
-            )));
+            );
         }
         objects.push(Rect {
             min_x: (b[1] * width as f32) as i32,
@@ -2434,11 +2440,11 @@ fn sample_distorted_kernel(
         });
     }
     if objects.is_empty() {
-        if !use_image {
-            return Err(Error::invalid_argument(
-                "No bounding boxes provided as input. One must enable use_image_if_no_bounding_boxes if you wish to not provide any bounding boxes.",
-            ));
-        }
+        ensure!(
+            use_image,
+            invalid_argument,
+            "No bounding boxes provided as input. One must enable use_image_if_no_bounding_boxes if you wish to not provide any bounding boxes."
+        );
         objects.push(Rect {
             min_x: 0,
             min_y: 0,
@@ -2462,9 +2468,10 @@ fn sample_distorted_kernel(
             DType::Int32 => Tensor::vector(v.iter().map(|&x| x as i32).collect::<Vec<_>>()),
             DType::Int64 => Tensor::vector(v.to_vec()),
             other => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "SampleDistortedBoundingBox: image_size of type {other} is not supported"
-                )))
+                )
             }
         })
     };
@@ -2617,9 +2624,10 @@ fn glimpse_factory(
     let uniform = a.bool_or("uniform_noise", true)?;
     let noise = a.str_or("noise", "uniform")?;
     if uniform && !noise.is_empty() && noise != "uniform" {
-        return Err(Error::invalid_argument(
-            "The uniform_noise and noise could not be specified at the same time",
-        ));
+        bail!(
+            invalid_argument,
+            "The uniform_noise and noise could not be specified at the same time"
+        );
     }
     let noise = match noise.as_str() {
         "" if uniform => GlimpseNoise::Uniform,
@@ -2628,53 +2636,53 @@ fn glimpse_factory(
         "gaussian" => GlimpseNoise::Gaussian,
         "zero" => GlimpseNoise::Zero,
         other => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "The noise could only be uniform, gaussian, or zero, got{other}"
-            )))
+            )
         }
     };
     let stream = random_stream(init)?;
     Ok(Box::new(move |ctx: &mut OpContext<'_>| {
         let input = ctx.input(0)?;
-        if input.rank() != 4 {
-            return Err(Error::invalid_argument(format!(
-                "input must be 4-dimensional (batch_size, height, width, depth){}",
-                input.shape()
-            )));
-        }
+        ensure!(
+            input.rank() == 4,
+            invalid_argument,
+            "input must be 4-dimensional (batch_size, height, width, depth){}",
+            input.shape()
+        );
         let d = input.dims();
         let size = ctx.input(1)?;
         if size.rank() != 1 || size.dims()[0] != 2 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "input must be a vector of size 2 (height, width){}",
                 size.shape()
-            )));
+            );
         }
         let sz = size.as_slice::<i32>()?;
         if let Some(&neg) = sz.iter().find(|&&v| v < 0) {
-            return Err(Error::invalid_argument(format!(
-                "Dimension {neg} must be >= 0"
-            )));
+            bail!(invalid_argument, "Dimension {neg} must be >= 0");
         }
         let offsets = ctx.input(2)?;
-        if offsets.rank() != 2 {
-            return Err(Error::invalid_argument(format!(
-                "input must be a matrix{}",
-                offsets.shape()
-            )));
-        }
-        if offsets.dims()[0] != d[0] {
-            return Err(Error::invalid_argument(format!(
-                "first dimension should be batch{}",
-                offsets.shape()
-            )));
-        }
-        if offsets.dims()[1] != 2 {
-            return Err(Error::invalid_argument(format!(
-                "second dimension should be of size 2 (y,x){}",
-                offsets.shape()
-            )));
-        }
+        ensure!(
+            offsets.rank() == 2,
+            invalid_argument,
+            "input must be a matrix{}",
+            offsets.shape()
+        );
+        ensure!(
+            offsets.dims()[0] == d[0],
+            invalid_argument,
+            "first dimension should be batch{}",
+            offsets.shape()
+        );
+        ensure!(
+            offsets.dims()[1] == 2,
+            invalid_argument,
+            "second dimension should be of size 2 (y,x){}",
+            offsets.shape()
+        );
         let p = GlimpseParams {
             height: sz[0] as usize,
             width: sz[1] as usize,

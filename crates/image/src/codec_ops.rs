@@ -12,7 +12,7 @@ use std::sync::Once;
 
 use ferroflow_graph::{AttrValue, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
 use crate::codec::{self, bmp, gif, jpeg, png, Format, Image, Pixels};
 
@@ -69,19 +69,19 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         "ExtractJpegShape",
         factory(|init| {
             let out = init.node.attrs.dtype_or("output_type", DType::Int32)?;
-            if !matches!(out, DType::Int32 | DType::Int64) {
-                return Err(Error::invalid_argument(format!(
-                    "output_type must be int32 or int64, got {out}"
-                )));
-            }
+            ensure!(
+                matches!(out, DType::Int32 | DType::Int64),
+                invalid_argument,
+                "output_type must be int32 or int64, got {out}"
+            );
             Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                 let c = ctx.input(0)?;
-                if c.rank() != 0 {
-                    return Err(Error::invalid_argument(format!(
-                        "contents must be scalar, got shape {}",
-                        c.shape()
-                    )));
-                }
+                ensure!(
+                    c.rank() == 0,
+                    invalid_argument,
+                    "contents must be scalar, got shape {}",
+                    c.shape()
+                );
                 let data = &scalar_bytes(c)?;
                 let [h, w, ch] = jpeg::shape(data)?;
                 let dims = [h as i64, w as i64, ch as i64];
@@ -102,9 +102,10 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         factory(|init| {
             let compression = init.node.attrs.int_or("compression", -1)?;
             if !(-1..=9).contains(&compression) {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "compression should be in [-1,9], got {compression}"
-                )));
+                );
             }
             Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                 let out = encode_png(ctx.input(0)?, compression as i32)?;
@@ -148,11 +149,11 @@ fn decode_config(op: &'static str, attrs: &ferroflow_graph::Attrs) -> Result<Dec
     let mut jpeg = jpeg::DecodeOptions::default();
     if op == "DecodeJpeg" || op == "DecodeAndCropJpeg" {
         let ratio = attrs.int_or("ratio", 1)?;
-        if !matches!(ratio, 1 | 2 | 4 | 8) {
-            return Err(Error::invalid_argument(format!(
-                "ratio must be 1, 2, 4, or 8, got {ratio}"
-            )));
-        }
+        ensure!(
+            matches!(ratio, 1 | 2 | 4 | 8),
+            invalid_argument,
+            "ratio must be 1, 2, 4, or 8, got {ratio}"
+        );
         jpeg.ratio = ratio as u32;
         jpeg.fancy_upscaling = attrs.bool_or("fancy_upscaling", true)?;
         jpeg.try_recover_truncated = attrs.bool_or("try_recover_truncated", false)?;
@@ -164,17 +165,17 @@ fn decode_config(op: &'static str, attrs: &ferroflow_graph::Attrs) -> Result<Dec
     if op == "DecodePng" || op == "DecodeImage" {
         dtype = attrs.dtype_or("dtype", DType::UInt8)?;
         if op == "DecodePng" {
-            if !matches!(dtype, DType::UInt8 | DType::UInt16) {
-                return Err(Error::invalid_argument(format!(
-                    "`dtype` for `DecodePng` must be unit8, unit16 but got: {dtype}"
-                )));
-            }
+            ensure!(
+                matches!(dtype, DType::UInt8 | DType::UInt16),
+                invalid_argument,
+                "`dtype` for `DecodePng` must be unit8, unit16 but got: {dtype}"
+            );
         } else {
-            if !matches!(dtype, DType::UInt8 | DType::UInt16 | DType::Float32) {
-                return Err(Error::invalid_argument(format!(
-                    "`dtype` for `DecodeImage` must be unit8, unit16, float but got: {dtype}"
-                )));
-            }
+            ensure!(
+                matches!(dtype, DType::UInt8 | DType::UInt16 | DType::Float32),
+                invalid_argument,
+                "`dtype` for `DecodeImage` must be unit8, unit16, float but got: {dtype}"
+            );
             expand_animations = attrs.bool_or("expand_animations", true)?;
         }
     }
@@ -182,11 +183,11 @@ fn decode_config(op: &'static str, attrs: &ferroflow_graph::Attrs) -> Result<Dec
         3
     } else {
         let c = attrs.int_or("channels", 0)?;
-        if !matches!(c, 0 | 1 | 3 | 4) {
-            return Err(Error::invalid_argument(format!(
-                "`channels` must be 0, 1, 3 or 4 but got {c}"
-            )));
-        }
+        ensure!(
+            matches!(c, 0 | 1 | 3 | 4),
+            invalid_argument,
+            "`channels` must be 0, 1, 3 or 4 but got {c}"
+        );
         c as usize
     };
     Ok(DecodeConfig {
@@ -206,12 +207,12 @@ fn scalar_bytes(t: &Tensor) -> Result<Vec<u8>> {
 }
 
 fn decode_contents(cfg: &DecodeConfig, contents: &Tensor, crop: Option<&Tensor>) -> Result<Tensor> {
-    if contents.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "`contents` must be scalar but got shape{}",
-            contents.shape()
-        )));
-    }
+    ensure!(
+        contents.rank() == 0,
+        invalid_argument,
+        "`contents` must be scalar but got shape{}",
+        contents.shape()
+    );
     let s = contents
         .as_slice::<Vec<u8>>()
         .map_err(|_| Error::invalid_argument("`contents` must be a string"))?;
@@ -221,7 +222,7 @@ fn decode_contents(cfg: &DecodeConfig, contents: &Tensor, crop: Option<&Tensor>)
 /// Decodes one image with `cfg`'s op semantics.
 fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Result<Tensor> {
     if input.is_empty() {
-        return Err(Error::invalid_argument("Input is empty."));
+        bail!(invalid_argument, "Input is empty.");
     }
     let op = cfg.op;
     let format =
@@ -240,9 +241,11 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
     };
     let (image, four_d) = match format {
         Format::Jpeg => {
-            if cfg.channels == 4 {
-                return Err(Error::invalid_argument("JPEG does not support 4 channels"));
-            }
+            ensure!(
+                cfg.channels != 4,
+                invalid_argument,
+                "JPEG does not support 4 channels"
+            );
             let mut opts = cfg.jpeg.clone();
             opts.channels = cfg.channels;
             if op == "DecodeAndCropJpeg" {
@@ -263,10 +266,11 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
         }
         Format::Gif => {
             if cfg.channels != 0 && cfg.channels != 3 {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "channels must be 0 or 3 for GIF, got {}",
                     cfg.channels
-                )));
+                );
             }
             if op == "DecodeBmp" || op == "DecodeAndCropJpeg" {
                 return Err(wrong_op("GIF"));
@@ -274,13 +278,13 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
             let img = gif::decode(input, cfg.expand_animations)?;
             let four_d = match op {
                 "DecodePng" | "DecodeJpeg" => {
-                    if img.frames != 1 {
-                        return Err(Error::invalid_argument(format!(
-                            "Got {} frames, but animated gifs can only be decoded by \
+                    ensure!(
+                        img.frames == 1,
+                        invalid_argument,
+                        "Got {} frames, but animated gifs can only be decoded by \
                              tf.io.decode_gif or tf.io.decode_image",
-                            img.frames
-                        )));
-                    }
+                        img.frames
+                    );
                     false
                 }
                 _ => op == "DecodeGif" || cfg.expand_animations,
@@ -288,19 +292,20 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
             (img, four_d)
         }
         Format::Bmp => {
-            if cfg.channels == 1 {
-                return Err(Error::invalid_argument(
-                    "`channels` must be 0, 3 or 4 for BMP, but got 1",
-                ));
-            }
+            ensure!(
+                cfg.channels != 1,
+                invalid_argument,
+                "`channels` must be 0, 3 or 4 for BMP, but got 1"
+            );
             if op != "DecodeBmp" && op != "DecodeImage" {
                 if op == "DecodeAndCropJpeg" {
                     return Err(wrong_op("BMP"));
                 }
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Trying to decode BMP format using a wrong op. Use `decode_bmp` or \
                      `decode_image` instead. Op used: {op}"
-                )));
+                );
             }
             (bmp::decode(input, cfg.channels)?, false)
         }
@@ -310,25 +315,23 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
 
 fn crop_window(t: Option<&Tensor>) -> Result<jpeg::Crop> {
     let t = t.ok_or_else(|| Error::invalid_argument("DecodeAndCropJpeg needs a crop_window"))?;
-    if t.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "crop_window must be 1-D, got shape {}",
-            t.shape()
-        )));
-    }
-    if t.dims()[0] != 4 {
-        return Err(Error::invalid_argument(format!(
-            "crop_size must have four elements {}",
-            t.shape()
-        )));
-    }
+    ensure!(
+        t.rank() == 1,
+        invalid_argument,
+        "crop_window must be 1-D, got shape {}",
+        t.shape()
+    );
+    ensure!(
+        t.dims()[0] == 4,
+        invalid_argument,
+        "crop_size must have four elements {}",
+        t.shape()
+    );
     let v: Vec<i64> = match t.dtype() {
         DType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| i64::from(x)).collect(),
         DType::Int64 => t.as_slice::<i64>()?.to_vec(),
         d => {
-            return Err(Error::invalid_argument(format!(
-                "crop_window must be int32, got {d}"
-            )))
+            bail!(invalid_argument, "crop_window must be int32, got {d}")
         }
     };
     Ok(jpeg::Crop {
@@ -401,24 +404,26 @@ fn encode_jpeg_factory(variable_quality: bool) -> KernelFactory {
     factory(move |init| {
         let a = &init.node.attrs;
         let format = a.str_or("format", "")?;
-        if !matches!(format.as_str(), "" | "grayscale" | "rgb") {
-            return Err(Error::invalid_argument(format!(
-                "format must be one of '', 'grayscale', 'rgb', got '{format}'"
-            )));
-        }
+        ensure!(
+            matches!(format.as_str(), "" | "grayscale" | "rgb"),
+            invalid_argument,
+            "format must be one of '', 'grayscale', 'rgb', got '{format}'"
+        );
         let quality = a.int_or("quality", 95)?;
         if !variable_quality && !(0..=100).contains(&quality) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "quality must be in [0,100], got {quality}"
-            )));
+            );
         }
         let density_unit = match a.str_or("density_unit", "in")?.as_str() {
             "in" => 1,
             "cm" => 2,
             other => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "density_unit must be 'in' or 'cm', got '{other}'"
-                )))
+                )
             }
         };
         let xmp = match a.get("xmp_metadata") {
@@ -440,46 +445,47 @@ fn encode_jpeg_factory(variable_quality: bool) -> KernelFactory {
             let mut opts = base.clone();
             if variable_quality {
                 let q = ctx.input(1)?;
-                if q.rank() != 0 {
-                    return Err(Error::invalid_argument(format!(
-                        "quality must be a scalar: {}",
-                        shape_text(q)
-                    )));
-                }
+                ensure!(
+                    q.rank() == 0,
+                    invalid_argument,
+                    "quality must be a scalar: {}",
+                    shape_text(q)
+                );
                 let q = q.scalar_i64()?;
                 if !(0..=100).contains(&q) {
-                    return Err(Error::invalid_argument(format!(
-                        "quality must be in [0,100], got {q}"
-                    )));
+                    bail!(invalid_argument, "quality must be in [0,100], got {q}");
                 }
                 opts.quality = q as i32;
             }
-            if image.rank() != 3 {
-                return Err(Error::invalid_argument(format!(
-                    "image must be 3-dimensional{}",
-                    shape_text(image)
-                )));
-            }
+            ensure!(
+                image.rank() == 3,
+                invalid_argument,
+                "image must be 3-dimensional{}",
+                shape_text(image)
+            );
             let d = image.dims();
             let channels = d[2];
             match format.as_str() {
                 "grayscale" if channels != 1 => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "format grayscale expects 1 channel, got {}",
                         shape_text(image)
-                    )))
+                    )
                 }
                 "rgb" if channels != 3 => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "format rgb expects 3 channels, got {}",
                         shape_text(image)
-                    )))
+                    )
                 }
                 _ if channels != 1 && channels != 3 => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "image must have 1 or 3 channels, got {}",
                         shape_text(image)
-                    )))
+                    )
                 }
                 _ => {}
             }
@@ -495,18 +501,20 @@ fn encode_jpeg_factory(variable_quality: bool) -> KernelFactory {
 
 fn encode_png(image: &Tensor, compression: i32) -> Result<Tensor> {
     if image.rank() < 3 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "images must be at least rank 3{}",
             shape_text(image)
-        )));
+        );
     }
     let d = image.dims();
     let r = d.len();
     let (h, w, c) = (d[r - 3], d[r - 2], d[r - 1]);
     if !(1..=4).contains(&c) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "image must have 1, 2, 3, or 4 channels, got {c}"
-        )));
+        );
     }
     let batch_dims = d[..r - 3].to_vec();
     let batch: usize = batch_dims.iter().product();
@@ -518,9 +526,7 @@ fn encode_png(image: &Tensor, compression: i32) -> Result<Tensor> {
             DType::UInt8 => Pixels::U8(image.as_slice::<u8>()?[b * per..(b + 1) * per].to_vec()),
             DType::UInt16 => Pixels::U16(image.as_slice::<u16>()?[b * per..(b + 1) * per].to_vec()),
             t => {
-                return Err(Error::invalid_argument(format!(
-                    "image must be uint8 or uint16, got {t}"
-                )))
+                bail!(invalid_argument, "image must be uint8 or uint16, got {t}")
             }
         };
         match png::encode(&pixels, h, w, c, compression) {
@@ -531,12 +537,12 @@ fn encode_png(image: &Tensor, compression: i32) -> Result<Tensor> {
             }
         }
     }
-    if !failed.is_empty() {
-        return Err(Error::internal(format!(
-            "PNG encoding failed at the following flattened batch indices: {}",
-            failed.join(", ")
-        )));
-    }
+    ensure!(
+        failed.is_empty(),
+        internal,
+        "PNG encoding failed at the following flattened batch indices: {}",
+        failed.join(", ")
+    );
     Tensor::from_vec(batch_dims, out)
 }
 

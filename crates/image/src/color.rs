@@ -12,7 +12,7 @@ use std::sync::Once;
 use ferroflow_graph::{InferContext, OpDef, OutputInfo};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::kernels::parallel::for_rows;
-use ferroflow_tensor::{DType, Data, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Data, Result, Tensor};
 use half::{bf16, f16};
 
 /// Registers the color ops and kernels (idempotent). None of them has a
@@ -186,9 +186,10 @@ fn map_pixels(
 ) -> Result<Tensor> {
     let channels = t.dims().last().copied().unwrap_or(0);
     if t.rank() == 0 || channels != 3 {
-        return Err(Error::failed_precondition(format!(
+        bail!(
+            failed_precondition,
             "input must have 3 channels but input only has {channels} channels."
-        )));
+        );
     }
     fn run<T: Copy + Send + Sync + Default, C: Copy>(
         x: &[T],
@@ -214,10 +215,11 @@ fn map_pixels(
         Data::F16(x) => Data::F16(run(x, f16::to_f32, f16::from_f32, &f32_fn).into()),
         Data::BF16(x) => Data::BF16(run(x, bf16::to_f32, bf16::from_f32, &f32_fn).into()),
         _ => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "unsupported dtype {} for a color conversion",
                 t.dtype()
-            )))
+            )
         }
     };
     Tensor::new(t.shape().clone(), data)
@@ -419,10 +421,11 @@ fn plane_means(x: &[f32], batch: usize, plane: usize, channels: usize) -> Vec<f3
 pub fn adjust_contrast(t: &Tensor, factor: f32) -> Result<Tensor> {
     let dims = t.dims();
     if dims.len() < 3 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "input must be at least 3-D, got shape{}",
             t.shape()
-        )));
+        );
     }
     let channels = dims[dims.len() - 1];
     let plane = dims[dims.len() - 3] * dims[dims.len() - 2];
@@ -435,10 +438,11 @@ pub fn adjust_contrast(t: &Tensor, factor: f32) -> Result<Tensor> {
             &x
         }
         _ => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "AdjustContrastv2: unsupported dtype {}",
                 t.dtype()
-            )))
+            )
         }
     };
     if plane == 0 || channels == 0 {
@@ -475,12 +479,12 @@ pub fn adjust_contrast(t: &Tensor, factor: f32) -> Result<Tensor> {
 }
 
 fn scalar_arg(t: &Tensor, what: &str) -> Result<f32> {
-    if t.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "{what} must be scalar: {}",
-            t.shape()
-        )));
-    }
+    ensure!(
+        t.rank() == 0,
+        invalid_argument,
+        "{what} must be scalar: {}",
+        t.shape()
+    );
     Ok(t.scalar_f64()? as f32)
 }
 

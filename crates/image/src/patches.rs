@@ -16,7 +16,7 @@ use ferroflow_graph::{
 };
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::kernels::parallel::for_rows;
-use ferroflow_tensor::{with_data, DType, Element, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, with_data, DType, Element, Error, Result, Tensor};
 
 use crate::pixels::image_dims;
 
@@ -51,21 +51,17 @@ impl Windows {
     fn from_attrs(a: &Attrs) -> Result<Windows> {
         let four = |name: &str| -> Result<[usize; 2]> {
             let v = a.ints(name)?;
-            if v.len() != 4 {
-                return Err(Error::invalid_argument(format!(
-                    "{name} input must be a list of length 4, got {}",
-                    v.len()
-                )));
-            }
+            ensure!(
+                v.len() == 4,
+                invalid_argument,
+                "{name} input must be a list of length 4, got {}",
+                v.len()
+            );
             if v[0] != 1 || v[3] != 1 {
-                return Err(Error::unimplemented(format!(
-                    "Only support {name} across space."
-                )));
+                bail!(unimplemented, "Only support {name} across space.");
             }
             if v[1] < 1 || v[2] < 1 {
-                return Err(Error::invalid_argument(format!(
-                    "{name} must be positive, got {v:?}"
-                )));
+                bail!(invalid_argument, "{name} must be positive, got {v:?}");
             }
             Ok([v[1] as usize, v[2] as usize])
         };
@@ -74,9 +70,10 @@ impl Windows {
             "SAME" => true,
             "VALID" => false,
             other => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "padding must be SAME or VALID, got {other:?}"
-                )))
+                )
             }
         };
         Ok(Windows {

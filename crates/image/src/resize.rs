@@ -18,7 +18,7 @@ use ferroflow_graph::{
 };
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::kernels::parallel::for_rows;
-use ferroflow_tensor::{DType, Data, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Data, Error, Result, Tensor};
 use half::{bf16, f16};
 
 use crate::pixels::{image_dims, with_pixels, FloatPixel, Pixel, REAL_TYPES};
@@ -127,9 +127,10 @@ impl Sampling {
             half_pixel_centers: attrs.bool_or("half_pixel_centers", false)?,
         };
         if s.align_corners && s.half_pixel_centers {
-            return Err(Error::invalid_argument(
-                "If half_pixel_centers is True, align_corners must be False.",
-            ));
+            bail!(
+                invalid_argument,
+                "If half_pixel_centers is True, align_corners must be False."
+            );
         }
         Ok(s)
     }
@@ -169,32 +170,28 @@ impl Sampling {
 
 /// The requested output size: a vector of two positive int32s.
 fn output_size(size: &Tensor) -> Result<(usize, usize)> {
-    if size.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "shape_t must be 1-dimensional{}",
-            size.shape()
-        )));
-    }
+    ensure!(
+        size.rank() == 1,
+        invalid_argument,
+        "shape_t must be 1-dimensional{}",
+        size.shape()
+    );
     let v = size.to_i64_vec()?;
-    if v.len() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "shape_t must have two elements{}",
-            size.shape()
-        )));
-    }
+    ensure!(
+        v.len() == 2,
+        invalid_argument,
+        "shape_t must have two elements{}",
+        size.shape()
+    );
     if v[0] <= 0 || v[1] <= 0 {
-        return Err(Error::invalid_argument(
-            "output dimensions must be positive",
-        ));
+        bail!(invalid_argument, "output dimensions must be positive");
     }
     Ok((v[0] as usize, v[1] as usize))
 }
 
 fn check_input(dims: [usize; 4]) -> Result<()> {
     if dims[1] == 0 || dims[2] == 0 {
-        return Err(Error::invalid_argument(
-            "input image must be of non-zero size",
-        ));
+        bail!(invalid_argument, "input image must be of non-zero size");
     }
     Ok(())
 }
@@ -610,15 +607,15 @@ fn per_image<T: FloatPixel>(
 fn grad_input(grads: &Tensor, original: [usize; 4]) -> Result<([usize; 4], &[f32])> {
     let g = image_dims(grads, "input_grad")?;
     if g[0] != original[0] || g[3] != original[3] {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "input_grad and original_image must agree on batch and channels: {:?} vs {:?}",
-            g, original
-        )));
+            g,
+            original
+        );
     }
     if original[1] == 0 || original[2] == 0 {
-        return Err(Error::invalid_argument(
-            "original image must be of non-zero size",
-        ));
+        bail!(invalid_argument, "original image must be of non-zero size");
     }
     Ok((g, grads.as_slice::<f32>()?))
 }

@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use ferroflow_records::graph_def::{attr_value, AttrValue, GraphDef, NodeDef};
 use ferroflow_records::graph_import::tensor_from_proto;
-use ferroflow_tensor::{DType as TfType, Tensor};
+use ferroflow_tensor::{bail, ensure, DType as TfType, Tensor};
 use prost::Message;
 
 use crate::error::{Error, LiteError, Result};
@@ -170,9 +170,10 @@ fn tf_const_to_tensor_def(name: &str, t: &Tensor) -> Result<TensorDef> {
         ),
         TfType::UInt8 => (DType::U8, t.as_slice::<u8>()?.to_vec()),
         other => {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "constant {name:?} of type {other} is not supported by the converter"
-            )))
+            )
         }
     };
     Ok(TensorDef {
@@ -199,9 +200,10 @@ fn tf_type_to_lite(t: i32, node: &str) -> Result<DType> {
         10 => DType::Bool,
         19 => DType::F16,
         other => {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "node {node:?}: TensorFlow type {other} has no TFLite equivalent here"
-            )))
+            )
         }
     })
 }
@@ -344,7 +346,10 @@ impl<'g> Converter<'g> {
             .get(name)
             .ok_or_else(|| Error::invalid(format!("node {name:?} is not in the graph")))?;
         if stack.iter().any(|s| s == name) {
-            return Err(Error::invalid(format!("the graph has a cycle through {name:?} (control flow is not supported by the converter)")));
+            bail!(
+                invalid,
+                "the graph has a cycle through {name:?} (control flow is not supported by the converter)"
+            );
         }
         stack.push(name.to_string());
         let is_input = options
@@ -450,7 +455,7 @@ impl<'g> Converter<'g> {
             "Const" => {
                 let t = match attr(node, "value") {
                     Some(attr_value::Value::Tensor(p)) => tensor_from_proto(p)?,
-                    _ => return Err(Error::invalid("a Const node without a value")),
+                    _ => bail!(invalid, "a Const node without a value"),
                 };
                 self.values
                     .insert(format!("{}:0", node.name), Value::Const(t));
@@ -468,32 +473,32 @@ impl<'g> Converter<'g> {
                 self.alias(node, src);
             }
             "Placeholder" => {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "placeholder {:?} is not among the input arrays",
                     node.name
-                )));
+                );
             }
             "VariableV2" | "Variable" | "VarHandleOp" => {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "variable {:?} is still in the graph: freeze it first (convert_variables_to_constants)",
                     node.name
-                )));
+                );
             }
             "MatMul" => {
                 if attr_b(node, "transpose_a").unwrap_or(false) {
-                    return Err(Error::unimplemented(
-                        "MatMul with transpose_a is not supported",
-                    ));
+                    bail!(unimplemented, "MatMul with transpose_a is not supported");
                 }
                 let x = self.tensor_of(&ins[0])?;
                 match self.const_of(&ins[1]).cloned() {
                     Some(w) => {
                         let d = w.dims();
-                        if d.len() != 2 {
-                            return Err(Error::invalid(format!(
-                                "MatMul weights of shape {d:?} are not 2-D"
-                            )));
-                        }
+                        ensure!(
+                            d.len() == 2,
+                            invalid,
+                            "MatMul weights of shape {d:?} are not 2-D"
+                        );
                         let src = w.as_slice::<f32>()?;
                         let (rows, cols) = (d[0], d[1]);
                         // TFLite wants [out, in].
@@ -548,9 +553,7 @@ impl<'g> Converter<'g> {
                     Error::unimplemented("a non-constant filter is not supported")
                 })?;
                 let d = f.dims().to_vec();
-                if d.len() != 4 {
-                    return Err(Error::invalid(format!("filter of shape {d:?} is not 4-D")));
-                }
+                ensure!(d.len() == 4, invalid, "filter of shape {d:?} is not 4-D");
                 let src = f.as_slice::<f32>()?;
                 let (kh, kw, ic, oc) = (d[0], d[1], d[2], d[3]);
                 let [sh, sw] = hw("strides");
@@ -617,7 +620,10 @@ impl<'g> Converter<'g> {
             "FusedBatchNorm" | "FusedBatchNormV3" => {
                 ensure_nhwc()?;
                 if attr_b(node, "is_training").unwrap_or(true) {
-                    return Err(Error::unimplemented("FusedBatchNorm with is_training=True cannot be converted: export the inference graph"));
+                    bail!(
+                        unimplemented,
+                        "FusedBatchNorm with is_training=True cannot be converted: export the inference graph"
+                    );
                 }
                 self.fold_batch_norm(node, &ins)?;
             }
@@ -1036,9 +1042,10 @@ impl<'g> Converter<'g> {
             }
             "NoOp" | "Assert" => {}
             other => {
-                return Err(Error::unimplemented(format!(
+                bail!(
+                    unimplemented,
                     "TensorFlow op {other} is not supported by ferroflow's TFLite converter"
-                )))
+                )
             }
         }
         Ok(())
@@ -1277,7 +1284,7 @@ fn fused_activation(op: &OpDef) -> i8 {
 /// Converts a decoded graph to a model.
 pub fn convert_graph(graph: &GraphDef, options: &ConvertOptions) -> Result<Model> {
     if options.outputs.is_empty() {
-        return Err(Error::invalid("no output arrays given"));
+        bail!(invalid, "no output arrays given");
     }
     let mut c = Converter::new(graph);
     for o in &options.outputs {
@@ -1288,11 +1295,11 @@ pub fn convert_graph(graph: &GraphDef, options: &ConvertOptions) -> Result<Model
     for i in &options.inputs {
         let (n, _) =
             parse_input(i).ok_or_else(|| Error::invalid(format!("bad input name {i:?}")))?;
-        if !c.nodes.contains_key(n) {
-            return Err(Error::invalid(format!(
-                "input array {n:?} is not in the graph"
-            )));
-        }
+        ensure!(
+            c.nodes.contains_key(n),
+            invalid,
+            "input array {n:?} is not in the graph"
+        );
     }
     let mut stack = Vec::new();
     for i in &options.inputs {
@@ -1308,13 +1315,14 @@ pub fn convert_graph(graph: &GraphDef, options: &ConvertOptions) -> Result<Model
         // An output that is also an input or a constant needs an op of its
         // own in TFLite only when it aliases an input; keep it as is.
         if c.tensors[t as usize].data.is_some() {
-            return Err(Error::unimplemented(format!("output {o:?} is a constant")));
+            bail!(unimplemented, "output {o:?} is a constant");
         }
         if outputs.contains(&t) {
             t = c.tensors.len() as i32;
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "output {o:?} repeats another output (tensor {t})"
-            )));
+            );
         }
         c.tensors[t as usize].name = n.to_string();
         outputs.push(t);

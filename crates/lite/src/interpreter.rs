@@ -7,6 +7,7 @@ use crate::error::{Error, LiteError, Result};
 use crate::kernels::{self, Inputs, Kernel};
 use crate::model::{DType, Model};
 use crate::quant::QuantParams;
+use ferroflow_tensor::{bail, ensure};
 
 /// One tensor of the running model.
 #[derive(Clone, Default)]
@@ -98,19 +99,20 @@ fn check_dataflow(sg: &crate::model::Subgraph) -> Result<()> {
     }
     for (k, op) in sg.operators.iter().enumerate() {
         for &i in op.inputs.iter().filter(|&&i| i >= 0) {
-            if !ready[i as usize] {
-                return Err(Error::invalid(format!(
-                    "operator {k} ({}) reads tensor {i}, which no earlier operator writes",
-                    op.name()
-                )));
-            }
+            ensure!(
+                ready[i as usize],
+                invalid,
+                "operator {k} ({}) reads tensor {i}, which no earlier operator writes",
+                op.name()
+            );
         }
         for &o in &op.outputs {
             if ready[o as usize] {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "operator {k} ({}) writes tensor {o}, which is a constant, a model input, a variable or written before",
                     op.name()
-                )));
+                );
             }
             ready[o as usize] = true;
         }
@@ -223,10 +225,11 @@ impl Interpreter {
 
     fn check_index(&self, index: i64) -> Result<()> {
         if index < 0 || index as usize >= self.tensors.len() {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "Invalid tensor index {index} exceeds max tensor index {}",
                 self.tensors.len()
-            )));
+            );
         }
         Ok(())
     }
@@ -235,11 +238,11 @@ impl Interpreter {
     /// next [`Interpreter::allocate_tensors`].
     pub fn resize_input(&mut self, index: i64, shape: &[usize], strict: bool) -> Result<()> {
         self.check_index(index)?;
-        if !self.inputs().contains(&(index as i32)) {
-            return Err(Error::invalid(format!(
-                "Tensor {index} is not an input of the model"
-            )));
-        }
+        ensure!(
+            self.inputs().contains(&(index as i32)),
+            invalid,
+            "Tensor {index} is not an input of the model"
+        );
         let slot = &self.tensors[index as usize];
         if strict {
             let sig = slot
@@ -251,11 +254,11 @@ impl Interpreter {
                     .iter()
                     .zip(shape)
                     .all(|(&s, &d)| s == -1 || s as usize == d);
-            if !ok {
-                return Err(Error::invalid(format!(
-                    "ResizeInputTensorStrict only allows mutating unknown dimensions identified by -1; tensor {index} has signature {sig:?}"
-                )));
-            }
+            ensure!(
+                ok,
+                invalid,
+                "ResizeInputTensorStrict only allows mutating unknown dimensions identified by -1; tensor {index} has signature {sig:?}"
+            );
         }
         if slot.shape != shape {
             self.tensors[index as usize].shape = shape.to_vec();
@@ -284,14 +287,14 @@ impl Interpreter {
             let shapes = kernel
                 .prepare(ins, &op.outputs)
                 .map_err(|e| e.with_context(format!("operator {k} ({})", op.name())))?;
-            if shapes.len() != op.outputs.len() {
-                return Err(Error::internal(format!(
-                    "operator {k} ({}) produced {} shapes for {} outputs",
-                    op.name(),
-                    shapes.len(),
-                    op.outputs.len()
-                )));
-            }
+            ensure!(
+                shapes.len() == op.outputs.len(),
+                internal,
+                "operator {k} ({}) produced {} shapes for {} outputs",
+                op.name(),
+                shapes.len(),
+                op.outputs.len()
+            );
             for (&o, shape) in op.outputs.iter().zip(shapes) {
                 let s = &mut self.tensors[o as usize];
                 s.shape = shape;
@@ -312,41 +315,41 @@ impl Interpreter {
         bytes: &[u8],
     ) -> Result<()> {
         self.check_index(index)?;
-        if !self.allocated {
-            return Err(Error::invalid(
-                "Cannot set tensor: Tensor is unallocated. Try calling allocate_tensors() first",
-            ));
-        }
+        ensure!(
+            self.allocated,
+            invalid,
+            "Cannot set tensor: Tensor is unallocated. Try calling allocate_tensors() first"
+        );
         let slot = &mut self.tensors[index as usize];
-        if dtype != slot.dtype {
-            return Err(Error::invalid(format!(
-                "Cannot set tensor: Got value of type {} but expected type {} for input {index}, name: {} ",
-                dtype.name(),
-                slot.dtype.name(),
-                slot.name
-            )));
-        }
-        if shape.len() != slot.shape.len() {
-            return Err(Error::invalid(format!(
-                "Cannot set tensor: Dimension mismatch. Got {} but expected {} for input {index}.",
-                shape.len(),
-                slot.shape.len()
-            )));
-        }
+        ensure!(
+            dtype == slot.dtype,
+            invalid,
+            "Cannot set tensor: Got value of type {} but expected type {} for input {index}, name: {} ",
+            dtype.name(),
+            slot.dtype.name(),
+            slot.name
+        );
+        ensure!(
+            shape.len() == slot.shape.len(),
+            invalid,
+            "Cannot set tensor: Dimension mismatch. Got {} but expected {} for input {index}.",
+            shape.len(),
+            slot.shape.len()
+        );
         for (d, (&got, &want)) in shape.iter().zip(&slot.shape).enumerate() {
-            if got != want {
-                return Err(Error::invalid(format!(
-                    "Cannot set tensor: Dimension mismatch. Got {got} but expected {want} for dimension {d} of input {index}."
-                )));
-            }
+            ensure!(
+                got == want,
+                invalid,
+                "Cannot set tensor: Dimension mismatch. Got {got} but expected {want} for dimension {d} of input {index}."
+            );
         }
-        if bytes.len() != slot.byte_len() {
-            return Err(Error::invalid(format!(
-                "Cannot set tensor: {} bytes given for a tensor of {} bytes",
-                bytes.len(),
-                slot.byte_len()
-            )));
-        }
+        ensure!(
+            bytes.len() == slot.byte_len(),
+            invalid,
+            "Cannot set tensor: {} bytes given for a tensor of {} bytes",
+            bytes.len(),
+            slot.byte_len()
+        );
         if slot.data.len() != bytes.len() {
             slot.data.resize(bytes.len());
         }
@@ -356,11 +359,11 @@ impl Interpreter {
 
     /// Runs every operator once.
     pub fn invoke(&mut self) -> Result<()> {
-        if !self.allocated {
-            return Err(Error::failed_precondition(
-                "Invoke called on model that is not ready.",
-            ));
-        }
+        ensure!(
+            self.allocated,
+            failed_precondition,
+            "Invoke called on model that is not ready."
+        );
         let sg = &self.model.subgraphs[0];
         let ctx = kernels::RunContext {
             num_threads: self.num_threads,

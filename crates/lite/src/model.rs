@@ -6,6 +6,7 @@ use crate::error::{Error, LiteError, Result};
 use crate::op_names::BUILTIN_OPERATOR_NAMES;
 use crate::quant::QuantParams;
 use crate::schema_generated::tflite as fb;
+use ferroflow_tensor::{bail, ensure};
 
 /// TFLite's element types (`TensorType` in the schema), by code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -76,9 +77,10 @@ impl DType {
                     18 => "BFLOAT16",
                     _ => "an unknown type",
                 };
-                return Err(Error::unimplemented(format!(
+                bail!(
+                    unimplemented,
                     "tensor type {name} (code {other}) is not supported"
-                )));
+                );
             }
         })
     }
@@ -235,9 +237,10 @@ fn fb_err(what: &str) -> impl Fn(planus::Error) -> Error + '_ {
 
 fn index_in(what: &str, i: i64, len: usize) -> Result<()> {
     if i < 0 || i as usize >= len {
-        return Err(Error::invalid(format!(
+        bail!(
+            invalid,
             "{what} index {i} is out of range (the model has {len})"
-        )));
+        );
     }
     Ok(())
 }
@@ -249,25 +252,26 @@ impl Model {
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
         use planus::ReadAsRoot;
         if bytes.len() < 8 {
-            return Err(Error::invalid(
-                "The model is not a valid Flatbuffer buffer: it is shorter than a header",
-            ));
+            bail!(
+                invalid,
+                "The model is not a valid Flatbuffer buffer: it is shorter than a header"
+            );
         }
         if bytes.len() > MAX_MODEL_BYTES {
-            return Err(Error::invalid("The model is larger than 1 TiB"));
+            bail!(invalid, "The model is larger than 1 TiB");
         }
-        if &bytes[4..8] != b"TFL3" {
-            return Err(Error::invalid(
-                "The model is not a valid Flatbuffer buffer: its file identifier is not TFL3",
-            ));
-        }
+        ensure!(
+            &bytes[4..8] == b"TFL3",
+            invalid,
+            "The model is not a valid Flatbuffer buffer: its file identifier is not TFL3"
+        );
         let root = fb::ModelRef::read_as_root(bytes).map_err(fb_err("model"))?;
         let version = root.version().map_err(fb_err("version"))?;
-        if version != 3 {
-            return Err(Error::invalid(format!(
-                "Model provided has model identifier version {version}, should be 3"
-            )));
-        }
+        ensure!(
+            version == 3,
+            invalid,
+            "Model provided has model identifier version {version}, should be 3"
+        );
         // Buffers: inline data or (offset, size) past the flatbuffer.
         let mut buffers: Vec<Option<&[u8]>> = Vec::new();
         if let Some(bufs) = root.buffers().map_err(fb_err("buffers"))? {
@@ -283,11 +287,12 @@ impl Model {
                     match end {
                         Some(end) => Some(&bytes[offset as usize..end as usize]),
                         None => {
-                            return Err(Error::invalid(format!(
+                            bail!(
+                                invalid,
                                 "buffer {i} reaches bytes {offset}..{} of a {}-byte model",
                                 offset.saturating_add(size),
                                 bytes.len()
-                            )))
+                            )
                         }
                     }
                 } else {
@@ -319,7 +324,7 @@ impl Model {
         let sgs = root.subgraphs().map_err(fb_err("subgraphs"))?;
         let sgs = sgs.ok_or_else(|| Error::invalid("The model has no subgraph"))?;
         if sgs.is_empty() {
-            return Err(Error::invalid("The model has no subgraph"));
+            bail!(invalid, "The model has no subgraph");
         }
         for (si, sg) in sgs.iter().enumerate() {
             let sg = sg.map_err(fb_err("subgraph"))?;
@@ -500,16 +505,16 @@ fn read_subgraph(
         if let Some(d) = &def.data {
             if dtype != DType::String {
                 let want = def.num_elements().checked_mul(dtype.size());
-                if want != Some(d.len()) {
-                    return Err(Error::invalid(format!(
-                        "tensor {ti} ({:?}) of subgraph {si}: its buffer holds {} bytes, its shape {:?} of {} needs {}",
-                        def.name,
-                        d.len(),
-                        def.shape,
-                        dtype.name(),
-                        want.map(|w| w.to_string()).unwrap_or_else(|| "too many".into())
-                    )));
-                }
+                ensure!(
+                    want == Some(d.len()),
+                    invalid,
+                    "tensor {ti} ({:?}) of subgraph {si}: its buffer holds {} bytes, its shape {:?} of {} needs {}",
+                    def.name,
+                    d.len(),
+                    def.shape,
+                    dtype.name(),
+                    want.map(|w| w.to_string()).unwrap_or_else(|| "too many".into())
+                );
             }
         }
         tensors.push(def);

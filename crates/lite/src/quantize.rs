@@ -28,6 +28,7 @@ use crate::interpreter::Interpreter;
 use crate::model::{builtin_name, DType, Model, OpDef, TensorDef};
 use crate::quant::QuantParams;
 use crate::schema::BuiltinOptions;
+use ferroflow_tensor::{bail, ensure};
 
 /// Element type of the quantized model's inputs or outputs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -206,32 +207,33 @@ fn merge(a: Option<(f32, f32)>, b: Option<(f32, f32)>) -> Option<(f32, f32)> {
 pub fn calibrate(model: &Model, samples: &[Vec<Sample>]) -> Result<Vec<Option<(f32, f32)>>> {
     let sg = &model.subgraphs[0];
     if samples.is_empty() {
-        return Err(Error::invalid(
-            "representative_dataset yielded no samples to calibrate with",
-        ));
+        bail!(
+            invalid,
+            "representative_dataset yielded no samples to calibrate with"
+        );
     }
     let mut it = Interpreter::new(model.clone(), 1)?;
     it.allocate_tensors()?;
     let mut ranges = vec![None; sg.tensors.len()];
     for (k, sample) in samples.iter().enumerate() {
-        if sample.len() != sg.inputs.len() {
-            return Err(Error::invalid(format!(
-                "representative sample {k} has {} arrays, but the model has {} inputs",
-                sample.len(),
-                sg.inputs.len()
-            )));
-        }
+        ensure!(
+            sample.len() == sg.inputs.len(),
+            invalid,
+            "representative sample {k} has {} arrays, but the model has {} inputs",
+            sample.len(),
+            sg.inputs.len()
+        );
         for (&idx, s) in sg.inputs.iter().zip(sample) {
             let slot = it.tensor(idx as i64)?;
             let want = slot.shape.clone();
             let n: usize = s.shape.iter().product();
-            if n != s.data.len() {
-                return Err(Error::invalid(format!(
-                    "representative sample {k}: shape {:?} does not hold {} values",
-                    s.shape,
-                    s.data.len()
-                )));
-            }
+            ensure!(
+                n == s.data.len(),
+                invalid,
+                "representative sample {k}: shape {:?} does not hold {} values",
+                s.shape,
+                s.data.len()
+            );
             // Same number of elements: feed with the model's shape (a
             // sample without its batch dimension is accepted).
             let shape = if want.iter().product::<usize>() == n {
@@ -267,10 +269,12 @@ fn quantize_weights(t: &mut TensorDef, axis: usize) -> Result<Vec<f32>> {
     let vals = f32_data(t);
     let shape: Vec<usize> = t.shape.iter().map(|&d| d.max(0) as usize).collect();
     if axis >= shape.len() || shape[axis] == 0 {
-        return Err(Error::invalid(format!(
+        bail!(
+            invalid,
             "weights {:?} of shape {:?} have no axis {axis} to quantize along",
-            t.name, t.shape
-        )));
+            t.name,
+            t.shape
+        );
     }
     let channels = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
@@ -304,14 +308,14 @@ fn quantize_weights(t: &mut TensorDef, axis: usize) -> Result<Vec<f32>> {
 /// int32 bias with scale `input_scale * weight_scale[c]`.
 fn quantize_bias(t: &mut TensorDef, input_scale: f32, weight_scales: &[f32]) -> Result<()> {
     let vals = f32_data(t);
-    if vals.len() != weight_scales.len() {
-        return Err(Error::invalid(format!(
-            "bias {:?} has {} values for {} output channels",
-            t.name,
-            vals.len(),
-            weight_scales.len()
-        )));
-    }
+    ensure!(
+        vals.len() == weight_scales.len(),
+        invalid,
+        "bias {:?} has {} values for {} output channels",
+        t.name,
+        vals.len(),
+        weight_scales.len()
+    );
     let scales: Vec<f32> = weight_scales.iter().map(|&w| input_scale * w).collect();
     let q: Vec<i32> = vals
         .iter()
@@ -412,12 +416,13 @@ pub fn full_integer(model: &mut Model, options: &FullIntegerOptions) -> Result<(
         };
         let ok = int8_version(op.code).is_some() && has_f32_input && outputs_f32 && weights_ok;
         if !ok && options.int8_only {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "full-integer quantization: operator {k} ({}) has no int8 form ferroflow can \
                  write, and target_spec.supported_ops allows only TFLITE_BUILTINS_INT8; \
                  allow TFLITE_BUILTINS as well to keep it in float",
                 builtin_name(op.code)
-            )));
+            );
         }
         int8_op[k] = ok;
     }

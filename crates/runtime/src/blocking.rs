@@ -14,7 +14,7 @@
 //!   kernels honour through [`wait_while`]: the run fails with
 //!   `DeadlineExceededError` when it passes.
 
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, Error, Result};
 use parking_lot::{Condvar, MutexGuard};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,9 +87,10 @@ pub fn wait_while<T>(
     while blocked(guard) {
         if let Some(flag) = &abandoned {
             if flag.load(Ordering::Acquire) {
-                return Err(Error::cancelled(format!(
+                bail!(
+                    cancelled,
                     "the client that was waiting for {what} went away"
-                )));
+                );
             }
             let poll = Instant::now() + ABANDON_POLL;
             let until = deadline.map_or(poll, |d| d.min(poll));

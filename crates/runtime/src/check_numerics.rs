@@ -10,7 +10,7 @@
 
 use crate::kernel::{Kernel, OpContext, Value};
 use ferroflow_tensor::kernels::elementwise::cast;
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, DType, Result, Tensor};
 
 /// The node attr that asks for the check (set by the Python layer).
 pub const CHECK_NUMERICS_ATTR: &str = "_check_numerics";
@@ -84,12 +84,13 @@ impl Kernel for Checked {
             if let Value::Tensor(t) = v {
                 if non_finite(t)? {
                     // TensorFlow's wording, so log scrapers and users' habits carry over.
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "\n!!! Detected Infinity or NaN in output {i} of graph op \"{}\" (# of outputs: {count}) !!!\n  dtype: <dtype: '{}'>\n  shape: {}\n",
                         self.op,
                         t.dtype(),
                         python_shape(t.dims())
-                    )));
+                    );
                 }
             }
         }

@@ -14,7 +14,7 @@ use crate::kernel::{kernel_factory, Input, Kernel, KernelInit, OpContext, Value}
 use crate::resources::SessionState;
 use crate::trace::{rel_nanos, thread_id, NodeTiming, StepTrace, TraceClock};
 use ferroflow_graph::{AttrsExt, Graph, NodeId, Output, PartialShape};
-use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Shape, Tensor};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
@@ -234,18 +234,17 @@ impl Plan {
         };
         feeds.iter().chain(fetches).try_for_each(check)?;
         if let Some(t) = targets.iter().find(|&&t| t >= graph.len()) {
-            return Err(Error::invalid_argument(format!(
-                "operation {t} is not in the graph"
-            )));
+            bail!(invalid_argument, "operation {t} is not in the graph");
         }
         let mut slot_of: HashMap<Output, usize> = HashMap::new();
         let mut feed_specs = Vec::with_capacity(feeds.len());
         for (i, &f) in feeds.iter().enumerate() {
             if slot_of.insert(f, i).is_some() {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "{} is fed more than once",
                     graph.output_name(f)
-                )));
+                );
             }
             let info = graph.output(f);
             feed_specs.push(FeedSpec {
@@ -269,12 +268,12 @@ impl Plan {
                 continue;
             }
             let node = graph.node(n);
-            if !member(n) {
-                return Err(Error::invalid_argument(format!(
-                    "node '{}' is outside the partition being compiled, and its output is not fed",
-                    node.name
-                )));
-            }
+            ensure!(
+                member(n),
+                invalid_argument,
+                "node '{}' is outside the partition being compiled, and its output is not fed",
+                node.name
+            );
             stack.extend(
                 node.inputs
                     .iter()
@@ -386,31 +385,31 @@ impl Plan {
 
     /// Checks fed values against the tensors they replace.
     fn check_feeds(&self, feeds: &[Tensor]) -> Result<()> {
-        if feeds.len() != self.feeds.len() {
-            return Err(Error::internal(format!(
-                "plan expects {} fed values, got {}",
-                self.feeds.len(),
-                feeds.len()
-            )));
-        }
+        ensure!(
+            feeds.len() == self.feeds.len(),
+            internal,
+            "plan expects {} fed values, got {}",
+            self.feeds.len(),
+            feeds.len()
+        );
         for (spec, t) in self.feeds.iter().zip(feeds) {
             // (A quantized tensor is fed as the integers of its width.)
-            if t.dtype() != spec.dtype.storage() {
-                return Err(Error::invalid_argument(format!(
-                    "Cannot feed a {} value to Tensor '{}', which has dtype {}",
-                    t.dtype(),
-                    spec.name,
-                    spec.dtype
-                )));
-            }
-            if !spec.shape.is_compatible_with_shape(t.shape()) {
-                return Err(Error::value(format!(
-                    "Cannot feed value of shape {} for Tensor '{}', which has shape '{}'",
-                    tuple_text(t.shape()),
-                    spec.name,
-                    spec.shape
-                )));
-            }
+            ensure!(
+                t.dtype() == spec.dtype.storage(),
+                invalid_argument,
+                "Cannot feed a {} value to Tensor '{}', which has dtype {}",
+                t.dtype(),
+                spec.name,
+                spec.dtype
+            );
+            ensure!(
+                spec.shape.is_compatible_with_shape(t.shape()),
+                value,
+                "Cannot feed value of shape {} for Tensor '{}', which has shape '{}'",
+                tuple_text(t.shape()),
+                spec.name,
+                spec.shape
+            );
         }
         Ok(())
     }
@@ -425,13 +424,13 @@ impl Plan {
     /// and an argument returned as it is comes back as it went in (a
     /// reference stays a reference); other results are tensors or lists.
     pub fn run_function(&self, session: &SessionState, args: Vec<Value>) -> Result<Vec<Value>> {
-        if args.len() != self.feeds.len() {
-            return Err(Error::internal(format!(
-                "function expects {} arguments, got {}",
-                self.feeds.len(),
-                args.len()
-            )));
-        }
+        ensure!(
+            args.len() == self.feeds.len(),
+            internal,
+            "function expects {} arguments, got {}",
+            self.feeds.len(),
+            args.len()
+        );
         let mut scratch = self.take_scratch();
         self.execute_steps(session, args, None, &mut scratch)?;
         let num_args = self.feeds.len();
@@ -590,14 +589,14 @@ impl Plan {
                 );
             }
             let outs = ctx.take_outputs();
-            if outs.len() != step.num_outputs {
-                return Err(Error::internal(format!(
-                    "kernel of '{}' produced {} outputs, expected {}",
-                    step.name,
-                    outs.len(),
-                    step.num_outputs
-                )));
-            }
+            ensure!(
+                outs.len() == step.num_outputs,
+                internal,
+                "kernel of '{}' produced {} outputs, expected {}",
+                step.name,
+                outs.len(),
+                step.num_outputs
+            );
             for (i, v) in outs.into_iter().enumerate() {
                 let s = step.out_base + i;
                 if remaining[s] > 0 {

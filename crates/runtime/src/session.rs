@@ -6,7 +6,7 @@ use crate::resources::SessionState;
 use crate::trace::StepTrace;
 use ferroflow_graph::{Graph, NodeId, Output};
 use ferroflow_tensor::denormal::{self, FlushDenormals};
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{bail, Error, Result, Tensor};
 use parking_lot::{Mutex, RwLock};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -153,7 +153,7 @@ impl Session {
 
     fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::Acquire) {
-            return Err(Error::cancelled("Attempted to use a closed Session."));
+            bail!(cancelled, "Attempted to use a closed Session.");
         }
         Ok(())
     }

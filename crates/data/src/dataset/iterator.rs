@@ -3,7 +3,7 @@
 use super::{CancelToken, DatasetIter, DatasetRef, Element, IterCtx};
 use ferroflow_graph::PartialShape;
 use ferroflow_runtime::blocking::Cancellable;
-use ferroflow_tensor::{DType, Error, Result};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -53,10 +53,11 @@ impl IteratorResource {
 
     fn check_open(&self) -> Result<()> {
         if self.cancelled.load(Ordering::Acquire) {
-            return Err(Error::cancelled(format!(
+            bail!(
+                cancelled,
                 "Iterator {} was cancelled (its session closed)",
                 self.name
-            )));
+            );
         }
         Ok(())
     }
@@ -95,29 +96,31 @@ impl IteratorResource {
         self.check_open()?;
         let mut tree = self.tree.lock();
         let Some(it) = tree.as_mut() else {
-            return Err(Error::failed_precondition(
-                "GetNext() failed because the iterator has not been initialized. Ensure that you have run the initializer operation for this iterator before getting the next element.",
-            ));
+            bail!(
+                failed_precondition,
+                "GetNext() failed because the iterator has not been initialized. Ensure that you have run the initializer operation for this iterator before getting the next element."
+            );
         };
         match it.next()? {
             Some(e) => {
                 if !self.output_types.is_empty() {
                     let got: Vec<DType> = e.iter().map(|t| t.dtype()).collect();
-                    if got != self.output_types {
-                        return Err(Error::invalid_argument(format!(
-                            "Iterator {}: the element has types {got:?} but the iterator was made for {:?}",
-                            self.name, self.output_types
-                        )));
-                    }
+                    ensure!(
+                        got == self.output_types,
+                        invalid_argument,
+                        "Iterator {}: the element has types {got:?} but the iterator was made for {:?}",
+                        self.name,
+                        self.output_types
+                    );
                 }
                 if self.output_shapes.len() == e.len() {
                     for (i, (t, want)) in e.iter().zip(&self.output_shapes).enumerate() {
-                        if !want.is_compatible_with_shape(t.shape()) {
-                            return Err(Error::invalid_argument(format!(
-                                "Incompatible shapes at component {i}: expected {want} but got {}.",
-                                PartialShape::from(t.shape())
-                            )));
-                        }
+                        ensure!(
+                            want.is_compatible_with_shape(t.shape()),
+                            invalid_argument,
+                            "Incompatible shapes at component {i}: expected {want} but got {}.",
+                            PartialShape::from(t.shape())
+                        );
                     }
                 }
                 Ok(e)

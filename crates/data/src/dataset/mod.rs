@@ -25,7 +25,7 @@ mod sources;
 mod transforms;
 
 use ferroflow_runtime::{Plan, SessionState, Value};
-use ferroflow_tensor::{with_data, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{ensure, with_data, Error, Result, Shape, Tensor};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
@@ -230,21 +230,21 @@ impl Rows {
             if sparse.contains(&c) && c + 2 < comps.len() {
                 let dense = comps[c + 2].to_i64_vec()?;
                 let rank = dense.len();
-                if rank == 0 {
-                    return Err(Error::invalid_argument(
-                        "a SparseTensor to slice must be at least 1-dimensional",
-                    ));
-                }
+                ensure!(
+                    rank != 0,
+                    invalid_argument,
+                    "a SparseTensor to slice must be at least 1-dimensional"
+                );
                 let rows = usize::try_from(dense[0]).unwrap_or(0);
                 check(rows)?;
                 let indices = comps[c].to_i64_vec()?;
                 let nnz = comps[c + 1].num_elements();
-                if indices.len() != nnz * rank {
-                    return Err(Error::invalid_argument(format!(
-                        "a SparseTensor's indices must be [{nnz}, {rank}] for {nnz} values of rank {rank}, got shape {}",
-                        comps[c].shape()
-                    )));
-                }
+                ensure!(
+                    indices.len() == nnz * rank,
+                    invalid_argument,
+                    "a SparseTensor's indices must be [{nnz}, {rank}] for {nnz} values of rank {rank}, got shape {}",
+                    comps[c].shape()
+                );
                 let mut by_row = vec![Vec::new(); rows];
                 for (k, entry) in indices.chunks(rank).enumerate() {
                     let r = usize::try_from(entry[0])
@@ -268,11 +268,11 @@ impl Rows {
                 c += 3;
             } else {
                 let t = &comps[c];
-                if t.rank() == 0 {
-                    return Err(Error::invalid_argument(
-                        "Input element must have a non-scalar value in each component.",
-                    ));
-                }
+                ensure!(
+                    t.rank() != 0,
+                    invalid_argument,
+                    "Input element must have a non-scalar value in each component."
+                );
                 check(t.dims()[0])?;
                 c += 1;
             }

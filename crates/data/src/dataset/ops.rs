@@ -16,7 +16,7 @@ use ferroflow_runtime::blocking::Cancellable;
 use ferroflow_runtime::{
     factory, Kernel, KernelFactory, KernelInit, OpContext, Plan, SessionState,
 };
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -240,9 +240,7 @@ fn string_input(ctx: &OpContext<'_>, i: usize, what: &str) -> Result<String> {
 
 fn positive(v: i64, what: &str) -> Result<usize> {
     if v <= 0 {
-        return Err(Error::invalid_argument(format!(
-            "{what} must be greater than zero."
-        )));
+        bail!(invalid_argument, "{what} must be greater than zero.");
     }
     Ok(v as usize)
 }
@@ -466,9 +464,11 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                         step: int_input(ctx, 2, "step")?,
                         dtype,
                     };
-                    if d.step == 0 {
-                        return Err(Error::invalid_argument("step must be a non-zero integer."));
-                    }
+                    ensure!(
+                        d.step != 0,
+                        invalid_argument,
+                        "step must be a non-zero integer."
+                    );
                     output_dataset(ctx, d);
                     Ok(())
                 }))
@@ -762,15 +762,17 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 let num_shards = int_input(ctx, 1, "num_shards")?;
                 let index = int_input(ctx, 2, "index")?;
                 if num_shards <= 0 {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Number of shards must be greater than zero (currently num_shards = {num_shards})."
-                    )));
+                    );
                 }
                 if index < 0 || index >= num_shards {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Index must be between 0 and {} (currently index = {index}).",
                         num_shards - 1
-                    )));
+                    );
                 }
                 let d = Shard {
                     input: input_dataset(ctx, 0)?,
@@ -830,10 +832,11 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     let it = named.0.clone();
                     if !types.is_empty() && !it.output_types.is_empty() && it.output_types != types
                     {
-                        return Err(Error::invalid_argument(format!(
+                        bail!(
+                            invalid_argument,
                             "The iterator of handle {handle:?} yields {:?}, but this one expects {types:?}",
                             it.output_types
-                        )));
+                        );
                     }
                     ctx.output_resource(it);
                     Ok(())

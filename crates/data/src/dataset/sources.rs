@@ -2,7 +2,7 @@
 
 use super::{row, rows, Dataset, DatasetIter, Element, IterCtx, Rows};
 use ferroflow_records::{Compression, ReadOptions, RecordReader};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
@@ -19,25 +19,23 @@ impl TensorSlices {
     /// Checks every component has the same first dimension.
     pub fn new(components: Vec<Tensor>, sparse: Arc<Vec<usize>>) -> Result<TensorSlices> {
         if components.is_empty() {
-            return Err(Error::invalid_argument(
-                "TensorSliceDataset needs a component",
-            ));
+            bail!(invalid_argument, "TensorSliceDataset needs a component");
         }
         if sparse.is_empty() {
             let n = components[0].dims().first().copied();
             for c in &components {
-                if c.rank() == 0 {
-                    return Err(Error::invalid_argument(
-                        "All components must be at least 1-dimensional",
-                    ));
-                }
-                if Some(c.dims()[0]) != n {
-                    return Err(Error::invalid_argument(format!(
-                        "All components must have the same size in the 0th dimension, got {} and {}",
-                        n.unwrap_or(0),
-                        c.dims()[0]
-                    )));
-                }
+                ensure!(
+                    c.rank() != 0,
+                    invalid_argument,
+                    "All components must be at least 1-dimensional"
+                );
+                ensure!(
+                    Some(c.dims()[0]) == n,
+                    invalid_argument,
+                    "All components must have the same size in the 0th dimension, got {} and {}",
+                    n.unwrap_or(0),
+                    c.dims()[0]
+                );
             }
         }
         Ok(TensorSlices { components, sparse })
@@ -147,9 +145,11 @@ struct RangeIter {
 
 impl Dataset for Range {
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
-        if self.step == 0 {
-            return Err(Error::invalid_argument("step must be a non-zero integer."));
-        }
+        ensure!(
+            self.step != 0,
+            invalid_argument,
+            "step must be a non-zero integer."
+        );
         Ok(Box::new(RangeIter {
             next: self.start,
             stop: self.stop,
@@ -182,9 +182,10 @@ pub(crate) fn file_names(t: &Tensor) -> Result<Vec<String>> {
         .as_slice::<Vec<u8>>()
         .map_err(|_| Error::invalid_argument("`filenames` must be a string tensor"))?;
     if t.rank() > 1 {
-        return Err(Error::invalid_argument(
-            "`filenames` must be a scalar or a vector.",
-        ));
+        bail!(
+            invalid_argument,
+            "`filenames` must be a scalar or a vector."
+        );
     }
     Ok(names
         .iter()
@@ -371,11 +372,11 @@ struct FixedSpec {
 
 impl Dataset for FixedLengthRecords {
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
-        if self.record_bytes == 0 {
-            return Err(Error::invalid_argument(
-                "record_bytes must be greater than 0",
-            ));
-        }
+        ensure!(
+            self.record_bytes != 0,
+            invalid_argument,
+            "record_bytes must be greater than 0"
+        );
         Ok(Box::new(FixedLengthIter {
             spec: FixedSpec {
                 header: self.header_bytes,

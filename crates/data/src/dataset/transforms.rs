@@ -3,7 +3,7 @@
 use super::{Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Rows, Wake};
 use ferroflow_runtime::blocking;
 use ferroflow_tensor::kernels::array::{concat, pad, stack, PadMode};
-use ferroflow_tensor::{Code, DType, Data, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, Code, DType, Data, Error, Result, Shape, Tensor};
 use parking_lot::{Condvar, Mutex};
 use rayon::prelude::*;
 use std::collections::VecDeque;
@@ -386,13 +386,13 @@ fn stack_component(elements: &[Element], c: usize) -> Result<Tensor> {
     let first = &elements[0][c];
     let items: Vec<Tensor> = elements.iter().map(|e| e[c].clone()).collect();
     for (i, t) in items.iter().enumerate().skip(1) {
-        if t.shape() != first.shape() {
-            return Err(Error::invalid_argument(format!(
-                "Cannot batch tensors with different shapes in component {c}. First element had shape {} and element {i} had shape {}.",
-                shape_text(first),
-                shape_text(t)
-            )));
-        }
+        ensure!(
+            t.shape() == first.shape(),
+            invalid_argument,
+            "Cannot batch tensors with different shapes in component {c}. First element had shape {} and element {i} had shape {}.",
+            shape_text(first),
+            shape_text(t)
+        );
     }
     stack(&items, 0)
 }
@@ -434,12 +434,12 @@ fn batch_sparse(elements: &[Element], c: usize) -> Result<[Tensor; 3]> {
     let mut values = Vec::with_capacity(elements.len());
     for (b, e) in elements.iter().enumerate() {
         let dense = e[c + 2].to_i64_vec()?;
-        if dense.len() != rank {
-            return Err(Error::invalid_argument(format!(
-                "Cannot batch SparseTensors of different ranks in component {c}: the first element has rank {rank} and element {b} rank {}.",
-                dense.len()
-            )));
-        }
+        ensure!(
+            dense.len() == rank,
+            invalid_argument,
+            "Cannot batch SparseTensors of different ranks in component {c}: the first element has rank {rank} and element {b} rank {}.",
+            dense.len()
+        );
         for (m, d) in shape.iter_mut().zip(&dense) {
             *m = (*m).max(*d);
         }
@@ -478,11 +478,11 @@ struct BatchIter {
 
 impl Dataset for Batch {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
-        if self.batch_size == 0 {
-            return Err(Error::invalid_argument(
-                "Batch size must be greater than zero.",
-            ));
-        }
+        ensure!(
+            self.batch_size != 0,
+            invalid_argument,
+            "Batch size must be greater than zero."
+        );
         Ok(Box::new(BatchIter {
             input: self.input.0.iterate(ctx)?,
             batch_size: self.batch_size,
@@ -585,11 +585,11 @@ struct PaddedSpec {
 
 impl Dataset for PaddedBatch {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
-        if self.batch_size == 0 {
-            return Err(Error::invalid_argument(
-                "Batch size must be greater than zero.",
-            ));
-        }
+        ensure!(
+            self.batch_size != 0,
+            invalid_argument,
+            "Batch size must be greater than zero."
+        );
         Ok(Box::new(PaddedBatchIter {
             input: self.input.0.iterate(ctx)?,
             spec: Arc::new(PaddedSpec {
@@ -611,11 +611,12 @@ impl DatasetIter for PaddedBatchIter {
         }
         let n = items[0].len();
         if s.padded_shapes.len() != n || s.padding_values.len() != n {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "padded_batch: {n} components but {} padded shapes and {} padding values",
                 s.padded_shapes.len(),
                 s.padding_values.len()
-            )));
+            );
         }
         let mut out = Vec::with_capacity(n);
         for c in 0..n {
@@ -624,12 +625,12 @@ impl DatasetIter for PaddedBatchIter {
             let mut target = vec![0usize; rank];
             for e in &items {
                 let t = &e[c];
-                if t.rank() != rank {
-                    return Err(Error::invalid_argument(format!(
-                        "Mismatch in the number of dimensions of component {c}: the padded shape has {rank} dimensions but an element has shape {}.",
-                        shape_text(t)
-                    )));
-                }
+                ensure!(
+                    t.rank() == rank,
+                    invalid_argument,
+                    "Mismatch in the number of dimensions of component {c}: the padded shape has {rank} dimensions but an element has shape {}.",
+                    shape_text(t)
+                );
                 for (d, &size) in t.dims().iter().enumerate() {
                     target[d] = target[d].max(size);
                 }
@@ -637,10 +638,11 @@ impl DatasetIter for PaddedBatchIter {
             for (d, &w) in want.iter().enumerate() {
                 if w >= 0 {
                     if (w as usize) < target[d] {
-                        return Err(Error::data_loss(format!(
+                        bail!(
+                            data_loss,
                             "Attempted to pad to a smaller size than the input element (component {c}, dimension {d}: {} > {w}).",
                             target[d]
-                        )));
+                        );
                     }
                     target[d] = w as usize;
                 }
@@ -756,11 +758,11 @@ struct ShuffleIter {
 
 impl Dataset for Shuffle {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
-        if self.buffer_size == 0 {
-            return Err(Error::invalid_argument(
-                "buffer_size must be greater than zero.",
-            ));
-        }
+        ensure!(
+            self.buffer_size != 0,
+            invalid_argument,
+            "buffer_size must be greater than zero."
+        );
         let epoch = self.epochs.fetch_add(1, Ordering::Relaxed);
         let seed = if self.reshuffle {
             SplitMix(self.seed ^ epoch.wrapping_mul(0xA24B_AED4_963E_E407)).next()
@@ -1203,9 +1205,7 @@ impl DatasetIter for PrefetchIter {
         )?;
         let Some(r) = st.buffer.pop_front() else {
             if token.is_cancelled() {
-                return Err(Error::cancelled(
-                    "Iterator was cancelled (its session closed)",
-                ));
+                bail!(cancelled, "Iterator was cancelled (its session closed)");
             }
             // The producer stopped after reporting its failure.
             self.finished = true;

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Result, Shape, Tensor};
 
 use table::{tf_type_name, Table, TableKind};
 use text::TextFileSpec;
@@ -101,14 +101,15 @@ impl CreateTable {
                 ),
             })?;
         if table.key_dtype() != key_dtype || table.value_dtype() != self.value_dtype {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Conflicting key/value dtypes {}->{} with {}-{} for table {}",
                 tf_type_name(key_dtype),
                 tf_type_name(self.value_dtype),
                 tf_type_name(table.key_dtype()),
                 tf_type_name(table.value_dtype()),
                 self.shared_name
-            )));
+            );
         }
         ctx.output_resource(table);
         Ok(())
@@ -175,19 +176,20 @@ fn text_file_factory() -> KernelFactory {
             let t = ctx.input_resource::<Table>(0)?;
             let filename = ctx.input(1)?;
             if filename.rank() != 0 || filename.dtype() != DType::String {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "filename should be a single string, but got {}",
                     filename.shape()
-                )));
+                );
             }
             let filename =
                 String::from_utf8_lossy(&filename.as_slice::<Vec<u8>>()?[0]).into_owned();
-            if t.kind() != TableKind::Static {
-                return Err(Error::invalid_argument(format!(
-                    "Table {} is not initializable",
-                    t.name()
-                )));
-            }
+            ensure!(
+                t.kind() == TableKind::Static,
+                invalid_argument,
+                "Table {} is not initializable",
+                t.name()
+            );
             text::check_indices(&spec, t.key_dtype(), t.value_dtype())?;
             if t.is_initialized() {
                 // TensorFlow ignores a second initialization from a file.

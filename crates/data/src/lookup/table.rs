@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use ferroflow_tensor::{team, DType, Data, Element, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, team, DType, Data, Element, Error, Result, Shape, Tensor};
 use parking_lot::RwLock;
 use rustc_hash::FxHashMap;
 
@@ -60,10 +60,11 @@ impl Keys<'_> {
             Data::I64(v) => Keys::I64(v),
             Data::Str(v) => Keys::Str(v),
             _ => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "lookup tables take int32, int64 or string keys, got {}",
                     tf_type_name(t.dtype())
-                )))
+                )
             }
         })
     }
@@ -91,10 +92,11 @@ impl Index {
             DType::Int64 => Index::I64(FxHashMap::default()),
             DType::String => Index::Str(StrIndex::default()),
             other => {
-                return Err(Error::unimplemented(format!(
+                bail!(
+                    unimplemented,
                     "lookup tables take int32, int64 or string keys, not {}",
                     tf_type_name(other)
-                )))
+                )
             }
         })
     }
@@ -171,10 +173,11 @@ macro_rules! for_value_dtype {
                 $body
             }
             other => {
-                return Err(Error::unimplemented(format!(
+                bail!(
+                    unimplemented,
                     "lookup tables hold bool, int32, int64, float, double or string values, not {}",
                     tf_type_name(other)
-                )))
+                )
             }
         }
     };
@@ -244,13 +247,13 @@ impl Table {
         value_dtype: DType,
         value_shape: Shape,
     ) -> Result<Table> {
-        if !is_value_dtype(value_dtype) {
-            return Err(Error::unimplemented(format!(
-                "{} '{name}': no kernel for value dtype {}",
-                kind.type_name(),
-                tf_type_name(value_dtype)
-            )));
-        }
+        ensure!(
+            is_value_dtype(value_dtype),
+            unimplemented,
+            "{} '{name}': no kernel for value dtype {}",
+            kind.type_name(),
+            tf_type_name(value_dtype)
+        );
         Ok(Table {
             kind,
             name: name.to_string(),
@@ -282,34 +285,36 @@ impl Table {
         max_load_factor: f64,
     ) -> Result<Table> {
         if empty_key.rank() != 0 || deleted_key.rank() != 0 {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "MutableDenseHashTable '{name}': only scalar keys are supported, got an empty_key of \
                  shape {}",
                 empty_key.shape()
-            )));
+            );
         }
-        if empty_key.dtype() != deleted_key.dtype() {
-            return Err(Error::invalid_argument(format!(
-                "MutableDenseHashTable '{name}': empty_key is {} but deleted_key is {}",
-                tf_type_name(empty_key.dtype()),
-                tf_type_name(deleted_key.dtype())
-            )));
-        }
+        ensure!(
+            empty_key.dtype() == deleted_key.dtype(),
+            invalid_argument,
+            "MutableDenseHashTable '{name}': empty_key is {} but deleted_key is {}",
+            tf_type_name(empty_key.dtype()),
+            tf_type_name(deleted_key.dtype())
+        );
         if initial_num_buckets < 4 || (initial_num_buckets as u64).count_ones() != 1 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Number of buckets must be at least 4 and a power of 2, got: {initial_num_buckets}"
-            )));
+            );
         }
-        if !(max_load_factor > 0.0 && max_load_factor < 1.0) {
-            return Err(Error::invalid_argument(format!(
-                "max_load_factor must be between 0 and 1, got: {max_load_factor}"
-            )));
-        }
-        if Keys::of(&empty_key)?.show(0) == Keys::of(&deleted_key)?.show(0) {
-            return Err(Error::invalid_argument(
-                "Empty and deleted keys cannot be equal",
-            ));
-        }
+        ensure!(
+            max_load_factor > 0.0 && max_load_factor < 1.0,
+            invalid_argument,
+            "max_load_factor must be between 0 and 1, got: {max_load_factor}"
+        );
+        ensure!(
+            Keys::of(&empty_key)?.show(0) != Keys::of(&deleted_key)?.show(0),
+            invalid_argument,
+            "Empty and deleted keys cannot be equal"
+        );
         let mut t = Table::new(
             TableKind::Dense,
             name,
@@ -397,12 +402,12 @@ impl Table {
             ));
         }
         let want = self.full_shape(keys);
-        if values.shape() != &want {
-            return Err(Error::invalid_argument(format!(
-                "Expected shape {want} for value, got {}",
-                values.shape()
-            )));
-        }
+        ensure!(
+            values.shape() == &want,
+            invalid_argument,
+            "Expected shape {want} for value, got {}",
+            values.shape()
+        );
         Ok(())
     }
 
@@ -422,9 +427,10 @@ impl Table {
                 _ => hit::<Vec<u8>>(keys, reserved)?,
             };
             if found {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Using the {which} as a table key is not allowed"
-                )));
+                );
             }
         }
         Ok(())
@@ -446,16 +452,17 @@ impl Table {
         } else if default.shape() == &full {
             true
         } else {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Expected shape {} or {full} for default value, got {}",
                 self.value_shape,
                 default.shape()
-            )));
+            );
         };
         self.check_reserved(keys)?;
         let st = self.state.read();
         if self.kind == TableKind::Static && !st.initialized {
-            return Err(Error::failed_precondition("Table not initialized."));
+            bail!(failed_precondition, "Table not initialized.");
         }
         let n = keys.num_elements();
         let vlen = self.vlen();
@@ -478,7 +485,7 @@ impl Table {
                     (Index::Str(m), Keys::Str(k)) => {
                         g.run(dst, |at, rows| m.get_many(&k[at..at + rows.len()], rows))
                     }
-                    _ => return Err(Error::internal("table key dtype mismatch")),
+                    _ => bail!(internal, "table key dtype mismatch"),
                 }
             });
         }
@@ -487,11 +494,11 @@ impl Table {
 
     /// `LookupTableInsert` on a mutable table: adds or overwrites entries.
     pub fn insert(&self, keys: &Tensor, values: &Tensor) -> Result<()> {
-        if self.kind == TableKind::Static {
-            return Err(Error::unimplemented(
-                "Insert not supported by InitializableLookupTable implementations",
-            ));
-        }
+        ensure!(
+            self.kind != TableKind::Static,
+            unimplemented,
+            "Insert not supported by InitializableLookupTable implementations"
+        );
         self.check_insert(keys, values)?;
         self.check_reserved(keys)?;
         let mut st = self.state.write();
@@ -510,12 +517,12 @@ impl Table {
     /// another number is `FailedPrecondition` (as TensorFlow). Duplicate keys
     /// must map to equal values.
     pub fn initialize(&self, keys: &Tensor, values: &Tensor) -> Result<()> {
-        if self.kind != TableKind::Static {
-            return Err(Error::invalid_argument(format!(
-                "Table {} is not initializable",
-                self.name
-            )));
-        }
+        ensure!(
+            self.kind == TableKind::Static,
+            invalid_argument,
+            "Table {} is not initializable",
+            self.name
+        );
         if keys.dtype() != self.key_dtype || values.dtype() != self.value_dtype {
             return Err(self.signature_error(
                 &[keys.dtype(), values.dtype()],
@@ -523,33 +530,34 @@ impl Table {
                 "",
             ));
         }
-        if keys.rank() != 1 {
-            return Err(Error::invalid_argument(format!(
-                "Keys must be a vector, but received shape{}",
-                keys.shape()
-            )));
-        }
-        if values.rank() != 1 {
-            return Err(Error::invalid_argument(format!(
-                "Values must be a vector, but received shape{}",
-                values.shape()
-            )));
-        }
-        if keys.num_elements() != values.num_elements() {
-            return Err(Error::invalid_argument(format!(
-                "Keys and values must have the same size {} vs {}",
-                keys.num_elements(),
-                values.num_elements()
-            )));
-        }
+        ensure!(
+            keys.rank() == 1,
+            invalid_argument,
+            "Keys must be a vector, but received shape{}",
+            keys.shape()
+        );
+        ensure!(
+            values.rank() == 1,
+            invalid_argument,
+            "Values must be a vector, but received shape{}",
+            values.shape()
+        );
+        ensure!(
+            keys.num_elements() == values.num_elements(),
+            invalid_argument,
+            "Keys and values must have the same size {} vs {}",
+            keys.num_elements(),
+            values.num_elements()
+        );
         let mut st = self.state.write();
         if st.initialized {
             if st.index.len() == keys.num_elements() {
                 return Ok(());
             }
-            return Err(Error::failed_precondition(
-                "Table was already initialized with different data.",
-            ));
+            bail!(
+                failed_precondition,
+                "Table was already initialized with different data."
+            );
         }
         st.index.reserve(keys.num_elements());
         match st.put(keys, values, self.vlen(), true) {
@@ -566,11 +574,11 @@ impl Table {
 
     /// `LookupTableRemove` on a mutable table; absent keys are ignored.
     pub fn remove(&self, keys: &Tensor) -> Result<()> {
-        if self.kind == TableKind::Static {
-            return Err(Error::unimplemented(
-                "Remove not supported by InitializableLookupTable implementations",
-            ));
-        }
+        ensure!(
+            self.kind != TableKind::Static,
+            unimplemented,
+            "Remove not supported by InitializableLookupTable implementations"
+        );
         if keys.dtype() != self.key_dtype {
             return Err(self.signature_error(&[keys.dtype()], &[self.key_dtype], ""));
         }
@@ -582,7 +590,7 @@ impl Table {
             (Index::I32(m), Keys::I32(k)) => freed.extend(k.iter().filter_map(|x| m.remove(x))),
             (Index::I64(m), Keys::I64(k)) => freed.extend(k.iter().filter_map(|x| m.remove(x))),
             (Index::Str(m), Keys::Str(k)) => freed.extend(k.iter().filter_map(|x| m.remove(x))),
-            _ => return Err(Error::internal("table key dtype mismatch")),
+            _ => bail!(internal, "table key dtype mismatch"),
         }
         st.free.extend(freed);
         Ok(())
@@ -641,7 +649,7 @@ impl Table {
                     rustc_hash::FxBuildHasher.hash_one(x.as_slice())
                 })
                 .collect(),
-            _ => return Err(Error::internal("table key dtype mismatch")),
+            _ => bail!(internal, "table key dtype mismatch"),
         };
         let mut slot_of = vec![usize::MAX; b];
         for (e, h) in hashes.iter().enumerate() {
@@ -705,13 +713,14 @@ impl Table {
                     || b < 4
                     || !b.is_power_of_two()
                 {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "MutableDenseHashTable '{}': import expects keys [buckets, 1] and values \
                          [buckets, {vlen}] with a power-of-2 bucket count, got {} and {}",
                         self.name,
                         keys.shape(),
                         values.shape()
-                    )));
+                    );
                 }
                 // Keep the buckets holding real keys.
                 fn live<K: Element + PartialEq>(
@@ -836,7 +845,7 @@ impl State {
                         rows.push(m.get_or_insert(x, &mut alloc)?);
                     }
                 }
-                _ => return Err(Error::internal("table key dtype mismatch")),
+                _ => bail!(internal, "table key dtype mismatch"),
             }
         }
         let total = self.rows * vlen;
@@ -852,13 +861,14 @@ impl State {
                 let (r, src_row) = (r as usize, &src[i * vlen..(i + 1) * vlen]);
                 let dst = &mut col[r * vlen..(r + 1) * vlen];
                 if existed && check_same && !same_values(dst, src_row) {
-                    return Err(Error::failed_precondition(format!(
+                    bail!(
+                        failed_precondition,
                         "HashTable has different value for same key. Key {} has {} and trying to \
                          add value {}",
                         ks.show(i),
                         show_elem(&T::wrap(dst.to_vec()), 0),
                         show_elem(values.data(), i * vlen)
-                    )));
+                    );
                 }
                 dst.clone_from_slice(src_row);
             }

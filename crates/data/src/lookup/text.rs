@@ -5,7 +5,7 @@
 //! (`-1`); `vocab_size` reads only that many lines and fails on a shorter
 //! file; an empty line is an error; `int32` columns get `offset` added.
 
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, DType, Error, Result, Tensor};
 
 use super::table::tf_type_name;
 
@@ -43,10 +43,11 @@ impl Column {
             DType::Float64 => Column::F64(Vec::new()),
             DType::String => Column::Str(Vec::new()),
             other => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Data type {} not supported.",
                     tf_type_name(other)
-                )))
+                )
             }
         })
     }
@@ -125,37 +126,42 @@ impl Column {
 pub fn check_indices(spec: &TextFileSpec, key_dtype: DType, value_dtype: DType) -> Result<()> {
     let integer_or_string = |d: DType| d.is_integer() || d == DType::String;
     if spec.key_index == LINE_NUMBER && key_dtype != DType::Int64 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Key index for line number requires table key dtype of int64, got {}",
             tf_type_name(key_dtype)
-        )));
+        );
     }
     if spec.key_index == WHOLE_LINE && !integer_or_string(key_dtype) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Key index for whole line requires string or integer table key, got {}",
             tf_type_name(key_dtype)
-        )));
+        );
     }
     if spec.value_index == LINE_NUMBER && value_dtype != DType::Int64 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Value index for line number requires table value dtype of int64, got {}",
             tf_type_name(value_dtype)
-        )));
+        );
     }
     if spec.value_index == WHOLE_LINE && !integer_or_string(value_dtype) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Value index for whole line requires table value dtype of integer or string, got {}",
             tf_type_name(value_dtype)
-        )));
+        );
     }
     for (what, i) in [
         ("key_index", spec.key_index),
         ("value_index", spec.value_index),
     ] {
         if i < WHOLE_LINE {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{what} must be -2 (whole line), -1 (line number) or a column index, got {i}"
-            )));
+            );
         }
     }
     Ok(())
@@ -191,20 +197,22 @@ pub fn parse(
             break;
         }
         if line.is_empty() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Invalid content in {filename}: empty line found at position {pos}."
-            )));
+            );
         }
         tokens.clear();
         if need_split {
             tokens.extend(line.split(|&b| b == spec.delimiter));
             if tokens.len() < columns {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Invalid number of columns in {filename} line {id} ({}) : expected at least \
                      {columns} got {}",
                     String::from_utf8_lossy(line),
                     tokens.len()
-                )));
+                );
             }
         }
         keys.push(line, &tokens, spec.key_index, id, spec.offset)?;
@@ -212,10 +220,11 @@ pub fn parse(
         id += 1;
     }
     if spec.vocab_size != -1 && id < spec.vocab_size {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Invalid vocab_size in {filename}: expected {} but got {id}",
             spec.vocab_size
-        )));
+        );
     }
     Ok((keys.into_tensor(), values.into_tensor()))
 }

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use rayon::prelude::*;
 
 use super::wire::{for_each_map_entry, FeatureRef, Kind, Malformed};
@@ -120,10 +120,11 @@ impl DenseSpec {
         let variable = shape.first().is_some_and(|&d| d < 0);
         let rest = if variable { &shape[1..] } else { &shape[..] };
         if rest.iter().any(|&d| d < 0) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "dense_shapes of '{name}' must be fully defined (except a variable first dimension), got {}",
                 shape_text(&shape)
-            )));
+            );
         }
         let stride = rest
             .iter()
@@ -133,13 +134,13 @@ impl DenseSpec {
         })?;
         let default = default.filter(|t| t.num_elements() > 0);
         if let Some(t) = &default {
-            if t.dtype() != dtype {
-                return Err(Error::invalid_argument(format!(
-                    "dense_defaults for '{name}' must be {}, got {}",
-                    dtype_name(dtype),
-                    t.dtype()
-                )));
-            }
+            ensure!(
+                t.dtype() == dtype,
+                invalid_argument,
+                "dense_defaults for '{name}' must be {}, got {}",
+                dtype_name(dtype),
+                t.dtype()
+            );
             let want = if variable { 1 } else { stride };
             if t.num_elements() != want {
                 return Err(Error::invalid_argument(if variable {
@@ -182,10 +183,11 @@ impl Spec {
             .chain(dense.iter().map(|d| &d.key));
         for (slot, key) in keys.enumerate() {
             if index.insert(key.clone(), slot).is_some() {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Duplicate feature key: {}",
                     String::from_utf8_lossy(key)
-                )));
+                );
             }
         }
         Ok(Spec {
@@ -442,11 +444,12 @@ fn parse_chunk<'a>(
             } else {
                 format!("Name: {}, ", ctx.name())
             };
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{name}Feature: {} (data type: {}) is required but could not be found.",
                 String::from_utf8_lossy(&d.key),
                 dtype_name(d.dtype)
-            )));
+            );
         }
     }
     Ok(out)
@@ -586,11 +589,12 @@ fn count_check(d: &DenseSpec, n: usize, ctx: &ExampleCtx<'_>) -> Result<()> {
     if d.variable {
         if !n.is_multiple_of(d.stride) {
             if ctx.scalar {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Error while parsing feature with key {}: number of elements should be divisible by {}, found {n} instead",
                     String::from_utf8_lossy(key),
                     d.stride
-                )));
+                );
             }
             return Err(ctx.error(
                 key,

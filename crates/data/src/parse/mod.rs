@@ -17,7 +17,7 @@ use std::sync::Once;
 
 use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
 pub use example::{parse_batch, DenseSpec, Parsed, SparseSpec, Spec};
 
@@ -80,11 +80,11 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     let sparse_keys = strings(ctx.input(2)?, "sparse_keys")?.to_vec();
                     let dense_keys = strings(ctx.input(3)?, "dense_keys")?.to_vec();
                     let ragged_keys = strings(ctx.input(4)?, "ragged_keys")?;
-                    if !ragged_keys.is_empty() {
-                        return Err(Error::unimplemented(
-                            "ParseExampleV2: RaggedFeature is not supported by ferroflow yet",
-                        ));
-                    }
+                    ensure!(
+                        ragged_keys.is_empty(),
+                        unimplemented,
+                        "ParseExampleV2: RaggedFeature is not supported by ferroflow yet"
+                    );
                     run_parse(ctx, &attrs, sparse_keys, dense_keys, 5, true)
                 }))
             }),
@@ -142,20 +142,21 @@ impl ExampleAttrs {
         let sparse_types = a.dtypes("sparse_types")?;
         let n = a.int_or(num_sparse, sparse_types.len() as i64)?;
         if n != sparse_types.len() as i64 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "len(sparse_types) != {num_sparse}: {} vs. {n}",
                 sparse_types.len()
-            )));
+            );
         }
         let dense_types = a.dtypes("Tdense")?;
         let dense_shapes = shape_list(a, "dense_shapes")?;
-        if dense_shapes.len() != dense_types.len() {
-            return Err(Error::invalid_argument(format!(
-                "len(dense_shapes) != len(Tdense): {} vs. {}",
-                dense_shapes.len(),
-                dense_types.len()
-            )));
-        }
+        ensure!(
+            dense_shapes.len() == dense_types.len(),
+            invalid_argument,
+            "len(dense_shapes) != len(Tdense): {} vs. {}",
+            dense_shapes.len(),
+            dense_types.len()
+        );
         Ok(ExampleAttrs {
             sparse_types,
             dense_types,
@@ -163,21 +164,22 @@ impl ExampleAttrs {
         })
     }
     fn v2(a: &Attrs) -> Result<Self> {
-        if !a.dtypes("ragged_value_types")?.is_empty() {
-            return Err(Error::unimplemented(
-                "ParseExampleV2: RaggedFeature is not supported by ferroflow yet",
-            ));
-        }
+        ensure!(
+            a.dtypes("ragged_value_types")?.is_empty(),
+            unimplemented,
+            "ParseExampleV2: RaggedFeature is not supported by ferroflow yet"
+        );
         Self::build(a, "num_sparse")
     }
     fn v1(a: &Attrs) -> Result<Self> {
         let s = Self::build(a, "Nsparse")?;
         let nd = a.int_or("Ndense", s.dense_types.len() as i64)?;
         if nd != s.dense_types.len() as i64 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "len(Tdense) != Ndense: {} vs. {nd}",
                 s.dense_types.len()
-            )));
+            );
         }
         Ok(s)
     }
@@ -237,20 +239,20 @@ fn run_parse(
     defaults_at: usize,
     has_names: bool,
 ) -> Result<()> {
-    if sparse_keys.len() != attrs.sparse_types.len() {
-        return Err(Error::invalid_argument(format!(
-            "Expected len(sparse_keys) == len(sparse_types) but got: {} vs. {}",
-            sparse_keys.len(),
-            attrs.sparse_types.len()
-        )));
-    }
-    if dense_keys.len() != attrs.dense_types.len() {
-        return Err(Error::invalid_argument(format!(
-            "Expected len(dense_keys) == len(Tdense) but got: {} vs. {}",
-            dense_keys.len(),
-            attrs.dense_types.len()
-        )));
-    }
+    ensure!(
+        sparse_keys.len() == attrs.sparse_types.len(),
+        invalid_argument,
+        "Expected len(sparse_keys) == len(sparse_types) but got: {} vs. {}",
+        sparse_keys.len(),
+        attrs.sparse_types.len()
+    );
+    ensure!(
+        dense_keys.len() == attrs.dense_types.len(),
+        invalid_argument,
+        "Expected len(dense_keys) == len(Tdense) but got: {} vs. {}",
+        dense_keys.len(),
+        attrs.dense_types.len()
+    );
     let sparse = sparse_keys
         .into_iter()
         .zip(&attrs.sparse_types)
@@ -272,28 +274,31 @@ fn run_parse(
         0 => true,
         1 => false,
         r => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Expected serialized to be a scalar or vector, got shape {} (rank {r})",
                 serialized.shape()
-            )))
+            )
         }
     };
     if !has_names && !scalar {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Expected serialized to be a scalar, got shape: {}",
             serialized.shape()
-        )));
+        );
     }
     let records = strings(serialized, "serialized")?;
     let names: &[Vec<u8>] = if has_names {
         let n = ctx.input(1)?;
         let names = strings(n, "names")?;
         if !names.is_empty() && n.dims() != serialized.dims() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Expected names have the same shape as serialized: {} vs {}",
                 n.shape(),
                 serialized.shape()
-            )));
+            );
         }
         names
     } else {
@@ -367,13 +372,13 @@ fn infer_common(ctx: &InferContext, attrs: &ExampleAttrs, first_default: usize) 
         )));
     }
     for (i, &t) in attrs.dense_types.iter().enumerate() {
-        if ctx.dtype(first_default + i) != t {
-            return Err(Error::type_error(format!(
-                "dense_defaults[{i}] of '{}' must be {t}, got {}",
-                ctx.name,
-                ctx.dtype(first_default + i)
-            )));
-        }
+        ensure!(
+            ctx.dtype(first_default + i) == t,
+            type_error,
+            "dense_defaults[{i}] of '{}' must be {t}, got {}",
+            ctx.name,
+            ctx.dtype(first_default + i)
+        );
     }
     Ok(())
 }

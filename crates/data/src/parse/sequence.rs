@@ -5,7 +5,7 @@
 
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
 use super::example::{check_dtype, dtype_name, shape_text, Col, KeyMap};
 use super::wire::{for_each_list_feature, for_each_map_entry, FeatureRef, Kind, Malformed};
@@ -81,12 +81,12 @@ pub(crate) fn kernels() -> Vec<(&'static str, KernelFactory)> {
 /// missing named by key, and no lengths output.
 fn run_single_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
     let serialized = ctx.input(0)?;
-    if serialized.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "Expected serialized to be a scalar, got shape: {}",
-            serialized.shape()
-        )));
-    }
+    ensure!(
+        serialized.rank() == 0,
+        invalid_argument,
+        "Expected serialized to be a scalar, got shape: {}",
+        serialized.shape()
+    );
     let records = strings(serialized, "serialized")?;
     let (cs, cd) = (a.context_sparse_types.len(), a.context_dense_types.len());
     let (fs, fd) = (a.list_sparse_types.len(), a.list_dense_types.len());
@@ -177,9 +177,10 @@ struct SeqAttrs {
 fn expect_len(a: &Attrs, count: &str, n: usize) -> Result<()> {
     let want = a.int_or(count, n as i64)?;
     if want != n as i64 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{count} is {want} but its type list has {n} entries"
-        )));
+        );
     }
     Ok(())
 }
@@ -190,11 +191,11 @@ impl SeqAttrs {
             "context_ragged_value_types",
             "feature_list_ragged_value_types",
         ] {
-            if !a.dtypes(ragged)?.is_empty() {
-                return Err(Error::unimplemented(
-                    "ParseSequenceExampleV2: RaggedFeature is not supported by ferroflow yet",
-                ));
-            }
+            ensure!(
+                a.dtypes(ragged)?.is_empty(),
+                unimplemented,
+                "ParseSequenceExampleV2: RaggedFeature is not supported by ferroflow yet"
+            );
         }
         let s = SeqAttrs {
             context_sparse_types: a.dtypes("context_sparse_types")?,
@@ -210,9 +211,10 @@ impl SeqAttrs {
         if s.context_dense_shapes.len() != s.context_dense_types.len()
             || s.list_dense_shapes.len() != s.list_dense_types.len()
         {
-            return Err(Error::invalid_argument(
-                "ParseSequenceExampleV2: each dense type needs a dense shape",
-            ));
+            bail!(
+                invalid_argument,
+                "ParseSequenceExampleV2: each dense type needs a dense shape"
+            );
         }
         for &t in s.list_sparse_types.iter().chain(&s.list_dense_types) {
             check_dtype(t, "feature list")?;
@@ -222,10 +224,11 @@ impl SeqAttrs {
             .iter()
             .find(|s| s.iter().any(|&d| d < 0))
         {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "feature_list_dense_shapes must be fully defined, got {}",
                 shape_text(shape)
-            )));
+            );
         }
         Ok(s)
     }
@@ -298,22 +301,23 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
         0 => true,
         1 => false,
         _ => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Expected serialized to be a scalar or vector, got shape {}",
                 serialized.shape()
-            )))
+            )
         }
     };
     let records = strings(serialized, "serialized")?;
     let names = strings(ctx.input(1)?, "debug_name")?;
     let key_list = |i: usize, what: &str, n: usize| -> Result<Vec<Vec<u8>>> {
         let keys = strings(ctx.input(i)?, what)?.to_vec();
-        if keys.len() != n {
-            return Err(Error::invalid_argument(format!(
-                "Expected len({what}) == {n}, got {}",
-                keys.len()
-            )));
-        }
+        ensure!(
+            keys.len() == n,
+            invalid_argument,
+            "Expected len({what}) == {n}, got {}",
+            keys.len()
+        );
         Ok(keys)
     };
     let c_sparse = key_list(2, "context_sparse_keys", a.context_sparse_types.len())?;
@@ -323,21 +327,22 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
     if !strings(ctx.input(4)?, "context_ragged_keys")?.is_empty()
         || !strings(ctx.input(7)?, "feature_list_ragged_keys")?.is_empty()
     {
-        return Err(Error::unimplemented(
-            "ParseSequenceExampleV2: RaggedFeature is not supported by ferroflow yet",
-        ));
+        bail!(
+            unimplemented,
+            "ParseSequenceExampleV2: RaggedFeature is not supported by ferroflow yet"
+        );
     }
     let missing_ok_t = ctx.input(8)?;
     let missing_ok = missing_ok_t.as_slice::<bool>().map_err(|_| {
         Error::invalid_argument("feature_list_dense_missing_assumed_empty must be bool")
     })?;
-    if missing_ok.len() != f_dense.len() {
-        return Err(Error::invalid_argument(format!(
-            "Expected len(feature_list_dense_missing_assumed_empty) == {}, got {}",
-            f_dense.len(),
-            missing_ok.len()
-        )));
-    }
+    ensure!(
+        missing_ok.len() == f_dense.len(),
+        invalid_argument,
+        "Expected len(feature_list_dense_missing_assumed_empty) == {}, got {}",
+        f_dense.len(),
+        missing_ok.len()
+    );
     let missing_ok = missing_ok.to_vec();
     let defaults: Vec<Tensor> = (0..a.context_dense_types.len())
         .map(|i| ctx.input(9 + i).cloned())
@@ -456,10 +461,11 @@ fn parse_sequences(
                     }
                 }
                 None if slot >= ns && !missing_ok[slot - ns] => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Name: {name}, Feature list '{}' is required but could not be found.  Did you mean to include it in feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?",
                         String::from_utf8_lossy(key)
-                    )));
+                    );
                 }
                 None => {}
             }
@@ -470,11 +476,12 @@ fn parse_sequences(
                 if total != counts.len() * stride {
                     let mut full = vec![-1];
                     full.extend(shape);
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Feature list '{}' has an unexpected number of values.  Total values size: {total} is not consistent with output shape: {}",
                         String::from_utf8_lossy(key),
                         shape_text(&full)
-                    )));
+                    );
                 }
                 counts = vec![counts.len()];
             }

@@ -19,7 +19,7 @@ use std::sync::{Arc, Weak};
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::blocking::{wait_while, Cancellable};
 use ferroflow_runtime::{factory, Kernel, KernelFactory, OpContext};
-use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Shape, Tensor};
 use parking_lot::{Condvar, Mutex};
 
 use super::{next_resource_id, Blocking};
@@ -136,14 +136,14 @@ impl Accumulator {
     }
 
     fn check_shape(&self, got: &[usize], what: &str) -> Result<()> {
-        if !self.shape.is_compatible_with_shape(&Shape::new(got)) {
-            return Err(Error::invalid_argument(format!(
-                "{}: shape mismatch: expected {:?}, got {what} of shape {:?}",
-                self.desc(),
-                self.shape.dims(),
-                got
-            )));
-        }
+        ensure!(
+            self.shape.is_compatible_with_shape(&Shape::new(got)),
+            invalid_argument,
+            "{}: shape mismatch: expected {:?}, got {what} of shape {:?}",
+            self.desc(),
+            self.shape.dims(),
+            got
+        );
         Ok(())
     }
 
@@ -158,13 +158,13 @@ impl Accumulator {
         match &mut st.sum {
             None => st.sum = Some((grad.shape().clone(), values)),
             Some((shape, sum)) => {
-                if shape != grad.shape() {
-                    return Err(Error::invalid_argument(format!(
-                        "{}: shape mismatch: expected {shape}, got {}",
-                        self.desc(),
-                        grad.shape()
-                    )));
-                }
+                ensure!(
+                    shape == grad.shape(),
+                    invalid_argument,
+                    "{}: shape mismatch: expected {shape}, got {}",
+                    self.desc(),
+                    grad.shape()
+                );
                 for (s, v) in sum.iter_mut().zip(values) {
                     *s += v;
                 }
@@ -188,12 +188,13 @@ impl Accumulator {
     ) -> Result<()> {
         let idx = indices.to_i64_vec()?;
         if indices.rank() != 1 || values.rank() == 0 || values.dims()[0] != idx.len() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{}: indices (shape {}) and values (shape {}) do not have the same first dimension",
                 self.desc(),
                 indices.shape(),
                 values.shape()
-            )));
+            );
         }
         let row_shape = values.dims()[1..].to_vec();
         let mut full = vec![usize::MAX];
@@ -204,14 +205,14 @@ impl Accumulator {
                     .iter()
                     .zip(&row_shape)
                     .all(|(d, &r)| d.is_none_or(|d| d == r));
-            if !ok {
-                return Err(Error::invalid_argument(format!(
-                    "{}: shape mismatch: expected {:?}, got values of shape {}",
-                    self.desc(),
-                    dims,
-                    values.shape()
-                )));
-            }
+            ensure!(
+                ok,
+                invalid_argument,
+                "{}: shape mismatch: expected {:?}, got values of shape {}",
+                self.desc(),
+                dims,
+                values.shape()
+            );
         }
         let shape = dense_shape.map(Tensor::to_i64_vec).transpose()?;
         let vals = to_f64(values)?;
@@ -221,12 +222,12 @@ impl Accumulator {
             return Ok(());
         }
         if let Some(prev) = &st.row_shape {
-            if *prev != row_shape {
-                return Err(Error::invalid_argument(format!(
-                    "{}: shape mismatch: accumulated rows have shape {prev:?}, got {row_shape:?}",
-                    self.desc()
-                )));
-            }
+            ensure!(
+                *prev == row_shape,
+                invalid_argument,
+                "{}: shape mismatch: accumulated rows have shape {prev:?}, got {row_shape:?}",
+                self.desc()
+            );
         }
         st.row_shape = Some(row_shape);
         if shape.is_some() {
@@ -255,9 +256,10 @@ impl Accumulator {
     /// Waits for `num_required` gradients, then takes them.
     fn take(&self, num_required: i64) -> Result<Taken> {
         if num_required <= 0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Argument num_required must be positive, but was {num_required}"
-            )));
+            );
         }
         let need = num_required as usize;
         let mut st = self.state.lock();
@@ -393,10 +395,11 @@ fn create_factory(sparse: bool) -> KernelFactory {
             "MEAN" => Reduction::Mean,
             "SUM" => Reduction::Sum,
             other => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "{}: reduction_type must be MEAN or SUM, got {other:?}",
                     init.node.name
-                )))
+                )
             }
         };
         Ok(Box::new(CreateAccumulator {

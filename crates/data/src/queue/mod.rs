@@ -38,7 +38,7 @@ use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::blocking::{wait_while, Cancellable};
 use ferroflow_runtime::{factory, Kernel, KernelFactory, OpContext};
 use ferroflow_tensor::kernels::random::Philox;
-use ferroflow_tensor::{DType, Data, Element, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Data, Element, Error, Result, Shape, Tensor};
 use parking_lot::{Condvar, Mutex};
 
 /// Runs `$body` with `$T` the element type of `$dt` (`Data` result).
@@ -94,9 +94,7 @@ macro_rules! for_dtype {
                 $body
             }
             other => {
-                return Err(Error::unimplemented(format!(
-                    "queues cannot hold {other} tensors"
-                )))
+                bail!(unimplemented, "queues cannot hold {other} tensors")
             }
         }
     };
@@ -255,28 +253,31 @@ impl Queue {
     /// A new, open, empty queue.
     pub fn new(cfg: QueueConfig) -> Result<Queue> {
         if !cfg.shapes.is_empty() && cfg.shapes.len() != cfg.dtypes.len() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{} '{}': {} component types but {} shapes",
                 cfg.kind.type_name(),
                 cfg.name,
                 cfg.dtypes.len(),
                 cfg.shapes.len()
-            )));
+            );
         }
         let padding_shapes_missing =
             cfg.shapes.is_empty() || cfg.shapes.iter().any(|s| s.rank().is_none());
         if cfg.kind == QueueKind::Padding && padding_shapes_missing {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "PaddingFIFOQueue '{}': shapes must be given, each of known rank \
                  (dimensions may be unknown)",
                 cfg.name
-            )));
+            );
         }
         if cfg.kind == QueueKind::Priority && cfg.dtypes.first() != Some(&DType::Int64) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "PriorityQueue '{}': the first component must be the int64 priority",
                 cfg.name
-            )));
+            );
         }
         let store = match cfg.kind {
             QueueKind::Fifo | QueueKind::Padding => Store::Deque(VecDeque::new()),
@@ -340,23 +341,23 @@ impl Queue {
     }
 
     fn check_dtypes(&self, comps: &[Tensor]) -> Result<()> {
-        if comps.len() != self.cfg.dtypes.len() {
-            return Err(Error::invalid_argument(format!(
-                "{}: wrong number of components in tuple. Expected {}, got {}",
-                self.desc(),
-                self.cfg.dtypes.len(),
-                comps.len()
-            )));
-        }
+        ensure!(
+            comps.len() == self.cfg.dtypes.len(),
+            invalid_argument,
+            "{}: wrong number of components in tuple. Expected {}, got {}",
+            self.desc(),
+            self.cfg.dtypes.len(),
+            comps.len()
+        );
         for (i, (t, &d)) in comps.iter().zip(&self.cfg.dtypes).enumerate() {
-            if t.dtype() != d {
-                return Err(Error::invalid_argument(format!(
-                    "{}: type mismatch in tuple component {i}. Expected {}, got {}",
-                    self.desc(),
-                    d.name(),
-                    t.dtype().name()
-                )));
-            }
+            ensure!(
+                t.dtype() == d,
+                invalid_argument,
+                "{}: type mismatch in tuple component {i}. Expected {}, got {}",
+                self.desc(),
+                d.name(),
+                t.dtype().name()
+            );
         }
         Ok(())
     }
@@ -377,7 +378,8 @@ impl Queue {
                         .join(",")
                 ),
             };
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{}: shape mismatch in tuple component {i}. Expected {want}, got {shape}{}",
                 self.desc(),
                 if batched {
@@ -385,7 +387,7 @@ impl Queue {
                 } else {
                     ""
                 }
-            )));
+            );
         }
         Ok(())
     }
@@ -409,22 +411,23 @@ impl Queue {
         }
         let mut n = None;
         for (i, t) in comps.iter().enumerate() {
-            if t.rank() == 0 {
-                return Err(Error::invalid_argument(format!(
-                    "{}: enqueue_many needs each component to have a batch dimension; \
+            ensure!(
+                t.rank() != 0,
+                invalid_argument,
+                "{}: enqueue_many needs each component to have a batch dimension; \
                      component {i} is a scalar",
-                    self.desc()
-                )));
-            }
+                self.desc()
+            );
             let d0 = t.dims()[0];
             match n {
                 None => n = Some(d0),
                 Some(m) if m != d0 => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "{}: all components of enqueue_many must have the same size in the \
                          0th dimension: component 0 has {m}, component {i} has {d0}",
                         self.desc()
-                    )))
+                    )
                 }
                 _ => {}
             }
@@ -455,13 +458,13 @@ impl Queue {
             None => t.rank() == 0,
             Some(_) => t.rank() == 1,
         };
-        if !ok {
-            return Err(Error::invalid_argument(format!(
-                "{}: the priority (component 0) must be an int64 scalar per element, got shape {}",
-                self.desc(),
-                t.shape()
-            )));
-        }
+        ensure!(
+            ok,
+            invalid_argument,
+            "{}: the priority (component 0) must be an int64 scalar per element, got shape {}",
+            self.desc(),
+            t.shape()
+        );
         Ok(t.as_slice::<i64>()?[row.unwrap_or(0)])
     }
 
@@ -470,7 +473,7 @@ impl Queue {
         let elems = self.elements(comps, many)?;
         let mut st = self.state.lock();
         if st.closed || st.cancelled {
-            return Err(Error::cancelled(format!("{} is closed.", self.desc())));
+            bail!(cancelled, "{} is closed.", self.desc());
         }
         let me = st.next_ticket;
         st.next_ticket += 1;
@@ -574,10 +577,11 @@ impl Queue {
             return Ok(());
         }
         if self.cfg.shapes.is_empty() || !self.cfg.shapes.iter().all(|s| s.is_fully_defined()) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{}: {what} requires the components to have specified shapes.",
                 self.desc()
-            )));
+            );
         }
         Ok(())
     }
@@ -730,15 +734,15 @@ impl Queue {
         } else {
             let mut max = shapes[0].dims().to_vec();
             for s in &shapes[1..] {
-                if s.rank() != max.len() {
-                    return Err(Error::invalid_argument(format!(
-                        "{}: component {c} has elements of different ranks ({} and {}) \
+                ensure!(
+                    s.rank() == max.len(),
+                    invalid_argument,
+                    "{}: component {c} has elements of different ranks ({} and {}) \
                          and cannot be batched",
-                        self.desc(),
-                        shapes[0],
-                        s
-                    )));
-                }
+                    self.desc(),
+                    shapes[0],
+                    s
+                );
                 for (m, &d) in max.iter_mut().zip(s.dims()) {
                     *m = (*m).max(d);
                 }
@@ -746,12 +750,13 @@ impl Queue {
             let max = Shape::new(&max);
             if self.cfg.kind != QueueKind::Padding {
                 if let Some(s) = shapes.iter().find(|s| **s != max) {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "{}: component {c} has elements of shapes {} and {s}, which cannot \
                          be batched",
                         self.desc(),
                         shapes[0]
-                    )));
+                    );
                 }
             }
             max
@@ -796,9 +801,7 @@ impl Sink {
         Ok(match dtype {
             DType::String => Sink::Str(Vec::with_capacity(n)),
             d @ (DType::Resource | DType::Variant) => {
-                return Err(Error::unimplemented(format!(
-                    "queues cannot hold {d} tensors"
-                )))
+                bail!(unimplemented, "queues cannot hold {d} tensors")
             }
             // Filled front to back by `copy_from`.
             d => Sink::Other(Data::zeros(d, n), 0),
@@ -920,13 +923,14 @@ fn infer_queue(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let dtypes = ctx.attrs.dtypes("component_types")?;
     let shapes = ctx.attrs.shapes("shapes")?;
     if !shapes.is_empty() && shapes.len() != dtypes.len() {
-        return Err(Error::value(format!(
+        bail!(
+            value,
             "'{}' ({}): {} component types but {} shapes",
             ctx.name,
             ctx.def.name,
             dtypes.len(),
             shapes.len()
-        )));
+        );
     }
     handle_output()
 }
@@ -1027,7 +1031,8 @@ impl Kernel for CreateQueue {
                 Queue::new(cfg)
             })?;
         if q.cfg.kind != self.cfg.kind || q.cfg.dtypes != self.cfg.dtypes {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Shared queue '{}' has component types {:?} ({}), but the op {} requests {:?} ({})",
                 self.shared_name,
                 q.cfg.dtypes,
@@ -1035,7 +1040,7 @@ impl Kernel for CreateQueue {
                 ctx.node,
                 self.cfg.dtypes,
                 self.cfg.kind.type_name()
-            )));
+            );
         }
         if !q.registered.swap(true, Ordering::AcqRel) {
             let weak: Weak<dyn Cancellable> = Arc::downgrade(&q) as Weak<dyn Cancellable>;
@@ -1069,13 +1074,13 @@ fn create_factory(kind: QueueKind) -> KernelFactory {
             seed: a.int_or("seed", 0)? as u64,
             seed2: a.int_or("seed2", 0)? as u64,
         };
-        if capacity == 0 {
-            return Err(Error::invalid_argument(format!(
-                "{} '{}': capacity must be positive (or -1 for unbounded), got 0",
-                kind.type_name(),
-                init.node.name
-            )));
-        }
+        ensure!(
+            capacity != 0,
+            invalid_argument,
+            "{} '{}': capacity must be positive (or -1 for unbounded), got 0",
+            kind.type_name(),
+            init.node.name
+        );
         Ok(Box::new(CreateQueue {
             cfg,
             container: a.str_or("container", "")?,
@@ -1159,7 +1164,7 @@ fn count_up_to_factory() -> KernelFactory {
                     let v = t.make_mut::<T>()?;
                     let old = v[0];
                     if old.into() >= limit {
-                        return Err(Error::out_of_range(format!("Reached limit of {limit}")));
+                        bail!(out_of_range, "Reached limit of {limit}");
                     }
                     v[0] = add(old, one);
                     Ok(Tensor::scalar(old))

@@ -18,7 +18,7 @@
 use std::ffi::{c_int, c_long};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, ensure, Error, Result};
 use mozjpeg_sys as sys;
 
 use super::{check_size, Image};
@@ -305,20 +305,20 @@ pub fn shape(data: &[u8]) -> Result<[usize; 3]> {
 
 /// Decodes a JPEG with TensorFlow's `DecodeJpeg` semantics.
 pub fn decode(data: &[u8], opts: &DecodeOptions) -> Result<Image> {
-    if !matches!(opts.ratio, 1 | 2 | 4 | 8) {
-        return Err(Error::invalid_argument(format!(
-            "ratio must be 1, 2, 4, or 8, got {}",
-            opts.ratio
-        )));
-    }
-    if !matches!(opts.channels, 0 | 1 | 3) {
-        return Err(Error::invalid_argument(format!(
-            "channels must be 0, 1 or 3 for JPEG, got {}",
-            opts.channels
-        )));
-    }
+    ensure!(
+        matches!(opts.ratio, 1 | 2 | 4 | 8),
+        invalid_argument,
+        "ratio must be 1, 2, 4, or 8, got {}",
+        opts.ratio
+    );
+    ensure!(
+        matches!(opts.channels, 0 | 1 | 3),
+        invalid_argument,
+        "channels must be 0, 1 or 3 for JPEG, got {}",
+        opts.channels
+    );
     if data.is_empty() {
-        return Err(Error::invalid_argument("Input is empty."));
+        bail!(invalid_argument, "Input is empty.");
     }
     let mut d = Decompressor::new(data, opts.try_recover_truncated);
     let cinfo = &mut *d.cinfo;
@@ -591,29 +591,31 @@ pub fn encode(
     channels: usize,
     opts: &EncodeOptions,
 ) -> Result<Vec<u8>> {
-    if !matches!(channels, 1 | 3) {
-        return Err(Error::invalid_argument(format!(
-            "image must have 1 or 3 channels, got {channels}"
-        )));
-    }
-    if pixels.len() != height * width * channels {
-        return Err(Error::invalid_argument(
-            "pixel buffer does not match the image shape",
-        ));
-    }
+    ensure!(
+        matches!(channels, 1 | 3),
+        invalid_argument,
+        "image must have 1 or 3 channels, got {channels}"
+    );
+    ensure!(
+        pixels.len() == height * width * channels,
+        invalid_argument,
+        "pixel buffer does not match the image shape"
+    );
     if !(0..=100).contains(&opts.quality) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "quality must be in [0,100], got {}",
             opts.quality
-        )));
+        );
     }
     if height == 0 || width == 0 || (height as u64) * (width as u64) >= (1 << 29) {
-        return Err(Error::internal("JPEG encoding failed"));
+        bail!(internal, "JPEG encoding failed");
     }
     if width > 65500 || height > 65500 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "JPEG images are at most 65500 pixels on a side, got {width} by {height}"
-        )));
+        );
     }
     let mut err = error_manager();
     // SAFETY: zeroed, then jpeg_create_compress; the boxes keep pointers

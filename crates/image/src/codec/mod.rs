@@ -16,7 +16,7 @@ pub mod gif;
 pub mod jpeg;
 pub mod png;
 
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, ensure, Error, Result};
 
 /// The largest decoded image (all frames together, in bytes of pixel data)
 /// any decoder here produces: 2^29 bytes (512 MiB), TensorFlow's limit for
@@ -162,14 +162,16 @@ impl Default for DecodeImageOptions {
 /// PNG 0/1/3/4).
 pub fn decode_image(data: &[u8], opts: &DecodeImageOptions) -> Result<(Format, Image)> {
     if data.is_empty() {
-        return Err(Error::invalid_argument("Input is empty."));
+        bail!(invalid_argument, "Input is empty.");
     }
     let format = sniff(data).ok_or_else(|| Error::invalid_argument(UNKNOWN_FORMAT))?;
     let image = match format {
         Format::Jpeg => {
-            if opts.channels == 4 {
-                return Err(Error::invalid_argument("JPEG does not support 4 channels"));
-            }
+            ensure!(
+                opts.channels != 4,
+                invalid_argument,
+                "JPEG does not support 4 channels"
+            );
             let mut j = opts.jpeg.clone();
             j.channels = opts.channels;
             jpeg::decode(data, &j)?
@@ -177,10 +179,11 @@ pub fn decode_image(data: &[u8], opts: &DecodeImageOptions) -> Result<(Format, I
         Format::Png => png::decode(data, opts.channels, opts.png_16bit)?,
         Format::Gif => {
             if opts.channels != 0 && opts.channels != 3 {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "channels must be 0 or 3 for GIF, got {}",
                     opts.channels
-                )));
+                );
             }
             gif::decode(data, opts.all_frames)?
         }

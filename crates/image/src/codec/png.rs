@@ -13,7 +13,7 @@
 
 use std::io::Cursor;
 
-use ferroflow_tensor::{Error, Result};
+use ferroflow_tensor::{bail, ensure, Error, Result};
 
 use super::{check_size, Image, Pixels, MAX_IMAGE_BYTES};
 
@@ -38,19 +38,20 @@ fn check_palette(data: &[u8]) -> Result<()> {
         let kind = &data[at + 4..at + 8];
         match kind {
             b"PLTE" => {
-                if !len.is_multiple_of(3) {
-                    return Err(Error::invalid_argument(format!(
-                        "Invalid PNG data: palette of {len} bytes is not a multiple of 3"
-                    )));
-                }
+                ensure!(
+                    len.is_multiple_of(3),
+                    invalid_argument,
+                    "Invalid PNG data: palette of {len} bytes is not a multiple of 3"
+                );
                 palette_entries = Some(len / 3);
             }
             b"tRNS" => {
                 if let Some(n) = palette_entries {
                     if len > n {
-                        return Err(Error::invalid_argument(format!(
+                        bail!(
+                            invalid_argument,
                             "Invalid PNG data: {len} transparency entries for a palette of {n}"
-                        )));
+                        );
                     }
                 }
             }
@@ -68,11 +69,11 @@ fn check_palette(data: &[u8]) -> Result<()> {
 /// Decodes a PNG to `channels` (0 = as stored, else 1, 3 or 4) samples of
 /// 8 bits, or 16 bits with `sixteen_bit`.
 pub fn decode(data: &[u8], channels: usize, sixteen_bit: bool) -> Result<Image> {
-    if !matches!(channels, 0 | 1 | 3 | 4) {
-        return Err(Error::invalid_argument(format!(
-            "`channels` must be 0, 1, 3 or 4 but got {channels}"
-        )));
-    }
+    ensure!(
+        matches!(channels, 0 | 1 | 3 | 4),
+        invalid_argument,
+        "`channels` must be 0, 1, 3 or 4 but got {channels}"
+    );
     let init_failed = || Error::invalid_argument("Invalid PNG. Failed to initialize decoder.");
     check_palette(data)?;
     let mut decoder = png::Decoder::new(Cursor::new(data));
@@ -89,9 +90,10 @@ pub fn decode(data: &[u8], channels: usize, sixteen_bit: bool) -> Result<Image> 
         || height >= 1 << 27
         || u64::from(width) * u64::from(height) >= 1 << 29
     {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "PNG size too large for int: {width} by {height}"
-        )));
+        );
     }
     decoder.set_limits(png::Limits {
         bytes: MAX_IMAGE_BYTES as usize,
@@ -227,22 +229,24 @@ pub fn encode(
     compression: i32,
 ) -> Result<Vec<u8>> {
     if !(1..=4).contains(&channels) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "image must have 1, 2, 3, or 4 channels, got {channels}"
-        )));
+        );
     }
     if !(-1..=9).contains(&compression) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "compression should be in [-1,9], got {compression}"
-        )));
+        );
     }
-    if pixels.len() != height * width * channels {
-        return Err(Error::invalid_argument(
-            "pixel buffer does not match the image shape",
-        ));
-    }
+    ensure!(
+        pixels.len() == height * width * channels,
+        invalid_argument,
+        "pixel buffer does not match the image shape"
+    );
     if height == 0 || width == 0 || height > u32::MAX as usize || width > u32::MAX as usize {
-        return Err(Error::internal("PNG encoding failed"));
+        bail!(internal, "PNG encoding failed");
     }
     let mut out = Vec::new();
     {

@@ -11,6 +11,7 @@ use crate::interpreter::Slot;
 use crate::model::{DType, OpDef};
 use crate::options;
 use crate::schema::BuiltinOptions;
+use ferroflow_tensor::{bail, ensure};
 
 /// Builds the kernel when `op` is a float operator (or a conversion to or
 /// from float).
@@ -182,11 +183,11 @@ fn const_f32<'a>(tensors: &'a [Slot], op: &OpDef, i: usize, what: &str) -> Resul
         .get(idx.max(0) as usize)
         .filter(|_| idx >= 0)
         .ok_or_else(|| Error::invalid(format!("the {what} input is missing")))?;
-    if !s.constant {
-        return Err(Error::unimplemented(format!(
-            "a non-constant {what} is not supported"
-        )));
-    }
+    ensure!(
+        s.constant,
+        unimplemented,
+        "a non-constant {what} is not supported"
+    );
     Ok(s)
 }
 
@@ -196,11 +197,12 @@ fn optional_bias(tensors: &[Slot], op: &OpDef, n: usize) -> Result<Vec<f32>> {
         Some(_) => {
             let b = const_f32(tensors, op, 2, "bias")?;
             if b.dtype != DType::F32 || b.num_elements() != n {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "the bias must be FLOAT32 with {n} elements, got {:?} {}",
                     b.shape,
                     b.dtype.name()
-                )));
+                );
             }
             Ok(b.as_slice::<f32>().to_vec())
         }
@@ -252,12 +254,12 @@ struct FullyConnected {
 impl FullyConnected {
     fn new(op: &OpDef, tensors: &[Slot], act: i8, keep_num_dims: bool) -> Result<FullyConnected> {
         let w = const_f32(tensors, op, 1, "weights")?;
-        if w.shape.len() != 2 {
-            return Err(Error::invalid(format!(
-                "the weights must be 2-D, got {:?}",
-                w.shape
-            )));
-        }
+        ensure!(
+            w.shape.len() == 2,
+            invalid,
+            "the weights must be 2-D, got {:?}",
+            w.shape
+        );
         let (out_dim, in_dim) = (w.shape[0], w.shape[1]);
         let src = w.as_slice::<f32>();
         let mut w_t = vec![0.0; in_dim * out_dim];
@@ -282,10 +284,12 @@ impl Kernel for FullyConnected {
         let x = inputs.get(0)?;
         let n = x.num_elements();
         if self.in_dim == 0 || n % self.in_dim != 0 {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "input shape {:?} does not fit weights of depth {}",
-                x.shape, self.in_dim
-            )));
+                x.shape,
+                self.in_dim
+            );
         }
         if self.keep_num_dims {
             let mut s = x.shape.clone();
@@ -321,10 +325,11 @@ fn conv_geom(
     ic: usize,
 ) -> Result<ConvGeom> {
     if x.shape.len() != 4 || x.shape[3] != ic {
-        return Err(Error::invalid(format!(
+        bail!(
+            invalid,
             "{op_name}: input shape {:?} is not NHWC with {ic} channels",
             x.shape
-        )));
+        );
     }
     Ok(ConvGeom {
         n: x.shape[0],
@@ -408,12 +413,12 @@ impl Conv {
         act: i8,
     ) -> Result<Conv> {
         let f = const_f32(tensors, op, 1, "filter")?;
-        if f.shape.len() != 4 {
-            return Err(Error::invalid(format!(
-                "the filter must be 4-D (OHWI), got {:?}",
-                f.shape
-            )));
-        }
+        ensure!(
+            f.shape.len() == 4,
+            invalid,
+            "the filter must be 4-D (OHWI), got {:?}",
+            f.shape
+        );
         let (oc, kh, kw, ic) = (f.shape[0], f.shape[1], f.shape[2], f.shape[3]);
         let src = f.as_slice::<f32>();
         let k = kh * kw * ic;
@@ -575,10 +580,11 @@ impl Depthwise {
     ) -> Result<Depthwise> {
         let f = const_f32(tensors, op, 1, "filter")?;
         if f.shape.len() != 4 || f.shape[0] != 1 {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "the depthwise filter must be [1, h, w, channels], got {:?}",
                 f.shape
-            )));
+            );
         }
         let (kh, kw, oc) = (f.shape[1], f.shape[2], f.shape[3]);
         Ok(Depthwise {
@@ -601,10 +607,11 @@ impl Kernel for Depthwise {
         let x = inputs.get(0)?;
         let ic = x.shape.get(3).copied().unwrap_or(0);
         if ic == 0 || !self.oc.is_multiple_of(ic) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "DEPTHWISE_CONV_2D: {} output channels are not a multiple of {ic} input channels",
                 self.oc
-            )));
+            );
         }
         let g = conv_geom(
             "DEPTHWISE_CONV_2D",
@@ -775,9 +782,7 @@ impl BroadcastPlan {
         for d in 0..rank {
             let (x, y) = (pa[d], pb[d]);
             if x != y && x != 1 && y != 1 {
-                return Err(Error::invalid(format!(
-                    "{op}: shapes {a:?} and {b:?} do not broadcast"
-                )));
+                bail!(invalid, "{op}: shapes {a:?} and {b:?} do not broadcast");
             }
             shape.push(if x == 1 { y } else { x });
         }
@@ -967,9 +972,7 @@ pub fn reduce_shape(
     for &a in axes {
         let n = if a < 0 { a + rank } else { a };
         if n < 0 || n >= rank {
-            return Err(Error::invalid(format!(
-                "{op}: axis {a} is out of range for rank {rank}"
-            )));
+            bail!(invalid, "{op}: axis {a} is out of range for rank {rank}");
         }
         ax.push(n as usize);
     }
@@ -998,11 +1001,11 @@ impl Kernel for Reduce {
             self.keep_dims,
         )?;
         let contiguous = ax.windows(2).all(|w| w[1] == w[0] + 1);
-        if !contiguous {
-            return Err(Error::unimplemented(format!(
-                "reducing over non-adjacent axes {ax:?} is not supported"
-            )));
-        }
+        ensure!(
+            contiguous,
+            unimplemented,
+            "reducing over non-adjacent axes {ax:?} is not supported"
+        );
         let (first, last) = (
             ax.first().copied().unwrap_or(0),
             ax.last().copied().unwrap_or(0),
@@ -1130,9 +1133,10 @@ impl Kernel for BatchMatMul {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let (a, b) = (&inputs.get(0)?.shape, &inputs.get(1)?.shape);
         if a.len() < 2 || b.len() < 2 {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "BATCH_MATMUL needs rank >= 2 operands, got {a:?} and {b:?}"
-            )));
+            );
         }
         let (m, ka) = if self.adj_x {
             (a[a.len() - 1], a[a.len() - 2])
@@ -1144,11 +1148,11 @@ impl Kernel for BatchMatMul {
         } else {
             (b[b.len() - 2], b[b.len() - 1])
         };
-        if ka != kb {
-            return Err(Error::invalid(format!(
-                "BATCH_MATMUL: inner dimensions of {a:?} and {b:?} differ"
-            )));
-        }
+        ensure!(
+            ka == kb,
+            invalid,
+            "BATCH_MATMUL: inner dimensions of {a:?} and {b:?} differ"
+        );
         let plan = BroadcastPlan::new("BATCH_MATMUL", &a[..a.len() - 2], &b[..b.len() - 2])?;
         let mut s = plan.shape;
         s.extend([m, n]);
@@ -1216,17 +1220,18 @@ impl Kernel for Resize {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let x = inputs.get(0)?;
         let size = inputs.get(1)?;
-        if !size.constant {
-            return Err(Error::unimplemented(
-                "a non-constant resize size is not supported",
-            ));
-        }
+        ensure!(
+            size.constant,
+            unimplemented,
+            "a non-constant resize size is not supported"
+        );
         let s = super::ints_of(size, "size")?;
         if x.shape.len() != 4 || s.len() != 2 || s.iter().any(|&v| v <= 0) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "resize: input {:?} and size {s:?} must be NHWC and 2 positive values",
                 x.shape
-            )));
+            );
         }
         self.size = [s[0] as usize, s[1] as usize];
         Ok(vec![vec![
@@ -1357,10 +1362,11 @@ impl Kernel for Dequantize {
                 }
             }
             other => {
-                return Err(Error::unimplemented(format!(
+                bail!(
+                    unimplemented,
                     "DEQUANTIZE of {} is not supported",
                     other.name()
-                )))
+                )
             }
         }
         Ok(())
@@ -1394,10 +1400,11 @@ impl Kernel for QuantizeF32 {
                 }
             }
             other => {
-                return Err(Error::unimplemented(format!(
+                bail!(
+                    unimplemented,
                     "QUANTIZE to {} is not supported",
                     other.name()
-                )))
+                )
             }
         }
         Ok(())
@@ -1421,10 +1428,7 @@ impl Kernel for Cast {
             DType::U8 | DType::Bool => x.as_slice::<u8>().iter().map(|&v| v as f64).collect(),
             DType::I16 => x.as_slice::<i16>().iter().map(|&v| v as f64).collect(),
             other => {
-                return Err(Error::unimplemented(format!(
-                    "CAST from {} is not supported",
-                    other.name()
-                )))
+                bail!(unimplemented, "CAST from {} is not supported", other.name())
             }
         };
         let o = &mut outputs[0];
@@ -1466,10 +1470,7 @@ impl Kernel for Cast {
                 .zip(&vals)
                 .for_each(|(d, &v)| *d = v as i16),
             other => {
-                return Err(Error::unimplemented(format!(
-                    "CAST to {} is not supported",
-                    other.name()
-                )))
+                bail!(unimplemented, "CAST to {} is not supported", other.name())
             }
         }
         Ok(())

@@ -1,7 +1,8 @@
 //! Window geometry shared by convolutions and pools: output sizes and
 //! leading padding for TFLite's SAME and VALID paddings.
 
-use crate::error::{Error, LiteError, Result};
+use crate::error::{LiteError, Result};
+use ferroflow_tensor::bail;
 
 /// TFLite's padding schemes (`Padding` in the schema).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,9 +43,10 @@ impl Axis {
         dilation: i32,
     ) -> Result<Axis> {
         if stride < 1 || dilation < 1 || window == 0 {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "{op}: stride {stride}, dilation {dilation} and window {window} must be positive"
-            )));
+            );
         }
         let (stride, dilation) = (stride as usize, dilation as usize);
         let effective = (window - 1) * dilation + 1;

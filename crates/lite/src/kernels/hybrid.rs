@@ -13,11 +13,12 @@ use std::sync::Mutex;
 
 use super::int8::rows_dot;
 use super::{activation_range, Inputs, Kernel, RunContext};
-use crate::error::{Error, LiteError, Result};
+use crate::error::{LiteError, Result};
 use crate::interpreter::Slot;
 use crate::model::{DType, OpDef};
 use crate::options;
 use crate::schema::BuiltinOptions;
+use ferroflow_tensor::bail;
 
 /// Builds the kernel when `op` is a hybrid operator (float input, int8
 /// weights).
@@ -148,25 +149,28 @@ impl FullyConnected {
         asymmetric: bool,
     ) -> Result<FullyConnected> {
         if !w.constant || w.shape.len() != 2 {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "FULLY_CONNECTED: hybrid weights must be a constant 2-D INT8 tensor, got {:?}",
                 w.shape
-            )));
+            );
         }
         let (out_dim, in_dim) = (w.shape[0], w.shape[1]);
         let q = &w.quant;
         if q.zero_point.iter().any(|&z| z != 0) {
-            return Err(Error::unimplemented(
-                "FULLY_CONNECTED: hybrid weights must be symmetric (zero point 0)",
-            ));
+            bail!(
+                unimplemented,
+                "FULLY_CONNECTED: hybrid weights must be symmetric (zero point 0)"
+            );
         }
         let scales: Vec<f32> = match q.scale.len() {
             1 => vec![q.scale[0]; out_dim],
             n if n == out_dim => q.scale.clone(),
             n => {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "FULLY_CONNECTED: {n} weight scales for {out_dim} output channels"
-                )))
+                )
             }
         };
         let data = w.as_slice::<i8>().to_vec();
@@ -179,9 +183,10 @@ impl FullyConnected {
             Some(&i) => {
                 let b = &tensors[i as usize];
                 if !b.constant || b.dtype != DType::F32 || b.num_elements() != out_dim {
-                    return Err(Error::unimplemented(format!(
+                    bail!(
+                        unimplemented,
                         "FULLY_CONNECTED: the bias must be a constant FLOAT32 tensor of {out_dim} values"
-                    )));
+                    );
                 }
                 b.as_slice::<f32>().to_vec()
             }
@@ -206,10 +211,12 @@ impl Kernel for FullyConnected {
         let x = inputs.get(0)?;
         let n = x.num_elements();
         if self.in_dim == 0 || !n.is_multiple_of(self.in_dim) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "FULLY_CONNECTED: input shape {:?} does not fit weights of depth {}",
-                x.shape, self.in_dim
-            )));
+                x.shape,
+                self.in_dim
+            );
         }
         if self.keep_num_dims {
             let mut s = x.shape.clone();

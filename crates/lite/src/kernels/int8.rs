@@ -30,6 +30,7 @@ use crate::model::{builtin_name, DType, OpDef};
 use crate::options;
 use crate::quant::{Multiplier, QuantParams};
 use crate::schema::BuiltinOptions;
+use ferroflow_tensor::{bail, ensure};
 
 /// An 8-bit quantized element type.
 trait Q8: bytemuck::Pod + Ord + Send + Sync {
@@ -109,10 +110,11 @@ fn tensor<'a>(tensors: &'a [Slot], idx: Option<&i32>, what: &str) -> Result<&'a 
 fn per_tensor(s: &Slot, op: &str, what: &str) -> Result<(f32, i32)> {
     let q = &s.quant;
     if !q.is_quantized() || q.scale0() <= 0.0 || !q.scale0().is_finite() {
-        return Err(Error::invalid(format!(
+        bail!(
+            invalid,
             "{op}: the {what} tensor {:?} has no valid quantization scale",
             s.name
-        )));
+        );
     }
     Ok((q.scale0(), q.zero_point0()))
 }
@@ -215,13 +217,13 @@ pub fn build(
             let mut parts = Vec::new();
             for i in 0..op.inputs.len() {
                 let t = tensor(tensors, op.inputs.get(i), "input")?;
-                if t.dtype != dt {
-                    return Err(Error::invalid(format!(
-                        "CONCATENATION: input {i} is {}, expected {}",
-                        t.dtype.name(),
-                        dt.name()
-                    )));
-                }
+                ensure!(
+                    t.dtype == dt,
+                    invalid,
+                    "CONCATENATION: input {i} is {}, expected {}",
+                    t.dtype.name(),
+                    dt.name()
+                );
                 parts.push(per_tensor(t, &name, "input")?);
             }
             Box::new(Concat {
@@ -601,11 +603,12 @@ impl Weighted {
         let w = tensor(tensors, op.inputs.get(1), "weights")?;
         let y = tensor(tensors, op.outputs.first(), "output")?;
         if !w.constant || w.dtype != DType::I8 || w.shape.is_empty() {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "{name}: the weights must be a constant INT8 tensor, got {} {:?}",
                 w.dtype.name(),
                 w.shape
-            )));
+            );
         }
         let (sx, zx) = per_tensor(x, &name, "input")?;
         let (sy, zy) = per_tensor(y, &name, "output")?;
@@ -613,15 +616,17 @@ impl Weighted {
         let k = w.num_elements() / out.max(1);
         let wq = &w.quant;
         if wq.zero_point.iter().any(|&z| z != 0) {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "{name}: INT8 weights with a nonzero zero point are not supported"
-            )));
+            );
         }
         if wq.scale.len() != 1 && wq.scale.len() != out {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "{name}: {} weight scales for {out} output channels",
                 wq.scale.len()
-            )));
+            );
         }
         let wdata = w.as_slice::<i8>().to_vec();
         let raw_bias: Vec<i32> = match op.inputs.get(2).filter(|&&i| i >= 0) {
@@ -629,11 +634,12 @@ impl Weighted {
             Some(_) => {
                 let b = tensor(tensors, op.inputs.get(2), "bias")?;
                 if !b.constant || b.dtype != DType::I32 || b.num_elements() != out {
-                    return Err(Error::unimplemented(format!(
+                    bail!(
+                        unimplemented,
                         "{name}: the bias must be a constant INT32 tensor of {out} values, got {} {:?}",
                         b.dtype.name(),
                         b.shape
-                    )));
+                    );
                 }
                 b.as_slice::<i32>().to_vec()
             }
@@ -712,10 +718,11 @@ impl Kernel for FullyConnected {
         let n = x.num_elements();
         let k = self.p.k;
         if k == 0 || !n.is_multiple_of(k) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "FULLY_CONNECTED: input shape {:?} does not fit weights of depth {k}",
                 x.shape
-            )));
+            );
         }
         if self.keep_num_dims {
             let mut s = x.shape.clone();
@@ -756,13 +763,14 @@ fn geom(
     channels: Option<usize>,
 ) -> Result<Geom> {
     if x.shape.len() != 4 || channels.is_some_and(|c| x.shape[3] != c) {
-        return Err(Error::invalid(format!(
+        bail!(
+            invalid,
             "{op}: input shape {:?} is not NHWC{}",
             x.shape,
             channels
                 .map(|c| format!(" with {c} channels"))
                 .unwrap_or_default()
-        )));
+        );
     }
     Ok(Geom {
         n: x.shape[0],
@@ -798,18 +806,19 @@ impl Conv {
         act: i8,
     ) -> Result<Conv> {
         let w = tensor(tensors, op.inputs.get(1), "filter")?;
-        if w.shape.len() != 4 {
-            return Err(Error::invalid(format!(
-                "CONV_2D: the filter must be 4-D (OHWI), got {:?}",
-                w.shape
-            )));
-        }
+        ensure!(
+            w.shape.len() == 4,
+            invalid,
+            "CONV_2D: the filter must be 4-D (OHWI), got {:?}",
+            w.shape
+        );
         let (kh, kw, ic) = (w.shape[1], w.shape[2], w.shape[3]);
         let (p, zx) = Weighted::new(op, tensors, act, true)?;
         if !(-128..=127).contains(&zx) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "CONV_2D: input zero point {zx} is out of the INT8 range"
-            )));
+            );
         }
         let kp = p.k.div_ceil(KB) * KB;
         let w16 = widen_rows(&p.w, p.out, p.k, kp);
@@ -953,35 +962,39 @@ impl Depthwise {
         let w = tensor(tensors, op.inputs.get(1), "filter")?;
         let y = tensor(tensors, op.outputs.first(), "output")?;
         if !w.constant || w.dtype != DType::I8 || w.shape.len() != 4 || w.shape[0] != 1 {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "{name}: the filter must be a constant INT8 [1, H, W, C] tensor, got {} {:?}",
                 w.dtype.name(),
                 w.shape
-            )));
+            );
         }
         let (kh, kw, oc) = (w.shape[1], w.shape[2], w.shape[3]);
         let (sx, zx) = per_tensor(x, name, "input")?;
         let (sy, zy) = per_tensor(y, name, "output")?;
         let wq = &w.quant;
         if wq.zero_point.iter().any(|&z| z != 0) {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "{name}: INT8 weights with a nonzero zero point are not supported"
-            )));
+            );
         }
         if wq.scale.len() != 1 && wq.scale.len() != oc {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "{name}: {} filter scales for {oc} output channels",
                 wq.scale.len()
-            )));
+            );
         }
         let bias = match op.inputs.get(2).filter(|&&i| i >= 0) {
             None => vec![0; oc],
             Some(_) => {
                 let b = tensor(tensors, op.inputs.get(2), "bias")?;
                 if !b.constant || b.dtype != DType::I32 || b.num_elements() != oc {
-                    return Err(Error::unimplemented(format!(
+                    bail!(
+                        unimplemented,
                         "{name}: the bias must be a constant INT32 tensor of {oc} values"
-                    )));
+                    );
                 }
                 b.as_slice::<i32>().to_vec()
             }
@@ -1024,10 +1037,11 @@ impl Kernel for Depthwise {
         )?;
         let ic = x.shape[3];
         if ic == 0 || !self.oc.is_multiple_of(ic) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "DEPTHWISE_CONV_2D: {} output channels are not a multiple of {ic} input channels",
                 self.oc
-            )));
+            );
         }
         self.depth_mult = self.oc / ic;
         let shape = vec![g.n, g.h.output, g.w.output, self.oc];
@@ -1122,16 +1136,16 @@ impl Pool {
                 for ox in 0..ow {
                     let tx = g.w.valid_taps(ox);
                     let count = (ty.len() * tx.len()) as i32;
-                    if count == 0 {
-                        return Err(Error::invalid(format!(
-                            "{}: a pooling window covers no input",
-                            if self.max {
-                                "MAX_POOL_2D"
-                            } else {
-                                "AVERAGE_POOL_2D"
-                            }
-                        )));
-                    }
+                    ensure!(
+                        count != 0,
+                        invalid,
+                        "{}: a pooling window covers no input",
+                        if self.max {
+                            "MAX_POOL_2D"
+                        } else {
+                            "AVERAGE_POOL_2D"
+                        }
+                    );
                     let dst = &mut out[((b * oh + oy) * ow + ox) * c..][..c];
                     for (ch, d) in dst.iter_mut().enumerate() {
                         let mut acc: i32 = if self.max { T::MIN } else { 0 };
@@ -1172,10 +1186,7 @@ impl Kernel for Pool {
         };
         let x = inputs.get(0)?;
         if self.window.iter().any(|&w| w < 1) {
-            return Err(Error::invalid(format!(
-                "{op}: window {:?} must be positive",
-                self.window
-            )));
+            bail!(invalid, "{op}: window {:?} must be positive", self.window);
         }
         let g = geom(
             op,
@@ -1404,10 +1415,11 @@ impl Kernel for Mean {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let shape = inputs.get(0)?.shape.clone();
         if shape.len() > MAX_RANK {
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "MEAN: input rank {} is above {MAX_RANK}",
                 shape.len()
-            )));
+            );
         }
         let (ax, out) = reduce_shape("MEAN", &shape, &self.axes, self.keep_dims)?;
         let rank = shape.len();
@@ -1497,7 +1509,7 @@ impl Kernel for Softmax {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let x = inputs.get(0)?;
         if x.shape.is_empty() {
-            return Err(Error::invalid("SOFTMAX: the input must have rank >= 1"));
+            bail!(invalid, "SOFTMAX: the input must have rank >= 1");
         }
         Ok(vec![x.shape.clone()])
     }
@@ -1607,10 +1619,11 @@ impl Kernel for Concat {
             self.axis
         };
         if axis < 0 || axis >= rank {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "CONCATENATION: axis {} is out of range for rank {rank}",
                 self.axis
-            )));
+            );
         }
         let axis = axis as usize;
         let mut out = first.clone();
@@ -1625,11 +1638,11 @@ impl Kernel for Concat {
                     .zip(&first)
                     .enumerate()
                     .all(|(d, (a, b))| d == axis || a == b);
-            if !fits {
-                return Err(Error::invalid(format!(
-                    "CONCATENATION: input {i} has shape {s:?}, incompatible with {first:?} along axis {axis}"
-                )));
-            }
+            ensure!(
+                fits,
+                invalid,
+                "CONCATENATION: input {i} has shape {s:?}, incompatible with {first:?} along axis {axis}"
+            );
             out[axis] += s[axis];
             self.widths.push(s[axis] * inner);
         }

@@ -14,6 +14,7 @@ use crate::error::{Error, LiteError, Result};
 use crate::interpreter::Slot;
 use crate::model::{builtin_name, DType, OpDef};
 use crate::schema::BuiltinOptions;
+use ferroflow_tensor::{bail, ensure};
 
 /// What a kernel may use while running.
 pub struct RunContext {
@@ -97,9 +98,10 @@ pub fn activation_range(code: i8) -> Result<(f32, f32)> {
                 5 => "SIGN_BIT",
                 _ => "unknown",
             };
-            return Err(Error::unimplemented(format!(
+            bail!(
+                unimplemented,
                 "fused activation {name} (code {other}) is not supported"
-            )));
+            );
         }
     })
 }
@@ -136,10 +138,11 @@ pub fn build(op: &OpDef, tensors: &[Slot]) -> Result<Box<dyn Kernel>> {
         _ => String::new(),
     };
     if op.custom_code.is_some() {
-        return Err(Error::unimplemented(format!(
+        bail!(
+            unimplemented,
             "Encountered unresolved custom op: {}. See instructions: https://www.tensorflow.org/lite/guide/ops_custom",
             op.name()
-        )));
+        );
     }
     Err(Error::unimplemented(format!(
         "Didn't find op for builtin opcode '{}' version '{}'{types}",
@@ -172,11 +175,11 @@ pub fn const_ints(tensors: &[Slot], op: &OpDef, i: usize, what: &str) -> Result<
         .get(idx.max(0) as usize)
         .filter(|_| idx >= 0)
         .ok_or_else(|| Error::invalid(format!("the {what} input is missing")))?;
-    if !s.constant {
-        return Err(Error::unimplemented(format!(
-            "the {what} input must be a constant"
-        )));
-    }
+    ensure!(
+        s.constant,
+        unimplemented,
+        "the {what} input must be a constant"
+    );
     ints_of(s, what)
 }
 
@@ -186,10 +189,11 @@ pub fn ints_of(s: &Slot, what: &str) -> Result<Vec<i64>> {
         DType::I32 => s.as_slice::<i32>().iter().map(|&v| v as i64).collect(),
         DType::I64 => s.as_slice::<i64>().to_vec(),
         other => {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "the {what} tensor must be INT32 or INT64, not {}",
                 other.name()
-            )))
+            )
         }
     })
 }

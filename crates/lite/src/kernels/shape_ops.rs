@@ -5,11 +5,12 @@
 //! quantization, except concatenation, which requantizes when they differ).
 
 use super::{const_ints, ints_of, Inputs, Kernel, RunContext};
-use crate::error::{Error, LiteError, Result};
+use crate::error::{LiteError, Result};
 use crate::interpreter::Slot;
 use crate::model::{DType, OpDef};
 use crate::options;
 use crate::schema::BuiltinOptions;
+use ferroflow_tensor::{bail, ensure};
 
 /// Builds the kernel when `op` is an element-moving operator.
 pub fn build(
@@ -112,11 +113,11 @@ pub fn build(
         // GATHER
         36 => {
             let o = options!(opts, GatherOptions);
-            if o.batch_dims != 0 {
-                return Err(Error::unimplemented(
-                    "GATHER with batch_dims is not supported",
-                ));
-            }
+            ensure!(
+                o.batch_dims == 0,
+                unimplemented,
+                "GATHER with batch_dims is not supported"
+            );
             Box::new(Gather {
                 axis: o.axis as i64,
             })
@@ -125,9 +126,10 @@ pub fn build(
         45 => {
             let o = options!(opts, StridedSliceOptions);
             if o.ellipsis_mask != 0 || o.new_axis_mask != 0 {
-                return Err(Error::unimplemented(
-                    "STRIDED_SLICE with ellipsis or new-axis masks is not supported",
-                ));
+                bail!(
+                    unimplemented,
+                    "STRIDED_SLICE with ellipsis or new-axis masks is not supported"
+                );
             }
             Box::new(StridedSlice {
                 begin: const_ints(tensors, op, 1, "begin")?,
@@ -161,9 +163,7 @@ pub fn build(
 fn check_rank(op: &str, axis: i64, rank: usize) -> Result<usize> {
     let a = if axis < 0 { axis + rank as i64 } else { axis };
     if a < 0 || a as usize >= rank.max(1) {
-        return Err(Error::invalid(format!(
-            "{op}: axis {axis} is out of range for rank {rank}"
-        )));
+        bail!(invalid, "{op}: axis {axis} is out of range for rank {rank}");
     }
     Ok(a as usize)
 }
@@ -196,16 +196,15 @@ impl Kernel for Reshape {
                 .map(|&d| if d < 0 { n / known } else { d as usize })
                 .collect(),
             _ => {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "RESHAPE: cannot reshape {n} elements to {:?}",
                     self.target
-                )))
+                )
             }
         };
         if shape.iter().product::<usize>() != n {
-            return Err(Error::invalid(format!(
-                "RESHAPE: cannot reshape {n} elements to {shape:?}"
-            )));
+            bail!(invalid, "RESHAPE: cannot reshape {n} elements to {shape:?}");
         }
         Ok(vec![shape])
     }
@@ -229,11 +228,11 @@ impl Kernel for Squeeze {
         } else {
             for &d in &self.dims {
                 let a = check_rank("SQUEEZE", d as i64, shape.len())?;
-                if shape[a] != 1 {
-                    return Err(Error::invalid(format!(
-                        "SQUEEZE: dimension {d} of shape {shape:?} is not 1"
-                    )));
-                }
+                ensure!(
+                    shape[a] == 1,
+                    invalid,
+                    "SQUEEZE: dimension {d} of shape {shape:?} is not 1"
+                );
                 drop[a] = true;
             }
         }
@@ -320,10 +319,12 @@ impl Kernel for Concat {
                     .enumerate()
                     .any(|(d, &s)| d != axis && s != first.shape[d])
             {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "CONCATENATION: input {i} has shape {:?}, incompatible with {:?} along axis {axis}",
-                    t.shape, first.shape
-                )));
+                    t.shape,
+                    first.shape
+                );
             }
             shape[axis] += t.shape[axis];
             self.widths.push(split_at(&t.shape, axis, t.dtype.size()).1);
@@ -353,12 +354,12 @@ impl Kernel for Pack {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let first = &inputs.get(0)?.shape;
         for i in 1..inputs.len() {
-            if &inputs.get(i)?.shape != first {
-                return Err(Error::invalid(format!(
-                    "PACK: input {i} has shape {:?}, input 0 {first:?}",
-                    inputs.get(i)?.shape
-                )));
-            }
+            ensure!(
+                &inputs.get(i)?.shape == first,
+                invalid,
+                "PACK: input {i} has shape {:?}, input 0 {first:?}",
+                inputs.get(i)?.shape
+            );
         }
         let axis = check_rank("PACK", self.axis, first.len() + 1)?;
         self.axis = axis as i64;
@@ -390,12 +391,12 @@ impl Kernel for Unpack {
         let shape = &inputs.get(0)?.shape;
         let axis = check_rank("UNPACK", self.axis, shape.len())?;
         self.axis = axis as i64;
-        if shape[axis] != outputs.len() {
-            return Err(Error::invalid(format!(
-                "UNPACK: dimension {axis} of {shape:?} is not {}",
-                outputs.len()
-            )));
-        }
+        ensure!(
+            shape[axis] == outputs.len(),
+            invalid,
+            "UNPACK: dimension {axis} of {shape:?} is not {}",
+            outputs.len()
+        );
         let mut s = shape.clone();
         s.remove(axis);
         Ok(vec![s; outputs.len()])
@@ -428,10 +429,11 @@ impl Kernel for Split {
         let axis = check_rank("SPLIT", self.axis, shape.len())?;
         self.axis = axis as i64;
         if self.count == 0 || shape[axis] % self.count != 0 {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "SPLIT: dimension {axis} of {shape:?} does not split into {}",
                 self.count
-            )));
+            );
         }
         let mut s = shape.clone();
         s[axis] /= self.count;
@@ -517,11 +519,12 @@ impl Kernel for Transpose {
                 p < 0 || p as usize >= shape.len() || std::mem::replace(&mut seen[p as usize], true)
             })
         {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "TRANSPOSE: {:?} is not a permutation of rank {}",
                 self.perm,
                 shape.len()
-            )));
+            );
         }
         Ok(vec![self.perm.iter().map(|&p| shape[p as usize]).collect()])
     }
@@ -574,9 +577,7 @@ impl Kernel for Gather {
         for o in 0..outer {
             for &i in &indices {
                 if i < 0 || i as usize >= n {
-                    return Err(Error::invalid(format!(
-                        "GATHER: index {i} is out of range [0, {n})"
-                    )));
+                    bail!(invalid, "GATHER: index {i} is out of range [0, {n})");
                 }
                 let s = (o * n + i as usize) * w;
                 dst[at..at + w].copy_from_slice(&src[s..s + w]);
@@ -607,9 +608,10 @@ impl Kernel for StridedSlice {
         let shape = &inputs.get(0)?.shape;
         let n = self.begin.len();
         if n > shape.len() || self.end.len() != n || self.strides.len() != n {
-            return Err(Error::invalid(
-                "STRIDED_SLICE: begin, end and strides must have one entry per sliced dimension",
-            ));
+            bail!(
+                invalid,
+                "STRIDED_SLICE: begin, end and strides must have one entry per sliced dimension"
+            );
         }
         self.plan.clear();
         for (d, &dim) in shape.iter().enumerate() {
@@ -619,9 +621,11 @@ impl Kernel for StridedSlice {
             }
             let dim = dim as i64;
             let stride = self.strides[d];
-            if stride == 0 {
-                return Err(Error::invalid("STRIDED_SLICE: strides must be non-zero"));
-            }
+            ensure!(
+                stride != 0,
+                invalid,
+                "STRIDED_SLICE: strides must be non-zero"
+            );
             let norm = |v: i64| if v < 0 { v + dim } else { v };
             let shrink = self.shrink & (1 << d) != 0;
             let (lo, hi) = if stride > 0 { (0, dim) } else { (-1, dim - 1) };
@@ -637,10 +641,11 @@ impl Kernel for StridedSlice {
             let mut e = if shrink {
                 b = norm(self.begin[d]);
                 if b < 0 || b >= dim {
-                    return Err(Error::invalid(format!(
+                    bail!(
+                        invalid,
                         "STRIDED_SLICE: index {} is out of range for dimension {d} of size {dim}",
                         self.begin[d]
-                    )));
+                    );
                 }
                 b + 1
             } else if self.end_mask & (1 << d) != 0 {
@@ -703,9 +708,10 @@ impl Kernel for SliceOp {
     fn prepare(&mut self, inputs: Inputs<'_>, _: &[i32]) -> Result<Vec<Vec<usize>>> {
         let shape = &inputs.get(0)?.shape;
         if self.begin.len() != shape.len() || self.size.len() != shape.len() {
-            return Err(Error::invalid(
-                "SLICE: begin and size must have one entry per dimension",
-            ));
+            bail!(
+                invalid,
+                "SLICE: begin and size must have one entry per dimension"
+            );
         }
         self.plan.clear();
         for (d, &dim) in shape.iter().enumerate() {
@@ -716,9 +722,10 @@ impl Kernel for SliceOp {
                 self.size[d]
             };
             if b < 0 || s < 0 || (b + s) as usize > dim {
-                return Err(Error::invalid(format!(
+                bail!(
+                    invalid,
                     "SLICE: begin {b} and size {s} do not fit dimension {d} of size {dim}"
-                )));
+                );
             }
             self.plan.push((b as usize, s as usize));
         }
@@ -755,11 +762,12 @@ impl Kernel for Pad {
         let x = inputs.get(0)?;
         let shape = &x.shape;
         if self.paddings.len() != 2 * shape.len() || self.paddings.iter().any(|&p| p < 0) {
-            return Err(Error::invalid(format!(
+            bail!(
+                invalid,
                 "PAD: paddings {:?} do not fit rank {}",
                 self.paddings,
                 shape.len()
-            )));
+            );
         }
         // The pad value: PADV2's third input, else zero (the zero point
         // for quantized tensors).

@@ -10,7 +10,7 @@ use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrValue;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::random::Philox;
-use ferroflow_tensor::{Error, Tensor};
+use ferroflow_tensor::{bail, ensure, Error, Tensor};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -164,7 +164,7 @@ fn draw_batch(
             sampled.push(k);
         }
         if tries > num_sampled * 1000 + range_max * 100 {
-            return Err(Error::internal("candidate sampler made no progress"));
+            bail!(internal, "candidate sampler made no progress");
         }
     }
     Ok((sampled, tries))
@@ -214,10 +214,11 @@ fn fixed_weights(a: &ferroflow_graph::Attrs) -> ferroflow_tensor::Result<Vec<f64
         }
     }
     if w.len() as i64 != range_max {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "FixedUnigramCandidateSampler: range_max must equal the number of (reserved + unigram) ids in this shard: range_max {range_max} vs {}",
             w.len()
-        )));
+        );
     }
     Ok(w)
 }
@@ -260,9 +261,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let unique = a.bool_or("unique", false)?;
                 let range_max = a.int("range_max")?;
                 if range_max <= 0 {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "range_max must be positive, got {range_max}"
-                    )));
+                    );
                 }
                 let (mut seed, mut seed2) =
                     (a.int_or("seed", 0)? as u64, a.int_or("seed2", 0)? as u64);
@@ -291,7 +293,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                             sampled.push(k);
                         }
                         if tries > num_sampled * 1000 + range_max * 100 {
-                            return Err(Error::internal("candidate sampler made no progress"));
+                            bail!(internal, "candidate sampler made no progress");
                         }
                     }
                     let true_expected: Vec<f32> = true_classes
@@ -344,9 +346,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let unique = a.bool_or("unique", false)?;
                 let range_max = a.int("range_max")?;
                 if range_max <= 0 {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "{name}: range_max must be positive, got {range_max}"
-                    )));
+                    );
                 }
                 let w = if learned {
                     vec![1.0; range_max as usize]
@@ -362,9 +365,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     let true_classes = ctx.input(0)?.to_i64_vec()?;
                     let mut wt = state.weights.lock();
                     if wt.total <= 0.0 {
-                        return Err(Error::invalid_argument(format!(
-                            "{name}: every class has weight 0"
-                        )));
+                        bail!(invalid_argument, "{name}: every class has weight 0");
                     }
                     let (sampled, tries) =
                         draw_batch(&state.st, num_sampled, unique, range_max, |u| wt.draw(u))?;
@@ -401,16 +402,16 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(|ctx| {
                 let t = ctx.input(0)?;
                 let s = ctx.input(1)?;
-                if t.rank() != 2 {
-                    return Err(Error::invalid_argument(
-                        "ComputeAccidentalHits: true_classes must be a matrix",
-                    ));
-                }
-                if s.rank() != 1 {
-                    return Err(Error::invalid_argument(
-                        "ComputeAccidentalHits: sampled_candidates must be a vector",
-                    ));
-                }
+                ensure!(
+                    t.rank() == 2,
+                    invalid_argument,
+                    "ComputeAccidentalHits: true_classes must be a matrix"
+                );
+                ensure!(
+                    s.rank() == 1,
+                    invalid_argument,
+                    "ComputeAccidentalHits: sampled_candidates must be a vector"
+                );
                 let num_true = t.dims()[1];
                 let mut pos = HashMap::new();
                 for (k, &c) in s.to_i64_vec()?.iter().enumerate() {

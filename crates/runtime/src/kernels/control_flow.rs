@@ -33,7 +33,7 @@ use super::boxed;
 use crate::kernel::{factory, Kernel, KernelFactory, KernelInit, LoopHistory, OpContext, Value};
 use crate::plan::Plan;
 use ferroflow_graph::{AttrValue, AttrsExt};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use std::cell::Cell;
 use std::sync::Arc;
 
@@ -220,13 +220,13 @@ struct Case {
 /// The branch a `Case` takes for index input 0.
 fn case_branch(ctx: &OpContext<'_>, count: usize) -> Result<usize> {
     let index = ctx.input(0)?;
-    if index.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "branch_index must be a scalar, but it has shape {} (node {})",
-            index.shape(),
-            ctx.node
-        )));
-    }
+    ensure!(
+        index.rank() == 0,
+        invalid_argument,
+        "branch_index must be a scalar, but it has shape {} (node {})",
+        index.shape(),
+        ctx.node
+    );
     let i = index.scalar_i64()?;
     Ok(usize::try_from(i)
         .ok()
@@ -267,10 +267,7 @@ impl BranchGrads {
         let history = match ctx.take_value(last) {
             Value::History(h) => h,
             _ => {
-                return Err(Error::internal(format!(
-                    "{} expects the forward op's history",
-                    ctx.node
-                )))
+                bail!(internal, "{} expects the forward op's history", ctx.node)
             }
         };
         let mut args: Vec<Value> = (1..last).map(|i| ctx.take_value(i)).collect();
@@ -406,7 +403,7 @@ impl Kernel for WhileGrad {
             .ok_or_else(|| Error::internal("WhileGrad reads no loop history"))?;
         let history = match ctx.take_value(n + first) {
             Value::History(h) => h,
-            _ => return Err(Error::internal("WhileGrad expects loop histories")),
+            _ => bail!(internal, "WhileGrad expects loop histories"),
         };
         let iterations = history.columns[first].len();
         let saved = self
@@ -545,10 +542,11 @@ fn if_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
 fn case_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let names = names(init, "branches")?;
     if names.is_empty() {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Case node '{}' has no branches",
             init.node.name
-        )));
+        );
     }
     let num_outputs = init.node.attrs.dtypes("Tout")?.len();
     let branches = branches(init, &names, num_outputs, "CaseGrad", |g, k| {

@@ -5,7 +5,7 @@ use super::boxed;
 use crate::kernel::{factory, KernelFactory, KernelInit};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::conv::{self, Conv2dParams, Pool2dParams};
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{bail, Error, Result, Tensor};
 
 fn conv_params(init: &KernelInit<'_>) -> Result<Conv2dParams> {
     let a = &init.node.attrs;
@@ -35,10 +35,11 @@ fn pool_params(init: &KernelInit<'_>) -> Result<Pool2dParams> {
 fn sizes(t: &Tensor, op: &str, what: &str) -> Result<Vec<usize>> {
     let v = t.to_i64_vec()?;
     if t.rank() != 1 || v.len() != 4 || v.iter().any(|&d| d < 0) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{op}: {what} must be a vector of 4 non-negative sizes, got {v:?} of shape {}",
             t.shape()
-        )));
+        );
     }
     Ok(v.into_iter().map(|d| d as usize).collect())
 }

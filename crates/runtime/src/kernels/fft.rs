@@ -5,15 +5,13 @@ use super::boxed;
 use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::fft::{self, FftPlans};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Result, Tensor};
 
 /// `fft_length` of a 1/2/3-D real transform: an int32 vector of `rank`
 /// entries (TensorFlow's check and message).
 fn fft_length(t: &Tensor, rank: usize) -> Result<Vec<i64>> {
     if t.rank() != 1 || t.dims()[0] != rank {
-        return Err(Error::invalid_argument(format!(
-            "fft_length must have shape [{rank}]"
-        )));
+        bail!(invalid_argument, "fft_length must have shape [{rank}]");
     }
     t.to_i64_vec()
 }
@@ -21,46 +19,46 @@ fn fft_length(t: &Tensor, rank: usize) -> Result<Vec<i64>> {
 /// `fft_length` and `axes` of an N-D transform, checked as TensorFlow's
 /// kernel does; the transformed axes must be the innermost ones, in order.
 fn nd_lengths(input: &Tensor, fft_length: &Tensor, axes: &Tensor) -> Result<Vec<i64>> {
-    if axes.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "axes must be a vector, got shape {:?}",
-            axes.dims()
-        )));
-    }
+    ensure!(
+        axes.rank() == 1,
+        invalid_argument,
+        "axes must be a vector, got shape {:?}",
+        axes.dims()
+    );
     let axes = axes.to_i64_vec()?;
     let k = axes.len();
     let rank = input.rank() as i64;
     if input.rank() < k {
         let dims: Vec<String> = input.dims().iter().map(usize::to_string).collect();
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input must have rank of at least {k} but got: [{}]",
             dims.join(",")
-        )));
+        );
     }
-    if k == 0 {
-        return Err(Error::invalid_argument(
-            "axes must name at least one axis to transform",
-        ));
-    }
+    ensure!(
+        k != 0,
+        invalid_argument,
+        "axes must name at least one axis to transform"
+    );
     let norm: Vec<i64> = axes
         .iter()
         .map(|&a| if a < 0 { a + rank } else { a })
         .collect();
     if norm.windows(2).any(|w| w[0] + 1 != w[1]) {
-        return Err(Error::invalid_argument(
-            "axes must be successive and ascending.",
-        ));
+        bail!(invalid_argument, "axes must be successive and ascending.");
     }
-    if norm[k - 1] != rank - 1 {
-        return Err(Error::invalid_argument(
-            "The last axis to perform transform on must be -1.",
-        ));
-    }
+    ensure!(
+        norm[k - 1] == rank - 1,
+        invalid_argument,
+        "The last axis to perform transform on must be -1."
+    );
     if fft_length.rank() != 1 || fft_length.dims()[0] != k {
         let got = fft_length.dims().first().copied().unwrap_or(0);
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "fft_length must have shape [{k}], but got: {got}."
-        )));
+        );
     }
     fft_length.to_i64_vec()
 }

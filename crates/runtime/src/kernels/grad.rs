@@ -6,7 +6,7 @@ use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::SliceMasks;
 use ferroflow_tensor::kernels::elementwise::cast;
 use ferroflow_tensor::kernels::grad::{self as g, ActivationGrad};
-use ferroflow_tensor::{Error, Tensor};
+use ferroflow_tensor::{bail, ensure, Tensor};
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     use ActivationGrad::*;
@@ -93,9 +93,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(|ctx| {
                 let num = ctx.input(2)?.scalar_i64()?;
                 if num < 0 {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "num_segments must be non-negative, got {num}"
-                    )));
+                    );
                 }
                 let y = g::unsorted_segment_sum(ctx.input(0)?, ctx.input(1)?, num as usize)?;
                 ctx.output(y);
@@ -150,16 +151,16 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             {
                 "REFLECT" => false,
                 "SYMMETRIC" => true,
-                other => return Err(Error::value(format!("MirrorPadGrad: unknown mode {other}"))),
+                other => bail!(value, "MirrorPadGrad: unknown mode {other}"),
             };
             boxed(move |ctx| {
                 let p = ctx.input(1)?.to_i64_vec()?;
-                if p.len() % 2 != 0 {
-                    return Err(Error::invalid_argument(format!(
-                        "MirrorPadGrad: paddings must be a [rank, 2] matrix, got {}",
-                        ctx.input(1)?.shape()
-                    )));
-                }
+                ensure!(
+                    p.len() % 2 == 0,
+                    invalid_argument,
+                    "MirrorPadGrad: paddings must be a [rank, 2] matrix, got {}",
+                    ctx.input(1)?.shape()
+                );
                 let pairs: Vec<(i64, i64)> = p.chunks(2).map(|c| (c[0], c[1])).collect();
                 let y = g::mirror_pad_grad(ctx.input(0)?, &pairs, symmetric)?;
                 ctx.output(y);

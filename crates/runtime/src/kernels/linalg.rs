@@ -7,24 +7,25 @@ use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::matrix_diag::{self, DiagSpec};
 use ferroflow_tensor::kernels::{einsum, linalg};
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Result, Tensor};
 
 fn scalar(t: &Tensor, op: &str, what: &str) -> Result<i64> {
-    if t.num_elements() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: {what} must be a scalar, got shape {}",
-            t.shape()
-        )));
-    }
+    ensure!(
+        t.num_elements() == 1,
+        invalid_argument,
+        "{op}: {what} must be a scalar, got shape {}",
+        t.shape()
+    );
     Ok(t.to_i64_vec()?[0])
 }
 
 fn diag_k(t: &Tensor, op: &str) -> Result<Vec<i64>> {
     if t.rank() > 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{op}: diag_index must be a scalar or vector, got shape {}",
             t.shape()
-        )));
+        );
     }
     t.to_i64_vec()
 }
@@ -123,11 +124,11 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let fast = init.node.attrs.bool_or("fast", true)?;
             boxed(move |ctx| {
                 let l2 = ctx.input(2)?.to_f64_vec()?;
-                if l2.len() != 1 {
-                    return Err(Error::invalid_argument(
-                        "MatrixSolveLs: l2_regularizer must be a scalar",
-                    ));
-                }
+                ensure!(
+                    l2.len() == 1,
+                    invalid_argument,
+                    "MatrixSolveLs: l2_regularizer must be a scalar"
+                );
                 let y = linalg::solve_ls(ctx.input(0)?, ctx.input(1)?, l2[0], fast)?;
                 ctx.output(y);
                 Ok(())

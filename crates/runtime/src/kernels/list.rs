@@ -13,7 +13,7 @@ use super::boxed;
 use crate::kernel::{factory, KernelFactory, KernelInit, ListReads, OpContext, TensorList, Value};
 use ferroflow_graph::{AttrsExt, PartialShape};
 use ferroflow_tensor::kernels::{array, elementwise::add_n};
-use ferroflow_tensor::{DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Error, Result, Shape, Tensor};
 use std::sync::Arc;
 
 /// What the list ops of one node know from its attributes.
@@ -122,40 +122,41 @@ impl Spec {
             Error::invalid_argument(format!("Tried to write to index {i} but it is negative"))
         })?;
         if k >= n {
-            if !self.dynamic_size {
-                return Err(Error::invalid_argument(format!(
-                    "Tried to write to index {i} but array is not resizeable and size is: {n}"
-                )));
-            }
+            ensure!(
+                self.dynamic_size,
+                invalid_argument,
+                "Tried to write to index {i} but array is not resizeable and size is: {n}"
+            );
             list.items.resize(k + 1, None);
         }
-        if value.dtype() != self.dtype {
-            return Err(Error::invalid_argument(format!(
-                "TensorArray dtype is {} but Op is trying to write dtype {}",
-                self.dtype.name(),
-                value.dtype().name()
-            )));
-        }
+        ensure!(
+            value.dtype() == self.dtype,
+            invalid_argument,
+            "TensorArray dtype is {} but Op is trying to write dtype {}",
+            self.dtype.name(),
+            value.dtype().name()
+        );
         if self.infer_shape {
             match &list.element_shape {
                 Some(s) if s != value.shape() => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Could not write to TensorArray index {i} because the value shape is {} \
                          which is incompatible with the TensorArray's inferred element shape: {s} \
                          (consider setting infer_shape=False).",
                         value.shape()
-                    )))
+                    )
                 }
                 Some(_) => {}
                 None => {
-                    if !self.element_shape.is_compatible_with_shape(value.shape()) {
-                        return Err(Error::invalid_argument(format!(
-                            "Could not write to TensorArray index {i} because the value shape is \
+                    ensure!(
+                        self.element_shape.is_compatible_with_shape(value.shape()),
+                        invalid_argument,
+                        "Could not write to TensorArray index {i} because the value shape is \
                              {} which is incompatible with the TensorArray's element shape: {}",
-                            value.shape(),
-                            self.element_shape
-                        )));
-                    }
+                        value.shape(),
+                        self.element_shape
+                    );
                     list.element_shape = Some(value.shape().clone());
                 }
             }
@@ -166,9 +167,10 @@ impl Spec {
             }
             Some(prev) => {
                 list.items[k] = Some(prev);
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Could not write to TensorArray index {i} because it has already been written to."
-                )));
+                );
             }
             None => list.items[k] = Some(value),
         }
@@ -216,11 +218,12 @@ fn note_read(list: &TensorList, k: usize) -> Result<()> {
         read.resize(k + 1, false);
     }
     if std::mem::replace(&mut read[k], true) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "TensorArray {}: Could not read index {k} twice because it was cleared after a \
              previous read (perhaps try setting clear_after_read = false?).",
             reads.name
-        )));
+        );
     }
     Ok(())
 }
@@ -252,10 +255,11 @@ where
 
 fn index_list(t: &Tensor) -> Result<Vec<i64>> {
     if t.rank() > 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "indices must be a scalar or vector, got shape {}",
             t.shape()
-        )));
+        );
     }
     t.to_i64_vec()
 }
@@ -276,11 +280,11 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "ListFromTensor",
         list_kernel(|spec, ctx| {
             let x = ctx.input(0)?;
-            if x.rank() == 0 {
-                return Err(Error::invalid_argument(
-                    "TensorArray.unstack needs a value of rank >= 1, got a scalar",
-                ));
-            }
+            ensure!(
+                x.rank() != 0,
+                invalid_argument,
+                "TensorArray.unstack needs a value of rank >= 1, got a scalar"
+            );
             let mut l = spec.empty(0);
             l.element_shape = Some(Shape::from(x.dims()[1..].to_vec()));
             l.items = array::unstack(x, 0)?.into_iter().map(Some).collect();
@@ -298,11 +302,11 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 .map(|&l| usize::try_from(l))
                 .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(|_| Error::invalid_argument("TensorArray.split lengths must be >= 0"))?;
-            if x.rank() == 0 {
-                return Err(Error::invalid_argument(
-                    "TensorArray.split needs a value of rank >= 1, got a scalar",
-                ));
-            }
+            ensure!(
+                x.rank() != 0,
+                invalid_argument,
+                "TensorArray.split needs a value of rank >= 1, got a scalar"
+            );
             let parts = array::split(x, 0, &sizes)?;
             let mut l = spec.empty(0);
             l.element_shape = None;
@@ -327,22 +331,23 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         list_kernel(|spec, ctx| {
             let indices = index_list(ctx.input(1)?)?;
             let rows = array::unstack(ctx.input(2)?, 0)?;
-            if rows.len() != indices.len() {
-                return Err(Error::invalid_argument(format!(
-                    "TensorArray.scatter: {} indices but the value has {} rows",
-                    indices.len(),
-                    rows.len()
-                )));
-            }
+            ensure!(
+                rows.len() == indices.len(),
+                invalid_argument,
+                "TensorArray.scatter: {} indices but the value has {} rows",
+                indices.len(),
+                rows.len()
+            );
             let mut l = take_list(ctx, 0)?;
             if !spec.dynamic_size {
                 // TF1 checks the largest index against a fixed size first
                 // (an unstack of too many rows fails here).
                 let size = l.items.len();
                 if let Some(&max) = indices.iter().max().filter(|&&m| m >= size as i64) {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Max scatter index must be < array size ({max} vs. {size})"
-                    )));
+                    );
                 }
             }
             let m = Arc::make_mut(&mut l);

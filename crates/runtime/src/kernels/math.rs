@@ -8,7 +8,7 @@ use ferroflow_tensor::kernels::elementwise::{
 };
 use ferroflow_tensor::kernels::matmul::matmul;
 use ferroflow_tensor::kernels::reduce::{arg_reduce, cumulative, reduce, ReduceOp};
-use ferroflow_tensor::{DType, Error, Shape};
+use ferroflow_tensor::{bail, ensure, DType, Shape};
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     use UnaryOp::*;
@@ -226,30 +226,31 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         factory(|_| {
             boxed(|ctx| {
                 let (c, t, e) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
-                if t.shape() != e.shape() {
-                    return Err(Error::invalid_argument(format!(
-                        "'then' and 'else' must have the same size.  but received: {} vs. {}",
-                        t.shape(),
-                        e.shape()
-                    )));
-                }
+                ensure!(
+                    t.shape() == e.shape(),
+                    invalid_argument,
+                    "'then' and 'else' must have the same size.  but received: {} vs. {}",
+                    t.shape(),
+                    e.shape()
+                );
                 let cond = if c.rank() == 1 && t.rank() > 1 {
-                    if c.dims()[0] != t.dims()[0] {
-                        return Err(Error::invalid_argument(format!(
-                    "Number of batches of 'then' must match size of 'cond', but saw: {} vs. {}",
-                    t.dims()[0],
-                    c.dims()[0]
-                )));
-                    }
+                    ensure!(
+                        c.dims()[0] == t.dims()[0],
+                        invalid_argument,
+                        "Number of batches of 'then' must match size of 'cond', but saw: {} vs. {}",
+                        t.dims()[0],
+                        c.dims()[0]
+                    );
                     let mut s = vec![1usize; t.rank()];
                     s[0] = c.dims()[0];
                     c.reshape(Shape::from(s))?
                 } else if c.shape() != t.shape() {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "'cond' and 'then' must have the same size: {} vs. {}",
                         c.shape(),
                         t.shape()
-                    )));
+                    );
                 } else {
                     c.clone()
                 };
@@ -268,14 +269,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let v = cast(&x, DType::Float64)?;
                 let vals = v.as_slice::<f64>()?;
                 if vals.iter().any(|f| f.is_nan()) {
-                    return Err(Error::invalid_argument(format!(
-                        "{message} : Tensor had NaN values"
-                    )));
+                    bail!(invalid_argument, "{message} : Tensor had NaN values");
                 }
                 if vals.iter().any(|f| f.is_infinite()) {
-                    return Err(Error::invalid_argument(format!(
-                        "{message} : Tensor had Inf values"
-                    )));
+                    bail!(invalid_argument, "{message} : Tensor had Inf values");
                 }
                 ctx.output(x);
                 Ok(())

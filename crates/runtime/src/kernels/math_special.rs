@@ -4,11 +4,11 @@
 use super::boxed;
 use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrsExt;
+use ferroflow_tensor::ensure;
 use ferroflow_tensor::kernels::special::{
     betainc, bincount, cumulative_logsumexp, euclidean_norm, special_binary, special_unary,
     SpecialBinary, SpecialUnary,
 };
-use ferroflow_tensor::Error;
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     for op in SpecialUnary::ALL {
@@ -78,12 +78,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let binary_output = init.node.attrs.bool_or("binary_output", false)?;
                 boxed(move |ctx| {
                     let size_t = ctx.input(1)?;
-                    if size_t.rank() != 0 {
-                        return Err(Error::invalid_argument(format!(
-                            "{name}: size must be a scalar, got shape {}",
-                            size_t.shape()
-                        )));
-                    }
+                    ensure!(
+                        size_t.rank() == 0,
+                        invalid_argument,
+                        "{name}: size must be a scalar, got shape {}",
+                        size_t.shape()
+                    );
                     let size = size_t.scalar_i64()?;
                     let y = bincount(name, ctx.input(0)?, size, ctx.input(2)?, binary_output)?;
                     ctx.output(y);

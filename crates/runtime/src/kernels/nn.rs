@@ -6,7 +6,7 @@ use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{in_top_k, top_k};
 use ferroflow_tensor::kernels::elementwise::{binary, BinaryOp};
 use ferroflow_tensor::kernels::nn;
-use ferroflow_tensor::{Error, Shape};
+use ferroflow_tensor::{bail, ensure, Shape};
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     for (name, log) in [("Softmax", false), ("LogSoftmax", true)] {
@@ -28,24 +28,25 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(move |ctx| {
                 let value = ctx.take_input(0)?;
                 let bias = ctx.take_input(1)?;
-                if bias.rank() != 1 {
-                    return Err(Error::invalid_argument(format!(
-                        "Biases must be 1D: {}",
-                        bias.shape()
-                    )));
-                }
+                ensure!(
+                    bias.rank() == 1,
+                    invalid_argument,
+                    "Biases must be 1D: {}",
+                    bias.shape()
+                );
                 let channel = if nchw {
                     1
                 } else {
                     value.rank().saturating_sub(1)
                 };
                 if value.rank() < 2 || value.dims()[channel] != bias.dims()[0] {
-                    return Err(Error::invalid_argument(format!(
-                    "Must provide as many biases as the channel dimension of the input tensor: {} vs. {} in {}",
-                    bias.shape(),
-                    value.dims().get(channel).copied().unwrap_or(0),
-                    value.shape()
-                )));
+                    bail!(
+                        invalid_argument,
+                        "Must provide as many biases as the channel dimension of the input tensor: {} vs. {} in {}",
+                        bias.shape(),
+                        value.dims().get(channel).copied().unwrap_or(0),
+                        value.shape()
+                    );
                 }
                 let bias = if nchw {
                     let mut s = vec![1usize; value.rank() - 1];
@@ -97,7 +98,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(|ctx| {
                 let k = ctx.input(1)?.scalar_i64()?;
                 if k < 0 {
-                    return Err(Error::invalid_argument(format!("Need k >= 0, got {k}")));
+                    bail!(invalid_argument, "Need k >= 0, got {k}");
                 }
                 let (v, i) = top_k(ctx.input(0)?, k as usize)?;
                 ctx.output(v);

@@ -12,7 +12,7 @@ use ferroflow_tensor::kernels::conv::{Conv2dParams, Pool2dParams};
 use ferroflow_tensor::kernels::depthwise;
 use ferroflow_tensor::kernels::lrn::{self, LrnParams};
 use ferroflow_tensor::kernels::pool_argmax;
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, DType, Error, Result, Tensor};
 
 fn conv_params(init: &KernelInit<'_>) -> Result<Conv2dParams> {
     let a = &init.node.attrs;
@@ -30,10 +30,11 @@ fn conv_params(init: &KernelInit<'_>) -> Result<Conv2dParams> {
 fn sizes(t: &Tensor, op: &str, what: &str) -> Result<Vec<usize>> {
     let v = t.to_i64_vec()?;
     if t.rank() != 1 || v.len() != 4 || v.iter().any(|&d| d < 0) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{op}: {what} must be a vector of 4 non-negative sizes, got {v:?} of shape {}",
             t.shape()
-        )));
+        );
     }
     Ok(v.into_iter().map(|d| d as usize).collect())
 }
@@ -74,10 +75,11 @@ fn lrn_params(init: &KernelInit<'_>) -> Result<LrnParams> {
     let a = &init.node.attrs;
     let r = a.int_or("depth_radius", 5)?;
     if r < 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{}: depth_radius must be non-negative, got {r}",
             init.node.op
-        )));
+        );
     }
     Ok(LrnParams {
         depth_radius: r as usize,

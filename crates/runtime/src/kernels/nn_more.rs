@@ -10,7 +10,7 @@ use ferroflow_tensor::kernels::ctc::{self, CtcLossOptions};
 use ferroflow_tensor::kernels::fractional_pool::{self, FractionalParams};
 use ferroflow_tensor::kernels::morphology::{self, Dilation2dParams};
 use ferroflow_tensor::kernels::random::Philox;
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, Error, Result, Tensor};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -51,10 +51,11 @@ fn dilation_params(init: &KernelInit<'_>) -> Result<Dilation2dParams> {
 fn sizes(t: &Tensor, op: &str, what: &str) -> Result<Vec<usize>> {
     let v = t.to_i64_vec()?;
     if t.rank() != 1 || v.len() != 5 || v.iter().any(|&d| d < 0) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{op}: {what} must be a vector of 5 non-negative sizes, got {v:?} of shape {}",
             t.shape()
-        )));
+        );
     }
     Ok(v.into_iter().map(|d| d as usize).collect())
 }
@@ -71,12 +72,12 @@ fn float_list(a: &ferroflow_graph::Attrs, name: &str) -> Result<Vec<f64>> {
 
 /// The pooling sequences an int64 vector input holds.
 fn sequence(t: &Tensor, op: &str, what: &str) -> Result<Vec<i64>> {
-    if t.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: {what} must be a vector, got shape {}",
-            t.shape()
-        )));
-    }
+    ensure!(
+        t.rank() == 1,
+        invalid_argument,
+        "{op}: {what} must be a vector, got shape {}",
+        t.shape()
+    );
     t.to_i64_vec()
 }
 
@@ -95,9 +96,10 @@ fn fractional_factory(max: bool) -> KernelFactory {
         let deterministic = a.bool_or("deterministic", false)?;
         let (mut seed, mut seed2) = (a.int_or("seed", 0)?, a.int_or("seed2", 0)?);
         if !deterministic && (seed != 0 || seed2 != 0) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{op}: Both seed and seed2 should be 0 if `deterministic` is false."
-            )));
+            );
         }
         if seed == 0 && seed2 == 0 {
             let t = std::time::SystemTime::now()
@@ -171,9 +173,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let op = "FractionalAvgPoolGrad";
                 let shape = ctx.input(0)?.to_i64_vec()?;
                 if shape.len() != 4 || shape.iter().any(|&d| d < 0) {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "{op}: orig_input_tensor_shape must be a vector of 4 non-negative sizes, got {shape:?}"
-                    )));
+                    );
                 }
                 let shape: Vec<usize> = shape.into_iter().map(|d| d as usize).collect();
                 let r = sequence(ctx.input(2)?, op, "row_pooling_sequence")?;

@@ -7,7 +7,7 @@ use ferroflow_tensor::kernels::quantize::{
     dequantize, quantize_and_dequantize, quantize_and_dequantize_v4_grad, quantize_v2,
     quantized_concat, DequantizeAttrs, QdqAttrs, QuantizeMode, QuantizeV2Attrs,
 };
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Result, Tensor};
 
 fn mode(init: &KernelInit) -> Result<QuantizeMode> {
     let m = init.node.attrs.str_or("mode", "MIN_COMBINED")?;
@@ -44,9 +44,10 @@ fn qdq_attrs(init: &KernelInit) -> Result<QdqAttrs> {
         "HALF_TO_EVEN" => true,
         "HALF_UP" => false,
         other => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Round mode string must be 'HALF_UP' or 'HALF_TO_EVEN', is '{other}'"
-            )))
+            )
         }
     };
     let a = QdqAttrs {
@@ -101,12 +102,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     let mut a = a;
                     if op == "QuantizeAndDequantizeV3" {
                         let bits = ctx.input(3)?;
-                        if bits.rank() != 0 {
-                            return Err(Error::invalid_argument(format!(
-                                "{op}: num_bits must be a scalar, got shape {}",
-                                bits.shape()
-                            )));
-                        }
+                        ensure!(
+                            bits.rank() == 0,
+                            invalid_argument,
+                            "{op}: num_bits must be a scalar, got shape {}",
+                            bits.shape()
+                        );
                         a.num_bits = bits.scalar_i64()?;
                     }
                     let y = quantize_and_dequantize(
@@ -148,12 +149,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(move |ctx| {
                 let n = (ctx.num_inputs() - 1) / 3;
                 let axis = ctx.input(0)?;
-                if axis.rank() != 0 {
-                    return Err(Error::invalid_argument(format!(
-                        "Concat dim tensor should be a scalar integer, but got shape {}",
-                        axis.shape()
-                    )));
-                }
+                ensure!(
+                    axis.rank() == 0,
+                    invalid_argument,
+                    "Concat dim tensor should be a scalar integer, but got shape {}",
+                    axis.shape()
+                );
                 let axis = axis.scalar_i64()?;
                 let all = (1..1 + 3 * n)
                     .map(|i| ctx.input(i))

@@ -16,7 +16,7 @@ use super::{boxed, farmhash};
 use crate::kernel::{factory, KernelFactory, OpContext};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::random::{permutation, Philox};
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, Error, Result, Tensor};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -63,12 +63,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         factory(|_| {
             boxed(|ctx| {
                 let input = ctx.input(0)?;
-                if input.dims().len() != 1 {
-                    return Err(Error::invalid_argument(format!(
-                        "SdcaFprint: input must be a vector, got shape {}",
-                        input.shape()
-                    )));
-                }
+                ensure!(
+                    input.dims().len() == 1,
+                    invalid_argument,
+                    "SdcaFprint: input must be a vector, got shape {}",
+                    input.shape()
+                );
                 let strings = input.as_slice::<Vec<u8>>()?;
                 let mut out = Vec::with_capacity(strings.len() * 2);
                 for s in strings {
@@ -114,9 +114,7 @@ impl Loss {
             "smooth_hinge_loss" => Loss::SmoothHinge,
             "poisson_loss" => Loss::Poisson,
             other => {
-                return Err(Error::invalid_argument(format!(
-                    "Unsupported loss type: {other}"
-                )))
+                bail!(invalid_argument, "Unsupported loss type: {other}")
             }
         })
     }
@@ -363,16 +361,17 @@ impl Options {
         };
         let num_sparse = count("num_sparse_features")?;
         let num_dense = count("num_dense_features")?;
-        if num_sparse + num_dense == 0 {
-            return Err(Error::invalid_argument(
-                "Requires at least one feature to train.",
-            ));
-        }
+        ensure!(
+            num_sparse + num_dense != 0,
+            invalid_argument,
+            "Requires at least one feature to train."
+        );
         let partitions = a.int("num_loss_partitions")?;
         if partitions < 1 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "SdcaOptimizer: num_loss_partitions must be >= 1, got {partitions}"
-            )));
+            );
         }
         Ok(Options {
             loss: Loss::parse(&a.string("loss_type")?)?,
@@ -510,12 +509,12 @@ fn example_ranges(example_index: &[i64], n: usize) -> Vec<std::ops::Range<usize>
 fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
     let (s, v, d) = (o.num_sparse, o.num_sparse_with_values, o.num_dense);
     let expected = 4 * s + v + 2 * d + 3;
-    if ctx.num_inputs() != expected {
-        return Err(Error::invalid_argument(format!(
-            "SdcaOptimizer: expected {expected} inputs, got {}",
-            ctx.num_inputs()
-        )));
-    }
+    ensure!(
+        ctx.num_inputs() == expected,
+        invalid_argument,
+        "SdcaOptimizer: expected {expected} inputs, got {}",
+        ctx.num_inputs()
+    );
     let values_at = 2 * s;
     let dense_at = values_at + v;
     let weights_at = dense_at + d;
@@ -528,24 +527,24 @@ fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
     let example_weights = vector_input::<f32>(ctx, weights_at, "example_weights")?;
     let n = example_weights.len();
     let labels = vector_input::<f32>(ctx, labels_at, "example_labels")?;
-    if labels.len() != n {
-        return Err(Error::invalid_argument(format!(
-            "Expected {n} example labels but got {}",
-            labels.len()
-        )));
-    }
+    ensure!(
+        labels.len() == n,
+        invalid_argument,
+        "Expected {n} example labels but got {}",
+        labels.len()
+    );
 
     let mut sparse_weights = Vec::with_capacity(s);
     for g in 0..s {
         let indices = vector_input::<i64>(ctx, sparse_indices_at + g, "sparse_indices")?;
         let nominal = vector_input::<f32>(ctx, sparse_weights_at + g, "sparse_weights")?.to_vec();
-        if indices.len() != nominal.len() {
-            return Err(Error::invalid_argument(format!(
-                "SdcaOptimizer: sparse_indices[{g}] has {} entries but sparse_weights[{g}] has {}",
-                indices.len(),
-                nominal.len()
-            )));
-        }
+        ensure!(
+            indices.len() == nominal.len(),
+            invalid_argument,
+            "SdcaOptimizer: sparse_indices[{g}] has {} entries but sparse_weights[{g}] has {}",
+            indices.len(),
+            nominal.len()
+        );
         let position = indices.iter().enumerate().map(|(p, &f)| (f, p)).collect();
         let delta = vec![0.0; nominal.len()];
         sparse_weights.push(SparseWeights {
@@ -565,22 +564,22 @@ fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
     for (g, weights) in sparse_weights.iter().enumerate() {
         let example_index = vector_input::<i64>(ctx, g, "sparse_example_indices")?;
         let feature = vector_input::<i64>(ctx, s + g, "sparse_feature_indices")?;
-        if example_index.len() != feature.len() {
-            return Err(Error::invalid_argument(format!(
-                "Found mismatched example_indices and feature_indices in sparse feature group {g}: {} vs {} entries",
-                example_index.len(),
-                feature.len()
-            )));
-        }
+        ensure!(
+            example_index.len() == feature.len(),
+            invalid_argument,
+            "Found mismatched example_indices and feature_indices in sparse feature group {g}: {} vs {} entries",
+            example_index.len(),
+            feature.len()
+        );
         let value = if g < v {
             let vals = vector_input::<f32>(ctx, values_at + g, "sparse_feature_values")?;
-            if vals.len() != feature.len() {
-                return Err(Error::invalid_argument(format!(
-                    "SdcaOptimizer: sparse_feature_values[{g}] has {} entries but sparse_feature_indices[{g}] has {}",
-                    vals.len(),
-                    feature.len()
-                )));
-            }
+            ensure!(
+                vals.len() == feature.len(),
+                invalid_argument,
+                "SdcaOptimizer: sparse_feature_values[{g}] has {} entries but sparse_feature_indices[{g}] has {}",
+                vals.len(),
+                feature.len()
+            );
             Some(vals)
         } else {
             None
@@ -588,11 +587,11 @@ fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
         let ranges = example_ranges(example_index, n);
         for r in &ranges {
             for &f in &feature[r.clone()] {
-                if !weights.position.contains_key(&f) {
-                    return Err(Error::invalid_argument(format!(
-                        "Found sparse feature indices out of valid range: {f}"
-                    )));
-                }
+                ensure!(
+                    weights.position.contains_key(&f),
+                    invalid_argument,
+                    "Found sparse feature indices out of valid range: {f}"
+                );
             }
         }
         sparse.push(SparseGroup {
@@ -604,22 +603,23 @@ fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
     let mut dense = Vec::with_capacity(d);
     for (g, weights) in dense_weights.iter().enumerate() {
         let t = ctx.input(dense_at + g)?;
-        if t.dims().len() != 2 {
-            return Err(Error::invalid_argument(format!(
-                "Dense features at index {g} must be rank 2 but is rank {}",
-                t.dims().len()
-            )));
-        }
+        ensure!(
+            t.dims().len() == 2,
+            invalid_argument,
+            "Dense features at index {g} must be rank 2 but is rank {}",
+            t.dims().len()
+        );
         let (rows, width) = (t.dims()[0], t.dims()[1]);
-        if rows != n {
-            return Err(Error::invalid_argument(format!(
-                "SdcaOptimizer: dense_features[{g}] has {rows} rows for {n} examples"
-            )));
-        }
+        ensure!(
+            rows == n,
+            invalid_argument,
+            "SdcaOptimizer: dense_features[{g}] has {rows} rows for {n} examples"
+        );
         if width > weights.nominal.len() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "More dense features than we have parameters for: {width}"
-            )));
+            );
         }
         let data = t
             .as_slice::<f32>()
@@ -633,9 +633,11 @@ fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
         for group in &sparse {
             seen.clear();
             for (f, val) in group.entries(e) {
-                if !seen.insert(f) {
-                    return Err(Error::invalid_argument("Duplicate index in sparse vector."));
-                }
+                ensure!(
+                    seen.insert(f),
+                    invalid_argument,
+                    "Duplicate index in sparse vector."
+                );
                 *norm += val * val;
             }
         }
@@ -645,12 +647,12 @@ fn optimize(o: &Options, pass: u64, ctx: &mut OpContext<'_>) -> Result<()> {
     }
 
     let state_in = ctx.input(state_at)?;
-    if state_in.dims() != [n, 4] {
-        return Err(Error::invalid_argument(format!(
-            "Expected shape [{n},4] for example_state_data, got {}",
-            state_in.shape()
-        )));
-    }
+    ensure!(
+        state_in.dims() == [n, 4],
+        invalid_argument,
+        "Expected shape [{n},4] for example_state_data, got {}",
+        state_in.shape()
+    );
     let mut state = vector_input::<f32>(ctx, state_at, "example_state_data")?.to_vec();
 
     let mut problem = Problem {

@@ -4,15 +4,15 @@ use super::boxed;
 use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::sobol::sobol_sample;
-use ferroflow_tensor::{DType, Error, Result, Tensor};
+use ferroflow_tensor::{ensure, DType, Result, Tensor};
 
 fn scalar(t: &Tensor, what: &str) -> Result<i64> {
-    if t.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "SobolSample: {what} must be a scalar, got shape {}",
-            t.shape()
-        )));
-    }
+    ensure!(
+        t.rank() == 0,
+        invalid_argument,
+        "SobolSample: {what} must be a scalar, got shape {}",
+        t.shape()
+    );
     t.scalar_i64()
 }
 

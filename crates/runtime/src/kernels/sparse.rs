@@ -10,7 +10,9 @@ use super::{boxed, farmhash};
 use crate::kernel::{factory, KernelFactory, OpContext};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::scalar::Scalar;
-use ferroflow_tensor::{with_data, with_real, DType, Element, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{
+    bail, ensure, with_data, with_real, DType, Element, Error, Result, Shape, Tensor,
+};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
 
@@ -45,38 +47,38 @@ fn unsupported(op: &str, d: DType) -> Error {
 
 /// Checks the ranks and sizes of `(indices, values, shape)` as TensorFlow's sparse kernels do.
 fn check_parts(ind: &Tensor, values: &Tensor, shape: &Tensor) -> Result<()> {
-    if ind.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "Input indices should be a matrix but received shape {}",
-            ind.shape()
-        )));
-    }
-    if values.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "Input values should be a vector but received shape {}",
-            values.shape()
-        )));
-    }
-    if shape.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "Input shape should be a vector but received shape {}",
-            shape.shape()
-        )));
-    }
-    if values.dims()[0] != ind.dims()[0] {
-        return Err(Error::invalid_argument(format!(
-            "Number of values must match first dimension of indices. Got {} values, indices shape: {}",
-            values.dims()[0],
-            ind.shape()
-        )));
-    }
-    if shape.dims()[0] != ind.dims()[1] {
-        return Err(Error::invalid_argument(format!(
-            "Number of dimensions must match second dimension of indices. Got {} dimensions, indices shape: {}",
-            shape.dims()[0],
-            ind.shape()
-        )));
-    }
+    ensure!(
+        ind.rank() == 2,
+        invalid_argument,
+        "Input indices should be a matrix but received shape {}",
+        ind.shape()
+    );
+    ensure!(
+        values.rank() == 1,
+        invalid_argument,
+        "Input values should be a vector but received shape {}",
+        values.shape()
+    );
+    ensure!(
+        shape.rank() == 1,
+        invalid_argument,
+        "Input shape should be a vector but received shape {}",
+        shape.shape()
+    );
+    ensure!(
+        values.dims()[0] == ind.dims()[0],
+        invalid_argument,
+        "Number of values must match first dimension of indices. Got {} values, indices shape: {}",
+        values.dims()[0],
+        ind.shape()
+    );
+    ensure!(
+        shape.dims()[0] == ind.dims()[1],
+        invalid_argument,
+        "Number of dimensions must match second dimension of indices. Got {} dimensions, indices shape: {}",
+        shape.dims()[0],
+        ind.shape()
+    );
     Ok(())
 }
 
@@ -112,11 +114,12 @@ fn check_bounds(idx: &[i64], rank: usize, shape: &[i64]) -> Result<()> {
         .take(if rank == 0 { 0 } else { usize::MAX })
     {
         if row.iter().zip(shape).any(|(&x, &d)| x < 0 || x >= d) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "indices[{i}] = [{}] is out of bounds: need 0 <= index < {}",
                 index_text(row),
                 shape_text(shape)
-            )));
+            );
         }
     }
     Ok(())
@@ -253,16 +256,18 @@ fn sparse_to_dense(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
     let vals = ctx.input(2)?;
     let def = ctx.input(3)?;
     if ind.rank() > 2 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "sparse_indices should be a scalar, vector, or matrix, got shape {}",
             ind.shape()
-        )));
+        );
     }
     if out_shape.rank() > 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "output_shape should be a scalar or vector, got shape {}",
             out_shape.shape()
-        )));
+        );
     }
     let (n, rank) = match ind.rank() {
         0 => (1, 1),
@@ -270,24 +275,24 @@ fn sparse_to_dense(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
         _ => (ind.dims()[0], ind.dims()[1]),
     };
     let shape = out_shape.to_i64_vec()?;
-    if shape.len() != rank {
-        return Err(Error::invalid_argument(format!(
-            "output_shape has incorrect number of elements: {} should be: {rank}",
-            shape.len()
-        )));
-    }
-    if !(vals.rank() == 0 || (vals.rank() == 1 && vals.dims()[0] == n)) {
-        return Err(Error::invalid_argument(format!(
-            "sparse_values has incorrect shape {}, should be [] or [{n}]",
-            vals.shape()
-        )));
-    }
-    if def.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "default_value should be a scalar, got shape {}",
-            def.shape()
-        )));
-    }
+    ensure!(
+        shape.len() == rank,
+        invalid_argument,
+        "output_shape has incorrect number of elements: {} should be: {rank}",
+        shape.len()
+    );
+    ensure!(
+        vals.rank() == 0 || (vals.rank() == 1 && vals.dims()[0] == n),
+        invalid_argument,
+        "sparse_values has incorrect shape {}, should be [] or [{n}]",
+        vals.shape()
+    );
+    ensure!(
+        def.rank() == 0,
+        invalid_argument,
+        "default_value should be a scalar, got shape {}",
+        def.shape()
+    );
     // int64 indices are read in place; int32 ones converted.
     let converted;
     let idx: &[i64] = match ind.dtype() {
@@ -327,11 +332,12 @@ fn dense_positions(
         let mut l = 0i64;
         for ((&x, &d), &s) in row.iter().zip(shape).zip(&st) {
             if x < 0 || x >= d {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "indices[{i}] = [{}] is out of bounds: need 0 <= index < {}",
                     index_text(row),
                     shape_text(shape)
-                )));
+                );
             }
             l += x * s;
         }
@@ -379,24 +385,26 @@ fn spmm<T: Scalar>(
 fn dense_matmul(ctx: &mut OpContext<'_>, adj_a: bool, adj_b: bool) -> Result<()> {
     let (ind, vals, a_shape, b) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?, ctx.input(3)?);
     if a_shape.rank() != 1 || a_shape.num_elements() != 2 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Tensor 'a_shape' is not a vector of length 2, got shape {}",
             a_shape.shape()
-        )));
+        );
     }
-    if b.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "Tensor 'b' is not a matrix, got shape {}",
-            b.shape()
-        )));
-    }
+    ensure!(
+        b.rank() == 2,
+        invalid_argument,
+        "Tensor 'b' is not a matrix, got shape {}",
+        b.shape()
+    );
     if ind.rank() != 2 || ind.dims()[1] != 2 || vals.rank() != 1 || vals.dims()[0] != ind.dims()[0]
     {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Tensor 'a_indices' must be [N, 2] and 'a_values' [N], got {} and {}",
             ind.shape(),
             vals.shape()
-        )));
+        );
     }
     let s = a_shape.to_i64_vec()?;
     let (m, k) = if adj_a { (s[1], s[0]) } else { (s[0], s[1]) };
@@ -406,10 +414,13 @@ fn dense_matmul(ctx: &mut OpContext<'_>, adj_a: bool, adj_b: bool) -> Result<()>
         (b.dims()[0], b.dims()[1])
     };
     if k as usize != bk {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Cannot multiply A and B because inner dimension does not match: {k} vs. {bk}.  Did you forget a transpose?  Dimensions of A: [{}, {}).  Dimensions of B: {}",
-            s[0], s[1], b.shape()
-        )));
+            s[0],
+            s[1],
+            b.shape()
+        );
     }
     let idx = ind.to_i64_vec()?;
     let mut rows = Vec::with_capacity(idx.len() / 2);
@@ -418,14 +429,16 @@ fn dense_matmul(ctx: &mut OpContext<'_>, adj_a: bool, adj_b: bool) -> Result<()>
         let (r, c) = if adj_a { (p[1], p[0]) } else { (p[0], p[1]) };
         let (ri, ci) = if adj_a { (1, 0) } else { (0, 1) };
         if r < 0 || r >= m {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "m ({r}) from index[{i},{ri}] out of bounds (>={m})"
-            )));
+            );
         }
         if c < 0 || c >= k {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "k ({c}) from index[{i},{ci}] out of bounds (>={k})"
-            )));
+            );
         }
         rows.push(r as usize);
         cols.push(c as usize);
@@ -451,11 +464,12 @@ fn reshape(ctx: &mut OpContext<'_>) -> Result<()> {
     let in_shape = ctx.input(1)?.to_i64_vec()?;
     let target = ctx.input(2)?.to_i64_vec()?;
     if ind.rank() != 2 || ind.dims()[1] != in_shape.len() {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input indices should be a matrix of {} columns but received shape {}",
             in_shape.len(),
             ind.shape()
-        )));
+        );
     }
     let dense: i64 = in_shape.iter().product();
     let mut known = 1i64;
@@ -463,15 +477,14 @@ fn reshape(ctx: &mut OpContext<'_>) -> Result<()> {
     for (d, &s) in target.iter().enumerate() {
         if s == -1 {
             if let Some(u) = unknown {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "only one output dimension may be -1, not both {u} and {d}"
-                )));
+                );
             }
             unknown = Some(d);
         } else if s < 0 {
-            return Err(Error::invalid_argument(format!(
-                "size {d} must be non-negative, not {s}"
-            )));
+            bail!(invalid_argument, "size {d} must be non-negative, not {s}");
         } else {
             known *= s;
         }
@@ -479,26 +492,29 @@ fn reshape(ctx: &mut OpContext<'_>) -> Result<()> {
     let mut out_shape = target.clone();
     if let Some(u) = unknown {
         if known == 0 || dense % known != 0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Input to reshape is a SparseTensor with {dense} dense values, but the requested shape requires a multiple of {known}. input_shape={} output_shape={}",
                 shape_text(&in_shape),
                 shape_text(&target)
-            )));
+            );
         }
         out_shape[u] = dense / known;
     } else if known != dense {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input to reshape is a tensor with {dense} dense values, but the requested shape has {known}. input_shape={} output_shape={}",
             shape_text(&in_shape),
             shape_text(&target)
-        )));
+        );
     }
     let n = ind.dims()[0];
     if dense == 0 && n > 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input to reshape is a SparseTensor with {n} entries but a dense shape {} of no elements",
             shape_text(&in_shape)
-        )));
+        );
     }
     let (si, so) = (strides(&in_shape), strides(&out_shape));
     let rank_in = in_shape.len();
@@ -528,26 +544,28 @@ fn concat(ctx: &mut OpContext<'_>, concat_dim: i64) -> Result<()> {
     let rank = parts[0].1.len();
     let r = rank as i64;
     if concat_dim < -r || concat_dim >= r {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Concat dimension must be in range [{}, {r}), got {concat_dim}",
             -r
-        )));
+        );
     }
     let cd = ((concat_dim + r) % r.max(1)) as usize;
     let mut out_shape = parts[0].1.clone();
     out_shape[cd] = 0;
     for (i, (_, s)) in parts.iter().enumerate() {
-        if s.len() != rank {
-            return Err(Error::invalid_argument(format!(
-                "Ranks of all input tensors must match: expected {rank} but got {} at position {i}",
-                s.len()
-            )));
-        }
+        ensure!(
+            s.len() == rank,
+            invalid_argument,
+            "Ranks of all input tensors must match: expected {rank} but got {} at position {i}",
+            s.len()
+        );
         for (d, (&got, &want)) in s.iter().zip(&parts[0].1).enumerate() {
             if d != cd && got != want {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Input shapes must match: expected {want} for dimension {d} but got {got} at position {i}"
-                )));
+                );
             }
         }
     }
@@ -580,19 +598,19 @@ fn concat(ctx: &mut OpContext<'_>, concat_dim: i64) -> Result<()> {
 
 /// Both operands' shapes equal (TensorFlow's messages otherwise).
 fn same_shapes(a: &[i64], b: &[i64]) -> Result<()> {
-    if a.len() != b.len() {
-        return Err(Error::invalid_argument(format!(
-            "Operands do not have the same ranks; got shapes: {} and {}",
-            shape_text(a),
-            shape_text(b)
-        )));
-    }
+    ensure!(
+        a.len() == b.len(),
+        invalid_argument,
+        "Operands do not have the same ranks; got shapes: {} and {}",
+        shape_text(a),
+        shape_text(b)
+    );
     for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        if x != y {
-            return Err(Error::invalid_argument(format!(
-                "Operands' shapes do not match: got {x} and {y} for dimension {i}"
-            )));
-        }
+        ensure!(
+            x == y,
+            invalid_argument,
+            "Operands' shapes do not match: got {x} and {y} for dimension {i}"
+        );
     }
     Ok(())
 }
@@ -660,18 +678,18 @@ fn sparse_add(ctx: &mut OpContext<'_>) -> Result<()> {
     let b = read_sparse(ctx, 3)?;
     same_shapes(&a.shape, &b.shape)?;
     let thresh = ctx.input(6)?;
-    if thresh.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "The magnitude threshold must be a scalar: got shape {}",
-            thresh.shape()
-        )));
-    }
+    ensure!(
+        thresh.rank() == 0,
+        invalid_argument,
+        "The magnitude threshold must be a scalar: got shape {}",
+        thresh.shape()
+    );
     let thresh = thresh.scalar_f64()?;
-    if a.values.dtype() != b.values.dtype() {
-        return Err(Error::invalid_argument(
-            "SparseAdd operands must have the same dtype",
-        ));
-    }
+    ensure!(
+        a.values.dtype() == b.values.dtype(),
+        invalid_argument,
+        "SparseAdd operands must have the same dtype"
+    );
     let (idx, vals) = with_real!(a.values.data(), v => add_typed(v, &a, &b, thresh),
         _ => Err(unsupported("SparseAdd", a.values.dtype())))?;
     let rank = a.rank;
@@ -707,12 +725,12 @@ fn sparse_add_grad(ctx: &mut OpContext<'_>) -> Result<()> {
     let g = ctx.input(0)?;
     let (a, b, s) = (ctx.input(1)?, ctx.input(2)?, ctx.input(3)?);
     for (t, what) in [(a, "a_indices"), (b, "b_indices"), (s, "sum_indices")] {
-        if t.rank() != 2 {
-            return Err(Error::invalid_argument(format!(
-                "Input {what} should be a matrix but received shape: {}",
-                t.shape()
-            )));
-        }
+        ensure!(
+            t.rank() == 2,
+            invalid_argument,
+            "Input {what} should be a matrix but received shape: {}",
+            t.shape()
+        );
     }
     let rank = s.dims()[1];
     let (ai, bi, si) = (a.to_i64_vec()?, b.to_i64_vec()?, s.to_i64_vec()?);
@@ -730,9 +748,10 @@ fn reduction_mask(axes: &[i64], rank: usize) -> Result<Vec<bool>> {
     let mut mask = vec![false; rank];
     for &a in axes {
         if a < -r || a >= r {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Invalid reduction dimension {a}, for input with {rank} dimensions."
-            )));
+            );
         }
         mask[((a + r) % r) as usize] = true;
     }
@@ -841,38 +860,38 @@ fn fill_values<T: Element>(v: &[T], def: &Tensor, src: &[Option<usize>]) -> Resu
 
 fn fill_empty_rows(ctx: &mut OpContext<'_>) -> Result<()> {
     let def = ctx.input(3)?;
-    if def.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "default_value must be a scalar, saw: {}",
-            def.shape()
-        )));
-    }
+    ensure!(
+        def.rank() == 0,
+        invalid_argument,
+        "default_value must be a scalar, saw: {}",
+        def.shape()
+    );
     let sp = read_sparse(ctx, 0)?;
-    if sp.rank == 0 {
-        return Err(Error::invalid_argument(
-            "dense_shape must be a vector of at least one element",
-        ));
-    }
+    ensure!(
+        sp.rank != 0,
+        invalid_argument,
+        "dense_shape must be a vector of at least one element"
+    );
     let rows = sp.shape[0];
     if rows == 0 && sp.n > 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = {}",
             sp.n
-        )));
+        );
     }
     let rows = rows.max(0) as usize;
     let mut counts = vec![0usize; rows];
     for i in 0..sp.n {
         let r = sp.row(i)[0];
         if r < 0 {
-            return Err(Error::invalid_argument(format!(
-                "indices({i}, 0) is invalid: {r} < 0"
-            )));
+            bail!(invalid_argument, "indices({i}, 0) is invalid: {r} < 0");
         }
         if r as usize >= rows {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "indices({i}, 0) is invalid: {r} >= {rows}"
-            )));
+            );
         }
         counts[r as usize] += 1;
     }
@@ -914,10 +933,11 @@ fn fill_grad_typed<T: Scalar>(g: &[T], rmap: &[i64]) -> Result<(Tensor, Tensor)>
     let mut dv = Vec::with_capacity(rmap.len());
     for (i, &p) in rmap.iter().enumerate() {
         if p < 0 || p as usize >= g.len() {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Invalid reverse_index_map[{i}] = {p}: need 0 <= index < {}",
                 g.len()
-            )));
+            );
         }
         hit[p as usize] = true;
         dv.push(g[p as usize]);
@@ -945,17 +965,19 @@ fn split(ctx: &mut OpContext<'_>, k: usize) -> Result<()> {
     let sp = read_sparse(ctx, 1)?;
     let r = sp.rank as i64;
     if axis < -r || axis >= r {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input split_dim should be between {} and {r}, got {axis}",
             -r
-        )));
+        );
     }
     let ax = ((axis + r) % r) as usize;
     let dim = sp.shape[ax];
     if k < 1 || k as i64 > dim {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input num_split should be between 1 and the splitting dimension size ({dim}), got {k}"
-        )));
+        );
     }
     let k64 = k as i64;
     let (size, residual) = (dim / k64, dim % k64);
@@ -974,11 +996,12 @@ fn split(ctx: &mut OpContext<'_>, k: usize) -> Result<()> {
         let row = sp.row(i);
         let x = row[ax];
         if x < 0 || x >= dim {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "indices[{i}] = [{}] is out of bounds: need 0 <= index < {}",
                 index_text(row),
                 shape_text(&sp.shape)
-            )));
+            );
         }
         let (s, start) = slice_of(x);
         let at = idx[s].len();
@@ -1016,13 +1039,13 @@ fn slice(ctx: &mut OpContext<'_>) -> Result<()> {
     let start = ctx.input(3)?.to_i64_vec()?;
     let size = ctx.input(4)?.to_i64_vec()?;
     for (v, what) in [(&start, "start"), (&size, "size")] {
-        if v.len() != sp.rank {
-            return Err(Error::invalid_argument(format!(
-                "Expected {what} to be a vector of length {} but got length {}",
-                sp.rank,
-                v.len()
-            )));
-        }
+        ensure!(
+            v.len() == sp.rank,
+            invalid_argument,
+            "Expected {what} to be a vector of length {} but got length {}",
+            sp.rank,
+            v.len()
+        );
     }
     let mut idx = Vec::new();
     let mut pos = Vec::new();
@@ -1054,12 +1077,13 @@ fn slice_grad(ctx: &mut OpContext<'_>) -> Result<()> {
         || input.dims()[1] != start.len()
         || out.dims()[1] != start.len()
     {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "SparseSliceGrad: input_indices {} and output_indices {} must be matrices with {} columns",
             input.shape(),
             out.shape(),
             start.len()
-        )));
+        );
     }
     let rank = start.len();
     let oi = out.to_i64_vec()?;
@@ -1094,10 +1118,11 @@ fn softmax_typed<T: Scalar>(v: &[T], groups: &[Vec<usize>]) -> Tensor {
 fn softmax(ctx: &mut OpContext<'_>) -> Result<()> {
     let sp = read_sparse(ctx, 0)?;
     if sp.rank < 2 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input should have rank >= 2, but received shape: {}",
             shape_text(&sp.shape)
-        )));
+        );
     }
     // Entries sharing all but the last coordinate form one softmax.
     let mut by_prefix: HashMap<&[i64], usize> = HashMap::new();
@@ -1239,18 +1264,19 @@ fn tensor_dense_add(ctx: &mut OpContext<'_>) -> Result<()> {
     let (ind, vals, shape, b) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?, ctx.input(3)?);
     check_parts(ind, vals, shape)?;
     let s = shape.to_i64_vec()?;
-    if s.len() != b.rank() {
-        return Err(Error::invalid_argument(format!(
-            "Dimension mismatch: the sparse tensor has rank {} but the dense tensor has rank {}; no broadcasting is supported",
-            s.len(),
-            b.rank()
-        )));
-    }
+    ensure!(
+        s.len() == b.rank(),
+        invalid_argument,
+        "Dimension mismatch: the sparse tensor has rank {} but the dense tensor has rank {}; no broadcasting is supported",
+        s.len(),
+        b.rank()
+    );
     for (d, (&x, &y)) in s.iter().zip(b.dims()).enumerate() {
         if x != y as i64 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Dimension {d} does not equal (no broadcasting is supported): sparse side {x} vs dense side {y}"
-            )));
+            );
         }
     }
     let rank = s.len();
@@ -1289,23 +1315,21 @@ impl Seg {
 fn segment_inputs(ctx: &OpContext<'_>) -> Result<(Vec<i64>, Vec<i64>)> {
     let (ind, ids) = (ctx.input(1)?, ctx.input(2)?);
     if ind.rank() != 1 || ids.rank() != 1 || ind.dims()[0] != ids.dims()[0] {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "segment_ids and indices should have same size: indices {} vs. segment_ids {}",
             ind.shape(),
             ids.shape()
-        )));
+        );
     }
     let (ind, ids) = (ind.to_i64_vec()?, ids.to_i64_vec()?);
     for i in 1..ids.len() {
         if ids[i] < ids[i - 1] {
-            return Err(Error::invalid_argument("segment ids are not increasing"));
+            bail!(invalid_argument, "segment ids are not increasing");
         }
     }
     if ids.first().is_some_and(|&s| s < 0) {
-        return Err(Error::invalid_argument(format!(
-            "segment ids must be >= 0, got {}",
-            ids[0]
-        )));
+        bail!(invalid_argument, "segment ids must be >= 0, got {}", ids[0]);
     }
     Ok((ind, ids))
 }
@@ -1345,26 +1369,30 @@ fn segment_typed<T: Scalar>(
 
 fn sparse_segment(ctx: &mut OpContext<'_>, op: Seg, with_num: bool) -> Result<()> {
     let data = ctx.input(0)?;
-    if data.rank() == 0 {
-        return Err(Error::invalid_argument("data must be at least rank 1"));
-    }
+    ensure!(
+        data.rank() != 0,
+        invalid_argument,
+        "data must be at least rank 1"
+    );
     let (ind, ids) = segment_inputs(ctx)?;
     let d0 = data.dims()[0] as i64;
     for (i, &x) in ind.iter().enumerate() {
         if x < 0 || x >= d0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Bad: indices[{i}] == {x} out of range [0, {d0})"
-            )));
+            );
         }
     }
     let last = ids.last().map_or(0, |&s| s + 1);
     let rows = if with_num {
         let n = ctx.input(3)?.scalar_i64()?;
         if last > n {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "segment ids must be < num_segments: got segment id {} with num_segments {n}",
                 last - 1
-            )));
+            );
         }
         n
     } else {
@@ -1419,22 +1447,26 @@ fn sparse_segment_grad(ctx: &mut OpContext<'_>, op: Seg) -> Result<()> {
     let g = ctx.input(0)?;
     let (ind, ids) = segment_inputs(ctx)?;
     let rows = ctx.input(3)?.scalar_i64()?;
-    if g.rank() == 0 {
-        return Err(Error::invalid_argument("grad must be at least rank 1"));
-    }
+    ensure!(
+        g.rank() != 0,
+        invalid_argument,
+        "grad must be at least rank 1"
+    );
     let g0 = g.dims()[0] as i64;
     for (i, &s) in ids.iter().enumerate() {
         if s >= g0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Invalid segment_ids[{i}] = {s}: need < {g0}"
-            )));
+            );
         }
     }
     for (i, &x) in ind.iter().enumerate() {
         if x < 0 || x >= rows {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Index {x} at position {i} is out of range [0, {rows})"
-            )));
+            );
         }
     }
     let row: usize = g.dims()[1..].iter().product();
@@ -1486,19 +1518,23 @@ fn sparse_segment_grad_v2(ctx: &mut OpContext<'_>, op: Seg) -> Result<()> {
     let g = ctx.input(0)?;
     let (ind, ids) = segment_inputs(ctx)?;
     let rows = ctx.input(3)?.scalar_i64()?;
-    if g.rank() == 0 {
-        return Err(Error::invalid_argument("grad must be at least rank 1"));
-    }
+    ensure!(
+        g.rank() != 0,
+        invalid_argument,
+        "grad must be at least rank 1"
+    );
     let g0 = g.dims()[0] as i64;
     if let Some((i, &s)) = ids.iter().enumerate().find(|(_, &s)| s >= g0) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Invalid segment_ids[{i}] = {s}: need < {g0}"
-        )));
+        );
     }
     if let Some((i, &x)) = ind.iter().enumerate().find(|(_, &x)| x < 0 || x >= rows) {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Index {x} at position {i} is out of range [0, {rows})"
-        )));
+        );
     }
     let row: usize = g.dims()[1..].iter().product();
     let idx_type = ctx.input(1)?.dtype();
@@ -1535,19 +1571,21 @@ fn count_typed<W: Scalar>(
     c: Counting,
 ) -> Result<(Vec<i64>, Tensor, Vec<i64>)> {
     if !w.is_empty() && w.len() != values.len() {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Weights and values must have the same shape. Weight shape: [{}]; values shape: [{}]",
             w.len(),
             values.len()
-        )));
+        );
     }
     let mut per_batch: Vec<BTreeMap<i64, f64>> = vec![BTreeMap::new(); batches];
     let mut max_value = 0i64;
     for (k, (&v, &b)) in values.iter().zip(batch_of).enumerate() {
         if v < 0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Input values must all be non-negative; got {v} at position {k}"
-            )));
+            );
         }
         if c.maxlength >= 0 && v >= c.maxlength {
             continue;
@@ -1586,10 +1624,11 @@ fn count_sparse_output(ctx: &mut OpContext<'_>, sparse_input: bool, c: Counting)
     let (values, batch_of, batches, two_d, weights) = if sparse_input {
         let sp = read_sparse(ctx, 0)?;
         if sp.rank == 0 || sp.rank > 2 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Input indices must be a 2-dimensional tensor with 1 or 2 columns; got {} columns",
                 sp.rank
-            )));
+            );
         }
         let two_d = sp.rank == 2;
         let batches = if two_d {
@@ -1601,11 +1640,12 @@ fn count_sparse_output(ctx: &mut OpContext<'_>, sparse_input: bool, c: Counting)
         for i in 0..sp.n {
             let r = if two_d { sp.row(i)[0] } else { 0 };
             if r < 0 || r as usize >= batches.max(1) {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Indices must be within the dense shape: indices[{i}] = [{}] for dense_shape {}",
                     index_text(sp.row(i)),
                     shape_text(&sp.shape)
-                )));
+                );
             }
             rows.push(r as usize);
         }
@@ -1619,10 +1659,11 @@ fn count_sparse_output(ctx: &mut OpContext<'_>, sparse_input: bool, c: Counting)
     } else {
         let v = ctx.input(0)?;
         if v.rank() == 0 || v.rank() > 2 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Input must be a 1 or 2-dimensional tensor. Got: {}",
                 v.shape()
-            )));
+            );
         }
         let two_d = v.rank() == 2;
         let (batches, width) = if two_d {
@@ -1700,30 +1741,33 @@ fn column_features(
             || vals.rank() != 1
             || ind.dims()[0] != vals.dims()[0]
         {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Sparse input {i} needs indices [N, rank] and values [N], got {} and {}",
                 ind.shape(),
                 vals.shape()
-            )));
+            );
         }
         let idx = ind.to_i64_vec()?;
         let rank = ind.dims()[1];
         for (k, s) in cells(vals)?.into_iter().enumerate() {
             let r = idx[k * rank];
             if r < 0 || r as usize >= batch {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Invalid index in input {i}: batch row {r} out of range [0, {batch})"
-                )));
+                );
             }
             out[r as usize].push(s);
         }
     } else {
         let t = ctx.input(i)?;
         if t.rank() != 2 || t.dims()[0] != batch {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Dense inputs should be matrices with {batch} rows, got shape {}",
                 t.shape()
-            )));
+            );
         }
         let w = t.dims()[1].max(1);
         for (k, s) in cells(t)?.into_iter().enumerate() {
@@ -1866,11 +1910,12 @@ fn list_diff_typed<T: Element + std::hash::Hash + Eq>(
 fn list_diff(ctx: &mut OpContext<'_>, out_idx: DType) -> Result<()> {
     let (x, y) = (ctx.input(0)?, ctx.input(1)?);
     if x.rank() != 1 || y.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "x and y should be 1D, got shapes {} and {}",
             x.shape(),
             y.shape()
-        )));
+        );
     }
     if x.dtype() != y.dtype() {
         return Err(unsupported("ListDiff", y.dtype()));

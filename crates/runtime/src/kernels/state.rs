@@ -6,7 +6,7 @@ use crate::resources::{SessionState, Variable};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{scatter, strided_slice_assign, ScatterOp, SliceMasks};
 use ferroflow_tensor::kernels::elementwise::{binary, BinaryOp};
-use ferroflow_tensor::{Error, Result, Tensor};
+use ferroflow_tensor::{bail, ensure, Error, Result, Tensor};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -55,12 +55,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                         "The tensor with handle '{handle}' is not in the session store."
                     ))
                 })?;
-                if value.dtype() != dtype {
-                    return Err(Error::invalid_argument(format!(
-                        "The tensor with handle '{handle}' is {}, not the {dtype} this op reads",
-                        value.dtype()
-                    )));
-                }
+                ensure!(
+                    value.dtype() == dtype,
+                    invalid_argument,
+                    "The tensor with handle '{handle}' is {}, not the {dtype} this op reads",
+                    value.dtype()
+                );
                 ctx.output(value);
                 Ok(())
             })
@@ -73,9 +73,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(move |ctx| {
                 let handle = ctx.input(0)?.scalar_string("handle")?;
                 if store.tensors.lock().remove(&handle).is_none() {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "The tensor with handle '{handle}' is not in the session store."
-                    )));
+                    );
                 }
                 Ok(())
             })
@@ -113,14 +114,14 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             boxed(move |ctx| {
                 let value = ctx.take_input(1)?;
                 let var = ctx.input_ref(0)?.clone();
-                if value.dtype() != var.dtype() {
-                    return Err(Error::invalid_argument(format!(
-                        "Assign: cannot assign a {} value to the {} variable {}",
-                        value.dtype(),
-                        var.dtype(),
-                        var.name()
-                    )));
-                }
+                ensure!(
+                    value.dtype() == var.dtype(),
+                    invalid_argument,
+                    "Assign: cannot assign a {} value to the {} variable {}",
+                    value.dtype(),
+                    var.dtype(),
+                    var.name()
+                );
                 if validate {
                     let guard = var.lock();
                     let lhs = guard
@@ -128,12 +129,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                         .map(|t| t.shape().clone())
                         .or_else(|| var.declared_shape().cloned());
                     if let Some(lhs) = lhs {
-                        if &lhs != value.shape() {
-                            return Err(Error::invalid_argument(format!(
+                        ensure!(
+                            &lhs == value.shape(),
+                            invalid_argument,
                             "Assign requires shapes of both tensors to match. lhs shape= {lhs} rhs shape= {}",
                             value.shape()
-                        )));
-                        }
+                        );
                     }
                 }
                 var.set(value);

@@ -10,7 +10,9 @@ use ferroflow_tensor::kernels::stateless_random::{
     binomial_sample, gamma, gamma_sample_grad, multinomial, parameterized_truncated_normal,
     philox4x32_10, poisson, stateless_float, stateless_int, FloatDist, PhiloxRandom, TruncParams,
 };
-use ferroflow_tensor::{bf16, broadcast_shapes, f16, DType, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{
+    bail, bf16, broadcast_shapes, ensure, f16, DType, Error, Result, Shape, Tensor,
+};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -32,49 +34,48 @@ fn dims_text(t: &Tensor) -> String {
 
 /// The generator of a `[2]` seed tensor (TF's `GenerateKey`).
 fn from_seed(seed: &Tensor) -> Result<PhiloxRandom> {
-    if seed.dims() != [2] {
-        return Err(Error::invalid_argument(format!(
-            "seed must have shape [2], not {}",
-            dims_text(seed)
-        )));
-    }
+    ensure!(
+        seed.dims() == [2],
+        invalid_argument,
+        "seed must have shape [2], not {}",
+        dims_text(seed)
+    );
     let s = seed.to_i64_vec()?;
     Ok(PhiloxRandom::from_seed(s[0], s[1]))
 }
 
 /// The generator of the `key`, `counter` and `alg` inputs of the V2 ops.
 fn from_key_counter(key: &Tensor, counter: &Tensor, alg: &Tensor) -> Result<PhiloxRandom> {
-    if alg.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "alg must be a scalar; got shape: {}",
-            dims_text(alg)
-        )));
-    }
+    ensure!(
+        alg.rank() == 0,
+        invalid_argument,
+        "alg must be a scalar; got shape: {}",
+        dims_text(alg)
+    );
     let alg = alg.scalar_i64()?;
-    if key.dims() != [1] {
-        return Err(Error::invalid_argument(format!(
-            "key must have shape [1], not {}. (Note that batched keys are not supported yet.)",
-            dims_text(key)
-        )));
-    }
+    ensure!(
+        key.dims() == [1],
+        invalid_argument,
+        "key must have shape [1], not {}. (Note that batched keys are not supported yet.)",
+        dims_text(key)
+    );
     match alg {
         ALG_PHILOX | ALG_AUTO_SELECT | ALG_THREEFRY => {
             if counter.rank() != 1 || counter.dims()[0] < 2 {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "counter must be a vector with length at least 2; got shape: {}",
                     dims_text(counter)
-                )));
+                );
             }
-            if alg == ALG_THREEFRY {
-                return Err(Error::invalid_argument(
-                    "Unsupported algorithm id: 2 (ThreeFry has no CPU kernel in TensorFlow)",
-                ));
-            }
+            ensure!(
+                alg != ALG_THREEFRY,
+                invalid_argument,
+                "Unsupported algorithm id: 2 (ThreeFry has no CPU kernel in TensorFlow)"
+            );
         }
         other => {
-            return Err(Error::invalid_argument(format!(
-                "Unsupported algorithm id: {other}"
-            )))
+            bail!(invalid_argument, "Unsupported algorithm id: {other}")
         }
     }
     let k = key.to_i64_vec()?[0] as u64;
@@ -88,12 +89,12 @@ fn from_key_counter(key: &Tensor, counter: &Tensor, alg: &Tensor) -> Result<Phil
 /// The output shape given as input `i`, checked for size.
 fn shape_input(ctx: &OpContext<'_>, i: usize, op: &str, dtype: DType) -> Result<Shape> {
     let t = ctx.input(i)?;
-    if t.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: shape must be a vector, got shape {}",
-            dims_text(t)
-        )));
-    }
+    ensure!(
+        t.rank() == 1,
+        invalid_argument,
+        "{op}: shape must be a vector, got shape {}",
+        dims_text(t)
+    );
     let shape = Shape::from_i64(&t.to_i64_vec()?)?;
     Tensor::check_allocation(op, dtype, shape.dims())?;
     Ok(shape)
@@ -183,31 +184,32 @@ fn multinomial_kernel(
     out: DType,
 ) -> Result<()> {
     let logits = ctx.input(0)?;
-    if logits.rank() != 2 {
-        return Err(Error::invalid_argument(format!(
-            "logits should be a matrix, got shape {}",
-            dims_text(logits)
-        )));
-    }
+    ensure!(
+        logits.rank() == 2,
+        invalid_argument,
+        "logits should be a matrix, got shape {}",
+        dims_text(logits)
+    );
     let n = ctx.input(1)?;
-    if n.rank() != 0 {
-        return Err(Error::invalid_argument(format!(
-            "num_samples should be a scalar, got shape {}",
-            dims_text(n)
-        )));
-    }
+    ensure!(
+        n.rank() == 0,
+        invalid_argument,
+        "num_samples should be a scalar, got shape {}",
+        dims_text(n)
+    );
     let num_samples = n.scalar_i64()?;
     if num_samples < 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "num_samples should be nonnegative, got {num_samples}"
-        )));
+        );
     }
     let (batch, classes) = (logits.dims()[0], logits.dims()[1]);
-    if classes == 0 {
-        return Err(Error::invalid_argument(format!(
-            "num_classes should be positive, got {classes}"
-        )));
-    }
+    ensure!(
+        classes != 0,
+        invalid_argument,
+        "num_classes should be positive, got {classes}"
+    );
     let ns = num_samples as usize;
     Tensor::check_allocation("Multinomial", out, &[batch, ns])?;
     let gen = match (gen, stream) {
@@ -258,18 +260,19 @@ fn narrower(d: DType) -> fn(f64) -> f64 {
 fn samples_per(shape: &Shape, params: &[usize], op: &str, what: &str) -> Result<usize> {
     let d = shape.dims();
     if d.len() < params.len() || d[d.len() - params.len()..] != *params {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{op}: Shape passed in must end with broadcasted shape ({what} has shape [{}], shape is [{}])",
             params.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","),
             d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
-        )));
+        );
     }
     let np: usize = params.iter().product();
-    if np == 0 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: Input {what} should have non-zero element count, got: 0"
-        )));
-    }
+    ensure!(
+        np != 0,
+        invalid_argument,
+        "{op}: Input {what} should have non-zero element count, got: 0"
+    );
     Ok(shape.num_elements() / np)
 }
 
@@ -318,12 +321,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     };
                     let (lo, hi) = (ctx.input(lo_i)?, ctx.input(lo_i + 1)?);
                     for (t, what) in [(lo, "minval"), (hi, "maxval")] {
-                        if t.rank() != 0 {
-                            return Err(Error::invalid_argument(format!(
-                                "{what} must be 0-D, got shape {}",
-                                dims_text(t)
-                            )));
-                        }
+                        ensure!(
+                            t.rank() == 0,
+                            invalid_argument,
+                            "{what} must be 0-D, got shape {}",
+                            dims_text(t)
+                        );
                     }
                     let dtype = lo.dtype();
                     let range = (lo.scalar_i64()?, hi.scalar_i64()?);
@@ -673,19 +676,19 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let rounds = init.node.attrs.int_or("rounds", 4)?;
             boxed(move |ctx| {
                 let (index, seed, max_index) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
-                if seed.num_elements() != 3 {
-                    return Err(Error::invalid_argument(format!(
-                        "RandomIndexShuffle: seed must have 3 elements, got shape {}",
-                        dims_text(seed)
-                    )));
-                }
+                ensure!(
+                    seed.num_elements() == 3,
+                    invalid_argument,
+                    "RandomIndexShuffle: seed must have 3 elements, got shape {}",
+                    dims_text(seed)
+                );
                 let s = seed.to_i64_vec()?;
                 let m = max_index.to_i64_vec()?;
-                if m.len() != 1 {
-                    return Err(Error::invalid_argument(
-                        "RandomIndexShuffle: max_index must be a scalar",
-                    ));
-                }
+                ensure!(
+                    m.len() == 1,
+                    invalid_argument,
+                    "RandomIndexShuffle: max_index must be a scalar"
+                );
                 let v: Vec<i64> = index
                     .to_i64_vec()?
                     .into_iter()
@@ -742,25 +745,25 @@ fn advance_state(
     blocks: impl Fn(&[i64]) -> u64,
 ) -> Result<Tensor> {
     if alg != ALG_PHILOX && alg != ALG_AUTO_SELECT {
-        return Err(Error::invalid_argument(format!(
-            "Unsupported algorithm id: {alg}"
-        )));
+        bail!(invalid_argument, "Unsupported algorithm id: {alg}");
     }
     let mut guard = var.lock();
     let cur = guard.as_ref().ok_or_else(|| var.uninitialized())?.clone();
     if cur.dtype() != DType::Int64 || cur.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "RNG state must be a 1-D int64 variable, got {} of shape {}",
             cur.dtype(),
             dims_text(&cur)
-        )));
+        );
     }
     let s = cur.to_i64_vec()?;
     if s.len() < 3 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "For the Philox algorithm, the size of state must be at least 3; got {}",
             s.len()
-        )));
+        );
     }
     let ctr = (s[0] as u64 as u128) | ((s[1] as u64 as u128) << 64);
     let next = ctr.wrapping_add(blocks(&s) as u128);

@@ -11,7 +11,7 @@ use super::{boxed, farmhash, unicode_script_table};
 use crate::kernel::{factory, KernelFactory, OpContext};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::broadcast::broadcast_to;
-use ferroflow_tensor::{broadcast_shapes, DType, Data, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, broadcast_shapes, ensure, DType, Data, Error, Result, Shape, Tensor};
 use parking_lot::Mutex;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -122,12 +122,12 @@ fn split_v2<'a>(s: &'a [u8], sep: &[u8], maxsplit: i64) -> Vec<&'a [u8]> {
 fn split_kernel(ctx: &mut OpContext<'_>, v2: bool, skip_empty: bool, maxsplit: i64) -> Result<()> {
     let op = if v2 { "StringSplitV2" } else { "StringSplit" };
     let input = ctx.input(0)?;
-    if input.rank() != 1 {
-        return Err(Error::invalid_argument(format!(
-            "{op}: input must be a vector, got shape: {}",
-            input.shape()
-        )));
-    }
+    ensure!(
+        input.rank() == 1,
+        invalid_argument,
+        "{op}: input must be a vector, got shape: {}",
+        input.shape()
+    );
     let sep = scalar_str(ctx.input(1)?, op, if v2 { "sep" } else { "delimiter" })?;
     let rows = strs(input, op)?;
     let mut indices = Vec::new();
@@ -235,13 +235,13 @@ fn ints_of(t: &Tensor, op: &str, what: &str) -> Result<Vec<i64>> {
 fn substr_kernel(ctx: &mut OpContext<'_>, utf8: bool) -> Result<()> {
     let input = ctx.input(0)?;
     let (pos, len) = (ctx.input(1)?, ctx.input(2)?);
-    if pos.shape() != len.shape() {
-        return Err(Error::invalid_argument(format!(
-            "Substr: pos and len should have the same shape, got: {} vs. {}",
-            pos.shape(),
-            len.shape()
-        )));
-    }
+    ensure!(
+        pos.shape() == len.shape(),
+        invalid_argument,
+        "Substr: pos and len should have the same shape, got: {} vs. {}",
+        pos.shape(),
+        len.shape()
+    );
     let strings = strs(input, "Substr")?;
     let (p, l) = (
         ints_of(pos, "Substr", "pos")?,
@@ -267,10 +267,11 @@ fn substr_kernel(ctx: &mut OpContext<'_>, utf8: bool) -> Result<()> {
         let (pk, lk) = (p[j], l[j]);
         let start = if pk < 0 { n + pk } else { pk };
         if start < 0 || start > n {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "pos {pk} out of range for string b'{}' at index {k}",
                 c_escape(s)
-            )));
+            );
         }
         let end = (start + lk.max(0)).min(n);
         let (a, b) = if utf8 {
@@ -325,10 +326,11 @@ fn convert_rewrite(rewrite: &[u8], re: &regex::bytes::Regex) -> Result<Vec<u8>> 
                 } else if c.is_ascii_digit() {
                     let g = usize::from(c - b'0');
                     if g > groups {
-                        return Err(Error::invalid_argument(format!(
+                        bail!(
+                            invalid_argument,
                             "Invalid rewrite pattern: Rewrite schema requests {g} matches, but \
                              the regexp only has {groups} parenthesized subexpressions."
-                        )));
+                        );
                     }
                     out.extend_from_slice(format!("${{{g}}}").as_bytes());
                 } else {
@@ -407,15 +409,14 @@ fn reduce_join_kernel(ctx: &mut OpContext<'_>, keep_dims: bool, sep: &[u8]) -> R
     let mut reduced = vec![false; dims.len()];
     for &a in &axes {
         if a < -r || a >= r {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Invalid reduction dimension {a} for input with {r} dimensions"
-            )));
+            );
         }
         let a = (if a < 0 { a + r } else { a }) as usize;
         if reduced[a] {
-            return Err(Error::invalid_argument(format!(
-                "Duplicate reduction dimension {a}"
-            )));
+            bail!(invalid_argument, "Duplicate reduction dimension {a}");
         }
         reduced[a] = true;
         order.push(a);
@@ -620,14 +621,16 @@ fn as_string_factory() -> KernelFactory {
         let width = a.int_or("width", -1)?;
         let fill = a.str_or("fill", "")?;
         if fill.len() > 1 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Fill string must be one or fewer characters, got \"{fill}\""
-            )));
+            );
         }
         if scientific && shortest {
-            return Err(Error::invalid_argument(
-                "Cannot select both scientific and shortest notation",
-            ));
+            bail!(
+                invalid_argument,
+                "Cannot select both scientific and shortest notation"
+            );
         }
         let mut f = Printf {
             left: false,
@@ -651,9 +654,7 @@ fn as_string_factory() -> KernelFactory {
             [b'+'] => f.plus = true,
             [b' '] => f.space = true,
             _ => {
-                return Err(Error::invalid_argument(format!(
-                    "Fill argument not supported: \"{fill}\""
-                )))
+                bail!(invalid_argument, "Fill argument not supported: \"{fill}\"")
             }
         }
         let int_only = if precision > -1 {
@@ -668,9 +669,10 @@ fn as_string_factory() -> KernelFactory {
         boxed(move |ctx| {
             let dtype = ctx.input(0)?.dtype();
             if let (false, Some(what)) = (dtype.is_floating(), int_only) {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "{what} not supported for datatype {dtype}"
-                )));
+                );
             }
             as_string_kernel(ctx, f)
         })
@@ -760,9 +762,10 @@ fn to_number_kernel(ctx: &mut OpContext<'_>, out: DType) -> Result<()> {
             Tensor::from_vec(shape, v)?
         }
         d => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "StringToNumber: out_type {d} is not supported"
-            )))
+            )
         }
     };
     ctx.output(result);
@@ -849,19 +852,21 @@ fn hash_bucket_factory(op: &'static str) -> KernelFactory {
         let a = &init.node.attrs;
         let buckets = a.int("num_buckets")?;
         if buckets <= 0 {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{op}: num_buckets must be positive, got {buckets}"
-            )));
+            );
         }
         let buckets = buckets as u64;
         let key = if op == "StringToHashBucketStrong" {
             match a.ints("key")?.as_slice() {
                 [k0, k1] => Some((*k0 as u64, *k1 as u64)),
                 k => {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Key must have 2 elements, got {}",
                         k.len()
-                    )))
+                    )
                 }
             }
         } else {
@@ -907,28 +912,29 @@ fn raw_bytes(t: &Tensor) -> Result<Vec<u8>> {
         Data::F16(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
         Data::BF16(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
         _ => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Fingerprint: unsupported dtype {}",
                 t.dtype()
-            )))
+            )
         }
     })
 }
 
 fn fingerprint_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     let method = scalar_str(ctx.input(1)?, "Fingerprint", "method")?;
-    if method != b"farmhash64" {
-        return Err(Error::invalid_argument(format!(
-            "Unsupported fingerprint method: {}",
-            String::from_utf8_lossy(&method)
-        )));
-    }
+    ensure!(
+        method == b"farmhash64",
+        invalid_argument,
+        "Unsupported fingerprint method: {}",
+        String::from_utf8_lossy(&method)
+    );
     let t = ctx.input(0)?;
-    if t.rank() == 0 {
-        return Err(Error::invalid_argument(
-            "Fingerprint: data must have rank 1 or higher, got a scalar",
-        ));
-    }
+    ensure!(
+        t.rank() != 0,
+        invalid_argument,
+        "Fingerprint: data must have rank 1 or higher, got a scalar"
+    );
     let n = t.dims()[0];
     let per_row = t.num_elements().checked_div(n).unwrap_or(0);
     let mut out = Vec::with_capacity(n * 8);
@@ -976,10 +982,11 @@ fn encoding(name: &str, op: &str, output: bool) -> Result<Encoding> {
         "UTF-16-LE" | "UTF-16LE" if !output => Encoding::Utf16Le,
         "UTF-32-LE" | "UTF-32LE" if !output => Encoding::Utf32Le,
         _ => {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "{op}: Could not create converter for {} encoding: {name}",
                 if output { "output" } else { "input" }
-            )))
+            )
         }
     };
     Ok(e)
@@ -1123,9 +1130,10 @@ fn encode_into(out: &mut Vec<u8>, c: i32, enc: Encoding, opts: DecodeOpts) -> Re
         Some(ch) => ch,
         None => match opts.errors {
             OnError::Strict => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "Code point is out of range for Unicode, or is a surrogate. (code point {c})"
-                )))
+                )
             }
             OnError::Ignore => return Ok(()),
             OnError::Replace => match u32::try_from(opts.replacement)
@@ -1217,19 +1225,21 @@ fn unicode_encode_factory() -> KernelFactory {
             let values = ctx.input(0)?.as_slice::<i32>()?.to_vec();
             let splits = ctx.input(1)?.to_i64_vec()?;
             if splits.first().is_some_and(|&s| s != 0) {
-                return Err(Error::invalid_argument(
-                    "UnicodeEncode: first value of input_splits must be 0",
-                ));
+                bail!(
+                    invalid_argument,
+                    "UnicodeEncode: first value of input_splits must be 0"
+                );
             }
             let mut out = Vec::with_capacity(splits.len().saturating_sub(1));
             for w in splits.windows(2) {
                 if w[0] > w[1] || w[1] as usize > values.len() {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "UnicodeEncode: input_splits must be sorted and within [0, {}], got {} then {}",
                         values.len(),
                         w[0],
                         w[1]
-                    )));
+                    );
                 }
                 let mut s = Vec::new();
                 for &c in &values[w[0] as usize..w[1] as usize] {
@@ -1344,16 +1354,18 @@ impl NGrams {
         let splits = splits_t.to_i64_vec()?;
         let n = data.len() as i64;
         if splits.is_empty() {
-            return Err(Error::invalid_argument(
-                "StringNGrams: data_splits must have at least one element",
-            ));
+            bail!(
+                invalid_argument,
+                "StringNGrams: data_splits must have at least one element"
+            );
         }
         if splits[0] != 0 || splits.windows(2).any(|w| w[0] > w[1]) || splits[splits.len() - 1] != n
         {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Invalid split value: data_splits must start at 0, be non-decreasing and end at \
                  the number of data elements ({n})"
-            )));
+            );
         }
         let mut out = Vec::new();
         let mut out_splits = vec![0i64];
@@ -1382,9 +1394,10 @@ fn ngrams_factory() -> KernelFactory {
         let a = &init.node.attrs;
         let widths = a.ints("ngram_widths")?;
         if widths.iter().any(|&w| w < 1) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "StringNGrams: ngram_widths must be positive, got {widths:?}"
-            )));
+            );
         }
         let g = Arc::new(NGrams {
             separator: attr_str(init, "separator", " ")?.into_bytes(),
@@ -1407,17 +1420,19 @@ fn unsorted_segment_join_kernel(ctx: &mut OpContext<'_>, sep: &[u8]) -> Result<(
     let ids = ids_t.to_i64_vec()?;
     let num = ctx.input(2)?.scalar_i64()?;
     if num < 0 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Number of segments cannot be negative, got {num}"
-        )));
+        );
     }
     let r = ids_t.rank();
     if r > input.rank() || ids_t.dims() != &input.dims()[..r] {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "UnsortedSegmentJoin: segment_ids.shape = {} is not a prefix of inputs.shape = {}",
             ids_t.shape(),
             input.shape()
-        )));
+        );
     }
     let inner: usize = input.dims()[r..].iter().product();
     let mut dims = vec![num as usize];
@@ -1427,10 +1442,11 @@ fn unsorted_segment_join_kernel(ctx: &mut OpContext<'_>, sep: &[u8]) -> Result<(
     let mut started = vec![false; num as usize];
     for (i, &id) in ids.iter().enumerate() {
         if id < 0 || id >= num {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "segment_ids are not allowed to exceed num_segments or to have negative values \
                  (segment_ids[{i}] = {id}, num_segments = {num})."
-            )));
+            );
         }
         let id = id as usize;
         for j in 0..inner {
@@ -1568,12 +1584,12 @@ fn string_format_factory() -> KernelFactory {
         };
         boxed(move |ctx| {
             let n = ctx.num_inputs();
-            if pieces.len() != n + 1 {
-                return Err(Error::invalid_argument(format!(
-                    "num placeholders in template and num inputs must match: {} vs. {n}",
-                    pieces.len() - 1
-                )));
-            }
+            ensure!(
+                pieces.len() == n + 1,
+                invalid_argument,
+                "num placeholders in template and num inputs must match: {} vs. {n}",
+                pieces.len() - 1
+            );
             let mut s = pieces[0].clone();
             for i in 0..n {
                 s.push_str(&summarize(ctx.input(i)?, n_summarize));
@@ -1613,9 +1629,10 @@ fn ragged_to_sparse_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
             || s[s.len() - 1] != limit
             || s.len() != rows + 1
         {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "RaggedTensorToSparse: invalid ragged splits at level {k}"
-            )));
+            );
         }
         let mut next = Vec::with_capacity(limit as usize);
         let mut width = 0i64;
@@ -1673,10 +1690,11 @@ fn string_join_kernel(ctx: &mut OpContext<'_>, separator: &[u8]) -> Result<()> {
         match &shape {
             None => shape = Some(t.shape().clone()),
             Some(s) if s != t.shape() => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "StringJoin: input shapes do not match: {s} vs. {}",
                     t.shape()
-                )))
+                )
             }
             Some(_) => {}
         }
@@ -1704,9 +1722,10 @@ fn case_factory(upper: bool) -> KernelFactory {
             "" => false,
             "utf-8" => true,
             _ => {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "only utf-8 or '' (no encoding) is supported, received {enc}"
-                )))
+                )
             }
         };
         let op = if upper { "StringUpper" } else { "StringLower" };

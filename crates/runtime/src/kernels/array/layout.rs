@@ -11,7 +11,7 @@ use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{self as k, PadMode};
 use ferroflow_tensor::kernels::array_extra as extra;
 use ferroflow_tensor::kernels::elementwise::cast;
-use ferroflow_tensor::{normalize_axis, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, normalize_axis, Result, Shape, Tensor};
 
 /// Resolves a `Reshape` target, filling in at most one `-1`.
 fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
@@ -22,15 +22,14 @@ fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
     for (i, &d) in dims.iter().enumerate() {
         if d == -1 {
             if unknown.replace(i).is_some() {
-                return Err(Error::invalid_argument(format!(
+                bail!(
+                    invalid_argument,
                     "only one input size may be -1, not both {} and {i}",
                     unknown.unwrap_or(0)
-                )));
+                );
             }
         } else if d < 0 {
-            return Err(Error::invalid_argument(format!(
-                "size {i} must be non-negative, not {d}"
-            )));
+            bail!(invalid_argument, "size {i} must be non-negative, not {d}");
         } else {
             known *= d as usize;
         }
@@ -38,15 +37,17 @@ fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
     let mut out: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
     if let Some(i) = unknown {
         if known == 0 || !n.is_multiple_of(known) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "Input to reshape is a tensor with {n} values, but the requested shape requires a multiple of {known}"
-            )));
+            );
         }
         out[i] = n / known;
     } else if known != n {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Input to reshape is a tensor with {n} values, but the requested shape has {known}"
-        )));
+        );
     }
     Ok(Shape::from(out))
 }
@@ -54,10 +55,11 @@ fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
 fn paddings(t: &Tensor) -> Result<Vec<(i64, i64)>> {
     let v = t.to_i64_vec()?;
     if t.rank() != 2 || t.dims()[1] != 2 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "paddings must be a matrix with 2 columns: {}",
             t.shape()
-        )));
+        );
     }
     Ok(v.chunks(2).map(|c| (c[0], c[1])).collect())
 }
@@ -104,9 +106,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let x = ctx.take_input(0)?;
                 let axis = ctx.input(1)?.to_i64_vec()?;
                 let [a] = axis[..] else {
-                    return Err(Error::invalid_argument(
-                        "'dim' must be a tensor with a single value",
-                    ));
+                    bail!(
+                        invalid_argument,
+                        "'dim' must be a tensor with a single value"
+                    );
                 };
                 let ax = normalize_axis(a, x.rank() + 1, "ExpandDims")?;
                 let mut s = x.shape().clone();
@@ -131,12 +134,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 } else {
                     for &a in &axes {
                         let ax = normalize_axis(a, dims.len(), "Squeeze")?;
-                        if dims[ax] != 1 {
-                            return Err(Error::invalid_argument(format!(
-                                "Can not squeeze dim[{ax}], expected a dimension of 1, got {}",
-                                dims[ax]
-                            )));
-                        }
+                        ensure!(
+                            dims[ax] == 1,
+                            invalid_argument,
+                            "Can not squeeze dim[{ax}], expected a dimension of 1, got {}",
+                            dims[ax]
+                        );
                         keep[ax] = false;
                     }
                 }
@@ -201,12 +204,12 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let num = init.node.attrs.int("num")? as usize;
             boxed(move |ctx| {
                 let parts = k::unstack(ctx.input(0)?, axis)?;
-                if parts.len() != num {
-                    return Err(Error::invalid_argument(format!(
-                        "Input shape axis {axis} must equal {num}, got shape {}",
-                        ctx.input(0)?.shape()
-                    )));
-                }
+                ensure!(
+                    parts.len() == num,
+                    invalid_argument,
+                    "Input shape axis {axis} must equal {num}, got shape {}",
+                    ctx.input(0)?.shape()
+                );
                 parts.into_iter().for_each(|p| ctx.output(p));
                 Ok(())
             })
@@ -221,11 +224,11 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let x = ctx.input(1)?;
                 let ax = normalize_axis(axis, x.rank(), "Split")?;
                 let d = x.dims()[ax];
-                if d % num != 0 {
-                    return Err(Error::invalid_argument(format!(
+                ensure!(
+                    d % num == 0,
+                    invalid_argument,
                     "Number of ways to split should evenly divide the split dimension, but got split_dim {ax} (size = {d}) and num_split {num}"
-                )));
-                }
+                );
                 let parts = k::split(x, axis, &vec![d / num; num])?;
                 parts.into_iter().for_each(|p| ctx.output(p));
                 Ok(())
@@ -246,9 +249,10 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     sizes[i] = d - known;
                 }
                 if sizes.iter().any(|&s| s < 0) || sizes.iter().sum::<i64>() != d {
-                    return Err(Error::invalid_argument(format!(
-                "Determined shape must either match input shape along split_dim exactly if fully specified, or be less than the size of the input along split_dim if not fully specified.  Got: {known}"
-            )));
+                    bail!(
+                        invalid_argument,
+                        "Determined shape must either match input shape along split_dim exactly if fully specified, or be less than the size of the input along split_dim if not fully specified.  Got: {known}"
+                    );
                 }
                 let sizes: Vec<usize> = sizes.into_iter().map(|s| s as usize).collect();
                 let parts = k::split(x, axis, &sizes)?;
@@ -306,7 +310,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             {
                 "REFLECT" => PadMode::Reflect,
                 "SYMMETRIC" => PadMode::Symmetric,
-                other => return Err(Error::value(format!("MirrorPad: unknown mode {other}"))),
+                other => bail!(value, "MirrorPad: unknown mode {other}"),
             };
             boxed(move |ctx| {
                 let x = ctx.input(0)?;
@@ -396,19 +400,20 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             factory(move |init| {
                 let b = init.node.attrs.int("block_size")?;
                 if b < 2 {
-                    return Err(Error::invalid_argument(format!(
+                    bail!(
+                        invalid_argument,
                         "Value for attr 'block_size' of {b} must be at least minimum 2"
-                    )));
+                    );
                 }
                 let block = square_block(b);
                 boxed(move |ctx| {
                     let (x, p) = (ctx.input(0)?, ctx.input(1)?);
-                    if x.rank() != 4 {
-                        return Err(Error::invalid_argument(format!(
-                            "input must be 4-dimensional, got shape {}",
-                            x.shape()
-                        )));
-                    }
+                    ensure!(
+                        x.rank() == 4,
+                        invalid_argument,
+                        "input must be 4-dimensional, got shape {}",
+                        x.shape()
+                    );
                     let y = if to_batch {
                         extra::space_to_batch_nd(x, &block, p)?
                     } else {
@@ -428,26 +433,28 @@ fn concat_offsets(axis: i64, shapes: &[Vec<i64>]) -> Result<Vec<Vec<i64>>> {
     let first = &shapes[0];
     let rank = first.len() as i64;
     if axis < -rank || axis >= rank {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "Concat dim is out of range: {axis} vs. {rank}"
-        )));
+        );
     }
     let axis = axis.rem_euclid(rank.max(1)) as usize;
     let mut offset = 0;
     let mut out = Vec::with_capacity(shapes.len());
     for (i, shape) in shapes.iter().enumerate() {
-        if shape.len() != first.len() {
-            return Err(Error::invalid_argument(format!(
-                "input {i} should contain {} elements, but got {}",
-                first.len(),
-                shape.len()
-            )));
-        }
+        ensure!(
+            shape.len() == first.len(),
+            invalid_argument,
+            "input {i} should contain {} elements, but got {}",
+            first.len(),
+            shape.len()
+        );
         if let Some(d) = (0..shape.len()).find(|&d| d != axis && shape[d] != first[d]) {
-            return Err(Error::invalid_argument(format!(
+            bail!(
+                invalid_argument,
                 "All dimensions except {axis} must match. Input {i} has shape {shape:?} and doesn't \
                  match input 0 with shape {first:?} (dimension {d})."
-            )));
+            );
         }
         let mut offsets = vec![0; shape.len()];
         offsets[axis] = offset;

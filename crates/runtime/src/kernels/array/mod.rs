@@ -26,15 +26,16 @@ use crate::kernel::{factory, Fixed, Forward, KernelFactory, Value};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array_extra as extra;
 use ferroflow_tensor::kernels::elementwise::cast;
-use ferroflow_tensor::{DType, Data, Error, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, DType, Data, Error, Result, Shape, Tensor};
 
 /// A shape given as a 1-D integer tensor.
 fn shape_arg(t: &Tensor, what: &str) -> Result<Shape> {
     if t.rank() > 1 {
-        return Err(Error::invalid_argument(format!(
+        bail!(
+            invalid_argument,
             "{what} must be a vector, got shape {}",
             t.shape()
-        )));
+        );
     }
     Shape::from_i64(&t.to_i64_vec()?)
 }
@@ -219,13 +220,13 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             };
             boxed(move |ctx| {
                 let x = ctx.input(0)?;
-                if !want.is_compatible_with_shape(x.shape()) {
-                    return Err(Error::invalid_argument(format!(
-                        "Shape of tensor {name} {} is not compatible with expected shape {}.",
-                        x.shape(),
-                        tf_text(&want)
-                    )));
-                }
+                ensure!(
+                    want.is_compatible_with_shape(x.shape()),
+                    invalid_argument,
+                    "Shape of tensor {name} {} is not compatible with expected shape {}.",
+                    x.shape(),
+                    tf_text(&want)
+                );
                 let t = x.clone();
                 ctx.output(t);
                 Ok(())
