@@ -1,11 +1,13 @@
 """tf.gfile / tf.io.gfile against TensorFlow's behaviour (checked with TF 2.21's file_io; see each test)."""
 
+import errno
 import inspect
 import os
 
 import pytest
 
 import ferroflow as tf
+from ferroflow.framework.errors import error_from_os_error
 from ferroflow.platform import gfile
 
 g = tf.io.gfile
@@ -209,6 +211,30 @@ def test_gfile_errors(tmp_path, setup, action, error, in_message):
     with pytest.raises(error, match=in_message) as info:
         action(p)
     assert isinstance(info.value, E.OpError)
+
+
+@pytest.mark.parametrize(
+    "code, error",
+    [
+        (errno.ENOENT, E.NotFoundError),
+        (errno.EISDIR, E.FailedPreconditionError),
+        (errno.EACCES, E.PermissionDeniedError),
+        (errno.EEXIST, E.AlreadyExistsError),
+        (errno.ENOSPC, E.ResourceExhaustedError),
+        (errno.EXDEV, E.UnimplementedError),
+        (None, E.UnknownError),
+    ],
+)
+def test_os_errors_map_in_one_place(tmp_path, code, error):
+    # gfile raises through framework.errors.error_from_os_error; the classes are TF's errno mapping.
+    err = OSError(code, os.strerror(code)) if code else OSError("no number")
+    e = error_from_os_error(tmp_path, err)
+    assert type(e) is error
+    assert e.message == f"{tmp_path}; {os.strerror(code) if code else 'no number'}"
+    missing = str(tmp_path / "missing")
+    with pytest.raises(E.NotFoundError) as info:
+        g.GFile(missing).read()
+    assert info.value.message == f"{missing}; {os.strerror(errno.ENOENT)}"
 
 
 def test_fastgfile_and_open(tmp_path):

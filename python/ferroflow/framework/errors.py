@@ -6,6 +6,9 @@ with it at import time.
 
 from __future__ import annotations
 
+import errno as _errno
+import os as _os
+
 OK = 0
 CANCELLED = 1
 UNKNOWN = 2
@@ -109,6 +112,50 @@ _CODE_TO_CLASS = {
     UNAUTHENTICATED: UnauthenticatedError,
 }
 _CLASS_TO_CODE = {v: k for k, v in _CODE_TO_CLASS.items()}
+
+
+def _errno_table():
+    """``{errno: tf.errors class}``: TensorFlow's file-system mapping of POSIX error numbers onto status codes
+    (the numbers this platform lacks are left out)."""
+    groups = {
+        InvalidArgumentError: "EINVAL ENAMETOOLONG E2BIG EDESTADDRREQ EDOM EFAULT EILSEQ ENOPROTOOPT "
+        "ENOSTR ENOTSOCK ENOTTY EPROTOTYPE ESPIPE",
+        DeadlineExceededError: "ETIMEDOUT ETIME",
+        NotFoundError: "ENODEV ENOENT ENXIO ESRCH",
+        AlreadyExistsError: "EEXIST EADDRNOTAVAIL EALREADY",
+        PermissionDeniedError: "EPERM EACCES EROFS",
+        FailedPreconditionError: "ENOTEMPTY EISDIR ENOTDIR EADDRINUSE EBADF EBUSY ECHILD EISCONN "
+        "ENOTBLK ENOTCONN EPIPE ESHUTDOWN ETXTBSY",
+        ResourceExhaustedError: "ENOSPC EDQUOT EMFILE EMLINK ENFILE ENOBUFS ENODATA ENOMEM ENOSR EUSERS",
+        OutOfRangeError: "EFBIG EOVERFLOW ERANGE",
+        UnimplementedError: "ENOSYS ENOTSUP EOPNOTSUPP EAFNOSUPPORT EPFNOSUPPORT EPROTONOSUPPORT "
+        "ESOCKTNOSUPPORT EXDEV",
+        UnavailableError: "EAGAIN ECONNREFUSED ECONNABORTED ECONNRESET EINTR EHOSTDOWN EHOSTUNREACH "
+        "ENETDOWN ENETRESET ENETUNREACH ENOLCK ENOLINK ENONET",
+        AbortedError: "EDEADLK ESTALE",
+        CancelledError: "ECANCELED",
+    }
+    table = {}
+    for cls, names in groups.items():
+        for name in names.split():
+            code = getattr(_errno, name, None)
+            if code is not None:
+                table.setdefault(code, cls)
+    return table
+
+
+_ERRNO_TO_CLASS = _errno_table()
+
+
+def error_from_os_error(what, err):
+    """The ``tf.errors`` exception for the ``OSError`` ``err`` about ``what`` (a path, or what was being done):
+    its class follows the error number as in TensorFlow's file system (``ENOENT`` -> ``NotFoundError``, an unknown
+    number -> ``UnknownError``), its message is ``"<what>; <the OS's reason>"``. Python code that turns OS errors
+    into ``tf.errors`` goes through here (the native core maps its I/O errors in ``Error::io``)."""
+    code = err.errno
+    cls = _ERRNO_TO_CLASS.get(code, UnknownError)
+    reason = err.strerror or (_os.strerror(code) if code else str(err))
+    return cls(None, None, f"{what}; {reason}")
 
 
 def exception_type_from_error_code(error_code):

@@ -5,7 +5,8 @@ Behaviour follows TensorFlow's ``file_io`` module, quirks included, because TF1 
 
 * failures raise ``tf.errors`` classes chosen from the OS error number the way TF maps them
   (``ENOENT`` -> ``NotFoundError``, ``EISDIR``/``ENOTDIR`` -> ``FailedPreconditionError``,
-  ``EACCES`` -> ``PermissionDeniedError``, ...), with a message naming the path;
+  ``EACCES`` -> ``PermissionDeniedError``, ...; ``framework.errors.error_from_os_error``), with a
+  message naming the path;
 * ``GFile`` opens lazily: a file opened for writing is created (or truncated) by the first ``write``
   (or ``tell``), and a missing file opened for reading fails at the first read; ``read(n)`` counts
   bytes even in text mode, ``readline`` drops ``\\r``, and ``close`` does not stop a later call from
@@ -89,45 +90,6 @@ def _local(path):
     return path
 
 
-def _errno_table():
-    groups = {
-        errors.InvalidArgumentError: "EINVAL ENAMETOOLONG E2BIG EDESTADDRREQ EDOM EFAULT EILSEQ ENOPROTOOPT "
-        "ENOSTR ENOTSOCK ENOTTY EPROTOTYPE ESPIPE",
-        errors.DeadlineExceededError: "ETIMEDOUT ETIME",
-        errors.NotFoundError: "ENODEV ENOENT ENXIO ESRCH",
-        errors.AlreadyExistsError: "EEXIST EADDRNOTAVAIL EALREADY",
-        errors.PermissionDeniedError: "EPERM EACCES EROFS",
-        errors.FailedPreconditionError: "ENOTEMPTY EISDIR ENOTDIR EADDRINUSE EBADF EBUSY ECHILD EISCONN "
-        "ENOTBLK ENOTCONN EPIPE ESHUTDOWN ETXTBSY",
-        errors.ResourceExhaustedError: "ENOSPC EDQUOT EMFILE EMLINK ENFILE ENOBUFS ENODATA ENOMEM ENOSR EUSERS",
-        errors.OutOfRangeError: "EFBIG EOVERFLOW ERANGE",
-        errors.UnimplementedError: "ENOSYS ENOTSUP EOPNOTSUPP EAFNOSUPPORT EPFNOSUPPORT EPROTONOSUPPORT "
-        "ESOCKTNOSUPPORT EXDEV",
-        errors.UnavailableError: "EAGAIN ECONNREFUSED ECONNABORTED ECONNRESET EINTR EHOSTDOWN EHOSTUNREACH "
-        "ENETDOWN ENETRESET ENETUNREACH ENOLCK ENOLINK ENONET",
-        errors.AbortedError: "EDEADLK ESTALE",
-        errors.CancelledError: "ECANCELED",
-    }
-    table = {}
-    for cls, names in groups.items():
-        for name in names.split():
-            code = getattr(_errno, name, None)
-            if code is not None:
-                table.setdefault(code, cls)
-    return table
-
-
-_ERRNO_TO_ERROR = _errno_table()
-
-
-def _os_error(exc, what):
-    """The ``tf.errors`` exception for OSError ``exc`` about ``what`` (a path, or a description)."""
-    code = exc.errno
-    cls = _ERRNO_TO_ERROR.get(code, errors.UnknownError)
-    reason = exc.strerror or (os.strerror(code) if code else str(exc))
-    return cls(None, None, f"{what}; {reason}")
-
-
 def _not_found(message):
     return errors.NotFoundError(None, None, message)
 
@@ -184,7 +146,7 @@ class GFile:
             try:
                 self._reader = open(self._path, "rb")
             except OSError as e:
-                raise _os_error(e, self._path) from None
+                raise errors.error_from_os_error(self._path, e) from None
         return self._reader
 
     def _write_stream(self):
@@ -194,7 +156,7 @@ class GFile:
             try:
                 self._writer = open(self._path, "ab" if self._append else "wb")
             except OSError as e:
-                raise _os_error(e, self._path) from None
+                raise errors.error_from_os_error(self._path, e) from None
         return self._writer
 
     def _prepare(self, data):
@@ -314,7 +276,7 @@ class GFile:
             try:
                 writer.close()
             except OSError as e:
-                raise _os_error(e, self._path) from None
+                raise errors.error_from_os_error(self._path, e) from None
 
     def __enter__(self):
         return self
@@ -380,7 +342,7 @@ def remove(path):
     try:
         os.remove(local)
     except OSError as e:
-        raise _os_error(e, local) from None
+        raise errors.error_from_os_error(local, e) from None
 
 
 def mkdir(path):
@@ -391,7 +353,7 @@ def mkdir(path):
     except FileExistsError:
         return
     except OSError as e:
-        raise _os_error(e, local) from None
+        raise errors.error_from_os_error(local, e) from None
 
 
 def makedirs(path):
@@ -404,7 +366,7 @@ def makedirs(path):
     except FileExistsError:
         raise errors.FailedPreconditionError(None, None, f"{local} is not a directory") from None
     except OSError as e:
-        raise _os_error(e, local) from None
+        raise errors.error_from_os_error(local, e) from None
 
 
 def rmtree(path):
@@ -418,7 +380,7 @@ def rmtree(path):
         else:
             os.remove(local)
     except OSError as e:
-        raise _os_error(e, e.filename or local) from None
+        raise errors.error_from_os_error(e.filename or local, e) from None
 
 
 def listdir(path):
@@ -429,7 +391,7 @@ def listdir(path):
     try:
         return sorted(os.listdir(local))
     except OSError as e:
-        raise _os_error(e, local) from None
+        raise errors.error_from_os_error(local, e) from None
 
 
 def stat(path):
@@ -438,7 +400,7 @@ def stat(path):
     try:
         st = os.stat(local)
     except OSError as e:
-        raise _os_error(e, local) from None
+        raise errors.error_from_os_error(local, e) from None
     return FileStatistics(
         length=st.st_size, mtime_nsec=st.st_mtime_ns, is_directory=_stat.S_ISDIR(st.st_mode)
     )
@@ -466,7 +428,7 @@ def rename(src, dst, overwrite=False):
         return
     except OSError as e:
         if e.errno != _errno.EXDEV or not os.path.isfile(lsrc):
-            raise _os_error(e, f"Cannot rename {lsrc} to {ldst}") from None
+            raise errors.error_from_os_error(f"Cannot rename {lsrc} to {ldst}", e) from None
     _copy_file(lsrc, ldst)
     remove(lsrc)
 
@@ -483,7 +445,7 @@ def _copy_file(src, dst):
     try:
         source = open(src, "rb")
     except OSError as e:
-        raise _os_error(e, src) from None
+        raise errors.error_from_os_error(src, e) from None
     head, tail = os.path.split(dst)
     tmp = os.path.join(head, f".{tail}.tmp{uuid.uuid4().hex}")
     try:
@@ -491,7 +453,7 @@ def _copy_file(src, dst):
             try:
                 fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except OSError as e:
-                raise _os_error(e, dst) from None
+                raise errors.error_from_os_error(dst, e) from None
             try:
                 with os.fdopen(fd, "wb") as out:
                     shutil.copyfileobj(source, out, _COPY_CHUNK)
@@ -499,7 +461,7 @@ def _copy_file(src, dst):
                     os.fsync(out.fileno())
                 os.replace(tmp, dst)
             except OSError as e:
-                raise _os_error(e, dst) from None
+                raise errors.error_from_os_error(dst, e) from None
     finally:
         if os.path.lexists(tmp):
             os.remove(tmp)
@@ -526,7 +488,7 @@ def atomic_write_string_to_file(filename, contents, overwrite=True):
             os.fsync(out.fileno())
         os.replace(tmp, path)
     except OSError as e:
-        raise _os_error(e, path) from None
+        raise errors.error_from_os_error(path, e) from None
     finally:
         if os.path.lexists(tmp):
             os.remove(tmp)
