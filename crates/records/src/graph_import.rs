@@ -444,24 +444,37 @@ pub fn import_function_library(graph: &mut Graph, library: &FunctionDefLibrary) 
         .iter()
         .filter_map(|f| f.signature.as_ref().map(|s| (s.name.as_str(), f)))
         .collect();
+    let mut budget = MAX_FUNCTION_BUILDS;
     for name in fdefs.keys() {
-        build_function(graph, name, &fdefs, 0)?;
+        build_function(graph, name, &fdefs, 0, &mut budget)?;
     }
     Ok(())
 }
 
 /// How deep functions may nest (a library calling itself would recurse forever).
 const MAX_FUNCTION_DEPTH: usize = 64;
+/// How many function bodies one import may build. Each function's nested
+/// functions are built into its own library, so a library whose functions
+/// each call two others could otherwise ask for exponentially many.
+const MAX_FUNCTION_BUILDS: usize = 100_000;
 
 fn build_function(
     target: &mut Graph,
     name: &str,
     fdefs: &HashMap<&str, &FunctionDef>,
     depth: usize,
+    budget: &mut usize,
 ) -> Result<()> {
     if target.function(name).is_ok() {
         return Ok(());
     }
+    if *budget == 0 {
+        return Err(Error::invalid_argument(format!(
+            "the function library needs more than {MAX_FUNCTION_BUILDS} function bodies built \
+             (at function '{name}')"
+        )));
+    }
+    *budget -= 1;
     let Some(fdef) = fdefs.get(name) else {
         return Err(Error::invalid_argument(format!(
             "function '{name}' is used but not in the GraphDef's library"
@@ -510,7 +523,7 @@ fn build_function(
             if let Some(value) = node.attr.get(*key) {
                 for nested in function_names_in(value) {
                     if !nested.is_empty() {
-                        build_function(&mut body, &nested, fdefs, depth + 1)?;
+                        build_function(&mut body, &nested, fdefs, depth + 1, budget)?;
                     }
                 }
             }
