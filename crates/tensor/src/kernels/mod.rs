@@ -1,7 +1,6 @@
 //! CPU kernels over [`Tensor`](crate::Tensor)s, one module per family.
 
 pub mod array;
-pub mod array_extra;
 pub mod batch_norm;
 pub mod bitcast;
 pub mod broadcast;

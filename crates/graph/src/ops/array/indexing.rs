@@ -7,8 +7,7 @@ use crate::attr::AttrsExt;
 use crate::graph::OutputInfo;
 use crate::ops::{axis_in, single, InferContext, OpDef, INDEX};
 use crate::shape::PartialShape;
-use ferroflow_tensor::kernels::array::{strided_slice_plan_partial, SliceMasks};
-use ferroflow_tensor::kernels::array_extra::VolumeWindows;
+use ferroflow_tensor::kernels::array::{strided_slice_plan_partial, SliceMasks, VolumeWindows};
 use ferroflow_tensor::{Code, Result};
 
 fn slice(ctx: &InferContext) -> Result<Vec<OutputInfo>> {

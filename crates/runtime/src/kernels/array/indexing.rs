@@ -6,7 +6,6 @@ use crate::kernel::{factory, KernelFactory};
 use crate::kernels::boxed;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{self as k, SliceMasks};
-use ferroflow_tensor::kernels::array_extra as extra;
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
     reg(
@@ -72,7 +71,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "UnravelIndex",
         factory(|_| {
             boxed(|ctx| {
-                let y = extra::unravel_index(ctx.input(0)?, ctx.input(1)?)?;
+                let y = k::unravel_index(ctx.input(0)?, ctx.input(1)?)?;
                 ctx.output(y);
                 Ok(())
             })
@@ -82,13 +81,13 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "ExtractVolumePatches",
         factory(|init| {
             let a = &init.node.attrs;
-            let w = extra::VolumeWindows::parse(
+            let w = k::VolumeWindows::parse(
                 &a.ints("ksizes")?,
                 &a.ints("strides")?,
                 &a.string("padding")?,
             )?;
             boxed(move |ctx| {
-                let y = extra::extract_volume_patches(ctx.input(0)?, &w)?;
+                let y = k::extract_volume_patches(ctx.input(0)?, &w)?;
                 ctx.output(y);
                 Ok(())
             })

@@ -9,7 +9,6 @@ use crate::kernel::{factory, KernelFactory};
 use crate::kernels::boxed;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array::{self as k, PadMode};
-use ferroflow_tensor::kernels::array_extra as extra;
 use ferroflow_tensor::kernels::elementwise::cast;
 use ferroflow_tensor::{bail, ensure, normalize_axis, Result, Shape, Tensor};
 
@@ -359,7 +358,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "Roll",
         factory(|_| {
             boxed(|ctx| {
-                let y = extra::roll(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?)?;
+                let y = k::roll(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?)?;
                 ctx.output(y);
                 Ok(())
             })
@@ -371,7 +370,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             let seq = init.node.attrs.int("seq_dim")?;
             let batch = init.node.attrs.int_or("batch_dim", 0)?;
             boxed(move |ctx| {
-                let y = extra::reverse_sequence(ctx.input(0)?, ctx.input(1)?, seq, batch)?;
+                let y = k::reverse_sequence(ctx.input(0)?, ctx.input(1)?, seq, batch)?;
                 ctx.output(y);
                 Ok(())
             })
@@ -384,9 +383,9 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 boxed(move |ctx| {
                     let (x, b, p) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
                     let y = if to_batch {
-                        extra::space_to_batch_nd(x, b, p)?
+                        k::space_to_batch_nd(x, b, p)?
                     } else {
-                        extra::batch_to_space_nd(x, b, p)?
+                        k::batch_to_space_nd(x, b, p)?
                     };
                     ctx.output(y);
                     Ok(())
@@ -415,9 +414,9 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                         x.shape()
                     );
                     let y = if to_batch {
-                        extra::space_to_batch_nd(x, &block, p)?
+                        k::space_to_batch_nd(x, &block, p)?
                     } else {
-                        extra::batch_to_space_nd(x, &block, p)?
+                        k::batch_to_space_nd(x, &block, p)?
                     };
                     ctx.output(y);
                     Ok(())

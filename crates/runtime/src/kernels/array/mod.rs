@@ -1,6 +1,6 @@
 //! Kernels of the array ops, along the seams of the op definitions
 //! (`ferroflow_graph`'s `ops/array/`) and of the numeric work they call
-//! (`ferroflow_tensor::kernels::array` and `array_extra`):
+//! (`ferroflow_tensor::kernels::array`, split the same way):
 //!
 //! * `layout`: reshaping and rearranging whole tensors (`Reshape`,
 //!   `Transpose`, concat/split, `Pack`/`Unpack`, `Tile`, the pads,
@@ -24,7 +24,7 @@ mod search;
 use super::{boxed, tf_type_name};
 use crate::kernel::{factory, Fixed, Forward, KernelFactory, Value};
 use ferroflow_graph::AttrsExt;
-use ferroflow_tensor::kernels::array_extra as extra;
+use ferroflow_tensor::kernels::array as k;
 use ferroflow_tensor::kernels::elementwise::cast;
 use ferroflow_tensor::{bail, ensure, DType, Data, Error, Result, Shape, Tensor};
 
@@ -237,7 +237,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "BroadcastArgs",
         factory(|_| {
             boxed(|ctx| {
-                let y = extra::broadcast_args(ctx.input(0)?, ctx.input(1)?)?;
+                let y = k::broadcast_args(ctx.input(0)?, ctx.input(1)?)?;
                 ctx.output(y);
                 Ok(())
             })

@@ -6,7 +6,6 @@ use crate::kernel::{factory, KernelFactory};
 use crate::kernels::boxed;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::array as k;
-use ferroflow_tensor::kernels::array_extra as extra;
 use ferroflow_tensor::DType;
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
@@ -27,7 +26,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         factory(|init| {
             let out_idx = init.node.attrs.dtype_or("out_idx", DType::Int32)?;
             boxed(move |ctx| {
-                let (y, idx, count) = extra::unique_with_counts(ctx.input(0)?, out_idx)?;
+                let (y, idx, count) = k::unique_with_counts(ctx.input(0)?, out_idx)?;
                 ctx.output(y);
                 ctx.output(idx);
                 ctx.output(count);
@@ -51,7 +50,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             factory(move |init| {
                 let out = init.node.attrs.dtype_or("out_type", DType::Int32)?;
                 boxed(move |ctx| {
-                    let y = extra::search_sorted(ctx.input(0)?, ctx.input(1)?, upper, out)?;
+                    let y = k::search_sorted(ctx.input(0)?, ctx.input(1)?, upper, out)?;
                     ctx.output(y);
                     Ok(())
                 })
@@ -63,8 +62,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         factory(|init| {
             let out = init.node.attrs.dtype_or("dtype", DType::Int32)?;
             boxed(move |ctx| {
-                let y =
-                    extra::histogram_fixed_width(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?, out)?;
+                let y = k::histogram_fixed_width(ctx.input(0)?, ctx.input(1)?, ctx.input(2)?, out)?;
                 ctx.output(y);
                 Ok(())
             })
@@ -83,7 +81,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     ctx.input(4)?,
                     ctx.input(5)?,
                 ];
-                let y = extra::edit_distance(i, normalize)?;
+                let y = k::edit_distance(i, normalize)?;
                 ctx.output(y);
                 Ok(())
             })

@@ -1,10 +1,12 @@
 //! Parts of a tensor chosen or written by position: `Slice`, the strided
 //! slice plan (shared with shape inference), `StridedSlice` and
-//! `StridedSliceAssign`, `GatherV2`, `GatherNd` and the scatter updates.
+//! `StridedSliceAssign`, `GatherV2`, `GatherNd`, the scatter updates,
+//! `UnravelIndex` and `ExtractVolumePatches`.
 
-use super::gather_strided;
+use super::{for_each_index, gather_strided, take_flat};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::kernels::elementwise::cast;
 use crate::kernels::scalar::Scalar;
 use crate::shape::{normalize_axis, Shape};
 use crate::tensor::{Data, Element, Tensor};
@@ -604,9 +606,174 @@ pub fn scatter(var: &mut Tensor, indices: &Tensor, updates: &Tensor, op: Scatter
     }
 }
 
+/// `UnravelIndex`: the coordinates of flat `indices` in an array of shape
+/// `dims`, as `[len(dims)]` for a scalar index or `[len(dims), n]` for `n`.
+pub fn unravel_index(indices: &Tensor, dims: &Tensor) -> Result<Tensor> {
+    if dims.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "The dims can only be a 1-D vector, got \"{}\"",
+            dims.shape()
+        )));
+    }
+    if indices.rank() > 1 {
+        return Err(Error::invalid_argument(format!(
+            "The indices can only be scalar or vector, got \"{}\"",
+            indices.shape()
+        )));
+    }
+    let d = dims.to_i64_vec()?;
+    for (i, &v) in d.iter().enumerate() {
+        if v < 0 {
+            return Err(Error::invalid_argument(format!(
+                "Input dims cannot be negative. Got dim = {v} at index {i}"
+            )));
+        }
+    }
+    let total = d.iter().try_fold(1i64, |a, &b| a.checked_mul(b));
+    let idx = indices.to_i64_vec()?;
+    if idx.iter().any(|&i| total.is_some_and(|t| i >= t)) {
+        return Err(Error::invalid_argument(
+            "index is out of bound as with dims",
+        ));
+    }
+    // Strides of `dims`, row-major; then TensorFlow's (index / stride) % dim
+    // with C's truncating division.
+    let mut strides = vec![1i64; d.len()];
+    for k in (0..d.len().saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1].saturating_mul(d[k + 1]);
+    }
+    let mut out = Vec::with_capacity(d.len() * idx.len());
+    for k in 0..d.len() {
+        for &i in &idx {
+            out.push(if d[k] == 0 || strides[k] == 0 {
+                0
+            } else {
+                (i / strides[k]) % d[k]
+            });
+        }
+    }
+    let shape: Shape = if indices.rank() == 0 {
+        Shape::new(&[d.len()])
+    } else {
+        Shape::new(&[d.len(), idx.len()])
+    };
+    cast(&Tensor::new(shape, Data::I64(out.into()))?, dims.dtype())
+}
+
+/// The window geometry of an `ExtractVolumePatches` node (planes, rows,
+/// columns).
+#[derive(Clone, Copy, Debug)]
+pub struct VolumeWindows {
+    /// Window size along planes, rows and columns.
+    pub ksize: [usize; 3],
+    /// Step between windows.
+    pub strides: [usize; 3],
+    /// `SAME` (pad so that `ceil(in / stride)` windows fit) or `VALID`.
+    pub same: bool,
+}
+
+impl VolumeWindows {
+    /// Parses the `ksizes`, `strides` and `padding` attrs (five-element
+    /// lists with 1 in the batch and depth positions).
+    pub fn parse(ksizes: &[i64], strides: &[i64], padding: &str) -> Result<VolumeWindows> {
+        let three = |name: &str, v: &[i64]| -> Result<[usize; 3]> {
+            if v.len() != 5 {
+                return Err(Error::invalid_argument(format!(
+                    "{name} input must be a list of length 5, got {}",
+                    v.len()
+                )));
+            }
+            if v[0] != 1 || v[4] != 1 {
+                return Err(Error::unimplemented(format!(
+                    "Only support {name} across space."
+                )));
+            }
+            if v[1..4].iter().any(|&k| k < 1) {
+                return Err(Error::invalid_argument(format!(
+                    "{name} must be positive, got {v:?}"
+                )));
+            }
+            Ok([v[1] as usize, v[2] as usize, v[3] as usize])
+        };
+        let same = match padding {
+            "SAME" => true,
+            "VALID" => false,
+            other => {
+                return Err(Error::invalid_argument(format!(
+                    "padding must be SAME or VALID, got {other:?}"
+                )))
+            }
+        };
+        Ok(VolumeWindows {
+            ksize: three("ksizes", ksizes)?,
+            strides: three("strides", strides)?,
+            same,
+        })
+    }
+
+    /// Output length along axis `a` for an input of length `n`, and the
+    /// padding before the first window.
+    pub fn along(&self, a: usize, n: usize) -> (usize, usize) {
+        let (k, s) = (self.ksize[a], self.strides[a]);
+        if self.same {
+            let out = n.div_ceil(s);
+            let need = ((out.max(1) - 1) * s + k).saturating_sub(n);
+            (out, need / 2)
+        } else {
+            ((n + 1).saturating_sub(k).div_ceil(s), 0)
+        }
+    }
+}
+
+/// `ExtractVolumePatches` of a `[batch, planes, rows, cols, depth]` tensor:
+/// each window flattened (planes, rows, cols, depth order) into the depth of
+/// `[batch, out_planes, out_rows, out_cols, kp * kr * kc * depth]`; window
+/// positions over the border (`SAME`) read zeros.
+pub fn extract_volume_patches(x: &Tensor, w: &VolumeWindows) -> Result<Tensor> {
+    if x.rank() != 5 {
+        return Err(Error::invalid_argument(format!(
+            "input must be 5-dimensional, got shape {}",
+            x.shape()
+        )));
+    }
+    let d = x.dims();
+    let (b, c) = (d[0], d[4]);
+    let geo: Vec<(usize, usize)> = (0..3).map(|a| w.along(a, d[a + 1])).collect();
+    let [kp, kr, kc] = w.ksize;
+    let depth = kp * kr * kc * c;
+    let out_dims = vec![b, geo[0].0, geo[1].0, geo[2].0, depth];
+    Tensor::check_allocation("ExtractVolumePatches", x.dtype(), &out_dims)?;
+    let n: usize = out_dims.iter().product();
+    let mut src = Vec::with_capacity(n);
+    for_each_index(&out_dims[..4], |o, _| {
+        for i in 0..kp {
+            for j in 0..kr {
+                for k in 0..kc {
+                    let at = [i, j, k];
+                    let mut pos = [0usize; 3];
+                    let mut inside = true;
+                    for a in 0..3 {
+                        let p = (o[a + 1] * w.strides[a] + at[a]) as i64 - geo[a].1 as i64;
+                        if p < 0 || p as usize >= d[a + 1] {
+                            inside = false;
+                        } else {
+                            pos[a] = p as usize;
+                        }
+                    }
+                    let base = (((o[0] * d[1] + pos[0]) * d[2] + pos[1]) * d[3] + pos[2]) * c;
+                    for ch in 0..c {
+                        src.push(inside.then_some(base + ch));
+                    }
+                }
+            }
+        }
+    });
+    take_flat(x, Shape::from(out_dims), &src)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{i32s, iota};
+    use super::super::tests::{i32s, ints, iota};
     use super::*;
 
     #[test]
@@ -773,5 +940,30 @@ mod tests {
             v.as_slice::<f32>().unwrap(),
             &[4.0, 4.0, 0.0, 0.0, 2.0, 2.0]
         );
+    }
+
+    #[test]
+    fn unravel_index_of_flat_indices() {
+        let u = unravel_index(
+            &Tensor::vector(vec![5i32, 1]),
+            &Tensor::vector(vec![2i32, 3]),
+        )
+        .unwrap();
+        assert_eq!(u.dims(), &[2, 2]);
+        assert_eq!(ints(&u), vec![1, 0, 2, 1]);
+    }
+
+    #[test]
+    fn volume_patches_valid() {
+        let x = iota(&[1, 2, 2, 2, 1]);
+        let w = VolumeWindows::parse(&[1, 2, 2, 2, 1], &[1, 1, 1, 1, 1], "VALID").unwrap();
+        let p = extract_volume_patches(&x, &w).unwrap();
+        assert_eq!(p.dims(), &[1, 1, 1, 1, 8]);
+        assert_eq!(ints(&p), (0..8).collect::<Vec<_>>());
+        let w = VolumeWindows::parse(&[1, 2, 1, 1, 1], &[1, 1, 1, 1, 1], "SAME").unwrap();
+        let p = extract_volume_patches(&x, &w).unwrap();
+        assert_eq!(p.dims(), &[1, 2, 2, 2, 2]);
+        // The last plane's windows hang over the border.
+        assert_eq!(&ints(&p)[8..10], &[4, 0]);
     }
 }

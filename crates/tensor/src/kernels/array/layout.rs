@@ -1,7 +1,8 @@
 //! Whole tensors rearranged: transpose, concat, split, stack, unstack, tile,
-//! pad and reverse.
+//! pad, reverse, `Roll`, `ReverseSequence` and
+//! `SpaceToBatchND`/`BatchToSpaceND`.
 
-use super::{gather_strided, slice};
+use super::{for_each_index, gather_strided, slice, take_flat};
 use crate::error::{Error, Result};
 use crate::shape::{normalize_axis, Shape};
 use crate::tensor::{Data, Element, Tensor};
@@ -361,9 +362,287 @@ pub fn reverse(x: &Tensor, axes: &[usize]) -> Result<Tensor> {
     map_any!(x, x.shape().clone(), v => gather_strided(v, dims, &starts, &steps, dims))
 }
 
+/// A scalar-or-vector integer argument of `op`.
+fn scalar_or_vector(t: &Tensor, what: &str) -> Result<Vec<i64>> {
+    if t.rank() > 1 {
+        return Err(Error::invalid_argument(format!(
+            "{what} must be a scalar or a 1-D vector. Found: {}",
+            t.shape()
+        )));
+    }
+    t.to_i64_vec()
+}
+
+/// `Roll`: elements shifted by `shift[i]` along `axis[i]` (wrapping around);
+/// shifts along a repeated axis add up.
+pub fn roll(x: &Tensor, shift: &Tensor, axis: &Tensor) -> Result<Tensor> {
+    if x.rank() < 1 {
+        return Err(Error::invalid_argument(format!(
+            "input must be 1-D or higher, got shape {}",
+            x.shape()
+        )));
+    }
+    let shifts = scalar_or_vector(shift, "shift")?;
+    let axes = scalar_or_vector(axis, "axis")?;
+    if shifts.len() != axes.len() {
+        return Err(Error::invalid_argument(
+            "shift and axis must have the same size",
+        ));
+    }
+    let dims = x.dims();
+    let rank = dims.len() as i64;
+    let mut total = vec![0i64; dims.len()];
+    for (&s, &a) in shifts.iter().zip(&axes) {
+        let ax = if a < 0 { a + rank } else { a };
+        if !(0..rank).contains(&ax) {
+            return Err(Error::invalid_argument(format!("axis {a} is out of range")));
+        }
+        total[ax as usize] = total[ax as usize].wrapping_add(s);
+    }
+    let strides = x.shape().strides();
+    let maps: Vec<Vec<usize>> = dims
+        .iter()
+        .zip(&total)
+        .map(|(&n, &s)| {
+            let n = n as i64;
+            (0..n)
+                .map(|i| {
+                    if n == 0 {
+                        0
+                    } else {
+                        (i - s).rem_euclid(n) as usize
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let mut src = Vec::with_capacity(x.num_elements());
+    for_each_index(dims, |idx, _| {
+        let off = idx
+            .iter()
+            .enumerate()
+            .map(|(d, &i)| maps[d][i] * strides[d])
+            .sum();
+        src.push(Some(off));
+    });
+    take_flat(x, x.shape().clone(), &src)
+}
+
+/// `ReverseSequence`: along `seq_dim`, the first `seq_lengths[b]` elements of
+/// each batch entry `b` (along `batch_dim`) reversed, the rest kept.
+pub fn reverse_sequence(
+    x: &Tensor,
+    seq_lengths: &Tensor,
+    seq_dim: i64,
+    batch_dim: i64,
+) -> Result<Tensor> {
+    let dims = x.dims();
+    let rank = dims.len() as i64;
+    if !(0..rank).contains(&batch_dim) {
+        return Err(Error::invalid_argument(format!(
+            "Invalid batch_dim {batch_dim}"
+        )));
+    }
+    if seq_lengths.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "seq_lengths must be 1-dim, not {}",
+            seq_lengths.rank()
+        )));
+    }
+    let lens = seq_lengths.to_i64_vec()?;
+    let (b, s) = (batch_dim as usize, seq_dim);
+    if lens.len() != dims[b] {
+        return Err(Error::invalid_argument(format!(
+            "Length of seq_lengths != input.dims({batch_dim}), ({} vs. {})",
+            lens.len(),
+            dims[b]
+        )));
+    }
+    if batch_dim == seq_dim {
+        return Err(Error::invalid_argument(format!(
+            "batch_dim == seq_dim == {seq_dim}"
+        )));
+    }
+    if !(0..rank).contains(&seq_dim) {
+        return Err(Error::invalid_argument(format!(
+            "seq_dim must be < input rank ( {seq_dim} vs. {rank})"
+        )));
+    }
+    let s = s as usize;
+    for (i, &l) in lens.iter().enumerate() {
+        if l < 0 {
+            return Err(Error::invalid_argument(format!("seq_lens({i}) < 0")));
+        }
+        if l as usize > dims[s] {
+            return Err(Error::invalid_argument(format!(
+                "seq_lens({i}) > input.dims({seq_dim})"
+            )));
+        }
+    }
+    let strides = x.shape().strides();
+    let mut src = Vec::with_capacity(x.num_elements());
+    for_each_index(dims, |idx, flat| {
+        let l = lens[idx[b]] as usize;
+        let i = idx[s];
+        src.push(Some(if i < l {
+            flat - i * strides[s] + (l - 1 - i) * strides[s]
+        } else {
+            flat
+        }));
+    });
+    take_flat(x, x.shape().clone(), &src)
+}
+
+/// A `[m, 2]` table of non-negative integer pairs (`paddings`, `crops`).
+fn pairs(t: &Tensor, m: usize, what: &str, negative: &str) -> Result<Vec<(i64, i64)>> {
+    if t.rank() != 2 || t.dims()[0] != m || t.dims()[1] != 2 {
+        return Err(Error::invalid_argument(format!(
+            "{what} should have shape [{m}, 2] instead of {}",
+            t.shape()
+        )));
+    }
+    let v = t.to_i64_vec()?;
+    if v.iter().any(|&p| p < 0) {
+        return Err(Error::invalid_argument(negative.to_string()));
+    }
+    Ok(v.chunks(2).map(|p| (p[0], p[1])).collect())
+}
+
+/// The block sizes of `SpaceToBatchND`/`BatchToSpaceND`, checked against the
+/// input's rank.
+fn block_sizes(x: &Tensor, block_shape: &Tensor) -> Result<Vec<usize>> {
+    if block_shape.rank() != 1 {
+        return Err(Error::invalid_argument(format!(
+            "block_shape rank should be 1 instead of {}",
+            block_shape.rank()
+        )));
+    }
+    let block = block_shape.to_i64_vec()?;
+    if x.rank() < 1 + block.len() {
+        return Err(Error::invalid_argument(format!(
+            "input rank should be >= {} instead of {}",
+            1 + block.len(),
+            x.rank()
+        )));
+    }
+    for (d, &b) in block.iter().enumerate() {
+        if b < 1 {
+            return Err(Error::invalid_argument(format!(
+                "All values in block_shape must be positive, got value, {b} at index {d}."
+            )));
+        }
+    }
+    Ok(block.into_iter().map(|b| b as usize).collect())
+}
+
+/// `SpaceToBatchND`: zero-pads the `M` spatial dimensions after the batch by
+/// `paddings`, then moves each `block_shape` block of positions into the
+/// batch: `[b, s1.., r..] -> [b * prod(block), (s1 + pad) / block1.., r..]`,
+/// the block offset outermost in the new batch.
+pub fn space_to_batch_nd(x: &Tensor, block_shape: &Tensor, paddings: &Tensor) -> Result<Tensor> {
+    let block = block_sizes(x, block_shape)?;
+    let m = block.len();
+    let pads = pairs(paddings, m, "paddings", "Paddings must be non-negative")?;
+    let dims = x.dims().to_vec();
+    let mut full: Vec<(i64, i64)> = vec![(0, 0); dims.len()];
+    let mut padded = dims.clone();
+    for d in 0..m {
+        full[d + 1] = pads[d];
+        let p = (dims[d + 1] as i64)
+            .checked_add(pads[d].0)
+            .and_then(|v| v.checked_add(pads[d].1))
+            .ok_or_else(|| Error::invalid_argument("Paddings are too large"))?;
+        if !(p as usize).is_multiple_of(block[d]) {
+            return Err(Error::invalid_argument(format!(
+                "padded_shape[{d}]={p} is not divisible by block_shape[{d}]={}",
+                block[d]
+            )));
+        }
+        padded[d + 1] = p as usize;
+    }
+    let zero = Tensor::zeros(x.dtype(), Shape::scalar());
+    let xp = if full.iter().any(|&p| p != (0, 0)) {
+        pad(x, &full, PadMode::Constant, &zero)?
+    } else {
+        x.clone()
+    };
+    // [b, p1/k1, k1, ..., pm/km, km, rest..]
+    let mut split = vec![dims[0]];
+    for d in 0..m {
+        split.push(padded[d + 1] / block[d]);
+        split.push(block[d]);
+    }
+    split.extend_from_slice(&dims[m + 1..]);
+    let xs = xp.reshape(split)?;
+    // -> [k1, ..., km, b, p1/k1, ..., pm/km, rest..]
+    let mut perm: Vec<usize> = (0..m).map(|d| 2 + 2 * d).collect();
+    perm.push(0);
+    perm.extend((0..m).map(|d| 1 + 2 * d));
+    perm.extend(2 * m + 1..2 * m + dims.len() - m);
+    let t = transpose(&xs, &perm)?;
+    let mut out = vec![dims[0] * block.iter().product::<usize>()];
+    out.extend((0..m).map(|d| padded[d + 1] / block[d]));
+    out.extend_from_slice(&dims[m + 1..]);
+    t.with_shape(out)
+}
+
+/// `BatchToSpaceND`, the inverse of [`space_to_batch_nd`]: moves batch blocks
+/// back into the spatial dimensions, then crops by `crops`.
+pub fn batch_to_space_nd(x: &Tensor, block_shape: &Tensor, crops: &Tensor) -> Result<Tensor> {
+    let block = block_sizes(x, block_shape)?;
+    let m = block.len();
+    let crops = pairs(crops, m, "crops", "Crops must be non-negative")?;
+    let dims = x.dims().to_vec();
+    let prod: usize = block.iter().product();
+    if !dims[0].is_multiple_of(prod) {
+        return Err(Error::invalid_argument(format!(
+            "Input batch dimension ({}) is not divisible by product of block sizes ({prod})",
+            dims[0]
+        )));
+    }
+    let batch = dims[0] / prod;
+    let mut cropped = Vec::with_capacity(m);
+    for d in 0..m {
+        let size = (dims[d + 1] * block[d]) as i64 - crops[d].0 - crops[d].1;
+        if size < 0 {
+            return Err(Error::invalid_argument(format!(
+                "cropped_shape[{d}]={size} must be non-negative"
+            )));
+        }
+        cropped.push(size as usize);
+    }
+    // [k1, ..., km, b, s1, ..., sm, rest..]
+    let mut split = block.clone();
+    split.push(batch);
+    split.extend_from_slice(&dims[1..]);
+    let xs = x.reshape(split)?;
+    // -> [b, s1, k1, ..., sm, km, rest..]
+    let mut perm = vec![m];
+    for d in 0..m {
+        perm.push(m + 1 + d);
+        perm.push(d);
+    }
+    perm.extend(2 * m + 1..m + dims.len());
+    let t = transpose(&xs, &perm)?;
+    let mut full = vec![batch];
+    full.extend((0..m).map(|d| dims[d + 1] * block[d]));
+    full.extend_from_slice(&dims[m + 1..]);
+    let t = t.with_shape(full.clone())?;
+    if crops.iter().all(|&c| c == (0, 0)) {
+        return Ok(t);
+    }
+    let mut begin = vec![0i64; full.len()];
+    let mut size: Vec<i64> = full.iter().map(|&d| d as i64).collect();
+    for d in 0..m {
+        begin[d + 1] = crops[d].0;
+        size[d + 1] = cropped[d] as i64;
+    }
+    slice(&t, &begin, &size)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{i32s, iota};
+    use super::super::tests::{i32s, ints, iota};
     use super::*;
 
     #[test]
@@ -376,5 +655,48 @@ mod tests {
         assert_eq!(c.dims(), &[2, 6]);
         assert_eq!(i32s(&c), vec![0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5]);
         assert!(transpose(&x, &[0, 0]).is_err());
+    }
+
+    #[test]
+    fn roll_wraps_and_adds_repeated_axes() {
+        let x = iota(&[2, 3]);
+        let y = roll(
+            &x,
+            &Tensor::vector(vec![1i32, 1]),
+            &Tensor::vector(vec![1i32, -1]),
+        )
+        .unwrap();
+        assert_eq!(ints(&y), vec![1, 2, 0, 4, 5, 3]);
+        let y = roll(&x, &Tensor::scalar(-1i32), &Tensor::scalar(0i32)).unwrap();
+        assert_eq!(ints(&y), vec![3, 4, 5, 0, 1, 2]);
+        let e = roll(&x, &Tensor::scalar(1i32), &Tensor::scalar(2i32)).unwrap_err();
+        assert_eq!(e.message(), "axis 2 is out of range");
+    }
+
+    #[test]
+    fn reverse_sequence_reverses_prefixes() {
+        let x = iota(&[2, 4]);
+        let y = reverse_sequence(&x, &Tensor::vector(vec![3i64, 0]), 1, 0).unwrap();
+        assert_eq!(ints(&y), vec![2, 1, 0, 3, 4, 5, 6, 7]);
+        let e = reverse_sequence(&x, &Tensor::vector(vec![5i64, 0]), 1, 0).unwrap_err();
+        assert_eq!(e.message(), "seq_lens(0) > input.dims(1)");
+    }
+
+    #[test]
+    fn space_to_batch_round_trips() {
+        let x = iota(&[2, 4, 6, 3]);
+        let block = Tensor::vector(vec![2i32, 3]);
+        let pads = Tensor::from_vec([2, 2], vec![0i32, 0, 0, 0]).unwrap();
+        let s = space_to_batch_nd(&x, &block, &pads).unwrap();
+        assert_eq!(s.dims(), &[12, 2, 2, 3]);
+        // The first batch entry holds block offset (0, 0) of image 0.
+        assert_eq!(&ints(&s)[..6], &[0, 1, 2, 9, 10, 11]);
+        let back = batch_to_space_nd(&s, &block, &pads).unwrap();
+        assert_eq!(ints(&back), ints(&x));
+        let pads = Tensor::from_vec([2, 2], vec![1i32, 1, 0, 3]).unwrap();
+        let s = space_to_batch_nd(&x, &block, &pads).unwrap();
+        assert_eq!(s.dims(), &[12, 3, 3, 3]);
+        let back = batch_to_space_nd(&s, &block, &pads).unwrap();
+        assert_eq!(ints(&back), ints(&x));
     }
 }

@@ -1,21 +1,30 @@
 //! Data movement: transpose, concat, split, slicing, gather, tile, pad,
-//! one_hot, scatter and friends. These are generic over every dtype
-//! (strings included), since they only move elements.
+//! one_hot, scatter and friends, with TensorFlow's checks and messages.
+//! These are generic over every dtype (strings included), since they only
+//! move elements.
 //!
 //! * `layout`: whole tensors rearranged (transpose, concat/split,
-//!   stack/unstack, tile, pad, reverse);
+//!   stack/unstack, tile, pad, reverse, roll, reverse_sequence, the
+//!   space/batch ops);
 //! * `indexing`: parts chosen or written by position (slice, the strided
 //!   slice plan, `StridedSlice` and its assignment, gather, gather_nd,
-//!   scatter);
+//!   scatter, unravel_index, extract_volume_patches);
 //! * `fill`: tensors made from a few numbers (fill, range, linspace,
 //!   one_hot);
-//! * `search`: elements chosen by their values (unique, where, top_k,
-//!   in_top_k);
+//! * `search`: elements chosen or counted by their values (unique,
+//!   unique_with_counts, where, top_k, in_top_k, the bound searches,
+//!   histogram_fixed_width, edit_distance);
 //! * this module: the strided gather the slicing and reversing kernels
-//!   share, the `map_any!` dtype dispatch, and the re-exports, so callers
-//!   name `kernels::array::transpose` and the rest as before.
+//!   share, the flat-index gather (`take_flat`) and row-major walk
+//!   (`for_each_index`) of roll, reverse_sequence and the volume patches,
+//!   `broadcast_args`, the `map_any!` dtype dispatch, and the re-exports,
+//!   so callers name `kernels::array::transpose` and the rest as before.
 
+use crate::error::{Error, Result};
+use crate::kernels::elementwise::cast;
 use crate::shape::Shape;
+use crate::tensor::{Data, Element, Tensor};
+use crate::with_data;
 
 /// Builds a tensor from `shape` and the output of a generic element
 /// function, for whatever dtype `$x` holds.
@@ -34,11 +43,18 @@ mod search;
 
 pub use fill::{fill, linspace, one_hot, range, range_len};
 pub use indexing::{
-    gather, gather_nd, scatter, slice, strided_slice, strided_slice_assign, strided_slice_plan,
-    strided_slice_plan_partial, ScatterOp, SliceMasks, StridedSlicePlan,
+    extract_volume_patches, gather, gather_nd, scatter, slice, strided_slice, strided_slice_assign,
+    strided_slice_plan, strided_slice_plan_partial, unravel_index, ScatterOp, SliceMasks,
+    StridedSlicePlan, VolumeWindows,
 };
-pub use layout::{concat, pad, reverse, split, stack, tile, transpose, unstack, PadMode};
-pub use search::{in_top_k, top_k, unique, where_indices};
+pub use layout::{
+    batch_to_space_nd, concat, pad, reverse, reverse_sequence, roll, space_to_batch_nd, split,
+    stack, tile, transpose, unstack, PadMode,
+};
+pub use search::{
+    edit_distance, histogram_fixed_width, in_top_k, search_sorted, top_k, unique,
+    unique_with_counts, where_indices,
+};
 
 /// `out[i] = x[offset(i)]` for an N-d strided window: per dimension a start,
 /// a (possibly negative) step and a count.
@@ -182,6 +198,81 @@ fn gather_strided_pushed<T: Clone>(
     }
 }
 
+/// `out[i] = x[src[i]]` (a `None` source reads the dtype's default, zero).
+fn take_flat(x: &Tensor, shape: Shape, src: &[Option<usize>]) -> Result<Tensor> {
+    fn go<T: Element + Default>(v: &[T], src: &[Option<usize>]) -> Vec<T> {
+        src.iter()
+            .map(|s| s.map_or_else(T::default, |i| v[i].clone()))
+            .collect()
+    }
+    let data: Data = with_data!(x.data(), v => Element::wrap(go(v, src)));
+    Tensor::new(shape, data)
+}
+
+/// Calls `f(index, flat)` for every multi-index of `dims` in row-major order.
+fn for_each_index(dims: &[usize], mut f: impl FnMut(&[usize], usize)) {
+    let n: usize = dims.iter().product();
+    let mut idx = vec![0usize; dims.len()];
+    for flat in 0..n {
+        f(&idx, flat);
+        for d in (0..dims.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < dims[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// `BroadcastArgs`: the broadcast shape of two shape vectors.
+pub fn broadcast_args(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    for t in [a, b] {
+        if t.rank() != 1 {
+            return Err(Error::invalid_argument(format!(
+                "In[0] and In[1] must be vectors, got shape {}",
+                t.shape()
+            )));
+        }
+    }
+    let (x, y) = (a.to_i64_vec()?, b.to_i64_vec()?);
+    let text = |v: &[i64]| {
+        format!(
+            "[{}]",
+            v.iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+    };
+    let n = x.len().max(y.len());
+    let mut out = vec![0i64; n];
+    for i in 0..n {
+        let p = if i + x.len() >= n {
+            x[i + x.len() - n]
+        } else {
+            1
+        };
+        let q = if i + y.len() >= n {
+            y[i + y.len() - n]
+        } else {
+            1
+        };
+        out[i] = if p == q || q == 1 {
+            p
+        } else if p == 1 {
+            q
+        } else {
+            return Err(Error::invalid_argument(format!(
+                "Incompatible shapes: {} vs. {}",
+                text(&x),
+                text(&y)
+            )));
+        };
+    }
+    cast(&Tensor::vector(out), a.dtype())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +354,10 @@ mod tests {
         t.as_slice::<i32>().unwrap().to_vec()
     }
 
+    pub(super) fn ints(t: &Tensor) -> Vec<i64> {
+        t.to_i64_vec().unwrap()
+    }
+
     #[test]
     fn tile_pad_onehot() {
         let x = iota(&[2, 2]);
@@ -318,5 +413,21 @@ mod tests {
         let w = where_indices(&Tensor::from_vec([2, 2], vec![true, false, false, true]).unwrap())
             .unwrap();
         assert_eq!(w.as_slice::<i64>().unwrap(), &[0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn broadcast_args_of_two_shapes() {
+        let b = broadcast_args(
+            &Tensor::vector(vec![2i32, 1, 3]),
+            &Tensor::vector(vec![4i32, 1]),
+        )
+        .unwrap();
+        assert_eq!(ints(&b), vec![2, 4, 3]);
+        let e = broadcast_args(
+            &Tensor::vector(vec![2i32, 3]),
+            &Tensor::vector(vec![4i32, 1]),
+        )
+        .unwrap_err();
+        assert_eq!(e.message(), "Incompatible shapes: [2,3] vs. [4,1]");
     }
 }
