@@ -1,7 +1,6 @@
 //! Gradient functions of the built-in ops, one module per family.
 
 mod array;
-mod array_extra;
 mod complex;
 mod control_flow;
 mod fake_quant;
@@ -118,7 +117,6 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     math::register(reg);
     math_special::register(reg);
     array::register(reg);
-    array_extra::register(reg);
     nn::register(reg);
     nn_conv::register(reg);
     nn_layers::register(reg);
@@ -202,7 +200,7 @@ mod tests {
         "Lu",
         "MatrixSquareRoot",
         "MatrixSolveLs",
-        // Array ops TensorFlow registers no gradient for (grads/array_extra.rs).
+        // Array ops TensorFlow registers no gradient for (grads/array/).
         "UniqueWithCounts",
         "LowerBound",
         "UpperBound",

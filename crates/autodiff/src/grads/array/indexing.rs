@@ -1,105 +1,15 @@
-//! Gradients of shape and data-movement ops.
+//! Gradients of the ops that choose or write parts of a tensor by
+//! position: `Slice`, `StridedSlice` (and `StridedSliceGrad`), `GatherV2`
+//! (sparse along axis 0), `GatherNd`, `ScatterNd`, `UnsortedSegmentSum`
+//! and `ExtractVolumePatches` (each window element scattered back to its
+//! voxel).
 
-use super::d;
+use super::{attrs_of, d, g0, try_g0, R};
 use crate::registry::GradEntry;
 use crate::Builder;
 use crate::Grad;
 use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::{DType, Result};
-
-type R = Result<Vec<Option<Grad>>>;
-
-fn g0(grads: &[Option<Output>]) -> Output {
-    grads[0].expect("called with an output gradient")
-}
-
-/// Reshape back to input 0's shape; other inputs get none.
-fn reshape_like_input(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let s = b.shape(n.inputs[0])?;
-    let r = b.reshape(g0(g), s)?;
-    let mut out = vec![d(r)];
-    out.extend(std::iter::repeat_n(None, n.inputs.len() - 1));
-    Ok(out)
-}
-
-/// Input 0 receives the gradient unchanged; others none.
-fn pass_through(_: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let mut out = vec![d(g0(g))];
-    out.extend(std::iter::repeat_n(None, n.inputs.len() - 1));
-    Ok(out)
-}
-
-fn transpose(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let inv = b.op("InvertPermutation", &[n.inputs[1]], vec![])?;
-    let r = b.transpose(g0(g), inv)?;
-    Ok(vec![d(r), None])
-}
-
-/// Splits the gradient into the pieces each input contributed along `axis`.
-fn concat(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let k = n.inputs.len() - 1;
-    let axis = n.inputs[k];
-    let values = &n.inputs[..k];
-    let g = g0(g);
-    let rank = b.rank(g)?;
-    // Non-negative axis: (axis % rank); the axis may be int64.
-    let axis = b.cast(axis, DType::Int32)?;
-    let ax = b.binary("FloorMod", axis, rank)?;
-    let mut sizes = Vec::with_capacity(k);
-    for &v in values {
-        let s = b.shape(v)?;
-        let zero = b.scalar_i32(0)?;
-        sizes.push(b.op("GatherV2", &[s, ax, zero], vec![])?);
-    }
-    let sizes = b.pack(&sizes, 0)?;
-    let id = b.node(
-        "SplitV",
-        &[g, sizes, ax],
-        vec![("num_split", AttrValue::Int(k as i64))],
-    )?;
-    let mut out: Vec<Option<Grad>> = (0..k).map(|i| d(Output::new(id, i))).collect();
-    out.push(None);
-    Ok(out)
-}
-
-fn pack(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let axis = n.attrs.int_or("axis", 0)?;
-    let num = n.inputs.len() as i64;
-    let id = b.node(
-        "Unpack",
-        &[g0(g)],
-        vec![("num", AttrValue::Int(num)), ("axis", AttrValue::Int(axis))],
-    )?;
-    Ok((0..n.inputs.len()).map(|i| d(Output::new(id, i))).collect())
-}
-
-/// Gradients of a multi-output op, with zeros for outputs that got none.
-fn filled(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> Result<Vec<Output>> {
-    (0..n.outputs.len())
-        .map(|i| match g[i] {
-            Some(o) => Ok(o),
-            None => b.zeros_like(Output::new(n.id, i)),
-        })
-        .collect()
-}
-
-fn unpack(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let axis = n.attrs.int_or("axis", 0)?;
-    let parts = filled(b, n, g)?;
-    Ok(vec![d(b.pack(&parts, axis)?)])
-}
-
-fn split(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let parts = filled(b, n, g)?;
-    let r = b.concat(&parts, n.inputs[0])?;
-    Ok(vec![None, d(r)])
-}
-
-fn split_v(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let parts = filled(b, n, g)?;
-    let r = b.concat(&parts, n.inputs[2])?;
-    Ok(vec![d(r), None, None])
-}
 
 fn slice(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     let (x, begin) = (n.inputs[0], n.inputs[1]);
@@ -274,85 +184,6 @@ fn gather_nd(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     Ok(vec![d(r), None])
 }
 
-fn tile(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    // Reshape the gradient to [m0, d0, m1, d1, ...] and sum over the m axes.
-    let (x, multiples) = (n.inputs[0], n.inputs[1]);
-    let xs = b.shape(x)?;
-    let m = b.cast(multiples, DType::Int32)?;
-    let split = b.pack(&[m, xs], 1)?;
-    let flat = b.const_i32(vec![-1])?;
-    let split = b.reshape(split, flat)?;
-    let rank = b.size(xs)?;
-    let zero = b.scalar_i32(0)?;
-    let two = b.scalar_i32(2)?;
-    let r2 = b.mul(rank, two)?;
-    let axes = b.op(
-        "Range",
-        &[zero, r2, two],
-        vec![("Tidx", AttrValue::Type(DType::Int32))],
-    )?;
-    let gr = b.reshape(g0(g), split)?;
-    let r = b.sum(gr, axes, false)?;
-    Ok(vec![d(r), None])
-}
-
-fn pad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let (x, paddings) = (n.inputs[0], n.inputs[1]);
-    let zero = b.const_i32(vec![0, 0])?;
-    let size = b.const_i32(vec![-1, 1])?;
-    let p = b.cast(paddings, DType::Int32)?;
-    let before = b.op("Slice", &[p, zero, size], vec![])?;
-    let flat = b.const_i32(vec![-1])?;
-    let before = b.reshape(before, flat)?;
-    let xs = b.shape(x)?;
-    let r = b.op("Slice", &[g0(g), before, xs], vec![])?;
-    let mut out = vec![d(r), None];
-    if n.inputs.len() == 3 {
-        out.push(None);
-    }
-    Ok(out)
-}
-
-fn reverse(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let r = b.op("ReverseV2", &[g0(g), n.inputs[1]], vec![])?;
-    Ok(vec![d(r), None])
-}
-
-fn broadcast_to(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let x = n.inputs[0];
-    let xs = b.shape(x)?;
-    let out_shape = b.cast(n.inputs[1], DType::Int32)?;
-    let args = b.node("BroadcastGradientArgs", &[xs, out_shape], vec![])?;
-    let r = b.sum_to_shape(g0(g), Output::new(args, 0), xs)?;
-    Ok(vec![d(r), None])
-}
-
-fn fill(b: &mut Builder<'_>, _: &Node, g: &[Option<Output>]) -> R {
-    let g = g0(g);
-    let rank = b.rank(g)?;
-    let zero = b.scalar_i32(0)?;
-    let one = b.scalar_i32(1)?;
-    let axes = b.op(
-        "Range",
-        &[zero, rank, one],
-        vec![("Tidx", AttrValue::Type(DType::Int32))],
-    )?;
-    let r = b.sum(g, axes, false)?;
-    Ok(vec![None, d(r)])
-}
-
-/// CheckNumerics passes the gradient through, checked too (as TensorFlow).
-fn check_numerics(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let msg = n.attrs.str_or("message", "")?;
-    let msg = format!("Not a number (NaN) or infinity (Inf) values detected in gradient. {msg}");
-    let r = b.op(
-        "CheckNumerics",
-        &[g0(g)],
-        vec![("message", AttrValue::Str(msg.into_bytes()))],
-    )?;
-    Ok(vec![d(r)])
-}
-
 /// UnsortedSegmentSum: each data row receives its segment's gradient; rows
 /// with a negative id (dropped by the op) receive zeros.
 fn unsorted_segment_sum(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
@@ -403,55 +234,59 @@ fn scatter_nd(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     Ok(vec![None, d(r), None])
 }
 
-fn mirror_pad_mode(n: &Node) -> Result<Vec<(&'static str, AttrValue)>> {
-    let mode = n.attrs.str_or("mode", "REFLECT")?;
-    Ok(vec![("mode", AttrValue::Str(mode.into_bytes()))])
-}
-
-/// MirrorPad: padded positions add their gradient to the elements they copy.
-fn mirror_pad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let attrs = mirror_pad_mode(n)?;
-    let r = b.op("MirrorPadGrad", &[g0(g), n.inputs[1]], attrs)?;
-    Ok(vec![d(r), None])
-}
-
-/// MirrorPadGrad is linear: its gradient mirror-pads the incoming gradient.
-fn mirror_pad_grad(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
-    let attrs = mirror_pad_mode(n)?;
-    let r = b.op("MirrorPad", &[g0(g), n.inputs[1]], attrs)?;
-    Ok(vec![d(r), None])
+/// ExtractVolumePatches: windows of voxel numbers (1-based, so padding reads
+/// 0 and becomes the dropped segment -1) index an `UnsortedSegmentSum` of
+/// the incoming gradient over voxels (TensorFlow builds the same mapping
+/// and applies it as a sparse matmul).
+fn extract_volume_patches(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let dy = try_g0(g)?;
+    let x = n.inputs[0];
+    let attrs = attrs_of(n, &["ksizes", "strides", "padding"]);
+    let shape = b.shape(x)?; // [batch, planes, rows, cols, depth]
+    let mut at = Vec::with_capacity(5);
+    for i in 0..5 {
+        at.push(b.element(shape, i)?);
+    }
+    let (batch, depth) = (at[0], at[4]);
+    let pr = b.binary("Mul", at[1], at[2])?;
+    let voxels = b.binary("Mul", pr, at[3])?;
+    let one = b.scalar(DType::Int64, 1.0)?;
+    let voxels64 = b.cast(voxels, DType::Int64)?;
+    let limit = b.add(voxels64, one)?;
+    let numbers = b.op(
+        "Range",
+        &[one, limit, one],
+        vec![("Tidx", AttrValue::Type(DType::Int64))],
+    )?;
+    let one32 = b.scalar_i32(1)?;
+    let vol_shape = b.pack(&[one32, at[1], at[2], at[3], one32], 0)?;
+    let numbers = b.reshape(numbers, vol_shape)?;
+    let windows = b.op("ExtractVolumePatches", &[numbers], attrs)?;
+    let ids = b.sub(windows, one)?;
+    let flat = b.const_i32(vec![-1])?;
+    let ids = b.reshape(ids, flat)?;
+    // dy: [batch, op, or, oc, kp*kr*kc*depth] -> [positions, batch, depth].
+    let minus1 = b.scalar_i32(-1)?;
+    let by_pos = b.pack(&[batch, minus1, depth], 0)?;
+    let dy3 = b.reshape(dy, by_pos)?;
+    let perm = b.const_i32(vec![1, 0, 2])?;
+    let dy3 = b.transpose(dy3, perm)?;
+    let summed = b.op("UnsortedSegmentSum", &[dy3, ids, voxels], vec![])?;
+    let summed = b.transpose(summed, perm)?;
+    let dx = b.reshape(summed, shape)?;
+    Ok(vec![d(dx)])
 }
 
 pub(super) fn register(reg: &mut dyn FnMut(&'static str, GradEntry)) {
-    reg("CheckNumerics", GradEntry::Func(check_numerics));
     reg("UnsortedSegmentSum", GradEntry::Func(unsorted_segment_sum));
     reg("StridedSliceGrad", GradEntry::Func(strided_slice_grad));
     reg("ScatterNd", GradEntry::Func(scatter_nd));
-    reg("MirrorPad", GradEntry::Func(mirror_pad));
-    reg("MirrorPadGrad", GradEntry::Func(mirror_pad_grad));
-    for op in ["Reshape", "ExpandDims", "Squeeze"] {
-        reg(op, GradEntry::Func(reshape_like_input));
-    }
-    // (No PreventGradient here: TF's gradient of it raises LookupError, and
-    // the graph has no such op yet.)
-    for op in ["PlaceholderWithDefault", "Print"] {
-        reg(op, GradEntry::Func(pass_through));
-    }
-    reg("Transpose", GradEntry::Func(transpose));
-    reg("ConcatV2", GradEntry::Func(concat));
-    reg("Pack", GradEntry::Func(pack));
-    reg("Unpack", GradEntry::Func(unpack));
-    reg("Split", GradEntry::Func(split));
-    reg("SplitV", GradEntry::Func(split_v));
     reg("Slice", GradEntry::Func(slice));
     reg("StridedSlice", GradEntry::Func(strided_slice));
     reg("GatherV2", GradEntry::Func(gather));
     reg("GatherNd", GradEntry::Func(gather_nd));
-    reg("Tile", GradEntry::Func(tile));
-    for op in ["Pad", "PadV2"] {
-        reg(op, GradEntry::Func(pad));
-    }
-    reg("ReverseV2", GradEntry::Func(reverse));
-    reg("BroadcastTo", GradEntry::Func(broadcast_to));
-    reg("Fill", GradEntry::Func(fill));
+    reg(
+        "ExtractVolumePatches",
+        GradEntry::Func(extract_volume_patches),
+    );
 }
