@@ -57,16 +57,44 @@ fn missing_default_attrs(
         .collect())
 }
 
-/// The serialized GraphDef's nodes with the fused updates export wrote as
-/// TensorFlow's ops put back (the function library is dropped).
+/// `(restored: [(index, serialized node)], dropped: [index])`, see [`fused_groups`].
+type FusedGroups = (Vec<(usize, Py<PyBytes>)>, Vec<usize>);
+
+/// What putting back the fused updates export wrote as TensorFlow's ops
+/// changes in a node list, given every node's name and the serialized
+/// `NoOp`s that may carry one (by index): `(restored, dropped)`, `restored`
+/// as `(index of the group's NoOp, serialized original node)`, `dropped` the
+/// indices of the nodes written for them. (Only names and the groups cross
+/// the boundary: serializing every node would cost more than the check.)
 #[pyfunction]
-fn restore_fused_updates(py: Python<'_>, graph_def: &[u8]) -> PyResult<Py<PyBytes>> {
-    let def: GraphDef = decode(py, graph_def, "GraphDef")?;
-    let restored = GraphDef {
-        node: tf_form::restore_fused_updates(&def.node),
-        ..Default::default()
-    };
-    Ok(PyBytes::new(py, &restored.encode_to_vec()).unbind())
+fn fused_groups(
+    py: Python<'_>,
+    names: Vec<String>,
+    groups: Vec<(usize, Vec<u8>)>,
+) -> PyResult<FusedGroups> {
+    let mut nodes: Vec<NodeDef> = names
+        .into_iter()
+        .map(|name| NodeDef {
+            name,
+            ..Default::default()
+        })
+        .collect();
+    for (i, bytes) in groups {
+        if i < nodes.len() {
+            nodes[i] = decode(py, &bytes, "NodeDef")?;
+        }
+    }
+    let found = tf_form::fused_groups(&nodes);
+    let mut dropped: Vec<usize> = found.dropped.into_iter().collect();
+    dropped.sort_unstable();
+    Ok((
+        found
+            .restored
+            .into_iter()
+            .map(|(i, n)| (i, PyBytes::new(py, &n.encode_to_vec()).unbind()))
+            .collect(),
+        dropped,
+    ))
 }
 
 /// How many of `count` outputs each output arg of the serialized NodeDef's
@@ -103,12 +131,13 @@ fn function_attr_names() -> (Vec<&'static str>, Vec<&'static str>) {
 
 /// Adds the GraphDef functions to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("TF_FORM_ORIGINAL_ATTR", tf_form::ORIGINAL_ATTR)?;
     m.add_function(wrap_pyfunction!(graph_def, m)?)?;
     m.add_function(wrap_pyfunction!(tf_op_registry, m)?)?;
     m.add_function(wrap_pyfunction!(default_valued_attrs, m)?)?;
     m.add_function(wrap_pyfunction!(output_arg_lengths, m)?)?;
     m.add_function(wrap_pyfunction!(missing_default_attrs, m)?)?;
-    m.add_function(wrap_pyfunction!(restore_fused_updates, m)?)?;
+    m.add_function(wrap_pyfunction!(fused_groups, m)?)?;
     m.add_function(wrap_pyfunction!(function_attr_names, m)?)?;
     Ok(())
 }

@@ -35,12 +35,20 @@ def as_graph_def(graph, from_version=None, add_shapes=False):
 def restore_fused_updates(nodes):
     """``nodes`` (NodeDefs) with every fused update that export wrote as TensorFlow's update ops put back,
     the nodes written for it dropped. A group whose written nodes or original inputs are not all there (the
-    graph was edited since) is kept as TensorFlow's ops. (Fields of NodeDef that ferroflow's importer does
-    not read, such as ``experimental_debug_info``, are not kept.)"""
-    from ferroflow.core.framework import graph_pb2
+    graph was edited since) is kept as TensorFlow's ops. Which groups qualify is decided in Rust
+    (``_native.fused_groups``)."""
+    from ferroflow.core.framework import node_def_pb2
 
-    data = graph_pb2.GraphDef(node=nodes).SerializeToString()
-    return list(graph_pb2.GraphDef.FromString(_native.restore_fused_updates(data)).node)
+    nodes = list(nodes)
+    groups = [(i, n.SerializeToString()) for i, n in enumerate(nodes)
+              if n.op == "NoOp" and _native.TF_FORM_ORIGINAL_ATTR in n.attr]
+    if not groups:
+        return nodes  # nothing was written for a ferroflow-only op
+    restored, dropped = _native.fused_groups([n.name for n in nodes], groups)
+    for i, data in restored:
+        nodes[i] = node_def_pb2.NodeDef.FromString(data)
+    dropped = set(dropped)
+    return [n for i, n in enumerate(nodes) if i not in dropped]
 
 
 def create_meta_graph_def(graph_def=None, graph=None):

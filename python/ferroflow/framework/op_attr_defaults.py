@@ -36,6 +36,11 @@ def attr_defaults(op_type):
     return {name: attr_value_pb2.AttrValue.FromString(bytes.fromhex(value)) for name, value in entry.items()}
 
 
+@functools.cache
+def _default_names(op_type):
+    return tuple(_document()["attr_defaults"].get(op_type, ()))
+
+
 def strip_default_attrs(graph_def):
     """Removes, in place, every attr of ``graph_def``'s nodes (function bodies included) whose value is its
     op's registered default. Nodes that call a function of the graph's library and nodes of op types
@@ -55,8 +60,12 @@ def missing_defaults(node_def):
     """
     from ferroflow.core.framework import attr_value_pb2
 
-    if attr_defaults(node_def.op) is None:
-        return {}
+    attr = node_def.attr
+    for name in _default_names(node_def.op):
+        if name not in attr:
+            break
+    else:
+        return {}  # nothing missing (the common case): no round trip through the native module
     return {
         name: attr_value_pb2.AttrValue.FromString(data)
         for name, data in _native.missing_default_attrs(node_def.SerializeToString()).items()

@@ -444,15 +444,25 @@ impl PlainWriter<'_> {
     }
 }
 
-/// `nodes` with every group export wrote for a node only ferroflow has put
-/// back: the `NoOp` replaced by the node it carries, the nodes written for
-/// it dropped. A group whose written nodes or original inputs are not all
-/// there (the graph was edited since) stays as TensorFlow's ops.
-pub fn restore_fused_updates(nodes: &[NodeDef]) -> Vec<NodeDef> {
-    let names: HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-    let mut restored: HashMap<String, NodeDef> = HashMap::new();
-    let mut drop: HashSet<String> = HashSet::new();
-    for n in nodes {
+/// What [`restore_fused_updates`] changes in a node list.
+#[derive(Clone, Debug, Default)]
+pub struct Restoration {
+    /// `(index of a group's NoOp, the node it carries)`: put the node in its place.
+    pub restored: Vec<(usize, NodeDef)>,
+    /// The indices of the nodes written for those groups: drop them.
+    pub dropped: HashSet<usize>,
+}
+
+/// The groups export wrote for nodes only ferroflow has that can be put
+/// back (see [`restore_fused_updates`]).
+pub fn fused_groups(nodes: &[NodeDef]) -> Restoration {
+    let index: HashMap<&str, usize> = nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name.as_str(), i))
+        .collect();
+    let mut out = Restoration::default();
+    for (i, n) in nodes.iter().enumerate() {
         if n.op != "NoOp" {
             continue;
         }
@@ -462,19 +472,20 @@ pub fn restore_fused_updates(nodes: &[NodeDef]) -> Vec<NodeDef> {
         let Ok(mut original) = NodeDef::decode(bytes.as_slice()) else {
             continue;
         };
-        let written: Vec<String> = match n.attr.get(EXPANSION_ATTR).and_then(|a| a.value.as_ref()) {
-            Some(Value::List(l)) => {
-                l.s.iter()
-                    .map(|s| String::from_utf8_lossy(s).into_owned())
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
-        let all_there = written.iter().all(|w| names.contains(w.as_str()))
+        let written: Vec<Option<usize>> =
+            match n.attr.get(EXPANSION_ATTR).and_then(|a| a.value.as_ref()) {
+                Some(Value::List(l)) => {
+                    l.s.iter()
+                        .map(|s| index.get(String::from_utf8_lossy(s).as_ref()).copied())
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+        let all_there = written.iter().all(Option::is_some)
             && original
                 .input
                 .iter()
-                .all(|i| names.contains(parse_input(i).0));
+                .all(|i| index.contains_key(parse_input(i).0));
         // Only a node of an op TensorFlow lacks is carried this way.
         if super::registry::signature(&original.op).is_some()
             || original.name != n.name
@@ -483,15 +494,23 @@ pub fn restore_fused_updates(nodes: &[NodeDef]) -> Vec<NodeDef> {
             continue;
         }
         original.device = n.device.clone();
-        restored.insert(n.name.clone(), original);
-        drop.extend(written);
+        out.restored.push((i, original));
+        out.dropped.extend(written.into_iter().flatten());
     }
-    if restored.is_empty() {
-        return nodes.to_vec();
-    }
+    out
+}
+
+/// `nodes` with every group export wrote for a node only ferroflow has put
+/// back: the `NoOp` replaced by the node it carries, the nodes written for
+/// it dropped. A group whose written nodes or original inputs are not all
+/// there (the graph was edited since) stays as TensorFlow's ops.
+pub fn restore_fused_updates(nodes: &[NodeDef]) -> Vec<NodeDef> {
+    let Restoration { restored, dropped } = fused_groups(nodes);
+    let mut restored: HashMap<usize, NodeDef> = restored.into_iter().collect();
     nodes
         .iter()
-        .filter(|n| !drop.contains(&n.name))
-        .map(|n| restored.get(&n.name).unwrap_or(n).clone())
+        .enumerate()
+        .filter(|(i, _)| !dropped.contains(i))
+        .map(|(i, n)| restored.remove(&i).unwrap_or_else(|| n.clone()))
         .collect()
 }
