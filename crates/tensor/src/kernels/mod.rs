@@ -26,6 +26,7 @@ pub mod nn;
 pub mod parallel;
 pub mod pool_argmax;
 pub mod quantize;
+pub mod quantized_nn;
 pub mod random;
 pub mod reduce;
 pub mod scalar;
