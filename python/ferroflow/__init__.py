@@ -280,8 +280,10 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truncatemod,
 )
 from ferroflow.ops.nn_conv import conv2d_backprop_filter_v2, conv2d_backprop_input_v2  # noqa: F401
+from ferroflow.ops.nn_conv_nd import conv  # noqa: F401
 from ferroflow.ops.nn_impl import depth_to_space, space_to_depth  # noqa: F401
 from ferroflow.ops.nn_ops import approx_top_k  # noqa: F401
+from ferroflow.ops.optional_ops import OptionalSpec  # noqa: F401
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403  (parse_example, FixedLenFeature, decode_raw, ...)
 from ferroflow.ops.partitioned_variables import (  # noqa: F401
     create_partitioned_variables,
@@ -291,6 +293,7 @@ from ferroflow.ops.partitioned_variables import (  # noqa: F401
 )
 from ferroflow.ops.quantize_ops import dequantize, quantize, quantize_v2, quantized_concat  # noqa: F401
 from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec  # noqa: F401
+from ferroflow.ops.ragged_array_ops import ragged_fill_empty_rows, ragged_fill_empty_rows_grad  # noqa: F401
 from ferroflow.ops.random_ops import (  # noqa: F401
     random_crop,
     random_normal,

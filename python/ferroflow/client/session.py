@@ -42,7 +42,7 @@ import numpy as np
 
 from ferroflow import _native
 from ferroflow.core.protobuf import config_pb2
-from ferroflow.framework import dtypes, errors, ops, placement_log, tensor_util
+from ferroflow.framework import dtypes, errors, ops, placement_log, tensor_util, traceback_utils
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ferroflow.framework.ops import get_default_session  # noqa: F401  (the client's traditional home)
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
@@ -352,6 +352,7 @@ class BaseSession:
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
 
+    @traceback_utils.filter_traceback
     def run(self, fetches, feed_dict=None, options=None, run_metadata=None):
         """Runs the ops and evaluates the tensors in ``fetches`` (any nesting of lists, tuples, dicts,
         namedtuples), feeding ``feed_dict``. Returns values in the same structure."""

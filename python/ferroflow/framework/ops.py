@@ -122,12 +122,16 @@ class Tensor:
     # Make NumPy defer to our reflected operators (`np_array + tensor`).
     __array_priority__ = 100
 
-    def __init__(self, op, value_index, dtype, shape=None):
+    # Built in __new__, as TensorFlow's symbolic tensors are: ``Tensor.__init__`` stays object's, so the
+    # class shows TensorFlow's ``(*args, **kwargs)`` signature.
+    def __new__(cls, op, value_index, dtype, shape=None):
+        self = object.__new__(cls)
         self._op = op
         self._value_index = value_index
         self._dtype = dtypes.as_dtype(dtype)
         self._shape = shape if shape is not None else unknown_shape()
         self._tid = (op._id << _TID_SHIFT) | value_index
+        return self
 
     @property
     def op(self):
@@ -279,7 +283,9 @@ class Operation:
     __slots__ = ("_graph", "_id", "_name", "_type", "_inputs", "_control_inputs", "_outputs", "_device",
                  "_traceback", "__weakref__")
 
-    def __init__(self, graph, op_id, name, op_type, inputs, control_inputs, output_specs, device, traceback=()):
+    # Built in __new__ (see Tensor): ``Operation.__init__`` keeps TensorFlow's ``(*args, **kwargs)``.
+    def __new__(cls, graph, op_id, name, op_type, inputs, control_inputs, output_specs, device, traceback=()):
+        self = object.__new__(cls)
         self._graph = graph
         self._traceback = traceback
         self._id = op_id
@@ -291,6 +297,7 @@ class Operation:
         self._outputs = [
             Tensor(self, i, dt, _decode_shape(dims)) for i, (dt, dims, _is_ref) in enumerate(output_specs)
         ]
+        return self
 
     @property
     def name(self):

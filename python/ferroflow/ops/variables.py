@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import functools
 import inspect
 
@@ -11,14 +12,19 @@ from ferroflow.framework.tensor_shape import as_shape, unknown_shape
 from ferroflow.ops import array_ops, control_flow_ops, data_flow_ops, segment_ops, state_ops
 
 
-class VariableSynchronization:
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable's copies are synchronized (TensorFlow's enum and values)."""
+
     AUTO = 0
     NONE = 1
     ON_WRITE = 2
     ON_READ = 3
 
 
-class VariableAggregation:
+class VariableAggregation(enum.Enum):
+    """How a distributed variable's updates are combined (TensorFlow's enum and values;
+    ``ONLY_FIRST_TOWER`` is TF1's alias of ``ONLY_FIRST_REPLICA``)."""
+
     NONE = 0
     SUM = 1
     MEAN = 2
