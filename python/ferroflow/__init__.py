@@ -171,8 +171,10 @@ from ferroflow.ops.control_flow_ops import (  # noqa: F401
     with_dependencies,
 )
 from ferroflow.ops.control_flow_ops import print_v2 as print  # noqa: F401
+from ferroflow.ops.critical_section_ops import CriticalSection, nondifferentiable_batch_function  # noqa: F401
 from ferroflow.ops.custom_gradient import custom_gradient, grad_pass_through, recompute_grad  # noqa: F401
 from ferroflow.ops.data_flow_ops import *  # noqa: F401,F403  (queues, accumulators)
+from ferroflow.ops.experimental_dataset_ops import check_pinned  # noqa: F401
 from ferroflow.ops.fake_quant_ops import *  # noqa: F401,F403  (fake_quant_with_min_max_*)
 from ferroflow.ops.functional_ops import (  # noqa: F401
     foldl,

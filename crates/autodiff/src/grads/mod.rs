@@ -171,6 +171,10 @@ mod tests {
         "Dequantize",
         "QuantizedConcat",
         "QuantizeAndDequantizeV4Grad",
+        "QuantizedConv2D",
+        "QuantizedAvgPool",
+        "QuantizedMaxPool",
+        "QuantizedReluX",
         // Its inputs are integers; TensorFlow registers nothing for it.
         "SobolSample",
         // TensorFlow differentiates these (second derivatives of batch

@@ -23,6 +23,7 @@ mod nn;
 mod nn_layers;
 mod nn_more;
 mod quantize;
+mod quantized_nn;
 mod random;
 mod sdca;
 mod segment;
@@ -130,6 +131,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         nn_layers::ops(),
         nn_more::ops(),
         quantize::ops(),
+        quantized_nn::ops(),
         random::ops(),
         sdca::ops(),
         segment::ops(),

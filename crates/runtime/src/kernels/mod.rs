@@ -19,6 +19,7 @@ mod nn;
 mod nn_layers;
 mod nn_more;
 mod quantize;
+mod quantized_nn;
 mod random;
 mod sdca;
 mod segment;
@@ -52,6 +53,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     nn_layers::register(reg);
     nn_more::register(reg);
     quantize::register(reg);
+    quantized_nn::register(reg);
     random::register(reg);
     sdca::register(reg);
     segment::register(reg);
