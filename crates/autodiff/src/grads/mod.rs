@@ -102,6 +102,12 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "SdcaOptimizer",
     "SdcaOptimizerV2",
     "SdcaShrinkL1",
+    // tf.CriticalSection's mutex (handles and locks, never float values) and
+    // CheckPinned, whose every run fails on the CPU (TensorFlow has no entry).
+    "MutexV2",
+    "MutexLock",
+    "ConsumeMutexLock",
+    "CheckPinned",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {

@@ -32,6 +32,7 @@ mod sparse;
 mod state;
 mod stateless_random;
 mod strings;
+mod sync;
 
 use crate::attr::{Attrs, AttrsExt};
 use crate::graph::{Graph, Output, OutputInfo};
@@ -140,6 +141,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         state::ops(),
         stateless_random::ops(),
         strings::ops(),
+        sync::ops(),
     ] {
         for d in list {
             m.insert(d.name, d);

@@ -28,6 +28,7 @@ mod sparse;
 mod state;
 mod stateless_random;
 mod strings;
+mod sync;
 mod unicode_script_table;
 
 use crate::kernel::{Kernel, KernelFactory, OpContext};
@@ -62,6 +63,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     state::register(reg);
     stateless_random::register(reg);
     strings::register(reg);
+    sync::register(reg);
 }
 
 /// Boxes a closure as a kernel (helps type inference of the context lifetime).
