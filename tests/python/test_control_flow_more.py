@@ -114,3 +114,13 @@ def test_read_twice_error_names_the_read():
                 sess.run(b)
     assert "second" in str(info.value)
     assert "TensorArray arr: Could not read index 1 twice" in str(info.value)
+
+
+def test_tensor_array_op_takes_the_scope_name():
+    # TensorFlow 2.21 (TF1 control flow): arr, arr_1, TensorArray, TensorArray_1.
+    with tf.Graph().as_default():
+        names = [tf.TensorArray(tf.float32, 2, name="arr").flow.op.name,
+                 tf.TensorArray(tf.float32, 2, name="arr").flow.op.name,
+                 tf.TensorArray(tf.float32, 2).flow.op.name,
+                 tf.TensorArray(tf.float32, 2, tensor_array_name="foo").flow.op.name]
+    assert names == ["arr", "arr_1", "TensorArray", "TensorArray_1"]

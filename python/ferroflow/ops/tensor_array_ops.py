@@ -77,9 +77,10 @@ class TensorArray:
             self._static_size = None if value is None else int(value)
             # The array's name in messages: tensor_array_name, else its scope (TF1's resource name).
             self._identity = _Identity(tensor_array_name or scope.rstrip("/") or "TensorArray")
+            # The op takes the scope's own name ("arr", not "arr/arr"), as TensorFlow names TensorArrayV3.
             self._flow = make(
                 "ListReserve", [size], self._attrs(dynamic_size=self._dynamic_size, **self._clear_attr()),
-                name=tensor_array_name or scope.rstrip("/") or "TensorArray",
+                name=scope,
             )
 
     # -- what the object carries ----------------------------------------------------
