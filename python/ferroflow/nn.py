@@ -43,6 +43,7 @@ from ferroflow.ops.nn_ops import (  # noqa: F401
     zero_fraction,
 )
 from ferroflow.ops.nn_sampled import *  # noqa: F401,F403,E402
+from ferroflow.ops.quantized_nn_ops import *  # noqa: F401,F403,E402
 from ferroflow.ops.rnn import (  # noqa: F401,E402
     bidirectional_dynamic_rnn,
     dynamic_rnn,
