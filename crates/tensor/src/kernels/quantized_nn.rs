@@ -33,6 +33,7 @@
 
 use crate::error::{Error, Result};
 use crate::kernels::conv::{max_pool, windowed_output, Padding, Pool2dParams};
+use crate::kernels::parallel::for_rows;
 use crate::tensor::{Element, Tensor};
 use crate::DType;
 
@@ -189,9 +190,11 @@ impl QuantizedConvParams {
         let padding = match padding {
             "SAME" => Padding::Same,
             "VALID" => Padding::Valid,
-            other => return Err(Error::invalid_argument(format!(
+            other => {
+                return Err(Error::invalid_argument(format!(
                 "Attr 'padding' of '{OP}' Op passed string '{other}' not in: \"SAME\", \"VALID\"."
-            ))),
+            )))
+            }
         };
         Ok(QuantizedConvParams {
             stride: strides[1] as usize,
@@ -296,38 +299,37 @@ pub fn quantized_conv2d(
     let top = window_origin(oh, kh, h, s, p.padding);
     let left = window_origin(ow, kw, w, s, p.padding);
     let mut y = vec![0i32; n * oh * ow * co];
-    let mut xv = vec![0i32; c];
-    for b in 0..n {
-        for oy in 0..oh {
-            for ox in 0..ow {
-                let o = ((b * oh + oy) * ow + ox) * co;
-                let acc = &mut y[o..o + co];
-                for ky in 0..kh {
-                    let iy = (oy * s) as i64 - top + ky as i64;
-                    for kx in 0..kw {
-                        let ix = (ox * s) as i64 - left + kx as i64;
-                        let inside = (0..h as i64).contains(&iy) && (0..w as i64).contains(&ix);
-                        if inside {
-                            let i = ((b * h + iy as usize) * w + ix as usize) * c;
-                            for (d, &v) in xv.iter_mut().zip(&x[i..i + c]) {
-                                *d = i32::from(v).wrapping_sub(x_zero);
-                            }
-                        } else if let Some(v) = pad {
-                            xv.fill(v);
-                        } else {
-                            continue;
+    // One row per output pixel; blocks of pixels run in parallel.
+    for_rows(&mut y, co, |first, rows| {
+        let mut xv = vec![0i32; c];
+        for (k, acc) in rows.chunks_exact_mut(co).enumerate() {
+            let pixel = first + k;
+            let (b, oy, ox) = (pixel / (oh * ow), pixel / ow % oh, pixel % ow);
+            for ky in 0..kh {
+                let iy = (oy * s) as i64 - top + ky as i64;
+                for kx in 0..kw {
+                    let ix = (ox * s) as i64 - left + kx as i64;
+                    let inside = (0..h as i64).contains(&iy) && (0..w as i64).contains(&ix);
+                    if inside {
+                        let i = ((b * h + iy as usize) * w + ix as usize) * c;
+                        for (d, &v) in xv.iter_mut().zip(&x[i..i + c]) {
+                            *d = i32::from(v).wrapping_sub(x_zero);
                         }
-                        let taps = &wf[(ky * kw + kx) * c * co..][..c * co];
-                        for (&xi, row) in xv.iter().zip(taps.chunks_exact(co)) {
-                            for (a, &wv) in acc.iter_mut().zip(row) {
-                                *a = a.wrapping_add(xi.wrapping_mul(wv));
-                            }
+                    } else if let Some(v) = pad {
+                        xv.fill(v);
+                    } else {
+                        continue;
+                    }
+                    let taps = &wf[(ky * kw + kx) * c * co..][..c * co];
+                    for (&xi, row) in xv.iter().zip(taps.chunks_exact(co)) {
+                        for (a, &wv) in acc.iter_mut().zip(row) {
+                            *a = a.wrapping_add(xi.wrapping_mul(wv));
                         }
                     }
                 }
             }
         }
-    }
+    });
     let (lo, hi) = product_range(r[0], r[1], r[2], r[3]);
     Ok((Tensor::from_vec(dims, y)?, lo, hi))
 }
@@ -588,6 +590,46 @@ mod tests {
         let z = level_unclamped::<u8>(0.0, -5.0, -2.0) as i32;
         assert_eq!(z, 425);
         assert_eq!(run(-5.0, -2.0), (10 - z) + 8 * ((z & 0xff) - z));
+    }
+
+    #[test]
+    fn large_conv_split_across_threads_matches_a_direct_sum() {
+        // 2 x 48 x 48 x 16 outputs (past the parallel threshold), SAME, stride 1.
+        let (n, h, w, c, k, co) = (2, 48, 48, 3, 3, 16);
+        let xs: Vec<u8> = (0..n * h * w * c).map(|i| (i * 37 % 251) as u8).collect();
+        let ws: Vec<u8> = (0..k * k * c * co).map(|i| (i * 11 % 256) as u8).collect();
+        let (x, filt) = (
+            q8(&[n, h, w, c], xs.clone()),
+            q8(&[k, k, c, co], ws.clone()),
+        );
+        assert!(n * h * w * co > crate::kernels::parallel::PARALLEL_THRESHOLD);
+        let p = QuantizedConvParams::parse(&[1; 4], &[1; 4], "SAME").unwrap();
+        let r = [&f(-1.0), &f(2.0), &f(-0.5), &f(0.5)];
+        let (y, _, _) = quantized_conv2d(&x, &filt, r, &p, TYPES).unwrap();
+        let (xz, wz) = (85i32, 128i32);
+        assert_eq!(level_unclamped::<u8>(0.0, -1.0, 2.0), i64::from(xz));
+        assert_eq!(level_unclamped::<u8>(0.0, -0.5, 0.5), i64::from(wz));
+        let mut want = vec![0i32; n * h * w * co];
+        for b in 0..n {
+            for oy in 0..h {
+                for ox in 0..w {
+                    for (ky, kx) in (0..k).flat_map(|a| (0..k).map(move |b| (a, b))) {
+                        let (iy, ix) = (oy + ky, ox + kx);
+                        if iy < 1 || ix < 1 || iy > h || ix > w {
+                            continue;
+                        }
+                        for ci in 0..c {
+                            let xv = i32::from(xs[((b * h + iy - 1) * w + ix - 1) * c + ci]) - xz;
+                            for o in 0..co {
+                                let wv = i32::from(ws[((ky * k + kx) * c + ci) * co + o]) - wz;
+                                want[((b * h + oy) * w + ox) * co + o] += xv * wv;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(y.as_slice::<i32>().unwrap(), &want[..]);
     }
 
     #[test]
