@@ -124,3 +124,31 @@ def test_tensor_array_op_takes_the_scope_name():
                  tf.TensorArray(tf.float32, 2).flow.op.name,
                  tf.TensorArray(tf.float32, 2, tensor_array_name="foo").flow.op.name]
     assert names == ["arr", "arr_1", "TensorArray", "TensorArray_1"]
+
+
+@pytest.mark.parametrize("clear_after_read", [True, False])
+def test_tensor_array_refuses_a_write_to_an_element_already_read(clear_after_read):
+    # TensorFlow 2.21 (TF1 control flow), either way: "TensorArray arr_0: Could not write to TensorArray
+    # index 0 because it has already been read."
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, 2, name="arr", clear_after_read=clear_after_read).write(0, 1.0)
+        r = ta.read(0)
+        with tf.control_dependencies([r]):
+            again = ta.write(0, 3.0)
+        fine = ta.write(1, 2.0).read(1)
+        with tf.Session() as sess:
+            assert sess.run(fine) == 2.0
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="TensorArray arr: Could not write to TensorArray index 0 because it has "
+                                     "already been read"):
+                sess.run(again.flow)
+
+
+def test_tensor_array_second_write_names_the_array():
+    with tf.Graph().as_default():
+        ta = tf.TensorArray(tf.float32, 2, name="arr").write(0, 1.0).write(0, 2.0)
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match="TensorArray arr: Could not write to TensorArray index 0 because it has "
+                                     "already been written to"):
+                sess.run(ta.flow)

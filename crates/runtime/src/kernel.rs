@@ -72,12 +72,15 @@ pub struct TensorList {
     pub reads: Option<Arc<ListReads>>,
 }
 
-/// The elements of a `clear_after_read` list already read (a second read
-/// of one fails, as in TF1, whose TensorArray frees an element on read).
+/// The elements of a TF1 TensorArray's list already read: writing one
+/// again fails, and so does a second read when the array clears after
+/// reads (TF1's TensorArray frees an element on read).
 #[derive(Debug, Default)]
 pub struct ListReads {
     /// The array's name in error messages (the node that made the list).
     pub name: String,
+    /// Whether a second read of an element fails (`clear_after_read`).
+    pub clears: bool,
     pub read: parking_lot::Mutex<Vec<bool>>,
 }
 

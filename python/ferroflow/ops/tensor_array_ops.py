@@ -97,10 +97,11 @@ class TensorArray:
         return attrs
 
     def _clear_attr(self):
-        """The attributes of an op making a new list for this array: whether it clears after reads,
-        and the array's name for its messages."""
+        """The attributes of an op making a new list for this array: its name (messages; a named list
+        records reads, so writing an element already read fails, as in TF1) and whether it clears after
+        reads."""
         if not self._clear_after_read:
-            return {}
+            return {"tensor_array_name": self._identity.name}
         return {"clear_after_read": True, "tensor_array_name": self._identity.name}
 
     def _with_flow(self, flow, static_size=None, keep_size=True):

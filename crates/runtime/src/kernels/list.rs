@@ -3,11 +3,12 @@
 //! and updates it in place when nothing else holds it (`Arc::make_mut`),
 //! else a copy of its element handles. Messages follow TF1's TensorArray.
 //!
-//! `clear_after_read`: TF1's TensorArray frees an element when it is read,
-//! so a second read fails. A list made with that attribute carries a record
-//! of the elements read ([`ListReads`]), shared by all its versions; gradient
-//! functions that re-run forward reads skip it (see
-//! `control_flow::replaying`).
+//! TF1's TensorArray (a list made by a node with a `tensor_array_name`)
+//! refuses a write to an element already read, and, with
+//! `clear_after_read`, which frees an element when it is read, a second
+//! read. Such a list carries a record of the elements read ([`ListReads`]),
+//! shared by all its versions; gradient functions that re-run forward reads
+//! and writes skip it (see `control_flow::replaying`).
 
 use super::boxed;
 use crate::kernel::{factory, KernelFactory, KernelInit, ListReads, OpContext, TensorList, Value};
@@ -27,6 +28,8 @@ struct Spec {
     zeros_if_absent: bool,
     /// A list this node makes refuses a second read of an element.
     clear_after_read: bool,
+    /// A list this node makes is a TF1 TensorArray's: it records reads.
+    tracks_reads: bool,
     /// A second write to an element adds to it (TF1's gradient arrays).
     aggregate: bool,
     /// The name of a list this node makes, in error messages (attribute
@@ -44,6 +47,7 @@ impl Spec {
             infer_shape: a.bool_or("infer_shape", true)?,
             zeros_if_absent: a.bool_or("zeros_if_absent", false)?,
             clear_after_read: a.bool_or("clear_after_read", false)?,
+            tracks_reads: a.contains_key("tensor_array_name"),
             aggregate: a.bool_or("multiple_writes_aggregate", false)?,
             name: a.str_or("tensor_array_name", &init.node.name)?.into(),
         })
@@ -58,11 +62,13 @@ impl Spec {
         }
     }
 
-    /// The read record of a list this node makes, if it clears after reads.
+    /// The read record of a list this node makes, if it is a TF1
+    /// TensorArray's or clears after reads.
     fn new_reads(&self) -> Option<Arc<ListReads>> {
-        self.clear_after_read.then(|| {
+        (self.clear_after_read || self.tracks_reads).then(|| {
             Arc::new(ListReads {
                 name: self.name.to_string(),
+                clears: self.clear_after_read,
                 ..ListReads::default()
             })
         })
@@ -161,6 +167,21 @@ impl Spec {
                 }
             }
         }
+        let prefix = match &list.reads {
+            Some(reads) => format!("TensorArray {}: ", reads.name),
+            None => String::new(),
+        };
+        if let Some(reads) = list
+            .reads
+            .as_ref()
+            .filter(|_| !super::control_flow::replaying())
+        {
+            ensure!(
+                !reads.read.lock().get(k).copied().unwrap_or(false),
+                invalid_argument,
+                "{prefix}Could not write to TensorArray index {i} because it has already been read."
+            );
+        }
         match list.items[k].take() {
             Some(prev) if self.aggregate => {
                 list.items[k] = Some(add_n(vec![prev, value])?);
@@ -169,7 +190,8 @@ impl Spec {
                 list.items[k] = Some(prev);
                 bail!(
                     invalid_argument,
-                    "Could not write to TensorArray index {i} because it has already been written to."
+                    "{prefix}Could not write to TensorArray index {i} because it has already been \
+                     written to."
                 );
             }
             None => list.items[k] = Some(value),
@@ -217,7 +239,7 @@ fn note_read(list: &TensorList, k: usize) -> Result<()> {
     if read.len() <= k {
         read.resize(k + 1, false);
     }
-    if std::mem::replace(&mut read[k], true) {
+    if std::mem::replace(&mut read[k], true) && reads.clears {
         bail!(
             invalid_argument,
             "TensorArray {}: Could not read index {k} twice because it was cleared after a \
