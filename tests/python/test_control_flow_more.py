@@ -152,3 +152,24 @@ def test_tensor_array_second_write_names_the_array():
                                match="TensorArray arr: Could not write to TensorArray index 0 because it has "
                                      "already been written to"):
                 sess.run(ta.flow)
+
+
+def test_tensor_array_split_checks_lengths_as_tensorflow():
+    # TensorFlow 2.21 (TF1 control flow) on a 3-vector: lengths [2, 2] fail the sum check; [1, 2] fail the
+    # inferred element shape at index 1; with infer_shape=False, [1, 2] splits.
+    with tf.Graph().as_default():
+        value = tf.placeholder(tf.float32, [None])
+        lengths = tf.placeholder(tf.int64, [None])
+        inferred = tf.TensorArray(tf.float32, 2, name="arr").split(value, lengths)
+        free = tf.TensorArray(tf.float32, 2, infer_shape=False).split(value, lengths)
+        feed = {value: np.arange(3.0, dtype=np.float32)}
+        with tf.Session() as sess:
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"Expected sum of lengths to be equal to values.shape\[0\], but sum of "
+                                     r"lengths is 4 and value's shape is: \[3\]"):
+                sess.run(inferred.read(0), {**feed, lengths: [2, 2]})
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"index 1 because the value shape is \[2\] which is incompatible with the "
+                                     r"TensorArray's inferred element shape: \[1\]"):
+                sess.run(inferred.read(0), {**feed, lengths: [1, 2]})
+            np.testing.assert_array_equal(sess.run(free.read(1), {**feed, lengths: [1, 2]}), [1.0, 2.0])

@@ -329,10 +329,27 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 invalid_argument,
                 "TensorArray.split needs a value of rank >= 1, got a scalar"
             );
+            let total: usize = sizes.iter().sum();
+            ensure!(
+                total == x.dims()[0],
+                invalid_argument,
+                "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is \
+                 {total} and value's shape is: {}",
+                x.shape()
+            );
             let parts = array::split(x, 0, &sizes)?;
-            let mut l = spec.empty(0);
+            let mut l = spec.empty(parts.len());
             l.element_shape = None;
-            l.items = parts.into_iter().map(Some).collect();
+            if spec.tracks_reads {
+                // A TF1 TensorArray's split writes its pieces one by one: with infer_shape, pieces
+                // of different lengths fail, as in TF1.
+                for (i, part) in parts.into_iter().enumerate() {
+                    spec.write(&mut l, i as i64, part)?;
+                }
+            } else {
+                // A gradient's list: pieces of any lengths.
+                l.items = parts.into_iter().map(Some).collect();
+            }
             output_list(ctx, l);
             Ok(())
         }),
