@@ -1000,4 +1000,120 @@ mod tests {
         let edited = vec![node("v", "VariableV2", &[], &[]), nodes[2].clone(), noop];
         assert_eq!(restore_fused_updates(&edited), edited);
     }
+
+    fn library(functions: Vec<FunctionDef>) -> GraphDef {
+        GraphDef {
+            node: vec![],
+            library: Some(FunctionDefLibrary {
+                function: functions,
+                gradient: vec![],
+            }),
+            versions: None,
+        }
+    }
+
+    fn function(
+        name: &str,
+        args: &[&str],
+        nodes: Vec<NodeDef>,
+        ret: &[(&str, &str)],
+    ) -> FunctionDef {
+        use crate::graph_def::library::{ArgDef, OpDef};
+        FunctionDef {
+            signature: Some(OpDef {
+                name: name.into(),
+                input_arg: args
+                    .iter()
+                    .map(|a| ArgDef {
+                        name: a.to_string(),
+                        r#type: DataType::DtFloat as i32,
+                        ..Default::default()
+                    })
+                    .collect(),
+                output_arg: ret
+                    .iter()
+                    .map(|(k, _)| ArgDef {
+                        name: k.to_string(),
+                        r#type: DataType::DtFloat as i32,
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            }),
+            node_def: nodes,
+            ret: ret
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn function_libraries_import_and_crafted_ones_fail_cleanly() {
+        let call = |f: &str| {
+            Value::Func(crate::graph_def::NameAttrList {
+                name: f.into(),
+                attr: BTreeMap::new(),
+            })
+        };
+        // A body reading its argument and a node output by TensorFlow's `node:output_arg:k`.
+        let body = function(
+            "body",
+            &["x"],
+            vec![
+                node("neg", "Neg", &["x"], &[("T", Value::Type(1))]),
+                node("sq", "Square", &["neg:y:0"], &[("T", Value::Type(1))]),
+            ],
+            &[("out", "sq:y:0")],
+        );
+        let mut g = Graph::new();
+        import_graph_def(
+            &mut g,
+            &library(vec![body.clone()]),
+            &ImportOptions::default(),
+        )
+        .unwrap();
+        let f = g.function("body").unwrap();
+        assert_eq!((f.args.len(), f.outputs.len()), (1, 1));
+        assert_eq!(f.graph.node(f.outputs[0].node).op, "Square");
+
+        let fails = |d: GraphDef| {
+            import_graph_def(&mut Graph::new(), &d, &ImportOptions::default()).unwrap_err()
+        };
+        // A function that calls itself (through a function attr) nests without end.
+        let selfish = function(
+            "selfish",
+            &["x"],
+            vec![node(
+                "n",
+                "Identity",
+                &["x"],
+                &[("T", Value::Type(1)), ("f", call("selfish"))],
+            )],
+            &[("out", "n:output:0")],
+        );
+        assert!(fails(library(vec![selfish]))
+            .message()
+            .contains("nests functions"));
+        // A function naming one the library lacks, an output index past the node's outputs, a ret
+        // naming nothing, and an argument of a dtype ferroflow does not have.
+        let missing = function(
+            "missing",
+            &["x"],
+            vec![node(
+                "n",
+                "Identity",
+                &["x"],
+                &[("T", Value::Type(1)), ("f", call("nowhere"))],
+            )],
+            &[("out", "n:output:0")],
+        );
+        assert!(fails(library(vec![missing])).message().contains("nowhere"));
+        let far = function("far", &["x"], vec![], &[("out", "x:output:99999999999")]);
+        assert!(fails(library(vec![far])).message().contains("far"));
+        let mut bad_type = body.clone();
+        bad_type.signature.as_mut().unwrap().input_arg[0].r#type = 99;
+        assert!(fails(library(vec![bad_type])).message().contains("dtype"));
+    }
 }
