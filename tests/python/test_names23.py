@@ -250,3 +250,15 @@ def test_class_signatures_match_tensorflow():
     assert v.synchronization is tf.VariableSynchronization.AUTO
     t = tf.constant(1.0)
     assert isinstance(t, tf.Tensor) and isinstance(t.op, tf.Operation)
+
+
+def test_optional_is_reachable_as_tf_data_experimental_optional():
+    import ferroflow.compat.v1 as tf1
+
+    with tf1.Graph().as_default():
+        full = tf1.data.experimental.Optional.from_value(tf1.constant([1.0, 2.0]))
+        empty = tf1.data.experimental.Optional.empty(full.element_spec)
+        with tf1.Session() as sess:
+            has, value, none = sess.run([full.has_value(), full.get_value(), empty.has_value()])
+    assert has and not none
+    np.testing.assert_array_equal(value, [1.0, 2.0])

@@ -6,9 +6,10 @@ from ferroflow.data import _structure as structure
 from ferroflow.data.dataset_ops import AUTOTUNE, Dataset, _bool, _int64, _Traced
 from ferroflow.data.iterator_ops import make_initializable_iterator, make_one_shot_iterator
 from ferroflow.framework import ops
+from ferroflow.ops.optional_ops import Optional
 
 __all__ = [
-    "AUTOTUNE", "ignore_errors", "make_initializable_iterator", "make_one_shot_iterator", "map_and_batch",
+    "AUTOTUNE", "Optional", "ignore_errors", "make_initializable_iterator", "make_one_shot_iterator", "map_and_batch",
     "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
 ]
 
