@@ -50,4 +50,5 @@ from ferroflow.ops.rnn import (  # noqa: F401,E402
     raw_rnn,
     static_bidirectional_rnn,
     static_rnn,
+    static_state_saving_rnn,
 )

@@ -17,7 +17,14 @@ from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops import variable_scope as vs
 from ferroflow.ops.rnn_cell_impl import _zero_state_tensors, assert_like_rnncell
 
-__all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "raw_rnn", "static_bidirectional_rnn", "static_rnn"]
+__all__ = [
+    "bidirectional_dynamic_rnn",
+    "dynamic_rnn",
+    "raw_rnn",
+    "static_bidirectional_rnn",
+    "static_rnn",
+    "static_state_saving_rnn",
+]
 
 
 def _infer_state_dtype(explicit_dtype, state):
@@ -135,6 +142,47 @@ def static_rnn(cell, inputs, initial_state=None, dtype=None, sequence_length=Non
             outputs.append(output)
         return outputs, state
 
+
+
+def static_state_saving_rnn(cell, inputs, state_saver, state_name, sequence_length=None, scope=None):
+    """``static_rnn`` whose initial state is ``state_saver.state(state_name)`` and whose final
+    state goes back through ``state_saver.save_state(state_name, final_state)``.
+
+    ``state_saver`` is any object with those two methods (a ``SequenceQueueingStateSaver``'s
+    batch, or one of your own keeping the state in variables), so a long sequence can be run
+    piece by piece, each run starting where the previous one ended. When ``cell.state_size`` is
+    a nested structure, ``state_name`` is a structure of as many names (one per flattened piece
+    of the state); a single string otherwise.
+
+    The last output and the returned state are identities made under a control dependency on
+    every ``save_state`` result: fetching either saves the state. Returns ``(outputs, state)``.
+    """
+    state_size = cell.state_size
+    nested_state = nest.is_sequence(state_size)
+    if nested_state != nest.is_sequence(state_name):
+        raise ValueError("Argument `state_name` should be the same type as `cell.state_size`. Received: "
+                         f"state_name={state_name!s}, cell.state_size={state_size!s}.")
+    if nested_state:
+        names = nest.flatten(state_name)
+        n_pieces = len(nest.flatten(state_size))
+        if len(names) != n_pieces:
+            raise ValueError("Number of elements in argument `state_name` and `cell.state_size` are "
+                             f"mismatched. Received state_name={state_name} with {len(names)} elements and "
+                             f"cell.state_size={state_size} with {n_pieces} elements.")
+        initial_state = nest.pack_sequence_as(state_size, [state_saver.state(n) for n in names])
+    else:
+        names = [state_name]
+        initial_state = state_saver.state(state_name)
+
+    outputs, state = static_rnn(cell, inputs, initial_state=initial_state, sequence_length=sequence_length,
+                                scope=scope)
+    flat_state = nest.flatten(state)
+    saves = [state_saver.save_state(n, piece) for n, piece in zip(names, flat_state)]
+    with ops.control_dependencies(saves):
+        last = outputs[-1]
+        outputs[-1] = nest.pack_sequence_as(last, [array_ops.identity(t) for t in nest.flatten(last)])
+        state = nest.pack_sequence_as(state, [array_ops.identity(t) for t in flat_state])
+    return outputs, state
 
 def _dims(size):
     return [size] if isinstance(size, int) else TensorShape(size).as_list()
