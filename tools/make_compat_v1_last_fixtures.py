@@ -9,11 +9,14 @@ The last Python-level names of ``tf.compat.v1`` (issue 23), run by TensorFlow in
 * ``state_saving_rnn.npz``: for each model of ``tests/python/_state_saving_models.py``, the outputs
   (stacked, ``<kind>/outputs/<run>``) and final state (``<kind>/state/<run>``, the pieces of a tuple
   state stacked) of two ``Session.run`` calls in a row, the second starting from the state the
-  first saved.
+  first saved;
+* ``module.json``: what ``tests/python/_module_models.py``'s ``describe`` sees of a few
+  ``tf.Module`` subclasses (names, name scopes, variable lists, op names, values).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import sys
@@ -28,6 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "compat_v1_last"
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 
+import _module_models  # noqa: E402
 import _state_saving_models as ssm  # noqa: E402
 
 
@@ -45,6 +49,10 @@ def state_saving_rnn(tf):
     np.savez(OUT / "state_saving_rnn.npz", **arrays)
 
 
+def module(tf):
+    (OUT / "module.json").write_text(json.dumps(_module_models.describe(tf), indent=1) + "\n")
+
+
 def main():
     import tensorflow as tf_root
 
@@ -53,6 +61,7 @@ def main():
     tf.logging.set_verbosity(tf.logging.ERROR)
     OUT.mkdir(parents=True, exist_ok=True)
     state_saving_rnn(tf)
+    module(tf)
     (OUT / "README.md").write_text(
         f"# Fixtures for the last tf.compat.v1 names (issue 23)\n\n"
         f"Written by `tools/make_compat_v1_last_fixtures.py` with TensorFlow {tf_root.__version__} "

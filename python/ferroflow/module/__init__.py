@@ -1,0 +1,1 @@
+"""``tf.Module``: named containers of variables and submodules (``module.py``)."""
