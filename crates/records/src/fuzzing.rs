@@ -51,3 +51,20 @@ pub fn import_graph_def(data: &[u8]) -> usize {
         .map(|nodes| nodes.len())
         .unwrap_or(0)
 }
+
+/// Reads `data` as an LMDB file and walks all its entries (see
+/// [`crate::lmdb`]). Must never panic, hang or allocate past the input's
+/// size; returns the entries read before the end or the first error.
+pub fn read_lmdb(data: &[u8]) -> usize {
+    let Ok(reader) = crate::lmdb::LmdbReader::from_bytes("fuzz.mdb", data.to_vec()) else {
+        return 0;
+    };
+    let mut count = 0;
+    for entry in reader {
+        if entry.is_err() {
+            break;
+        }
+        count += 1;
+    }
+    count
+}

@@ -5,6 +5,8 @@
 //!   length, payload, masked CRC-32C of the payload), uncompressed, GZIP or
 //!   ZLIB. Corrupt or truncated data is a `DataLossError` that names the file
 //!   and the byte offset; nothing here panics on bad input.
+//! * [`lmdb`]: a read-only, bounds-checked reader of LMDB database files
+//!   (the main database's entries in key order), for `LMDBReader`.
 //! * [`proto`]: the protobuf messages with TensorFlow's field numbers
 //!   (`Event`, `Summary`, `HistogramProto`, `Example`, `SequenceExample`,
 //!   `TensorProto`, ...). Serialization is byte-identical to TensorFlow's
@@ -31,6 +33,7 @@ pub mod crc;
 pub mod events;
 pub mod graph_def;
 pub mod graph_import;
+pub mod lmdb;
 pub mod ops;
 pub mod proto;
 pub mod record;
