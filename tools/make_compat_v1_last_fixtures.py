@@ -11,7 +11,10 @@ The last Python-level names of ``tf.compat.v1`` (issue 23), run by TensorFlow in
   state stacked) of two ``Session.run`` calls in a row, the second starting from the state the
   first saved;
 * ``module.json``: what ``tests/python/_module_models.py``'s ``describe`` sees of a few
-  ``tf.Module`` subclasses (names, name scopes, variable lists, op names, values).
+  ``tf.Module`` subclasses (names, name scopes, variable lists, op names, values);
+* ``function.json``: what ``tests/python/_function_models.py``'s ``describe`` sees of
+  ``tf.function`` and ``tf.compat.v1.wrap_function`` (trace counts, call op types, values and
+  gradients, variable names, error classes).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "fixtures" / "compat_v1_last"
 sys.path.insert(0, str(ROOT / "tests" / "python"))
 
+import _function_models  # noqa: E402
 import _module_models  # noqa: E402
 import _state_saving_models as ssm  # noqa: E402
 
@@ -53,6 +57,10 @@ def module(tf):
     (OUT / "module.json").write_text(json.dumps(_module_models.describe(tf), indent=1) + "\n")
 
 
+def function(tf):
+    (OUT / "function.json").write_text(json.dumps(_function_models.describe(tf), indent=1) + "\n")
+
+
 def main():
     import tensorflow as tf_root
 
@@ -62,6 +70,7 @@ def main():
     OUT.mkdir(parents=True, exist_ok=True)
     state_saving_rnn(tf)
     module(tf)
+    function(tf)
     (OUT / "README.md").write_text(
         f"# Fixtures for the last tf.compat.v1 names (issue 23)\n\n"
         f"Written by `tools/make_compat_v1_last_fixtures.py` with TensorFlow {tf_root.__version__} "

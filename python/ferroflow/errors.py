@@ -27,6 +27,7 @@ from ferroflow.framework.errors import (  # noqa: F401
     InternalError,
     InvalidArgumentError,
     NotFoundError,
+    OperatorNotAllowedInGraphError,
     OpError,
     OutOfRangeError,
     PermissionDeniedError,

@@ -166,6 +166,11 @@ def error_code_from_exception_type(cls):
     return _CLASS_TO_CODE[cls]
 
 
+class OperatorNotAllowedInGraphError(TypeError):
+    """Python code asked a symbolic tensor for a value only a run has (``if tensor:`` while
+    ``tf.function`` traces): a TypeError, as in TensorFlow."""
+
+
 class raise_exception_on_not_ok_status:  # noqa: N801 - TensorFlow's name
     """Context manager kept for old code; ferroflow raises directly."""
 
