@@ -14,7 +14,10 @@ The last Python-level names of ``tf.compat.v1`` (issue 23), run by TensorFlow in
   ``tf.Module`` subclasses (names, name scopes, variable lists, op names, values);
 * ``function.json``: what ``tests/python/_function_models.py``'s ``describe`` sees of
   ``tf.function`` and ``tf.compat.v1.wrap_function`` (trace counts, call op types, values and
-  gradients, variable names, error classes).
+  gradients, variable names, error classes);
+* ``gradient_tape.json``: what ``tests/python/_tape_models.py``'s ``describe`` sees of
+  ``tf.GradientTape`` (which gradients are None, their values, watched variables, error classes),
+  with control flow v2 on for that part (TensorFlow's tape refuses TF1 ``tf.cond`` in a graph).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ sys.path.insert(0, str(ROOT / "tests" / "python"))
 import _function_models  # noqa: E402
 import _module_models  # noqa: E402
 import _state_saving_models as ssm  # noqa: E402
+import _tape_models  # noqa: E402
 
 
 def state_saving_rnn(tf):
@@ -61,6 +65,15 @@ def function(tf):
     (OUT / "function.json").write_text(json.dumps(_function_models.describe(tf), indent=1) + "\n")
 
 
+def gradient_tape(tf):
+    tf.enable_control_flow_v2()
+    try:
+        described = _tape_models.describe(tf)
+    finally:
+        tf.disable_control_flow_v2()
+    (OUT / "gradient_tape.json").write_text(json.dumps(described, indent=1) + "\n")
+
+
 def main():
     import tensorflow as tf_root
 
@@ -71,6 +84,7 @@ def main():
     state_saving_rnn(tf)
     module(tf)
     function(tf)
+    gradient_tape(tf)
     (OUT / "README.md").write_text(
         f"# Fixtures for the last tf.compat.v1 names (issue 23)\n\n"
         f"Written by `tools/make_compat_v1_last_fixtures.py` with TensorFlow {tf_root.__version__} "
