@@ -17,7 +17,14 @@ The last Python-level names of ``tf.compat.v1`` (issue 23), run by TensorFlow in
   gradients, variable names, error classes);
 * ``gradient_tape.json``: what ``tests/python/_tape_models.py``'s ``describe`` sees of
   ``tf.GradientTape`` (which gradients are None, their values, watched variables, error classes),
-  with control flow v2 on for that part (TensorFlow's tape refuses TF1 ``tf.cond`` in a graph).
+  with control flow v2 on for that part (TensorFlow's tape refuses TF1 ``tf.cond`` in a graph);
+* ``quantize_training/``: ``<case>.input.pb`` GraphDefs built by TensorFlow and, where the rewrite
+  succeeds, ``<case>.output.pb``, what ``tf.train.do_quantize_training_on_graphdef`` made of them
+  (``model``: a Saver, variables, Relu/Tanh/Relu6/Sigmoid/Reshape/Identity inputs, a Conv2D, a
+  control input, gradient MatMuls; ``small``: 4 bits); ``errors.json``, the error class and first
+  message line of the cases TensorFlow refuses (three unknown inputs, 0 bits, two Savers);
+  ``small_runs.npz``: the ``small`` output run by TensorFlow on two inputs in a row (``outputs``)
+  and the learned ranges after them (``ranges``: x min, x max, w min, w max).
 """
 
 from __future__ import annotations
@@ -74,6 +81,74 @@ def gradient_tape(tf):
     (OUT / "gradient_tape.json").write_text(json.dumps(described, indent=1) + "\n")
 
 
+def quantize_training(tf):
+    """Input and output GraphDefs of TensorFlow's rewrite, and its errors."""
+    qdir = OUT / "quantize_training"
+    qdir.mkdir(parents=True, exist_ok=True)
+    errors = {}
+
+    def write(name, graph_def, num_bits):
+        (qdir / f"{name}.input.pb").write_bytes(graph_def.SerializeToString())
+        try:
+            out = tf.train.do_quantize_training_on_graphdef(graph_def, num_bits)
+        except Exception as e:  # the class and message are what the test compares
+            errors[name] = [type(e).__name__, str(e).splitlines()[0]]
+            return None
+        (qdir / f"{name}.output.pb").write_bytes(out.SerializeToString(deterministic=True))
+        return out
+
+    rng = np.random.RandomState(5)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [None, 8], name="x")
+        w1 = tf.Variable(rng.randn(8, 6).astype(np.float32), name="w1")
+        h1 = tf.nn.relu(tf.matmul(x, w1), name="h1")
+        w2 = tf.constant(rng.randn(6, 4).astype(np.float32), name="w2")
+        with tf.control_dependencies([tf.no_op(name="before_h2")]):
+            h2 = tf.tanh(tf.matmul(h1, w2), name="h2")
+        w3 = tf.Variable(rng.randn(4, 4).astype(np.float32), name="w3")
+        h3 = tf.nn.relu6(tf.matmul(tf.identity(h2, name="h2_id"), w3), name="h3")
+        image = tf.reshape(h3, [-1, 2, 2, 1], name="image")
+        filt = tf.Variable(rng.randn(1, 1, 1, 2).astype(np.float32), name="filt")
+        conv = tf.nn.conv2d(image, filt, [1, 1, 1, 1], "SAME", name="conv")
+        s = tf.sigmoid(tf.reshape(conv, [-1, 8]), name="s")
+        logits = tf.matmul(s, w1, name="logits")  # w1/read again: one quantize op for both uses
+        loss = tf.reduce_mean(tf.square(logits), name="loss")
+        tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+        tf.train.Saver()
+    write("model", g.as_graph_def(), 8)
+
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [None, 3], name="x")
+        w = tf.Variable(np.linspace(-1.0, 1.0, 6).reshape(3, 2).astype(np.float32), name="w")
+        tf.nn.relu(tf.matmul(x, w), name="y")
+    small = write("small", g.as_graph_def(), 4)
+    feeds = [np.linspace(-2.0, 2.0, 6).reshape(2, 3).astype(np.float32),
+             np.linspace(-0.5, 3.0, 6).reshape(2, 3).astype(np.float32)]
+    runs = []
+    with tf.Graph().as_default():
+        tf.import_graph_def(small, name="")
+        with tf.Session() as sess:
+            sess.run("w/Assign")
+            for feed in feeds:
+                runs.append(sess.run("y:0", {"x:0": feed}))
+            ranges = sess.run(["x/Min/Variable:0", "x/Max/Variable:0", "w/read/Min/Variable:0",
+                               "w/read/Max/Variable:0"])
+    np.savez(qdir / "small_runs.npz", feeds=np.stack(feeds), outputs=np.stack(runs), ranges=np.asarray(ranges))
+
+    with tf.Graph().as_default() as g:
+        a, b, c = (tf.placeholder(tf.float32, [2, 2], name=n) for n in "abc")
+        tf.matmul(tf.matmul(a + 1.0, b * 2.0), c - 1.0)
+    write("three_inputs", g.as_graph_def(), 8)
+    write("zero_bits", g.as_graph_def(), 0)
+    with tf.Graph().as_default() as g:
+        v = tf.Variable(tf.ones([2, 2]), name="v")
+        tf.matmul(v, v)
+        tf.train.Saver()
+        tf.train.Saver()
+    write("two_savers", g.as_graph_def(), 8)
+    (qdir / "errors.json").write_text(json.dumps(errors, indent=1) + "\n")
+
+
 def main():
     import tensorflow as tf_root
 
@@ -85,6 +160,7 @@ def main():
     module(tf)
     function(tf)
     gradient_tape(tf)
+    quantize_training(tf)
     (OUT / "README.md").write_text(
         f"# Fixtures for the last tf.compat.v1 names (issue 23)\n\n"
         f"Written by `tools/make_compat_v1_last_fixtures.py` with TensorFlow {tf_root.__version__} "

@@ -21,6 +21,7 @@ from ferroflow.training.moving_averages import *  # noqa: F401,F403
 from ferroflow.training.optimizers import *  # noqa: F401,F403
 from ferroflow.training.protos import *  # noqa: F401,F403
 from ferroflow.training.py_checkpoint_reader import NewCheckpointReader  # noqa: F401
+from ferroflow.training.quantize_training import do_quantize_training_on_graphdef  # noqa: F401
 from ferroflow.training.queue_runner_impl import *  # noqa: F401,F403
 from ferroflow.training.saver import *  # noqa: F401,F403
 from ferroflow.training.server_lib import *  # noqa: F401,F403  (ClusterSpec, Server)
