@@ -160,7 +160,11 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
             Tensor::from_vec(dims, v)?
         }
         DataType::DtString => {
-            let v = values(&[], 1, &p.string_val, n, |_| Vec::new())?;
+            let v = if c.is_empty() {
+                values(&[], 1, &p.string_val, n, |_| Vec::new())?
+            } else {
+                string_content(c, n)?
+            };
             Tensor::from_vec(dims, v)?
         }
         // Complex values are (real, imaginary) pairs, in tensor_content or
@@ -253,6 +257,50 @@ fn values<T: Clone + Default>(
     let last = repeated.last().cloned().unwrap_or_default();
     v.resize(n, last);
     Ok(v)
+}
+
+/// The `n` strings of a string tensor's `tensor_content`, as TensorFlow's C++
+/// `Tensor::AsProtoTensorContent` writes them (a TensorProto attr of more than one
+/// element made by a C++ graph rewrite): every length as a varint, then the bytes.
+fn string_content(content: &[u8], n: usize) -> Result<Vec<Vec<u8>>> {
+    let bad = || {
+        Error::invalid_argument(format!(
+            "a string TensorProto's tensor_content ({} bytes) does not hold {n} length-prefixed strings",
+            content.len()
+        ))
+    };
+    let mut pos = 0;
+    let mut lengths = Vec::with_capacity(n.min(content.len()));
+    for _ in 0..n {
+        let mut len: u64 = 0;
+        let mut shift = 0;
+        loop {
+            let byte = *content.get(pos).ok_or_else(bad)?;
+            pos += 1;
+            if shift > 28 {
+                return Err(bad());
+            }
+            len |= u64::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        lengths.push(usize::try_from(len).map_err(|_| bad())?);
+    }
+    let mut out = Vec::with_capacity(lengths.len());
+    for len in lengths {
+        let end = pos
+            .checked_add(len)
+            .filter(|&e| e <= content.len())
+            .ok_or_else(bad)?;
+        out.push(content[pos..end].to_vec());
+        pos = end;
+    }
+    if pos != content.len() {
+        return Err(bad());
+    }
+    Ok(out)
 }
 
 /// A `TensorShapeProto` as a partial shape (size -1: unknown).
@@ -888,6 +936,31 @@ mod tests {
             t.as_slice::<Vec<u8>>().unwrap(),
             &[b"ab".to_vec(), b"ab".to_vec()]
         );
+        // TensorFlow's C++ writes a string vector as varint lengths, then the bytes.
+        let mut long = vec![b'x'; 200];
+        long[0] = b'y';
+        let mut content = vec![2, 0, 0xc8, 0x01];
+        content.extend_from_slice(b"ab");
+        content.extend_from_slice(&long);
+        let packed = TensorProto {
+            dtype: DataType::DtString as i32,
+            tensor_shape: Some(TensorShapeProto::from_dims(&[3])),
+            tensor_content: content.clone(),
+            ..Default::default()
+        };
+        let t = tensor_from_proto(&packed).unwrap();
+        assert_eq!(
+            t.as_slice::<Vec<u8>>().unwrap(),
+            &[b"ab".to_vec(), Vec::new(), long]
+        );
+        for cut in [content.len() - 1, 3, 1] {
+            let short = TensorProto {
+                tensor_content: content[..cut].to_vec(),
+                ..packed.clone()
+            };
+            let err = tensor_from_proto(&short).unwrap_err().to_string();
+            assert!(err.contains("length-prefixed strings"), "{err}");
+        }
         let z = TensorProto {
             dtype: DataType::DtInt64 as i32,
             tensor_shape: Some(TensorShapeProto::from_dims(&[3])),
