@@ -30,6 +30,7 @@
 //! those reads are not counted.
 
 use super::boxed;
+use super::scalar_loop::ScalarLoop;
 use crate::kernel::{factory, Kernel, KernelFactory, KernelInit, LoopHistory, OpContext, Value};
 use crate::plan::Plan;
 use ferroflow_graph::{AttrValue, AttrsExt};
@@ -315,6 +316,30 @@ struct While {
     /// The body that also returns the values its gradient reads, when a
     /// `WhileGrad` of this loop asked for one: `(name, plan)`.
     saving: Option<(String, Plan)>,
+    /// The condition and body as register code, when they compute on
+    /// scalars only (see [`ScalarLoop`]).
+    scalar: Option<ScalarLoop>,
+}
+
+impl While {
+    /// Outputs the final loop variables, and the history when the node
+    /// has history outputs.
+    fn finish(
+        &self,
+        ctx: &mut OpContext<'_>,
+        vars: Vec<Value>,
+        history: LoopHistory,
+    ) -> Result<()> {
+        let n = vars.len();
+        output_all(ctx, vars)?;
+        if self.history {
+            let h = Arc::new(history);
+            for _ in 0..n {
+                ctx.output_value(Value::History(h.clone()));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Kernel for While {
@@ -325,6 +350,18 @@ impl Kernel for While {
             .map(|i| self.history && ctx.output_wanted(n + i))
             .collect();
         let recording = record.iter().any(|&r| r);
+        if let Some(scalar) = self.scalar.as_ref().filter(|_| !recording) {
+            match scalar.run(vars) {
+                Ok(result) => {
+                    let history = LoopHistory {
+                        columns: vec![Vec::new(); n],
+                        ..LoopHistory::default()
+                    };
+                    return self.finish(ctx, result?, history);
+                }
+                Err(not_scalars) => vars = not_scalars,
+            }
+        }
         let saving = self.saving.as_ref().filter(|_| recording);
         let mut history = LoopHistory {
             columns: vec![Vec::new(); n],
@@ -359,17 +396,10 @@ impl Kernel for While {
                 None => vars = self.body.run_function(ctx.session, vars)?,
             }
         }
-        output_all(ctx, vars)?;
-        if self.history {
-            if let Some((name, _)) = saving {
-                history.saved_by.clone_from(name);
-            }
-            let h = Arc::new(history);
-            for _ in 0..n {
-                ctx.output_value(Value::History(h.clone()));
-            }
+        if let Some((name, _)) = saving {
+            history.saved_by.clone_from(name);
         }
-        Ok(())
+        self.finish(ctx, vars, history)
     }
 
     fn wants_output_mask(&self) -> bool {
@@ -608,8 +638,8 @@ fn case_grad_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
 }
 
 fn while_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
-    let (_, cond) = compile(init, "cond")?;
-    let (_, body) = compile(init, "body")?;
+    let (cond_fn, cond) = compile(init, "cond")?;
+    let (body_fn, body) = compile(init, "body")?;
     // A gradient of this loop may ask it to keep the values the backward
     // body reads (see autodiff's `saving_functions`).
     let n = init.node.inputs.len();
@@ -620,6 +650,7 @@ fn while_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
         body,
         history: init.node.attrs.bool_or("_history", false)?,
         saving,
+        scalar: ScalarLoop::compile(&cond_fn, &body_fn),
     }))
 }
 

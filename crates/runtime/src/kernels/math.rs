@@ -10,40 +10,68 @@ use ferroflow_tensor::kernels::matmul::matmul;
 use ferroflow_tensor::kernels::reduce::{arg_reduce, cumulative, reduce, ReduceOp};
 use ferroflow_tensor::{bail, ensure, DType, Shape};
 
+/// The graph ops computed by [`unary`], and the op of each.
+pub(crate) const UNARY_OPS: [(&str, UnaryOp); 29] = [
+    ("Neg", UnaryOp::Neg),
+    ("Abs", UnaryOp::Abs),
+    ("Sign", UnaryOp::Sign),
+    ("Square", UnaryOp::Square),
+    ("Sqrt", UnaryOp::Sqrt),
+    ("Rsqrt", UnaryOp::Rsqrt),
+    ("Exp", UnaryOp::Exp),
+    ("Log", UnaryOp::Log),
+    ("Log1p", UnaryOp::Log1p),
+    ("Expm1", UnaryOp::Expm1),
+    ("Sin", UnaryOp::Sin),
+    ("Cos", UnaryOp::Cos),
+    ("Tan", UnaryOp::Tan),
+    ("Tanh", UnaryOp::Tanh),
+    ("Sigmoid", UnaryOp::Sigmoid),
+    ("Floor", UnaryOp::Floor),
+    ("Ceil", UnaryOp::Ceil),
+    ("Round", UnaryOp::Round),
+    ("Reciprocal", UnaryOp::Reciprocal),
+    ("Relu", UnaryOp::Relu),
+    ("Relu6", UnaryOp::Relu6),
+    ("Elu", UnaryOp::Elu),
+    ("Selu", UnaryOp::Selu),
+    ("Softplus", UnaryOp::Softplus),
+    ("Softsign", UnaryOp::Softsign),
+    ("LogicalNot", UnaryOp::LogicalNot),
+    ("IsFinite", UnaryOp::IsFinite),
+    ("IsInf", UnaryOp::IsInf),
+    ("IsNan", UnaryOp::IsNan),
+];
+
+/// The graph ops computed by [`binary`] (with broadcasting), and the op of each.
+pub(crate) const BINARY_OPS: [(&str, BinaryOp); 23] = [
+    ("AddV2", BinaryOp::Add),
+    ("Add", BinaryOp::Add),
+    ("Sub", BinaryOp::Sub),
+    ("Mul", BinaryOp::Mul),
+    ("RealDiv", BinaryOp::Div),
+    ("Div", BinaryOp::Div),
+    ("FloorDiv", BinaryOp::FloorDiv),
+    ("FloorMod", BinaryOp::FloorMod),
+    ("TruncateMod", BinaryOp::TruncateMod),
+    ("Pow", BinaryOp::Pow),
+    ("Maximum", BinaryOp::Maximum),
+    ("Minimum", BinaryOp::Minimum),
+    ("SquaredDifference", BinaryOp::SquaredDifference),
+    ("DivNoNan", BinaryOp::DivNoNan),
+    ("Atan2", BinaryOp::Atan2),
+    ("Equal", BinaryOp::Equal),
+    ("NotEqual", BinaryOp::NotEqual),
+    ("Less", BinaryOp::Less),
+    ("LessEqual", BinaryOp::LessEqual),
+    ("Greater", BinaryOp::Greater),
+    ("GreaterEqual", BinaryOp::GreaterEqual),
+    ("LogicalAnd", BinaryOp::LogicalAnd),
+    ("LogicalOr", BinaryOp::LogicalOr),
+];
+
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
-    use UnaryOp::*;
-    let unaries = [
-        ("Neg", Neg),
-        ("Abs", Abs),
-        ("Sign", Sign),
-        ("Square", Square),
-        ("Sqrt", Sqrt),
-        ("Rsqrt", Rsqrt),
-        ("Exp", Exp),
-        ("Log", Log),
-        ("Log1p", Log1p),
-        ("Expm1", Expm1),
-        ("Sin", Sin),
-        ("Cos", Cos),
-        ("Tan", Tan),
-        ("Tanh", Tanh),
-        ("Sigmoid", Sigmoid),
-        ("Floor", Floor),
-        ("Ceil", Ceil),
-        ("Round", Round),
-        ("Reciprocal", Reciprocal),
-        ("Relu", Relu),
-        ("Relu6", Relu6),
-        ("Elu", Elu),
-        ("Selu", Selu),
-        ("Softplus", Softplus),
-        ("Softsign", Softsign),
-        ("LogicalNot", LogicalNot),
-        ("IsFinite", IsFinite),
-        ("IsInf", IsInf),
-        ("IsNan", IsNan),
-    ];
-    for (name, op) in unaries {
+    for (name, op) in UNARY_OPS {
         reg(
             name,
             factory(move |_| {
@@ -66,33 +94,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             })
         }),
     );
-    use BinaryOp as B;
-    let binaries = [
-        ("AddV2", B::Add),
-        ("Add", B::Add),
-        ("Sub", B::Sub),
-        ("Mul", B::Mul),
-        ("RealDiv", B::Div),
-        ("Div", B::Div),
-        ("FloorDiv", B::FloorDiv),
-        ("FloorMod", B::FloorMod),
-        ("TruncateMod", B::TruncateMod),
-        ("Pow", B::Pow),
-        ("Maximum", B::Maximum),
-        ("Minimum", B::Minimum),
-        ("SquaredDifference", B::SquaredDifference),
-        ("DivNoNan", B::DivNoNan),
-        ("Atan2", B::Atan2),
-        ("Equal", B::Equal),
-        ("NotEqual", B::NotEqual),
-        ("Less", B::Less),
-        ("LessEqual", B::LessEqual),
-        ("Greater", B::Greater),
-        ("GreaterEqual", B::GreaterEqual),
-        ("LogicalAnd", B::LogicalAnd),
-        ("LogicalOr", B::LogicalOr),
-    ];
-    for (name, op) in binaries {
+    for (name, op) in BINARY_OPS {
         reg(
             name,
             factory(move |_| {

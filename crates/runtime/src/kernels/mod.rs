@@ -21,6 +21,7 @@ mod nn_more;
 mod quantize;
 mod quantized_nn;
 mod random;
+mod scalar_loop;
 mod sdca;
 mod segment;
 mod sobol;

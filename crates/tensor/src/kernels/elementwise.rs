@@ -486,28 +486,11 @@ fn float_binary<T: Float>(op: BinaryOp, a: Tensor, b: Tensor, plan: &Broadcast) 
         Div => same_type::<T, _>(a, b, plan, |x, y| x / y),
         DivNoNan => same_type::<T, _>(a, b, plan, move |x, y| if y == zero { zero } else { x / y }),
         FloorDiv => same_type::<T, _>(a, b, plan, |x, y| (x / y).floor()),
-        FloorMod => same_type::<T, _>(a, b, plan, move |x, y| {
-            let r = x.rem(y);
-            if r != zero && ((r < zero) != (y < zero)) {
-                r + y
-            } else {
-                r
-            }
-        }),
+        FloorMod => same_type::<T, _>(a, b, plan, float_floor_mod),
         TruncateMod => same_type::<T, _>(a, b, plan, |x, y| x.rem(y)),
         Pow => same_type::<T, _>(a, b, plan, |x, y| x.powf(y)),
-        Maximum => same_type::<T, _>(
-            a,
-            b,
-            plan,
-            |x, y| if Scalar::is_nan(x) || x > y { x } else { y },
-        ),
-        Minimum => same_type::<T, _>(
-            a,
-            b,
-            plan,
-            |x, y| if Scalar::is_nan(x) || x < y { x } else { y },
-        ),
+        Maximum => same_type::<T, _>(a, b, plan, float_max),
+        Minimum => same_type::<T, _>(a, b, plan, float_min),
         SquaredDifference => same_type::<T, _>(a, b, plan, |x, y| (x - y) * (x - y)),
         Atan2 => same_type::<T, _>(a, b, plan, |x, y| x.atan2(y)),
         LogicalAnd | LogicalOr => Err(unsupported(op, T::DTYPE)),
@@ -543,22 +526,8 @@ fn int_binary<T: Scalar>(op: BinaryOp, a: Tensor, b: Tensor, plan: &Broadcast) -
             plan,
             move |x, y| if y == zero { zero } else { x.div(y) },
         ),
-        FloorDiv => same_type::<T, _>(a, b, plan, move |x, y| {
-            let q = x.div(y);
-            if (x.rem(y) != zero) && ((x < zero) != (y < zero)) {
-                q.sub(T::one())
-            } else {
-                q
-            }
-        }),
-        FloorMod => same_type::<T, _>(a, b, plan, move |x, y| {
-            let r = x.rem(y);
-            if r != zero && ((r < zero) != (y < zero)) {
-                r.add(y)
-            } else {
-                r
-            }
-        }),
+        FloorDiv => same_type::<T, _>(a, b, plan, int_floor_div),
+        FloorMod => same_type::<T, _>(a, b, plan, int_floor_mod),
         TruncateMod => same_type::<T, _>(a, b, plan, |x, y| x.rem(y)),
         Pow => {
             if T::IS_SIGNED && b.as_slice::<T>()?.iter().any(|&e| e < zero) {
@@ -574,6 +543,179 @@ fn int_binary<T: Scalar>(op: BinaryOp, a: Tensor, b: Tensor, plan: &Broadcast) -
         Atan2 | LogicalAnd | LogicalOr => Err(unsupported(op, T::DTYPE)),
         _ => comparisons::<T>(op, &a, &b, plan),
     }
+}
+
+/// Python's `%` on floats: the remainder takes the divisor's sign.
+#[inline(always)]
+fn float_floor_mod<T: Float>(x: T, y: T) -> T {
+    let zero = T::zero();
+    let r = x.rem(y);
+    if r != zero && ((r < zero) != (y < zero)) {
+        r + y
+    } else {
+        r
+    }
+}
+
+/// TensorFlow's `Maximum`: a NaN on the left wins.
+#[inline(always)]
+fn float_max<T: Float>(x: T, y: T) -> T {
+    if Scalar::is_nan(x) || x > y {
+        x
+    } else {
+        y
+    }
+}
+
+/// TensorFlow's `Minimum`: a NaN on the left wins.
+#[inline(always)]
+fn float_min<T: Float>(x: T, y: T) -> T {
+    if Scalar::is_nan(x) || x < y {
+        x
+    } else {
+        y
+    }
+}
+
+/// Python's `//` on integers (rounds toward negative infinity; callers
+/// check for a zero divisor).
+#[inline(always)]
+fn int_floor_div<T: Scalar>(x: T, y: T) -> T {
+    let zero = T::zero();
+    let q = x.div(y);
+    if (x.rem(y) != zero) && ((x < zero) != (y < zero)) {
+        q.sub(T::one())
+    } else {
+        q
+    }
+}
+
+/// Python's `%` on integers (the remainder takes the divisor's sign).
+#[inline(always)]
+fn int_floor_mod<T: Scalar>(x: T, y: T) -> T {
+    let zero = T::zero();
+    let r = x.rem(y);
+    if r != zero && ((r < zero) != (y < zero)) {
+        r.add(y)
+    } else {
+        r
+    }
+}
+
+/// `op` on one pair of float elements, as [`binary`] computes each element
+/// of a float tensor; `None` for the ops whose result is `bool` and those
+/// floats do not have.
+#[inline]
+pub fn float_element<T: Float>(op: BinaryOp, x: T, y: T) -> Option<T> {
+    use BinaryOp::*;
+    let zero = T::zero();
+    Some(match op {
+        Add => x + y,
+        Sub => x - y,
+        Mul => x * y,
+        Div => x / y,
+        DivNoNan => {
+            if y == zero {
+                zero
+            } else {
+                x / y
+            }
+        }
+        FloorDiv => (x / y).floor(),
+        FloorMod => float_floor_mod(x, y),
+        TruncateMod => x.rem(y),
+        Maximum => float_max(x, y),
+        Minimum => float_min(x, y),
+        SquaredDifference => (x - y) * (x - y),
+        _ => return None,
+    })
+}
+
+/// `op` on one pair of integer elements, as [`binary`] computes each
+/// element of an integer tensor (wrapping); `None` for the ops whose result
+/// is `bool`, for `Pow` and for `Atan2`. Division by zero is the caller's
+/// to refuse, as [`binary`] does.
+#[inline]
+pub fn int_element<T: Scalar>(op: BinaryOp, x: T, y: T) -> Option<T> {
+    use BinaryOp::*;
+    let zero = T::zero();
+    Some(match op {
+        Add => x.add(y),
+        Sub => x.sub(y),
+        Mul => x.mul(y),
+        Div => x.div(y),
+        DivNoNan => {
+            if y == zero {
+                zero
+            } else {
+                x.div(y)
+            }
+        }
+        FloorDiv => int_floor_div(x, y),
+        FloorMod => int_floor_mod(x, y),
+        TruncateMod => x.rem(y),
+        Maximum => {
+            if x > y {
+                x
+            } else {
+                y
+            }
+        }
+        Minimum => {
+            if x < y {
+                x
+            } else {
+                y
+            }
+        }
+        SquaredDifference => x.sub(y).mul(x.sub(y)),
+        _ => return None,
+    })
+}
+
+/// A comparison `op` of two elements, as [`binary`] compares; `None` for
+/// the other ops.
+#[inline]
+pub fn compare_element<T: PartialOrd>(op: BinaryOp, x: T, y: T) -> Option<bool> {
+    use BinaryOp::*;
+    Some(match op {
+        Equal => x == y,
+        NotEqual => x != y,
+        Less => x < y,
+        LessEqual => x <= y,
+        Greater => x > y,
+        GreaterEqual => x >= y,
+        _ => return None,
+    })
+}
+
+/// `op` on one float element, as [`unary`] computes it, for the ops that
+/// are exact on every CPU (no transcendental functions); `None` otherwise.
+#[inline]
+pub fn float_unary_element<T: Float>(op: UnaryOp, v: T) -> Option<T> {
+    use UnaryOp::*;
+    Some(match op {
+        Neg => -v,
+        Abs => Scalar::abs(v),
+        Square => v * v,
+        Floor => v.floor(),
+        Ceil => v.ceil(),
+        Round => v.round_ties_even(),
+        _ => return None,
+    })
+}
+
+/// `op` on one integer element, as [`unary`] computes it (wrapping), for
+/// `Neg`, `Abs` and `Square`; `None` otherwise.
+#[inline]
+pub fn int_unary_element<T: Scalar>(op: UnaryOp, v: T) -> Option<T> {
+    use UnaryOp::*;
+    Some(match op {
+        Neg => v.neg(),
+        Abs => v.abs(),
+        Square => v.mul(v),
+        _ => return None,
+    })
 }
 
 /// Conversions between every pair of non-string dtypes.
