@@ -88,7 +88,7 @@ def quantize_training(tf):
     errors = {}
 
     def write(name, graph_def, num_bits):
-        (qdir / f"{name}.input.pb").write_bytes(graph_def.SerializeToString())
+        (qdir / f"{name}.input.pb").write_bytes(graph_def.SerializeToString(deterministic=True))
         try:
             out = tf.train.do_quantize_training_on_graphdef(graph_def, num_bits)
         except Exception as e:  # the class and message are what the test compares

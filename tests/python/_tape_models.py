@@ -93,4 +93,30 @@ def describe(tf):
             values = sess.run(fetch)
     nones = {k: [g is None for g in v] for k, v in cases.items()}
     out_values = {k: [np.asarray(a).tolist() for a in v] for k, v in values.items()}
-    return {"nones": nones, "values": out_values, "watched": watched, "errors": errors}
+    return {"nones": nones, "values": out_values, "watched": watched, "errors": errors,
+            "train_step": train_step(tf)}
+
+
+def train_step(tf):
+    """TF 2's training step inside ``tf.function``: tape, gradient, apply_gradients; three runs."""
+    with tf.Graph().as_default():
+        w = tf.Variable([[1.0], [2.0]], name="w", use_resource=True)
+        b = tf.Variable([0.5], name="b", use_resource=True)
+        opt = tf.train.GradientDescentOptimizer(0.1)
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
+            grads = tape.gradient(loss, [w, b])
+            update = opt.apply_gradients(zip(grads, [w, b]))
+            with tf.control_dependencies([update]):
+                return tf.identity(loss), grads
+
+        out = step(tf.constant([[1.0, 2.0], [3.0, -1.0]]), tf.constant([[1.0], [0.0]]))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            runs = [sess.run(out) for _ in range(3)]
+            final = sess.run([w, b])
+    return {"losses": [float(r[0]) for r in runs], "grads": [[np.asarray(g).tolist() for g in r[1]] for r in runs],
+            "final": [np.asarray(v).tolist() for v in final]}

@@ -3,7 +3,8 @@
 ``_tape_models.describe`` (accessed and explicitly watched variables, watched tensors,
 stop_recording, reset, ops made before the tape, unconnected and output gradients, nested tapes
 for a second derivative, calls of tf.function and tf.cond, jacobian and batch_jacobian, the
-errors) against TensorFlow 2.21 with v2 behaviour disabled and resource variables
+errors, and TF 2's training step in a tf.function: tape, gradient, apply_gradients) against
+TensorFlow 2.21 with v2 behaviour disabled and resource variables
 (``tests/fixtures/compat_v1_last/gradient_tape.json``, ``tools/make_compat_v1_last_fixtures.py``).
 """
 
@@ -28,6 +29,14 @@ def test_tape_matches_tensorflow():
     assert got["nones"] == want["nones"]
     assert got["watched"] == want["watched"]
     assert got["errors"] == want["errors"]
+    steps, want_steps = got.pop("train_step"), want.pop("train_step")
+    np.testing.assert_allclose(steps["losses"], want_steps["losses"], rtol=1e-5)
+    for key in ("grads", "final"):
+        flat = [np.asarray(a, np.float32) for run in steps[key] for a in (run if key == "grads" else [run])]
+        want_flat = [np.asarray(a, np.float32) for run in want_steps[key] for a in (run if key == "grads" else [run])]
+        assert len(flat) == len(want_flat)
+        for g, w in zip(flat, want_flat):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=key)
     assert sorted(got["values"]) == sorted(want["values"])
     for key, values in want["values"].items():
         assert len(got["values"][key]) == len(values), key

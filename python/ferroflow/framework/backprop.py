@@ -16,6 +16,9 @@ to them:
 * gradients flow only back through recorded ops: a tensor computed before the
   ``with`` (or under ``stop_recording``) is a constant to the tape, even when
   it was computed from a watched variable;
+* inside a ``tf.function`` body (TF 2's training step: tape, ``gradient``,
+  ``apply_gradients``), a variable is read through the body's captures of it,
+  and its gradient is taken at those;
 * a source not on the tape, or a target the tape never reached, gets None
   (zeros with ``unconnected_gradients='zero'``).
 
@@ -33,7 +36,7 @@ import contextlib
 
 from ferroflow.framework import ops
 from ferroflow.ops import _nest as nest
-from ferroflow.ops import array_ops
+from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops.gradients_impl import UnconnectedGradients, gradients
 
 __all__ = ["GradientTape"]
@@ -131,25 +134,52 @@ class GradientTape:
             self._watched.append((self._op_count(t.graph), t))
 
     # -- what the tape holds ---------------------------------------------------
+    def _views(self, variables):
+        """For each variable (by id): ``(reads, at)``, the tensors of the tape's graph through which ops
+        read it and those to differentiate at. In the outermost graph these are the variable's reference
+        and ``read`` snapshot (differentiated at the reference, which the snapshot reads); in a function
+        body (a tape inside ``tf.function``) the body's captures of them, each differentiated."""
+        chain = []
+        g = self._graph
+        while g is not None:
+            chain.append(g)
+            g = getattr(g, "outer_graph", None)
+        chain.reverse()
+        levels = [{(id(outer.graph), outer._tid): inner for outer, inner in g.captures} for g in chain[1:]]
+        out = {}
+        for v in variables:
+            reads = [t for t in _variable_tensors(v) if t.graph is chain[0]]
+            if len(chain) == 1:
+                out[id(v)] = (reads, reads[:1])
+                continue
+            for captured in levels:
+                reads = [captured[k] for k in ((id(t.graph), t._tid) for t in reads) if k in captured]
+            out[id(v)] = (reads, reads)
+        return out
+
     def _trace(self):
-        """``(on_tape tensor ids, recorded op ids, watched variables in order)``."""
+        """``(on_tape tensor ids, recorded op ids, watched variables in order, their views)``."""
         graph = self._graph
         if graph is None:
-            return set(), set(), []
+            return set(), set(), [], {}
         end = self._op_count(graph)
         events = []  # (position, variable)
         on_tape = set()
         recorded = set()
-        variable_of = {}
         for pos, x in self._watched:
             if _is_variable(x):
                 events.append((pos, x))
             elif x.graph is graph:
                 on_tape.add(x._tid)
+        candidates = [v for _, v in events]
+        if self._watch_accessed_variables:
+            candidates += [v for v in graph.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES) if _is_variable(v)]
+        views = self._views(candidates)
+        variable_of = {}
         if self._watch_accessed_variables:
             for v in graph.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES):
-                if _is_variable(v) and v.graph is graph:
-                    for t in _variable_tensors(v):
+                if _is_variable(v):
+                    for t in views[id(v)][0]:
                         variable_of[t._tid] = v
         explicit = {id(v) for _, v in events}
         for start, stop in self._intervals:
@@ -161,17 +191,17 @@ class GradientTape:
                         events.append((op._id, v))
         watched_vars = [v for _, v in sorted(events, key=lambda e: e[0])]
         for v in watched_vars:
-            for t in _variable_tensors(v):
+            for t in views[id(v)][0]:
                 on_tape.add(t._tid)
             snapshot = getattr(v, "_snapshot", None)
-            if snapshot is not None:
-                recorded.add(snapshot.op._id)  # the variable's own read passes gradients to it
+            if snapshot is not None and snapshot.graph is graph:
+                recorded.add(snapshot.op._id)  # the variable's own read passes gradients to its reference
         for start, stop in self._intervals:
             for op in graph._ops[start:(stop if stop is not None else end)]:
                 if any(t._tid in on_tape for t in op.inputs):
                     recorded.add(op._id)
                     on_tape.update(t._tid for t in op.outputs)
-        return on_tape, recorded, watched_vars
+        return on_tape, recorded, watched_vars, views
 
     def watched_variables(self):
         """The variables this tape watches, in the order it first saw them."""
@@ -217,21 +247,21 @@ class GradientTape:
                 self._pop_tape()
 
     def _gradient(self, flat_targets, flat_sources, output_gradients, unconnected):
-        on_tape, recorded, watched_vars = self._trace()
+        on_tape, recorded, watched_vars, views = self._trace()
         watched_ids = {id(v) for v in watched_vars}
         targets = [t._as_tensor() if _is_variable(t) else ops.convert_to_tensor(t) for t in flat_targets]
         keep = [i for i, t in enumerate(targets) if t.graph is self._graph and t._tid in on_tape]
-        xs, where = [], []
+        xs, slots = [], []  # slots: (source index, positions of its tensors in xs)
         for i, s in enumerate(flat_sources):
             if _is_variable(s):
-                if id(s) in watched_ids:
-                    xs.append(s)
-                    where.append(i)
+                at = views[id(s)][1] if id(s) in watched_ids else []
             elif not isinstance(s, ops.Tensor):
                 raise ValueError(f"Argument `sources` must hold tf.Tensor or tf.Variable objects, got {s!r}")
-            elif s.graph is self._graph and s._tid in on_tape:
-                xs.append(s)
-                where.append(i)
+            else:
+                at = [s] if s.graph is self._graph and s._tid in on_tape else []
+            if at:
+                slots.append((i, list(range(len(xs), len(xs) + len(at)))))
+                xs.extend(at)
         out = [None] * len(flat_sources)
         if keep and xs:
             graph = self._graph
@@ -245,8 +275,12 @@ class GradientTape:
                 grad_ys = [output_gradients[i] for i in keep]
             with graph.as_default():
                 grads = gradients([targets[i] for i in keep], xs, grad_ys=grad_ys, stop_gradients=list(stop.values()))
-            for i, g in zip(where, grads):
-                out[i] = g
+                for i, positions in slots:
+                    parts = [grads[p] for p in positions if grads[p] is not None]
+                    if len(parts) == 1:
+                        out[i] = parts[0]
+                    elif parts:
+                        out[i] = math_ops.add_n([ops.convert_to_tensor(p) for p in parts])
         if unconnected is UnconnectedGradients.ZERO:
             for i, s in enumerate(flat_sources):
                 if out[i] is None:
