@@ -106,3 +106,21 @@ def test_function_arguments_and_outputs():
         with tf.Session() as sess:
             np.testing.assert_allclose(sess.run(out["a"]), [3.0, 6.0])
             assert sess.run(out["b"][1]) == 3
+
+
+def test_get_concrete_function_of_an_input_signature():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def double(v):
+        return v * 2.0
+
+    with tf.Graph().as_default():
+        concrete = double.get_concrete_function()
+        assert concrete is double.get_concrete_function(tf.TensorSpec([None], tf.float32))
+        with pytest.raises(TypeError, match="Can not cast"):
+            double.get_concrete_function(tf.TensorSpec([None], tf.int32))
+        called = double(tf.constant([1.0]))
+        assert double.experimental_get_tracing_count() == 1
+        with tf.Session() as sess:
+            six_eight, two = sess.run([concrete(tf.constant([3.0, 4.0])), called])
+        np.testing.assert_allclose(six_eight, [6.0, 8.0])
+        np.testing.assert_allclose(two, [2.0])

@@ -276,7 +276,13 @@ def _forget(variables):
 
 
 def _fit(value, spec, fname):
-    """``value`` as a tensor fitting ``spec`` (TypeError as TensorFlow's binding error otherwise)."""
+    """``value`` as a tensor fitting ``spec`` (TypeError as TensorFlow's binding error otherwise); a
+    TensorSpec (``get_concrete_function``) stays one."""
+    if isinstance(value, TensorSpec):
+        if value.dtype != spec.dtype or not spec.shape.is_compatible_with(value.shape):
+            raise TypeError(f"Binding inputs to tf.function {fname} failed due to `Can not cast "
+                            f"{TensorSpec(value.shape, value.dtype)} to {TensorSpec(spec.shape, spec.dtype)}`.")
+        return value
     if _is_variable(value):
         value = value._as_tensor()
     tensor = value if isinstance(value, ops.Tensor) else ops.convert_to_tensor(value, dtype=spec.dtype)
