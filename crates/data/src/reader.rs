@@ -4,6 +4,15 @@
 //! `ReaderNumRecordsProducedV2`, `ReaderNumWorkUnitsCompletedV2`,
 //! `ReaderResetV2`, `ReaderSerializeStateV2`, `ReaderRestoreStateV2`).
 //!
+//! `LMDBReader` exists only in TensorFlow's older, reference-handle form, so
+//! its graph is TensorFlow's: the reader outputs a `string` reference (shape
+//! `[2]`), the queue's resource handle goes through `FakeQueue`, and the ops
+//! on it are the versions without `V2` (`ReaderRead`, `ReaderReadUpTo`, ...),
+//! taking references. At run time those references carry the same reader
+//! and queue resources as the `V2` ops' handles, and the kernels are shared.
+//! The LMDB reader yields each database file's entries in key order (the
+//! entry's key and value, read by `ferroflow_records::lmdb`), then moves on.
+//!
 //! A reader takes its work (file names) from a queue, one at a time, and
 //! yields `(key, value)` records with TensorFlow's keys: `file:offset` for
 //! TFRecords, `file:line` (1-based) for text lines, `file:index` for fixed
@@ -16,6 +25,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
+use ferroflow_records::lmdb::LmdbReader;
 use ferroflow_records::{Compression, ReadOptions, RecordReader};
 use ferroflow_runtime::{factory, Kernel, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
@@ -43,6 +53,7 @@ pub enum ReaderKind {
     },
     WholeFile,
     Identity,
+    Lmdb,
 }
 
 impl ReaderKind {
@@ -53,6 +64,7 @@ impl ReaderKind {
             ReaderKind::FixedLength { .. } => "FixedLengthRecordReader",
             ReaderKind::WholeFile => "WholeFileReader",
             ReaderKind::Identity => "IdentityReader",
+            ReaderKind::Lmdb => "LMDBReader",
         }
     }
 }
@@ -71,6 +83,7 @@ enum Source {
     },
     /// One record per work item (whole file, identity), not yet produced.
     Once(Option<Vec<u8>>),
+    Lmdb(Box<LmdbReader>),
 }
 
 #[derive(Default)]
@@ -162,6 +175,7 @@ impl Reader {
                 Source::Once(Some(std::fs::read(work).map_err(|e| io_error(&e, work))?))
             }
             ReaderKind::Identity => Source::Once(Some(work.as_bytes().to_vec())),
+            ReaderKind::Lmdb => Source::Lmdb(Box::new(LmdbReader::open(work)?)),
         })
     }
 
@@ -202,6 +216,7 @@ impl Reader {
                 *pos += if hop > 0 { hop } else { record };
                 Ok(Some((key, value)))
             }
+            Source::Lmdb(db) => db.next_entry(),
             Source::Once(v) => Ok(v.take().map(|value| {
                 let key = match self.kind {
                     ReaderKind::Identity => value.clone(),
@@ -445,6 +460,15 @@ fn infer_none(_ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     Ok(Vec::new())
 }
 
+/// A TF1 reference handle (`LMDBReader`, `FakeQueue`): a `string` reference
+/// of shape `[2]` in the graph, a resource at run time.
+fn infer_ref_handle(_ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    Ok(vec![OutputInfo::reference(
+        DType::String,
+        PartialShape::from_dims(vec![Some(2)]),
+    )])
+}
+
 /// The kernel of a reader op: the session's reader of this node (or shared
 /// by `shared_name`).
 struct CreateReader {
@@ -582,11 +606,71 @@ pub fn op_defs() -> Vec<OpDef> {
             infer_none,
         )
         .stateful(),
+        // TensorFlow's reference-handle forms (LMDBReader has no other).
+        OpDef::new("LMDBReader", &[], infer_ref_handle).stateful(),
+        OpDef::new("FakeQueue", &["resource"], infer_ref_handle).stateful(),
+        OpDef::new("ReaderRead", &["reader_handle", "queue_handle"], infer_read).refs(&[0, 1]),
+        OpDef::new(
+            "ReaderReadUpTo",
+            &["reader_handle", "queue_handle", "num_records"],
+            infer_read_up_to,
+        )
+        .refs(&[0, 1]),
+        OpDef::new("ReaderNumRecordsProduced", &["reader_handle"], infer_int64).refs(&[0]),
+        OpDef::new(
+            "ReaderNumWorkUnitsCompleted",
+            &["reader_handle"],
+            infer_int64,
+        )
+        .refs(&[0]),
+        OpDef::new("ReaderReset", &["reader_handle"], infer_none).refs(&[0]),
+        OpDef::new("ReaderSerializeState", &["reader_handle"], infer_string).refs(&[0]),
+        OpDef::new(
+            "ReaderRestoreState",
+            &["reader_handle", "state"],
+            infer_none,
+        )
+        .refs(&[0]),
     ]
 }
 
 /// The runtime kernels of the reader ops.
 pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
+    let mut v = v2_kernels();
+    // The reference-handle ops run the V2 kernels: their references carry
+    // the same resources.
+    let v1: Vec<(&'static str, KernelFactory)> = v2_kernels()
+        .into_iter()
+        .filter_map(|(name, f)| {
+            let old = match name {
+                "ReaderReadV2" => "ReaderRead",
+                "ReaderReadUpToV2" => "ReaderReadUpTo",
+                "ReaderNumRecordsProducedV2" => "ReaderNumRecordsProduced",
+                "ReaderNumWorkUnitsCompletedV2" => "ReaderNumWorkUnitsCompleted",
+                "ReaderResetV2" => "ReaderReset",
+                "ReaderSerializeStateV2" => "ReaderSerializeState",
+                "ReaderRestoreStateV2" => "ReaderRestoreState",
+                _ => return None,
+            };
+            Some((old, f))
+        })
+        .collect();
+    v.extend(v1);
+    v.push(("LMDBReader", reader_factory(|_| Ok(ReaderKind::Lmdb))));
+    v.push((
+        "FakeQueue",
+        factory(|_| {
+            Ok(Box::new(|ctx: &mut OpContext<'_>| {
+                let q = ctx.input_resource::<Queue>(0)?;
+                ctx.output_resource(q);
+                Ok(())
+            }))
+        }),
+    ));
+    v
+}
+
+fn v2_kernels() -> Vec<(&'static str, KernelFactory)> {
     vec![
         (
             "TFRecordReaderV2",

@@ -1,9 +1,11 @@
 """TF1's readers (``tf.TFRecordReader``, ``tf.TextLineReader``, ``tf.FixedLengthRecordReader``,
-``tf.WholeFileReader``, ``tf.IdentityReader`` and their base ``tf.ReaderBase``) and the whole-file ops
-``tf.read_file``, ``tf.write_file``, ``tf.matching_files`` (also under ``tf.io``).
+``tf.WholeFileReader``, ``tf.IdentityReader``, ``tf.LMDBReader`` and their base ``tf.ReaderBase``) and the
+whole-file ops ``tf.read_file``, ``tf.write_file``, ``tf.matching_files`` (also under ``tf.io``).
 
 A reader takes file names from a queue (``string_input_producer``) and yields ``(key, value)`` records; the
-reading runs in Rust and waits on the queue without holding the GIL.
+reading runs in Rust and waits on the queue without holding the GIL. ``LMDBReader`` has only TensorFlow's
+reference-handle op, so its methods build TensorFlow's older ops (``ReaderRead`` over a ``FakeQueue``, ...),
+as TensorFlow does.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "FixedLengthRecordReader",
     "WholeFileReader",
     "IdentityReader",
+    "LMDBReader",
     "read_file",
     "write_file",
     "matching_files",
@@ -33,6 +36,11 @@ __all__ = [
 
 def _queue_handle(queue):
     return queue.queue_ref if hasattr(queue, "queue_ref") else ops.convert_to_tensor(queue)
+
+
+def _op_type(reader_ref, v2_type):
+    """The V2 op for a resource handle, TensorFlow's older op (no ``V2``) for a reference handle."""
+    return v2_type if reader_ref.dtype == dtypes.resource else v2_type[:-2]
 
 
 class ReaderBase:
@@ -55,35 +63,41 @@ class ReaderBase:
     def read(self, queue, name=None):
         """The next ``(key, value)`` record, taking a new file name from ``queue`` when one is used up;
         ``OutOfRangeError`` once the queue is closed and empty."""
-        op = make_op("ReaderReadV2", [self._reader_ref, _queue_handle(queue)], {}, name=name)
+        return self._read_op("ReaderReadV2", [_queue_handle(queue)], name)
+
+    def _read_op(self, v2_type, inputs, name):
+        op_type = _op_type(self._reader_ref, v2_type)
+        if op_type != v2_type:
+            # A reference-handle reader reads a queue through a reference to it, as TensorFlow does.
+            inputs = [make("FakeQueue", [inputs[0]], {})] + inputs[1:]
+        op = make_op(op_type, [self._reader_ref] + inputs, {}, name=name)
         return op.outputs[0], op.outputs[1]
 
     def read_up_to(self, queue, num_records, name=None):
         """Up to ``num_records`` records (``keys``, ``values`` vectors) from one file."""
         n = ops.convert_to_tensor(num_records, dtype=dtypes.int64, name="num_records")
-        op = make_op("ReaderReadUpToV2", [self._reader_ref, _queue_handle(queue), n], {}, name=name)
-        return op.outputs[0], op.outputs[1]
+        return self._read_op("ReaderReadUpToV2", [_queue_handle(queue), n], name)
 
     def num_records_produced(self, name=None):
         """An int64 tensor: the records read so far."""
-        return make("ReaderNumRecordsProducedV2", [self._reader_ref], {}, name=name)
+        return make(_op_type(self._reader_ref, "ReaderNumRecordsProducedV2"), [self._reader_ref], {}, name=name)
 
     def num_work_units_completed(self, name=None):
         """An int64 tensor: the files finished so far."""
-        return make("ReaderNumWorkUnitsCompletedV2", [self._reader_ref], {}, name=name)
+        return make(_op_type(self._reader_ref, "ReaderNumWorkUnitsCompletedV2"), [self._reader_ref], {}, name=name)
 
     def serialize_state(self, name=None):
         """A string tensor: the reader's state (``UnimplementedError`` for readers that cannot)."""
-        return make("ReaderSerializeStateV2", [self._reader_ref], {}, name=name)
+        return make(_op_type(self._reader_ref, "ReaderSerializeStateV2"), [self._reader_ref], {}, name=name)
 
     def restore_state(self, state, name=None):
         """An op restoring a state from ``serialize_state``."""
         state = ops.convert_to_tensor(state, dtype=dtypes.string, name="state")
-        return make_op("ReaderRestoreStateV2", [self._reader_ref, state], {}, name=name)
+        return make_op(_op_type(self._reader_ref, "ReaderRestoreStateV2"), [self._reader_ref, state], {}, name=name)
 
     def reset(self, name=None):
         """An op returning the reader to its initial state."""
-        return make_op("ReaderResetV2", [self._reader_ref], {}, name=name)
+        return make_op(_op_type(self._reader_ref, "ReaderResetV2"), [self._reader_ref], {}, name=name)
 
 
 def _reader(op_type, name, **attrs):
@@ -137,6 +151,20 @@ class IdentityReader(ReaderBase):
 
     def __init__(self, name=None):
         super().__init__(_reader("IdentityReaderV2", name), supports_serialize=True)
+
+
+class LMDBReader(ReaderBase):
+    """Reads the entries of LMDB databases (a ``data.mdb`` file or its directory), each file's in key
+    order: key the entry's key, value its value. ``options`` is accepted and unused, as in TensorFlow.
+
+    Corrupt or truncated files fail with ``DataLossError`` naming the file; databases with sorted
+    duplicates or named sub-databases with ``UnimplementedError``. (TensorFlow 2.21 keeps the class but its
+    kernel only raises UnimplementedError; ferroflow reads the files itself, without liblmdb.)
+    """
+
+    def __init__(self, name=None, options=None):
+        del options  # unused, as in TensorFlow
+        super().__init__(_reader("LMDBReader", name))
 
 
 def read_file(filename, name=None):
