@@ -185,11 +185,42 @@ _PROTO_FIELDS = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5:
 _QUANTIZED_STORAGE = {11: np.int8, 12: np.uint8, 13: np.int32, 15: np.int16, 16: np.uint16}
 
 
+def _string_content(content, n):
+    """The ``n`` strings of a string TensorProto's ``tensor_content`` (varint lengths, then the bytes)."""
+    pos, lengths = 0, []
+    try:
+        for _ in range(n):
+            length, shift = 0, 0
+            while True:
+                byte = content[pos]
+                pos += 1
+                length |= (byte & 0x7F) << shift
+                shift += 7
+                if not byte & 0x80:
+                    break
+            lengths.append(length)
+    except IndexError:
+        raise ValueError(f"a string TensorProto's tensor_content ({len(content)} bytes) does not hold {n} "
+                         "length-prefixed strings") from None
+    out = []
+    for length in lengths:
+        out.append(content[pos:pos + length])
+        pos += length
+    if pos != len(content):
+        raise ValueError(f"a string TensorProto's tensor_content ({len(content)} bytes) does not hold {n} "
+                         "length-prefixed strings")
+    return out
+
+
 def _proto_to_ndarray(proto):
     """A ``TensorProto``'s value, as TensorFlow's ``make_ndarray`` decodes it."""
     shape = [d.size for d in proto.tensor_shape.dim]
     num_elements = int(np.prod(shape, dtype=np.int64))
     if proto.dtype == 7:
+        if proto.tensor_content and not proto.string_val:
+            # How TensorFlow's C++ writes a string tensor of more than one element (a graph rewrite's
+            # constants): every length as a varint, then the bytes. TensorFlow's Python reader raises here.
+            return np.array(_string_content(proto.tensor_content, num_elements), dtype=object).reshape(shape)
         values = list(proto.string_val)
         if num_elements > len(values):
             values.extend([values[-1] if values else b""] * (num_elements - len(values)))
