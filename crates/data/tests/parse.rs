@@ -3,7 +3,7 @@
 //! against the single-threaded one, and malformed bytes (errors, never
 //! panics).
 
-use ferroflow_data::parse::{parse_batch, DenseSpec, SparseSpec, Spec};
+use ferroflow_data::parse::{parse_batch, DenseSpec, RaggedSpec, SparseSpec, Spec};
 use ferroflow_records::proto::{Example, Feature, Message};
 use ferroflow_tensor::{Code, DType, Tensor};
 
@@ -164,6 +164,108 @@ fn threaded_errors_name_the_first_bad_example() {
     assert_eq!(err.code(), Some(Code::InvalidArgument));
     assert!(
         err.message().contains("Key: label, Index: 100."),
+        "{}",
+        err.message()
+    );
+}
+
+#[test]
+fn ragged_features_concatenate_values_with_row_splits() {
+    let mut rng = Lcg(5);
+    // 256 examples of ~1 KB (the threaded path), some without "ids".
+    let examples: Vec<_> = (0..256).map(|_| random_example(&mut rng, 1024)).collect();
+    let serialized: Vec<Vec<u8>> = examples
+        .iter()
+        .enumerate()
+        .map(|(i, (ex, ..))| {
+            let mut ex = ex.clone();
+            if i % 5 == 0 {
+                ex.features.as_mut().unwrap().feature.remove("ids");
+            }
+            ex.encode_to_vec()
+        })
+        .collect();
+    let ragged = |split_dtype| {
+        vec![
+            RaggedSpec {
+                key: b"ids".to_vec(),
+                dtype: DType::Int64,
+                split_dtype,
+            },
+            RaggedSpec {
+                key: b"floats".to_vec(),
+                dtype: DType::Float32,
+                split_dtype,
+            },
+        ]
+    };
+    let sparse = vec![SparseSpec {
+        key: b"label".to_vec(),
+        dtype: DType::Int64,
+    }];
+    let spec = Spec::with_ragged(sparse.clone(), vec![], ragged(DType::Int64)).unwrap();
+    let got = parse_batch(&spec, &serialized, &[], false).unwrap();
+    assert_eq!((got.sparse.len(), got.ragged.len()), (1, 2));
+    let mut want_ids = Vec::new();
+    let mut want_splits = vec![0i64];
+    for (i, (_, _, _, ids, _)) in examples.iter().enumerate() {
+        if i % 5 != 0 {
+            want_ids.extend_from_slice(ids);
+        }
+        want_splits.push(want_ids.len() as i64);
+    }
+    assert_eq!(
+        got.ragged[0].0.as_slice::<i64>().unwrap(),
+        want_ids.as_slice()
+    );
+    assert_eq!(
+        got.ragged[0].1.as_slice::<i64>().unwrap(),
+        want_splits.as_slice()
+    );
+    let splits: Vec<i64> = (0..=256).map(|i| 3 * i).collect();
+    assert_eq!(
+        got.ragged[1].1.as_slice::<i64>().unwrap(),
+        splits.as_slice()
+    );
+    assert_eq!(got.ragged[1].0.dims(), &[768]);
+    // int32 splits, and one example: no splits at all (as TensorFlow).
+    let spec = Spec::with_ragged(sparse, vec![], ragged(DType::Int32)).unwrap();
+    let one = parse_batch(&spec, &serialized[1..2], &[], true).unwrap();
+    assert_eq!(
+        one.ragged[0].0.as_slice::<i64>().unwrap(),
+        examples[1].3.as_slice()
+    );
+    assert_eq!(one.ragged[0].1.dtype(), DType::Int32);
+    assert_eq!(one.ragged[0].1.dims(), &[0]);
+    // Bad split dtypes and kinds are typed errors naming the feature.
+    let bad = Spec::with_ragged(
+        vec![],
+        vec![],
+        vec![RaggedSpec {
+            key: b"ids".to_vec(),
+            dtype: DType::Int64,
+            split_dtype: DType::Float32,
+        }],
+    );
+    assert!(bad
+        .err()
+        .unwrap()
+        .message()
+        .contains("ragged feature 'ids'"));
+    let spec = Spec::with_ragged(
+        vec![],
+        vec![],
+        vec![RaggedSpec {
+            key: b"ids".to_vec(),
+            dtype: DType::Float32,
+            split_dtype: DType::Int32,
+        }],
+    )
+    .unwrap();
+    let err = parse_batch(&spec, &serialized[1..3], &[], false).unwrap_err();
+    assert_eq!(err.code(), Some(Code::InvalidArgument));
+    assert!(
+        err.message().contains("Key: ids, Index: 0."),
         "{}",
         err.message()
     );

@@ -5,6 +5,7 @@ from ferroflow.io import gfile  # noqa: F401
 from ferroflow.ops.image_codecs import *  # noqa: F401,F403
 from ferroflow.ops.io_ops import *  # noqa: F401,F403
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403
+from ferroflow.ops.parsing_ragged import RaggedFeature  # noqa: F401
 from ferroflow.platform.tf_record import (  # noqa: F401
     TFRecordCompressionType,
     TFRecordOptions,

@@ -20,6 +20,8 @@ from ferroflow.framework.sparse_tensor import SparseTensor, convert_to_tensor_or
 from ferroflow.framework.tensor_shape import TensorShape, as_shape
 from ferroflow.ops import array_ops
 from ferroflow.ops._op_util import make, make_op, type_attr
+from ferroflow.ops.parsing_ragged import RaggedFeature, ragged_keys
+from ferroflow.ops.parsing_ragged import build as _build_ragged
 
 __all__ = [
     "FixedLenFeature",
@@ -100,6 +102,7 @@ class _ParseParams:
     def __init__(self, features, sequence=False):
         self.sparse_keys, self.sparse_types = [], []
         self.dense_keys, self.dense_types, self.dense_shapes, self.dense_defaults = [], [], [], {}
+        self.ragged_keys, self.ragged_value_types, self.ragged_split_types = [], [], []
         if not features:
             raise ValueError(f"Missing: features was {features}.")
         for key in sorted(features):
@@ -129,8 +132,20 @@ class _ParseParams:
                 if not sequence:
                     shape = TensorShape([None]).concatenate(shape)
                 self._add_dense(key, _check_dtype(key, f.dtype), shape, f.default_value)
+            elif isinstance(f, RaggedFeature) and not sequence:
+                for k, dtype in ragged_keys(key, f):
+                    self._add_ragged(k, dtype, f.row_splits_dtype)
+            elif isinstance(f, RaggedFeature):
+                raise NotImplementedError(
+                    f"Feature {key}: RaggedFeature in parse_sequence_example is not supported by ferroflow yet "
+                    "(parse_example and parse_single_example take it).")
             else:
                 raise ValueError(f"Invalid feature {key}:{f}.")
+        for what, other in (("Dense", self.dense_keys), ("Sparse", self.sparse_keys)):
+            both = set(other) & set(self.ragged_keys)
+            if both:
+                raise ValueError(f"{what} and ragged keys must not intersect; {what.lower()}_keys: {other}, "
+                                 f"ragged_keys: {self.ragged_keys}, intersection: {both}")
 
     def _add_sparse(self, key, dtype):
         if key in self.sparse_keys:
@@ -142,6 +157,19 @@ class _ParseParams:
             raise ValueError(f"Feature {key} is both sparse and dense.")
         self.sparse_keys.append(key)
         self.sparse_types.append(dtype)
+
+    def _add_ragged(self, key, dtype, split_dtype):
+        if key in self.ragged_keys:
+            i = self.ragged_keys.index(key)
+            if self.ragged_value_types[i] != dtype:
+                raise ValueError(f"Conflicting type {self.ragged_value_types[i]} vs {dtype} for feature {key}.")
+            if self.ragged_split_types[i] != split_dtype:
+                raise ValueError(f"Conflicting partition type {self.ragged_split_types[i]} vs {split_dtype} for "
+                                 f"feature {key}.")
+            return
+        self.ragged_keys.append(key)
+        self.ragged_value_types.append(dtype)
+        self.ragged_split_types.append(split_dtype)
 
     def _add_dense(self, key, dtype, shape, default):
         if key in self.sparse_keys:
@@ -188,7 +216,10 @@ def _types_attr(types):
 
 
 def _parse_example_raw(serialized, names, params, name=None):
-    """Adds one ``ParseExampleV2`` node; returns ({key: SparseTensor}, {key: Tensor})."""
+    """Adds one ``ParseExampleV2`` node; returns ({key: SparseTensor}, {key: Tensor}, {ragged key: (values,
+    row splits)})."""
+    if params.ragged_keys and serialized.get_shape().ndims is None:
+        raise ValueError("serialized must have statically-known rank to parse ragged features.")
     with ops.name_scope(name, "ParseExampleV2"):
         names_t = _strings([] if names is None else list(np.asarray(names).reshape(-1)), "names") if (
             names is None or not isinstance(names, ops.Tensor)) else names
@@ -196,17 +227,17 @@ def _parse_example_raw(serialized, names, params, name=None):
             names_t = ops.convert_to_tensor(names, dtype=dtypes.string, name="names")
         sparse_keys = _strings(params.sparse_keys, "sparse_keys")
         dense_keys = _strings(params.dense_keys, "dense_keys")
-        ragged_keys = _strings([], "ragged_keys")
+        ragged_keys_t = _strings(params.ragged_keys, "ragged_keys")
     defaults = params.default_tensors()
     op = make_op(
         "ParseExampleV2",
-        [serialized, names_t, sparse_keys, dense_keys, ragged_keys, *defaults],
+        [serialized, names_t, sparse_keys, dense_keys, ragged_keys_t, *defaults],
         {
             "Tdense": _types_attr(params.dense_types),
             "num_sparse": len(params.sparse_keys),
             "sparse_types": _types_attr(params.sparse_types),
-            "ragged_value_types": _types_attr([]),
-            "ragged_split_types": _types_attr([]),
+            "ragged_value_types": _types_attr(params.ragged_value_types),
+            "ragged_split_types": _types_attr(params.ragged_split_types),
             "dense_shapes": _shapes_attr(params.dense_shapes),
         },
         name="ParseExampleV2",
@@ -217,7 +248,9 @@ def _parse_example_raw(serialized, names, params, name=None):
         k: SparseTensor(outs[i], outs[ns + i], outs[2 * ns + i]) for i, k in enumerate(params.sparse_keys)
     }
     dense = {k: outs[3 * ns + i] for i, k in enumerate(params.dense_keys)}
-    return sparse, dense
+    at, nr = 3 * ns + len(params.dense_keys), len(params.ragged_keys)
+    ragged = {k: (outs[at + i], outs[at + nr + i]) for i, k in enumerate(params.ragged_keys)}
+    return sparse, dense, ragged
 
 
 def _sparse_merge(ids_list, values, size, already_sorted):
@@ -237,9 +270,11 @@ def _sparse_merge(ids_list, values, size, already_sorted):
     return SparseTensor(op._outputs[0], op._outputs[1], shape)
 
 
-def _assemble(features, sparse, dense):
-    out = {}
+def _assemble(features, sparse, dense, ragged=None, scalar=False):
+    out = _build_ragged(features, ragged or {}, scalar)
     for key, f in features.items():
+        if isinstance(f, RaggedFeature):
+            continue
         if isinstance(f, SparseFeature):
             index_keys = [f.index_key] if isinstance(f.index_key, str) else list(f.index_key)
             with ops.name_scope(None, "SparseMerge"):
@@ -268,8 +303,8 @@ def parse_example(serialized, features, name=None, example_names=None):
     with ops.name_scope(name, "ParseExample", [serialized, example_names]):
         params = _ParseParams(features)
         serialized = _prepare(serialized, features)
-        sparse, dense = _parse_example_raw(serialized, example_names, params)
-        return _assemble(features, sparse, dense)
+        sparse, dense, ragged = _parse_example_raw(serialized, example_names, params)
+        return _assemble(features, sparse, dense, ragged, scalar=serialized.get_shape().ndims == 0)
 
 
 def parse_single_example(serialized, features, name=None, example_names=None):

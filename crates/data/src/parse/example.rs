@@ -63,12 +63,26 @@ pub struct DenseSpec {
     pub default: Option<Tensor>,
 }
 
+/// A key of a `RaggedFeature` (its values or one of its partitions): a
+/// ragged output, values concatenated over the batch with row splits of
+/// `split_dtype` (int32 or int64).
+#[derive(Clone, Debug)]
+pub struct RaggedSpec {
+    pub key: Vec<u8>,
+    pub dtype: DType,
+    pub split_dtype: DType,
+}
+
 /// What to parse: the sparse and dense features, by key.
 pub struct Spec {
+    /// The sparse features, then the ragged ones (parsed the same way; they
+    /// differ in their outputs): the last `ragged_splits.len()` entries.
     pub sparse: Vec<SparseSpec>,
     pub dense: Vec<DenseSpec>,
-    /// Key -> slot (sparse features first, then dense).
+    /// Key -> slot (sparse and ragged features first, then dense).
     index: KeyMap,
+    /// The row splits dtype of each ragged feature.
+    ragged_splits: Vec<DType>,
 }
 
 /// TensorFlow's name of a dtype (`DataTypeString`).
@@ -170,6 +184,15 @@ impl DenseSpec {
 
 impl Spec {
     pub fn new(sparse: Vec<SparseSpec>, dense: Vec<DenseSpec>) -> Result<Self> {
+        Spec::with_ragged(sparse, dense, Vec::new())
+    }
+
+    /// Sparse, dense and ragged features (`ParseExampleV2`).
+    pub fn with_ragged(
+        mut sparse: Vec<SparseSpec>,
+        dense: Vec<DenseSpec>,
+        ragged: Vec<RaggedSpec>,
+    ) -> Result<Self> {
         let mut index = KeyMap::default();
         for s in &sparse {
             check_dtype(
@@ -177,6 +200,21 @@ impl Spec {
                 &format!("sparse feature '{}'", String::from_utf8_lossy(&s.key)),
             )?;
         }
+        for r in &ragged {
+            let what = format!("ragged feature '{}'", String::from_utf8_lossy(&r.key));
+            check_dtype(r.dtype, &what)?;
+            ensure!(
+                matches!(r.split_dtype, DType::Int32 | DType::Int64),
+                invalid_argument,
+                "{what}: row splits must be int32 or int64, got {}",
+                r.split_dtype
+            );
+        }
+        let ragged_splits = ragged.iter().map(|r| r.split_dtype).collect();
+        sparse.extend(ragged.into_iter().map(|r| SparseSpec {
+            key: r.key,
+            dtype: r.dtype,
+        }));
         let keys = sparse
             .iter()
             .map(|s| &s.key)
@@ -194,6 +232,7 @@ impl Spec {
             sparse,
             dense,
             index,
+            ragged_splits,
         })
     }
 
@@ -304,12 +343,13 @@ struct ChunkOut {
     var: Vec<Option<Acc>>,
 }
 
-/// The parsed batch: per sparse feature (indices, values, shape), then per
-/// dense feature its value.
+/// The parsed batch: per sparse feature (indices, values, shape), per
+/// dense feature its value, per ragged feature (values, row splits).
 #[derive(Debug)]
 pub struct Parsed {
     pub sparse: Vec<(Tensor, Tensor, Tensor)>,
     pub dense: Vec<Tensor>,
+    pub ragged: Vec<(Tensor, Tensor)>,
 }
 
 fn malformed(bytes: &[u8]) -> Error {
@@ -773,13 +813,24 @@ fn assemble(
     n: usize,
     scalar: bool,
 ) -> Result<Parsed> {
-    let mut sparse = Vec::with_capacity(spec.sparse.len());
+    let num_sparse = spec.sparse.len() - spec.ragged_splits.len();
+    let mut sparse = Vec::with_capacity(num_sparse);
+    let mut ragged = Vec::with_capacity(spec.ragged_splits.len());
     for (s_i, s) in spec.sparse.iter().enumerate() {
         let accs: Vec<Acc> = outs
             .iter_mut()
             .map(|o| std::mem::replace(&mut o.sparse[s_i], empty_acc(s.dtype)))
             .collect();
-        sparse.push(sparse_output(s.dtype, accs, n, scalar)?);
+        match s_i.checked_sub(num_sparse) {
+            None => sparse.push(sparse_output(s.dtype, accs, n, scalar)?),
+            Some(r) => ragged.push(ragged_output(
+                s.dtype,
+                spec.ragged_splits[r],
+                accs,
+                n,
+                scalar,
+            )?),
+        }
     }
     let mut dense = Vec::with_capacity(spec.dense.len());
     for (d_i, (d, col)) in spec.dense.iter().zip(fixed).enumerate() {
@@ -799,7 +850,11 @@ fn assemble(
         };
         dense.push(t);
     }
-    Ok(Parsed { sparse, dense })
+    Ok(Parsed {
+        sparse,
+        dense,
+        ragged,
+    })
 }
 
 fn empty_acc(d: DType) -> Acc {
@@ -846,6 +901,50 @@ fn sparse_output(
         values.into_tensor(vec![total])?,
         Tensor::vector(shape),
     ))
+}
+
+/// The values of every example, concatenated, and the row splits `[0,
+/// c0, c0 + c1, ...]` (`batch + 1` of them; none for a scalar input, as
+/// TensorFlow's kernel gives).
+fn ragged_output(
+    dtype: DType,
+    split_dtype: DType,
+    accs: Vec<Acc>,
+    n: usize,
+    scalar: bool,
+) -> Result<(Tensor, Tensor)> {
+    let mut values = Col::new(dtype);
+    let mut splits: Vec<i64> = Vec::with_capacity(if scalar { 0 } else { n + 1 });
+    if !scalar {
+        splits.push(0);
+    }
+    let mut end = 0i64;
+    for acc in accs {
+        if !scalar {
+            for &c in &acc.counts {
+                end += c as i64;
+                splits.push(end);
+            }
+        }
+        values.extend(acc.values);
+    }
+    let total = values.len();
+    let splits = if split_dtype == DType::Int32 {
+        let v = splits
+            .into_iter()
+            .map(i32::try_from)
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|_| {
+                Error::invalid_argument(
+                    "ragged feature: more values than int32 row splits can hold; use \
+                     row_splits_dtype=int64",
+                )
+            })?;
+        Tensor::vector(v)
+    } else {
+        Tensor::vector(splits)
+    };
+    Ok((values.into_tensor(vec![total])?, splits))
 }
 
 /// `[batch, max rows] + shape[1..]`, each example's rows padded with the

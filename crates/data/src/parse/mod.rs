@@ -19,7 +19,7 @@ use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInf
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
-pub use example::{parse_batch, DenseSpec, Parsed, SparseSpec, Spec};
+pub use example::{parse_batch, DenseSpec, Parsed, RaggedSpec, SparseSpec, Spec};
 
 /// Registers the parsing ops and kernels (idempotent).
 pub(crate) fn register() {
@@ -79,13 +79,24 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                     let sparse_keys = strings(ctx.input(2)?, "sparse_keys")?.to_vec();
                     let dense_keys = strings(ctx.input(3)?, "dense_keys")?.to_vec();
-                    let ragged_keys = strings(ctx.input(4)?, "ragged_keys")?;
+                    let ragged_keys = strings(ctx.input(4)?, "ragged_keys")?.to_vec();
                     ensure!(
-                        ragged_keys.is_empty(),
-                        unimplemented,
-                        "ParseExampleV2: RaggedFeature is not supported by ferroflow yet"
+                        ragged_keys.len() == attrs.ragged_types.len(),
+                        invalid_argument,
+                        "Expected len(ragged_keys) == len(ragged_value_types) but got: {} vs. {}",
+                        ragged_keys.len(),
+                        attrs.ragged_types.len()
                     );
-                    run_parse(ctx, &attrs, sparse_keys, dense_keys, 5, true)
+                    let ragged = ragged_keys
+                        .into_iter()
+                        .zip(attrs.ragged_types.iter().zip(&attrs.ragged_splits))
+                        .map(|(key, (&dtype, &split_dtype))| RaggedSpec {
+                            key,
+                            dtype,
+                            split_dtype,
+                        })
+                        .collect();
+                    run_parse(ctx, &attrs, sparse_keys, dense_keys, ragged, 5, true)
                 }))
             }),
         ),
@@ -102,7 +113,15 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                     let dense_keys = (0..nd)
                         .map(|i| scalar_string(ctx.input(2 + ns + i)?, "dense_keys"))
                         .collect::<Result<_>>()?;
-                    run_parse(ctx, &attrs, sparse_keys, dense_keys, 2 + ns + nd, true)
+                    run_parse(
+                        ctx,
+                        &attrs,
+                        sparse_keys,
+                        dense_keys,
+                        Vec::new(),
+                        2 + ns + nd,
+                        true,
+                    )
                 }))
             }),
         ),
@@ -119,6 +138,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                         &attrs,
                         sparse_keys.clone(),
                         dense_keys.clone(),
+                        Vec::new(),
                         1,
                         false,
                     )
@@ -130,11 +150,14 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
     v
 }
 
-/// The attributes the three Example ops share.
+/// The attributes the three Example ops share (the ragged ones are
+/// `ParseExampleV2`'s).
 struct ExampleAttrs {
     sparse_types: Vec<DType>,
     dense_types: Vec<DType>,
     dense_shapes: Vec<Vec<i64>>,
+    ragged_types: Vec<DType>,
+    ragged_splits: Vec<DType>,
 }
 
 impl ExampleAttrs {
@@ -161,15 +184,29 @@ impl ExampleAttrs {
             sparse_types,
             dense_types,
             dense_shapes,
+            ragged_types: Vec::new(),
+            ragged_splits: Vec::new(),
         })
     }
     fn v2(a: &Attrs) -> Result<Self> {
+        let mut s = Self::build(a, "num_sparse")?;
+        s.ragged_types = a.dtypes("ragged_value_types")?;
+        s.ragged_splits = a.dtypes("ragged_split_types")?;
         ensure!(
-            a.dtypes("ragged_value_types")?.is_empty(),
-            unimplemented,
-            "ParseExampleV2: RaggedFeature is not supported by ferroflow yet"
+            s.ragged_types.len() == s.ragged_splits.len(),
+            invalid_argument,
+            "len(ragged_value_types) != len(ragged_split_types): {} vs. {}",
+            s.ragged_types.len(),
+            s.ragged_splits.len()
         );
-        Self::build(a, "num_sparse")
+        for &t in &s.ragged_splits {
+            ensure!(
+                matches!(t, DType::Int32 | DType::Int64),
+                invalid_argument,
+                "ragged_split_types must be int32 or int64, got {t}"
+            );
+        }
+        Ok(s)
     }
     fn v1(a: &Attrs) -> Result<Self> {
         let s = Self::build(a, "Nsparse")?;
@@ -236,6 +273,7 @@ fn run_parse(
     attrs: &ExampleAttrs,
     sparse_keys: Vec<Vec<u8>>,
     dense_keys: Vec<Vec<u8>>,
+    ragged: Vec<RaggedSpec>,
     defaults_at: usize,
     has_names: bool,
 ) -> Result<()> {
@@ -268,7 +306,7 @@ fn run_parse(
             Some(default),
         )?);
     }
-    let spec = Spec::new(sparse, dense)?;
+    let spec = Spec::with_ragged(sparse, dense, ragged)?;
     let serialized = ctx.input(0)?;
     let scalar = match serialized.rank() {
         0 => true,
@@ -311,11 +349,14 @@ fn run_parse(
         vals.push(v);
         shapes.push(s);
     }
+    let (ragged_values, ragged_splits): (Vec<_>, Vec<_>) = parsed.ragged.into_iter().unzip();
     for t in idx
         .into_iter()
         .chain(vals)
         .chain(shapes)
         .chain(parsed.dense)
+        .chain(ragged_values)
+        .chain(ragged_splits)
     {
         ctx.output(t);
     }
@@ -396,14 +437,20 @@ fn infer_parse_example_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         &attrs.dense_types,
         &attrs.dense_shapes,
     );
-    // Ragged outputs (values, row splits); the kernel rejects them for now.
+    // Ragged outputs: values, then row splits (`[batch + 1]`, empty for a
+    // scalar input).
     let values = ctx.attrs().dtypes("ragged_value_types")?;
     let splits = ctx.attrs().dtypes("ragged_split_types")?;
     for t in values {
         out.push(OutputInfo::new(t, PartialShape::from_dims(vec![None])));
     }
+    // TensorFlow's static shape: `[batch + 1]` when the batch size is known.
+    let rows = match batch.dims() {
+        Some([Some(n)]) => Some(n + 1),
+        _ => None,
+    };
     for t in splits {
-        out.push(OutputInfo::new(t, PartialShape::from_dims(vec![None])));
+        out.push(OutputInfo::new(t, PartialShape::from_dims(vec![rows])));
     }
     Ok(out)
 }
