@@ -27,6 +27,24 @@ impl Broadcast {
     /// Plans `a op b`; `op` names the operation in the error message
     /// (formatted only then: no allocation on the way to a kernel).
     pub fn new(a: &[usize], b: &[usize], op: &dyn std::fmt::Display) -> Result<Broadcast> {
+        // The common cases of small ops, planned without stride vectors:
+        // equal shapes, or a scalar against anything.
+        let elementwise = |out: &[usize], sa, sb| Broadcast {
+            out: Shape::new(out),
+            inner: out.iter().product(),
+            sa,
+            sb,
+            outer: SmallVec::new(),
+        };
+        if a == b {
+            return Ok(elementwise(a, 1, 1));
+        }
+        if b.is_empty() {
+            return Ok(elementwise(a, 1, 0));
+        }
+        if a.is_empty() {
+            return Ok(elementwise(b, 0, 1));
+        }
         let out = broadcast_shapes(a, b).ok_or_else(|| {
             Error::invalid_argument(format!(
                 "{op}: Incompatible shapes: {} vs. {}",

@@ -13,6 +13,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::shape::{normalize_axis, Shape};
 use crate::tensor::{Element, Tensor};
+use smallvec::SmallVec;
 
 /// A reduction over some axes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +25,21 @@ pub enum ReduceOp {
     Prod,
     Any,
     All,
+}
+
+impl ReduceOp {
+    /// The op's name in error messages (`Sum`, `Max`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReduceOp::Sum => "Sum",
+            ReduceOp::Mean => "Mean",
+            ReduceOp::Max => "Max",
+            ReduceOp::Min => "Min",
+            ReduceOp::Prod => "Prod",
+            ReduceOp::Any => "Any",
+            ReduceOp::All => "All",
+        }
+    }
 }
 
 /// Elements folded per block of a long contiguous run.
@@ -133,7 +149,7 @@ struct ReducePlan {
 
 fn plan(x: &Tensor, axes: &[i64], keep_dims: bool, op: &str) -> Result<ReducePlan> {
     let rank = x.rank();
-    let mut reduced = vec![false; rank];
+    let mut reduced: SmallVec<[bool; 6]> = SmallVec::from_elem(false, rank);
     for &a in axes {
         let ax = if rank == 0 && (a == 0 || a == -1) {
             // TensorFlow accepts axis 0 on a scalar only as a no-op range.
@@ -168,7 +184,7 @@ fn plan(x: &Tensor, axes: &[i64], keep_dims: bool, op: &str) -> Result<ReducePla
             .collect()
     };
     // Group consecutive non-trivial dims by kind.
-    let mut groups: Vec<(bool, usize)> = Vec::new();
+    let mut groups: SmallVec<[(bool, usize); 6]> = SmallVec::new();
     for (&d, &r) in dims.iter().zip(&reduced) {
         if d == 1 {
             continue;
@@ -178,7 +194,7 @@ fn plan(x: &Tensor, axes: &[i64], keep_dims: bool, op: &str) -> Result<ReducePla
             _ => groups.push((r, d)),
         }
     }
-    let kinds: Vec<bool> = groups.iter().map(|g| g.0).collect();
+    let kinds: SmallVec<[bool; 6]> = groups.iter().map(|g| g.0).collect();
     let size = |i: usize| groups[i].1;
     let (outer, red, inner) = match kinds.as_slice() {
         [] => (1, 1, 1),
@@ -269,14 +285,14 @@ pub fn reduce(op: ReduceOp, x: &Tensor, axes: Option<&[i64]>, keep_dims: bool) -
             &all
         }
     };
-    let name = format!("{op:?}");
+    let name = op.name();
     let dtype = x.dtype();
     if matches!(dtype, DType::Float16 | DType::BFloat16) {
         let wide = super::elementwise::cast(x, DType::Float32)?;
         let r = reduce(op, &wide, Some(axes), keep_dims)?;
         return super::elementwise::cast(&r, dtype);
     }
-    let p = plan(x, axes, keep_dims, &name)?;
+    let p = plan(x, axes, keep_dims, name)?;
     let out = p.out_shape.clone();
     if p.red == 1 && dtype != DType::String {
         // Only size-1 (or no) axes are reduced: every op is the identity.
