@@ -435,10 +435,10 @@ from ferroflow import (  # noqa: E402,F401
     test,
     train,
 )
-from ferroflow.framework.backprop import GradientTape  # noqa: F401,E402
-from ferroflow.framework.def_function import function  # noqa: F401,E402
+from ferroflow.eager.backprop import GradientTape  # noqa: F401,E402
+from ferroflow.eager.def_function import function  # noqa: F401,E402
+from ferroflow.eager.wrap_function import wrap_function  # noqa: F401,E402
 from ferroflow.framework.versions import GRAPH_DEF_VERSION, VERSION, __version__  # noqa: F401
-from ferroflow.framework.wrap_function import wrap_function  # noqa: F401,E402
 from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: tracking imports variables)
 
 _SUBMODULES = (

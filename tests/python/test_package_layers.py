@@ -39,6 +39,8 @@ LAYER_OF_PREFIX = {
     "ferroflow.platform": BASE,
     "ferroflow.ops": OPS,
     "ferroflow.client": LIBRARY,
+    "ferroflow.eager": LIBRARY,
+    "ferroflow.module": LIBRARY,
     "ferroflow.training": LIBRARY,
     "ferroflow.summary.summary_ops": LIBRARY,
     "ferroflow.summary.writer": LIBRARY,

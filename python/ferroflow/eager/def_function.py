@@ -39,8 +39,8 @@ import weakref
 
 import numpy as np
 
+from ferroflow.eager.concrete_function import trace
 from ferroflow.framework import ops
-from ferroflow.framework.concrete_function import trace
 from ferroflow.framework.type_spec import TensorSpec
 from ferroflow.ops import _nest as nest
 

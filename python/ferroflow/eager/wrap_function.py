@@ -18,8 +18,8 @@ as its arguments and returning ``fetches``.
 
 from __future__ import annotations
 
+from ferroflow.eager.concrete_function import ConcreteFunction, trace
 from ferroflow.framework import importer, ops
-from ferroflow.framework.concrete_function import ConcreteFunction, trace
 from ferroflow.framework.func_graph import FuncGraph, to_function
 from ferroflow.framework.type_spec import TensorSpec
 from ferroflow.ops import _nest as nest
