@@ -15,6 +15,8 @@ Files (each a compact copy, so no free pages; 4 KiB pages):
 * ``tree.mdb``: 72 entries with 465-505 byte keys, so pages hold few keys and the tree has three levels,
   and among them values of 4,100 and 8,200 bytes, which LMDB keeps on overflow pages (2 and 3 pages).
 * ``empty.mdb``: a database without entries.
+* ``tf_reader_graph.pb``: a GraphDef TensorFlow 2.21 wrote for a queue and an LMDBReader (see
+  ``tf_graph_def``), which ferroflow imports and runs.
 * ``dupsort.mdb`` (``digits.mdb`` with the main database's flags set to DUPSORT in both meta pages: the
   ``lmdb`` package cannot set flags on the main database) and ``subdb.mdb`` (a named database inside the
   main one): files ferroflow refuses with an error (TensorFlow would yield the sub-database's record as an
@@ -115,6 +117,24 @@ def tf_graph():
     return graph
 
 
+def tf_graph_def():
+    """A TensorFlow-written graph reading LMDB files: queue ``q`` fed by ``enqueue`` from the placeholder
+    ``files``, ``close``, and ``read`` / ``read_up_to`` (3) / ``produced`` on LMDBReader ``db``."""
+    import tensorflow.compat.v1 as tf
+
+    tf.disable_v2_behavior()
+    with tf.Graph().as_default() as g:
+        files = tf.placeholder(tf.string, [None], name="files")
+        q = tf.FIFOQueue(10, [tf.string], shapes=[[]], name="q")
+        q.enqueue_many([files], name="enqueue")
+        q.close(name="close")
+        r = tf.LMDBReader(name="db")
+        r.read(q, name="read")
+        r.read_up_to(q, 3, name="read_up_to")
+        r.num_records_produced(name="produced")
+        return g.as_graph_def().SerializeToString()
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     write_db("digits.mdb", [(str(i).encode(), chr(ord("a") + i).encode()) for i in range(10)])
@@ -132,6 +152,7 @@ def main():
         "entries": {name: liblmdb_entries(name + ".mdb") for name in ("digits", "tree", "empty")},
         "tensorflow_graph": tf_graph(),
     }
+    (OUT / "tf_reader_graph.pb").write_bytes(tf_graph_def())
     with open(OUT / "expected.json", "w") as f:
         json.dump(expected, f, indent=0)
         f.write("\n")

@@ -144,3 +144,18 @@ def test_missing_file_and_refused_databases(tmp_path):
     not_lmdb = tmp_path / "text.mdb"
     not_lmdb.write_bytes(b"hello" * 2000)
     assert isinstance(_read_error(not_lmdb), tf.errors.DataLossError)
+
+
+def test_runs_tensorflows_graph_def():
+    # TensorFlow 2.21 writes the graph but cannot run it (its kernel raises UnimplementedError); ferroflow can.
+    gd = tf.compat.v1.GraphDef.FromString((HERE / "tf_reader_graph.pb").read_bytes())
+    with tf.Graph().as_default():
+        tf.import_graph_def(gd, name="")
+        with tf.Session() as s:
+            s.run("enqueue", {"files:0": [str(HERE / "digits.mdb"), str(HERE / "tree.mdb")]})
+            s.run("close")
+            got = [_entry(*s.run(["read:0", "read:1"])) for _ in range(4)]
+            keys, values = s.run(["read_up_to:0", "read_up_to:1"])
+            got += [_entry(k, v) for k, v in zip(keys, values)]
+            assert got == _want("digits")[:7]
+            assert s.run("produced:0") == 7
