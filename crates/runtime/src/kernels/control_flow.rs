@@ -30,7 +30,7 @@
 //! those reads are not counted.
 
 use super::boxed;
-use super::scalar_loop::ScalarLoop;
+use super::scalar_loop::{ScalarFunction, ScalarLoop};
 use crate::kernel::{factory, Kernel, KernelFactory, KernelInit, LoopHistory, OpContext, Value};
 use crate::plan::Plan;
 use ferroflow_graph::{AttrValue, AttrsExt};
@@ -319,6 +319,9 @@ struct While {
     /// The condition and body as register code, when they compute on
     /// scalars only (see [`ScalarLoop`]).
     scalar: Option<ScalarLoop>,
+    /// The condition alone as register code, when it computes on scalars
+    /// (a counter against a bound) but the body does not.
+    scalar_cond: Option<ScalarFunction>,
 }
 
 impl While {
@@ -367,14 +370,27 @@ impl Kernel for While {
             columns: vec![Vec::new(); n],
             ..LoopHistory::default()
         };
+        let mut cond_registers = Vec::new();
         loop {
-            let pred = self.cond.run_function(ctx.session, vars.clone())?;
-            let pred = pred
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::internal("a while loop's condition returned nothing"))?
-                .into_tensor()?;
-            if !truth(&pred)? {
+            let go = match self
+                .scalar_cond
+                .as_ref()
+                .and_then(|c| c.truth(&vars, &mut cond_registers))
+            {
+                Some(go) => go?,
+                None => {
+                    let pred = self.cond.run_function(ctx.session, vars.clone())?;
+                    let pred = pred
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| {
+                            Error::internal("a while loop's condition returned nothing")
+                        })?
+                        .into_tensor()?;
+                    truth(&pred)?
+                }
+            };
+            if !go {
                 break;
             }
             if recording {
@@ -645,12 +661,18 @@ fn while_kernel(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
     let n = init.node.inputs.len();
     let grad = gradient_reading(init, "WhileGrad", n);
     let saving = compile_saving(init, grad, "saving_body")?;
+    let scalar = ScalarLoop::compile(&cond_fn, &body_fn);
+    let scalar_cond = match scalar {
+        Some(_) => None,
+        None => ScalarFunction::compile(&cond_fn),
+    };
     Ok(Box::new(While {
         cond,
         body,
         history: init.node.attrs.bool_or("_history", false)?,
         saving,
-        scalar: ScalarLoop::compile(&cond_fn, &body_fn),
+        scalar,
+        scalar_cond,
     }))
 }
 

@@ -7,8 +7,11 @@
 //! tensor allocation and a broadcasting plan per op. [`ScalarFunction`]
 //! compiles a function once, when the loop's kernel is built, into
 //! straight-line code over registers holding one number each. The `While`
-//! kernel runs it instead of the plans when every loop variable is a scalar
-//! of its argument's dtype and no gradient records the iterations.
+//! kernel runs the whole loop so ([`ScalarLoop`]) when every loop variable
+//! is a scalar of its argument's dtype and no gradient records the
+//! iterations; otherwise, when only the condition computes on scalars (a
+//! counter against a bound, next to TensorArrays and tensors: `map_fn`,
+//! `dynamic_rnn`), it evaluates the condition so and the body with its plan.
 //!
 //! Every op computes what its tensor kernel computes on one element (both
 //! call the element functions of `ferroflow_tensor::kernels::elementwise`,
@@ -169,7 +172,11 @@ fn unary(op: UnaryOp, x: Num) -> Option<Num> {
 
 /// A function over scalars compiled into register code.
 pub(crate) struct ScalarFunction {
-    num_args: usize,
+    /// Per argument, its dtype, or `None` for a dtype registers cannot
+    /// hold (allowed only for arguments no op reads).
+    arg_dtypes: Vec<Option<DType>>,
+    /// The arguments an op or a result reads.
+    used_args: Vec<usize>,
     /// The register file before a call: the arguments' placeholders (the
     /// first registers), the constants, then one register per op result.
     registers: Vec<Num>,
@@ -187,7 +194,8 @@ fn is_identity(op: &str) -> bool {
 
 impl ScalarFunction {
     /// Compiles `f`, or `None` when it is not a function of scalars only
-    /// (see the module docs).
+    /// (see the module docs). Arguments nothing reads may be of any type
+    /// (a loop condition reads the counter, not the TensorArrays).
     pub(crate) fn compile(f: &Function) -> Option<ScalarFunction> {
         if !f.control_outputs.is_empty() {
             return None;
@@ -205,9 +213,17 @@ impl ScalarFunction {
         }
         let mut registers = Vec::new();
         let mut reg_of: std::collections::HashMap<Output, u32> = Default::default();
-        for &a in &f.args {
+        let arg_dtypes: Vec<Option<DType>> = f
+            .args
+            .iter()
+            .map(|&a| {
+                let dtype = graph.output(a).dtype;
+                Num::zero(dtype).map(|_| dtype)
+            })
+            .collect();
+        for (&a, dtype) in f.args.iter().zip(&arg_dtypes) {
             reg_of.insert(a, registers.len() as u32);
-            registers.push(Num::zero(graph.output(a).dtype)?);
+            registers.push(dtype.and_then(Num::zero).unwrap_or(Num::Bool(false)));
         }
         let mut code = Vec::new();
         let mut names = Vec::new();
@@ -283,8 +299,24 @@ impl ScalarFunction {
             .iter()
             .map(|o| reg_of.get(o).copied())
             .collect::<Option<Vec<_>>>()?;
+        let num_args = f.args.len() as u32;
+        let mut read: Vec<u32> = outputs.clone();
+        for instr in &code {
+            match *instr {
+                Instr::Unary { x, .. } => read.push(x),
+                Instr::Binary { x, y, .. } => read.extend([x, y]),
+            }
+        }
+        read.retain(|&r| r < num_args);
+        read.sort_unstable();
+        read.dedup();
+        let used_args: Vec<usize> = read.into_iter().map(|r| r as usize).collect();
+        if used_args.iter().any(|&i| arg_dtypes[i].is_none()) {
+            return None;
+        }
         Some(ScalarFunction {
-            num_args: f.args.len(),
+            arg_dtypes,
+            used_args,
             registers,
             code,
             outputs,
@@ -292,9 +324,27 @@ impl ScalarFunction {
         })
     }
 
-    /// The dtype of argument `i`.
-    fn arg_dtype(&self, i: usize) -> DType {
-        self.registers[i].dtype()
+    /// The dtype of argument `i`, if registers can hold it.
+    fn arg_dtype(&self, i: usize) -> Option<DType> {
+        self.arg_dtypes[i]
+    }
+
+    /// The truth of the function's first result (a loop condition) on
+    /// `args`, or `None` when an argument it reads is not a scalar of its
+    /// dtype. `regs` is scratch space.
+    pub(crate) fn truth(&self, args: &[Value], regs: &mut Vec<Num>) -> Option<Result<bool>> {
+        regs.clone_from(&self.registers);
+        for &i in &self.used_args {
+            match args.get(i)? {
+                Value::Tensor(t) => match Num::of_tensor(t) {
+                    Some(x) if Some(x.dtype()) == self.arg_dtypes[i] => regs[i] = x,
+                    _ => return None,
+                },
+                _ => return None,
+            }
+        }
+        let &first = self.outputs.first()?;
+        Some(self.run(regs).map(|()| regs[first as usize].truth()))
     }
 
     /// Runs the code on `regs` (a copy of `registers` with the arguments
@@ -341,10 +391,11 @@ impl ScalarLoop {
         );
         let agree = cond.outputs.len() == 1
             && body.outputs.len() == n
-            && cond.num_args == n
+            && cond.arg_dtypes.len() == n
             && (0..n).all(|i| {
-                cond.arg_dtype(i) == body.arg_dtype(i)
-                    && body.registers[body.outputs[i] as usize].dtype() == body.arg_dtype(i)
+                body.arg_dtype(i).is_some()
+                    && cond.arg_dtype(i) == body.arg_dtype(i)
+                    && Some(body.registers[body.outputs[i] as usize].dtype()) == body.arg_dtype(i)
             });
         agree.then_some(ScalarLoop { cond, body })
     }
@@ -359,7 +410,7 @@ impl ScalarLoop {
         for (i, v) in vars.iter().enumerate() {
             match v {
                 Value::Tensor(t) => match Num::of_tensor(t) {
-                    Some(x) if x.dtype() == self.body.arg_dtype(i) => values.push(x),
+                    Some(x) if Some(x.dtype()) == self.body.arg_dtype(i) => values.push(x),
                     _ => return Err(vars),
                 },
                 _ => return Err(vars),
@@ -373,6 +424,7 @@ impl ScalarLoop {
         let mut cond = self.cond.registers.clone();
         let mut body = self.body.registers.clone();
         loop {
+            // (Every argument is a scalar here, read or not.)
             cond[..n].copy_from_slice(&values);
             self.cond.run(&mut cond)?;
             if !cond[self.cond.outputs[0] as usize].truth() {
@@ -585,5 +637,33 @@ mod tests {
         assert!(ScalarLoop::compile(&cond, &body).is_some());
         body.control_outputs.push(0);
         assert!(ScalarLoop::compile(&cond, &body).is_none());
+    }
+
+    #[test]
+    fn a_condition_on_a_counter_ignores_the_other_loop_variables() {
+        let mut c = ferroflow_graph::Graph::new();
+        let ci = arg(&mut c, "i", DType::Int32);
+        let list = arg(&mut c, "list", DType::String);
+        let ten = constant(&mut c, "ten", Tensor::scalar(10i32));
+        let less = op(&mut c, "Less", "less", &[ci, ten]);
+        let cond = Function::new(c, vec![ci, list], vec![less]).unwrap();
+        let f = ScalarFunction::compile(&cond).expect("the string argument is not read");
+        let mut regs = Vec::new();
+        let other = Value::Tensor(
+            Tensor::from_vec(ferroflow_tensor::Shape::new(&[2]), vec![1.0f32, 2.0]).unwrap(),
+        );
+        for (i, expect) in [(3i32, true), (10, false)] {
+            let args = [Value::Tensor(Tensor::scalar(i)), other.clone()];
+            assert_eq!(f.truth(&args, &mut regs).unwrap().unwrap(), expect);
+        }
+        // A counter that is not a scalar int32: the plan decides.
+        let args = [Value::Tensor(Tensor::scalar(3i64)), other];
+        assert!(f.truth(&args, &mut regs).is_none());
+        // Returning the string argument reads it: not compiled.
+        let mut c = ferroflow_graph::Graph::new();
+        let ci = arg(&mut c, "i", DType::Int32);
+        let list = arg(&mut c, "list", DType::String);
+        let cond = Function::new(c, vec![ci, list], vec![list]).unwrap();
+        assert!(ScalarFunction::compile(&cond).is_none());
     }
 }
