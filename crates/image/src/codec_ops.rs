@@ -1,12 +1,17 @@
 //! The codec ops, with TensorFlow's names, inputs, attributes, defaults,
 //! shape functions and error messages: `DecodeJpeg`, `DecodeAndCropJpeg`,
 //! `ExtractJpegShape`, `EncodeJpeg`, `EncodeJpegVariableQuality`,
-//! `DecodePng`, `EncodePng`, `DecodeGif`, `DecodeBmp` and `DecodeImage`.
+//! `DecodePng`, `EncodePng`, `DecodeGif`, `DecodeBmp`, `DecodeWebP`,
+//! `DecodeJxl` and `DecodeImage`.
 //!
 //! As in TensorFlow 2.x, every decode op sniffs its input and decodes any
 //! supported format (`decode_png` of a JPEG works); the op only decides the
 //! output's rank, its dtype and which formats it refuses (`DecodeBmp`
-//! decodes BMPs only, `DecodeAndCropJpeg` JPEGs only).
+//! decodes BMPs only, `DecodeAndCropJpeg` JPEGs only). A WebP decodes
+//! through any op, always to `[frames, height, width, channels]` except in
+//! `DecodeImage` with `expand_animations=False`, and a JPEG XL always to
+//! its first frame, `[height, width, channels]`, as TensorFlow's kernel
+//! does.
 
 use std::sync::Once;
 
@@ -14,7 +19,7 @@ use ferroflow_graph::{AttrValue, AttrsExt, InferContext, OpDef, OutputInfo, Part
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
-use crate::codec::{self, bmp, gif, jpeg, png, Format, Image, Pixels};
+use crate::codec::{self, bmp, gif, jpeg, jxl, png, webp, Format, Image, Pixels};
 
 /// Registers the codec ops and kernels (idempotent).
 pub(crate) fn register() {
@@ -42,6 +47,8 @@ pub fn op_defs() -> Vec<OpDef> {
         OpDef::new("DecodeBmp", &["contents"], infer_decode_3d),
         OpDef::new("DecodeGif", &["contents"], infer_decode_gif),
         OpDef::new("DecodeImage", &["contents"], infer_decode_image),
+        OpDef::new("DecodeWebP", &["contents"], infer_decode_webp),
+        OpDef::new("DecodeJxl", &["contents"], infer_decode_3d),
         OpDef::new("ExtractJpegShape", &["contents"], infer_extract_shape),
         OpDef::new("EncodeJpeg", &["image"], infer_encode_jpeg),
         OpDef::new(
@@ -61,6 +68,8 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         "DecodeBmp",
         "DecodeGif",
         "DecodeImage",
+        "DecodeWebP",
+        "DecodeJxl",
     ]
     .into_iter()
     .map(|op| (op, decode_factory(op)))
@@ -308,6 +317,45 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
                 );
             }
             (bmp::decode(input, cfg.channels)?, false)
+        }
+        Format::WebP => {
+            ensure!(
+                matches!(cfg.channels, 0 | 3 | 4),
+                invalid_argument,
+                "WebP only supports 3 or 4 channels"
+            );
+            ensure!(
+                cfg.dtype == DType::UInt8,
+                invalid_argument,
+                "WebP only supports uint8 for dtype"
+            );
+            let h = webp::header(input)?;
+            ensure!(
+                cfg.channels == 0 || cfg.channels == h.channels,
+                invalid_argument,
+                "Number of channels requested does not match input"
+            );
+            ensure!(
+                !h.animated || cfg.channels != 3,
+                invalid_argument,
+                "WebP Animation must be 4 channel RGBA"
+            );
+            let expand = op != "DecodeImage" || cfg.expand_animations;
+            (webp::decode(input, expand)?, expand)
+        }
+        Format::Jxl => {
+            ensure!(
+                cfg.dtype == DType::UInt8,
+                invalid_argument,
+                "JXL only supports uint8 for dtype"
+            );
+            let h = jxl::header(input)?;
+            ensure!(
+                cfg.channels == 0 || cfg.channels == h.channels,
+                invalid_argument,
+                "Number of channels requested does not match input"
+            );
+            (jxl::decode(input)?, false)
         }
     };
     image_tensor(image, four_d, cfg.dtype)
@@ -604,6 +652,14 @@ fn infer_decode_image(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         PartialShape::from_dims(vec![None, None, channels_dim(ctx)?])
     };
     Ok(vec![OutputInfo::new(dtype, shape)])
+}
+
+fn infer_decode_webp(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    expect_scalar_string(ctx, "contents")?;
+    Ok(vec![OutputInfo::new(
+        DType::UInt8,
+        PartialShape::from_dims(vec![None, None, None, channels_dim(ctx)?]),
+    )])
 }
 
 fn infer_extract_shape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {

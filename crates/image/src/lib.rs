@@ -3,9 +3,10 @@
 //! TensorFlow has them), with TensorFlow's op names, attributes, pixels and
 //! error messages.
 //!
-//! * [`codec`]: JPEG, PNG, GIF and BMP decoding and encoding on byte
-//!   buffers, with the limits that refuse decompression bombs; [`codec_ops`]
-//!   wraps them as `DecodeJpeg`, `EncodePng`, `DecodeImage`, ...
+//! * [`codec`]: JPEG, PNG, GIF and BMP decoding and encoding, WebP and JPEG
+//!   XL decoding, on byte buffers, with the limits that refuse decompression
+//!   bombs; [`codec_ops`] wraps them as `DecodeJpeg`, `EncodePng`,
+//!   `DecodeWebP`, `DecodeImage`, ...
 //! * [`resize`]: `ResizeBilinear`, `ResizeNearestNeighbor`, `ResizeBicubic`,
 //!   `ResizeArea` and their gradients.
 //! * [`color`]: `RGBToHSV`, `HSVToRGB`, `AdjustContrastv2`, `AdjustHue`,
@@ -13,6 +14,8 @@
 //! * [`boxes`]: non-max suppression, `CropAndResize`, bounding-box drawing
 //!   and sampling, glimpses.
 //! * [`patches`]: `ExtractImagePatches` and its gradient.
+//! * [`proposals`]: `GenerateBoundingBoxProposals` (decode, clip, filter and
+//!   suppress detector box proposals).
 //!
 //! Everything else in `tf.image` (flips, crops, pads, dtype conversion,
 //! standardization, ...) is a composition of core ops, built in Python as
@@ -25,6 +28,7 @@ pub mod codec_ops;
 pub mod color;
 pub mod patches;
 mod pixels;
+pub mod proposals;
 pub mod resize;
 
 use std::sync::Once;
@@ -37,6 +41,7 @@ pub fn register() {
         codec_ops::register();
         color::register();
         patches::register();
+        proposals::register();
         resize::register();
     });
 }

@@ -1,6 +1,7 @@
 """The box ops of ``tf.image``: non-max suppression, ``crop_and_resize``,
-``draw_bounding_boxes``, ``sample_distorted_bounding_box`` and
-``extract_glimpse``, with TensorFlow 1.x's signatures and defaults.
+``draw_bounding_boxes``, ``sample_distorted_bounding_box``,
+``extract_glimpse`` and ``generate_bounding_box_proposals``, with TensorFlow
+1.x's signatures and defaults.
 
 Each wrapper emits the op TensorFlow's own wrapper emits (``NonMaxSuppressionV3``
 for ``non_max_suppression``, ``NonMaxSuppressionV5`` for the ``_with_scores``
@@ -10,6 +11,8 @@ the gradient of ``CropAndResize`` are in Rust (``crates/image/src/boxes.rs``).
 
 from __future__ import annotations
 
+import collections
+
 from ferroflow.framework import dtypes, ops
 from ferroflow.ops._op_util import make, make_op, type_attr
 
@@ -18,6 +21,7 @@ __all__ = [
     "crop_and_resize",
     "draw_bounding_boxes",
     "extract_glimpse",
+    "generate_bounding_box_proposals",
     "non_max_suppression",
     "non_max_suppression_overlaps",
     "non_max_suppression_padded",
@@ -247,3 +251,34 @@ def extract_glimpse(input, size, offsets, centered=True, normalized=True, unifor
     return make("ExtractGlimpse", [input, size, offsets],
                 {"centered": bool(centered), "normalized": bool(normalized), "uniform_noise": bool(uniform_noise),
                  "noise": "uniform" if uniform_noise else ""}, name or "ExtractGlimpse")
+
+
+_Proposals = collections.namedtuple("GenerateBoundingBoxProposals", ["rois", "roi_probabilities"])
+
+
+def generate_bounding_box_proposals(scores, bbox_deltas, image_info, anchors, nms_threshold=0.7, pre_nms_topn=6000,
+                                    min_size=16, post_nms_topn=300, name=None):
+    """Region proposals from anchor scores and box deltas (``GenerateBoundingBoxProposals``).
+
+    ``scores``: ``[num_images, height, width, num_anchors]``; ``bbox_deltas``:
+    ``[num_images, height, width, 4 * num_anchors]`` as ``(dy, dx, dh, dw)``;
+    ``image_info``: ``[num_images, 5]`` (height, width, scale, ...); ``anchors``:
+    ``[height, width, 4 * num_anchors]`` as ``(y1, x1, y2, x2)``. Per image the
+    best ``pre_nms_topn`` anchors are decoded, clipped to the image, filtered by
+    ``min_size * scale`` and suppressed at ``nms_threshold``; returns ``(rois,
+    roi_probabilities)``, ``[num_images, post_nms_topn, 4]`` and ``[num_images,
+    post_nms_topn]``, zero-padded. TensorFlow 2.21 runs this op on GPUs only;
+    ferroflow's kernel runs on the CPU with the GPU kernel's rules.
+    """
+    inputs = [
+        _t(scores, "scores", dtypes.float32),
+        _t(bbox_deltas, "bbox_deltas", dtypes.float32),
+        _t(image_info, "image_info", dtypes.float32),
+        _t(anchors, "anchors", dtypes.float32),
+        _t(nms_threshold, "nms_threshold", dtypes.float32),
+        _t(pre_nms_topn, "pre_nms_topn", dtypes.int32),
+        _t(min_size, "min_size", dtypes.float32),
+    ]
+    op = make_op("GenerateBoundingBoxProposals", inputs, {"post_nms_topn": int(post_nms_topn)},
+                 name or "GenerateBoundingBoxProposals")
+    return _Proposals(*op._outputs)

@@ -3,7 +3,9 @@
 Thin wrappers over the Rust kernels (``crates/image/src/codec_ops.rs``),
 with TensorFlow's argument names and defaults. As in TensorFlow 2.x, every
 ``decode_*`` op sniffs its input and decodes any of JPEG, PNG and GIF
-(``decode_png`` of a JPEG works); ``decode_bmp`` decodes only BMPs.
+(``decode_png`` of a JPEG works); ``decode_bmp`` decodes only BMPs. A WebP
+decodes through any of them, to ``[frames, height, width, channels]``, and a
+JPEG XL to its first frame, ``[height, width, channels]``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ __all__ = [
     "decode_gif",
     "decode_image",
     "decode_jpeg",
+    "decode_jxl",
     "decode_png",
+    "decode_webp",
     "encode_jpeg",
     "encode_png",
     "extract_jpeg_shape",
@@ -125,12 +129,40 @@ def decode_bmp(contents, channels=0, name=None):
     return make("DecodeBmp", [_contents(contents)], {"channels": int(channels)}, name=name or "DecodeBmp")
 
 
-def decode_image(contents, channels=None, dtype=dtypes.uint8, name=None, expand_animations=True):
-    """Decodes a BMP, GIF, JPEG or PNG, chosen by its first bytes (TF1 signature).
+def decode_webp(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """Decodes a WebP to a uint8 ``[num_frames, height, width, channels]`` tensor.
 
-    GIFs give ``[num_frames, height, width, 3]`` unless ``expand_animations``
-    is False (then only the first frame); the rest ``[height, width,
-    channels]``. The op decodes to uint8, uint16 or float32 (TensorFlow's
+    ``channels`` is 0 (the file's own: 3, or 4 with alpha) or must equal the
+    file's; animations decode to RGBA frames composited on the canvas.
+    """
+    dtype = dtypes.as_dtype(dtype)
+    if dtype != dtypes.uint8:
+        raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of allowed "
+                        "values: uint8")
+    return make("DecodeWebP", [_contents(contents)], {"channels": int(channels), "dtype": type_attr(dtype)},
+                name=name or "DecodeWebP")
+
+
+def decode_jxl(contents, channels=0, dtype=dtypes.uint8, name=None):
+    """Decodes a JPEG XL to a uint8 ``[height, width, channels]`` tensor (its first frame).
+
+    ``channels`` is 0 (the file's own: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA)
+    or must equal the file's.
+    """
+    dtype = dtypes.as_dtype(dtype)
+    if dtype != dtypes.uint8:
+        raise TypeError(f"Value passed to parameter 'dtype' has DataType {dtype.name} not in list of allowed "
+                        "values: uint8")
+    return make("DecodeJxl", [_contents(contents)], {"channels": int(channels), "dtype": type_attr(dtype)},
+                name=name or "DecodeJxl")
+
+
+def decode_image(contents, channels=None, dtype=dtypes.uint8, name=None, expand_animations=True):
+    """Decodes a BMP, GIF, JPEG, JPEG XL, PNG or WebP, chosen by its first bytes (TF1 signature).
+
+    GIFs give ``[num_frames, height, width, 3]`` and WebPs ``[num_frames,
+    height, width, channels]`` unless ``expand_animations`` is False (then
+    only the first frame); the rest ``[height, width, channels]``. The op decodes to uint8, uint16 or float32 (TensorFlow's
     scaling); other dtypes go through ``convert_image_dtype`` from uint16.
     """
     dtype = dtypes.as_dtype(dtype)

@@ -1,5 +1,6 @@
 //! Image codecs on byte buffers: JPEG (libjpeg-turbo's code, as TensorFlow
-//! uses), PNG, GIF and BMP, with TensorFlow's decoding semantics.
+//! uses), PNG, GIF, BMP, WebP and JPEG XL (decoding), with TensorFlow's
+//! decoding semantics.
 //!
 //! Every decoder reads the image's header first and refuses an image whose
 //! decoded pixels would exceed [`MAX_IMAGE_BYTES`] *before* allocating them,
@@ -9,12 +10,14 @@
 //!
 //! [`decode_image`] sniffs the format from the first bytes the way
 //! TensorFlow's `DecodeImage` kernel does (JPEG `\xff\xd8\xff`, PNG's
-//! signature, `GIF8`, `BM`).
+//! signature, `GIF8`, `BM`, `RIFF....WEBP`, JPEG XL's `FF 0A` or container).
 
 pub mod bmp;
 pub mod gif;
 pub mod jpeg;
+pub mod jxl;
 pub mod png;
+pub mod webp;
 
 use ferroflow_tensor::{bail, ensure, Error, Result};
 
@@ -106,6 +109,10 @@ pub enum Format {
     Gif,
     /// BMP (`BM`).
     Bmp,
+    /// WebP (`RIFF`, four size bytes, `WEBP`, and more after it).
+    WebP,
+    /// JPEG XL (a codestream's `FF 0A`, or the container's signature box).
+    Jxl,
 }
 
 /// TensorFlow's error for bytes that match no supported format.
@@ -113,7 +120,7 @@ pub const UNKNOWN_FORMAT: &str =
     "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required.";
 
 /// Classifies `data` by its first bytes, in TensorFlow's order (JPEG, PNG,
-/// GIF, BMP); `None` for anything else.
+/// GIF, BMP, WebP, JPEG XL); `None` for anything else.
 pub fn sniff(data: &[u8]) -> Option<Format> {
     if data.starts_with(b"\xff\xd8\xff") {
         Some(Format::Jpeg)
@@ -123,6 +130,10 @@ pub fn sniff(data: &[u8]) -> Option<Format> {
         Some(Format::Gif)
     } else if data.starts_with(b"BM") {
         Some(Format::Bmp)
+    } else if webp::is_webp(data) {
+        Some(Format::WebP)
+    } else if jxl::is_jxl(data) {
+        Some(Format::Jxl)
     } else {
         None
     }
@@ -157,9 +168,10 @@ impl Default for DecodeImageOptions {
     }
 }
 
-/// Decodes a JPEG, PNG, GIF or BMP, sniffed from its first bytes, with
-/// TensorFlow's per-format channel rules (JPEG 0/1/3, GIF 0/3, BMP 0/3/4,
-/// PNG 0/1/3/4).
+/// Decodes a JPEG, PNG, GIF, BMP, WebP or JPEG XL, sniffed from its first
+/// bytes, with TensorFlow's per-format channel rules (JPEG 0/1/3, GIF 0/3,
+/// BMP 0/3/4, PNG 0/1/3/4, WebP 0 or the file's own 3/4, animations 0/4,
+/// JPEG XL 0 or the file's own).
 pub fn decode_image(data: &[u8], opts: &DecodeImageOptions) -> Result<(Format, Image)> {
     if data.is_empty() {
         bail!(invalid_argument, "Input is empty.");
@@ -188,6 +200,34 @@ pub fn decode_image(data: &[u8], opts: &DecodeImageOptions) -> Result<(Format, I
             gif::decode(data, opts.all_frames)?
         }
         Format::Bmp => bmp::decode(data, opts.channels)?,
+        Format::WebP => {
+            ensure!(
+                matches!(opts.channels, 0 | 3 | 4),
+                invalid_argument,
+                "WebP only supports 3 or 4 channels"
+            );
+            let h = webp::header(data)?;
+            ensure!(
+                opts.channels == 0 || opts.channels == h.channels,
+                invalid_argument,
+                "Number of channels requested does not match input"
+            );
+            ensure!(
+                !h.animated || opts.channels != 3,
+                invalid_argument,
+                "WebP Animation must be 4 channel RGBA"
+            );
+            webp::decode(data, opts.all_frames)?
+        }
+        Format::Jxl => {
+            let h = jxl::header(data)?;
+            ensure!(
+                opts.channels == 0 || opts.channels == h.channels,
+                invalid_argument,
+                "Number of channels requested does not match input"
+            );
+            jxl::decode(data)?
+        }
     };
     Ok((format, image))
 }
@@ -228,6 +268,8 @@ mod tests {
         assert_eq!(sniff(b"BM...."), Some(Format::Bmp));
         assert_eq!(sniff(b"\xff\xd8"), None);
         assert_eq!(sniff(b"RIFF"), None);
+        assert_eq!(sniff(b"RIFF\0\0\0\0WEBP"), None);
+        assert_eq!(sniff(b"RIFF\0\0\0\0WEBPV"), Some(Format::WebP));
         assert!(is_jpeg(b"\xff\xd8\xff"));
         assert!(!is_jpeg(b"\xff\xd8"));
     }
