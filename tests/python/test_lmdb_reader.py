@@ -159,3 +159,13 @@ def test_runs_tensorflows_graph_def():
             got += [_entry(k, v) for k, v in zip(keys, values)]
             assert got == _want("digits")[:7]
             assert s.run("produced:0") == 7
+
+
+def test_not_differentiable_as_in_tensorflow():
+    from ferroflow import _native
+
+    # TensorFlow's io_ops.py marks these NotDifferentiable (and registers nothing for FakeQueue).
+    for op in ["LMDBReader", "ReaderRead", "ReaderReadUpTo", "ReaderNumRecordsProduced", "ReaderNumWorkUnitsCompleted",
+               "ReaderSerializeState", "ReaderRestoreState", "ReaderReset"]:
+        assert _native.has_gradient(op), op
+    assert not _native.has_gradient("FakeQueue")

@@ -769,6 +769,21 @@ fn v2_kernels() -> Vec<(&'static str, KernelFactory)> {
     ]
 }
 
+/// This module's ops that TensorFlow marks `NotDifferentiable` (io_ops.py:
+/// the reference-handle reader ops and `LMDBReader`; it has no entry for
+/// the `V2` ops or `FakeQueue`). The facade registers them with the
+/// gradient registry, which this crate does not depend on.
+pub const NOT_DIFFERENTIABLE: &[&str] = &[
+    "LMDBReader",
+    "ReaderRead",
+    "ReaderReadUpTo",
+    "ReaderNumRecordsProduced",
+    "ReaderNumWorkUnitsCompleted",
+    "ReaderSerializeState",
+    "ReaderRestoreState",
+    "ReaderReset",
+];
+
 /// Registers this module's ops and kernels.
 pub(crate) fn register() {
     for def in op_defs() {

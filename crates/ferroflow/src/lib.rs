@@ -69,6 +69,12 @@ pub fn register_all() {
     ferroflow_records::register();
     ferroflow_data::register();
     ferroflow_image::register();
+    static DATA_GRADIENTS: std::sync::Once = std::sync::Once::new();
+    DATA_GRADIENTS.call_once(|| {
+        for op in ferroflow_data::reader::NOT_DIFFERENTIABLE {
+            ferroflow_autodiff::not_differentiable(op);
+        }
+    });
 }
 
 /// A session over a graph built with [`GraphBuilder`].
