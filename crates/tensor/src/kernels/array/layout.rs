@@ -130,6 +130,22 @@ pub fn split(x: &Tensor, axis: i64, sizes: &[usize]) -> Result<Vec<Tensor>> {
             x.shape()
         )));
     }
+    if dims[..ax].iter().all(|&d| d == 1) {
+        // Every piece is one contiguous run of the input (always so along
+        // the first axis: unstacking rows, a TensorArray's unstack).
+        let inner: usize = dims[ax + 1..].iter().product();
+        let mut piece_dims = dims.to_vec();
+        let mut start = 0;
+        return sizes
+            .iter()
+            .map(|&s| {
+                piece_dims[ax] = s;
+                let (begin, end) = (start * inner, (start + s) * inner);
+                start += s;
+                with_data!(x.data(), v => Tensor::from_vec(Shape::new(&piece_dims), v[begin..end].to_vec()))
+            })
+            .collect();
+    }
     let mut start = 0i64;
     let mut out = Vec::with_capacity(sizes.len());
     for &s in sizes {
@@ -644,6 +660,39 @@ pub fn batch_to_space_nd(x: &Tensor, block_shape: &Tensor, crops: &Tensor) -> Re
 mod tests {
     use super::super::tests::{i32s, ints, iota};
     use super::*;
+
+    #[test]
+    fn split_into_contiguous_runs_equals_slicing() {
+        // (shape, axis, sizes): the contiguous case (only size-1 dims before
+        // the axis), empty pieces included.
+        let cases: [(&[usize], usize, &[usize]); 4] = [
+            (&[5, 3], 0, &[2, 0, 3]),
+            (&[1, 6, 2], 1, &[2, 4]),
+            (&[1, 1, 4], 2, &[1, 1, 1, 1]),
+            (&[4], 0, &[4]),
+        ];
+        for (dims, axis, sizes) in cases {
+            let x = iota(dims);
+            let pieces = split(&x, axis as i64, sizes).unwrap();
+            let mut start = 0i64;
+            for (piece, &s) in pieces.iter().zip(sizes) {
+                let mut begin = vec![0i64; dims.len()];
+                let mut size: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+                begin[axis] = start;
+                size[axis] = s as i64;
+                let expect = super::super::slice(&x, &begin, &size).unwrap();
+                assert_eq!(piece.dims(), expect.dims());
+                assert_eq!(i32s(piece), i32s(&expect));
+                start += s as i64;
+            }
+        }
+        let rows = unstack(&iota(&[3, 2]), 0).unwrap();
+        assert_eq!(
+            rows.iter().map(i32s).collect::<Vec<_>>(),
+            vec![vec![0, 1], vec![2, 3], vec![4, 5]]
+        );
+        assert!(rows.iter().all(|r| r.dims() == [2]));
+    }
 
     #[test]
     fn transpose_and_concat() {
