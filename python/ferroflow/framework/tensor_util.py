@@ -185,7 +185,7 @@ _PROTO_FIELDS = {1: "float_val", 2: "double_val", 3: "int_val", 4: "int_val", 5:
 _QUANTIZED_STORAGE = {11: np.int8, 12: np.uint8, 13: np.int32, 15: np.int16, 16: np.uint16}
 
 
-def _string_content(content, n):
+def string_tensor_content(content, n):
     """The ``n`` strings of a string TensorProto's ``tensor_content`` (varint lengths, then the bytes)."""
     pos, lengths = 0, []
     try:
@@ -220,7 +220,7 @@ def _proto_to_ndarray(proto):
         if proto.tensor_content and not proto.string_val:
             # How TensorFlow's C++ writes a string tensor of more than one element (a graph rewrite's
             # constants): every length as a varint, then the bytes. TensorFlow's Python reader raises here.
-            return np.array(_string_content(proto.tensor_content, num_elements), dtype=object).reshape(shape)
+            return np.array(string_tensor_content(proto.tensor_content, num_elements), dtype=object).reshape(shape)
         values = list(proto.string_val)
         if num_elements > len(values):
             values.extend([values[-1] if values else b""] * (num_elements - len(values)))

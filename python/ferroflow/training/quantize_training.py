@@ -33,6 +33,7 @@ from __future__ import annotations
 import heapq
 
 from ferroflow.core.framework import attr_value_pb2, graph_pb2, node_def_pb2, tensor_pb2, types_pb2
+from ferroflow.framework import tensor_util
 from ferroflow.framework.op_attr_defaults import missing_defaults
 
 __all__ = ["do_quantize_training_on_graphdef"]
@@ -117,22 +118,7 @@ def _string_values(tensor):
     n = 1
     for d in tensor.tensor_shape.dim:
         n *= d.size
-    data, pos, lengths = tensor.tensor_content, 0, []
-    for _ in range(n):
-        length, shift = 0, 0
-        while True:
-            byte = data[pos]
-            pos += 1
-            length |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                break
-        lengths.append(length)
-    out = []
-    for length in lengths:
-        out.append(data[pos:pos + length])
-        pos += length
-    return out
+    return tensor_util.string_tensor_content(tensor.tensor_content, n)
 
 
 class _Node:
