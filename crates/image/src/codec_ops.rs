@@ -320,26 +320,11 @@ fn decode_bytes(cfg: &DecodeConfig, input: &[u8], crop: Option<&Tensor>) -> Resu
         }
         Format::WebP => {
             ensure!(
-                matches!(cfg.channels, 0 | 3 | 4),
-                invalid_argument,
-                "WebP only supports 3 or 4 channels"
-            );
-            ensure!(
                 cfg.dtype == DType::UInt8,
                 invalid_argument,
                 "WebP only supports uint8 for dtype"
             );
-            let h = webp::header(input)?;
-            ensure!(
-                cfg.channels == 0 || cfg.channels == h.channels,
-                invalid_argument,
-                "Number of channels requested does not match input"
-            );
-            ensure!(
-                !h.animated || cfg.channels != 3,
-                invalid_argument,
-                "WebP Animation must be 4 channel RGBA"
-            );
+            webp::check_channels(input, cfg.channels)?;
             let expand = op != "DecodeImage" || cfg.expand_animations;
             (webp::decode(input, expand)?, expand)
         }

@@ -201,22 +201,7 @@ pub fn decode_image(data: &[u8], opts: &DecodeImageOptions) -> Result<(Format, I
         }
         Format::Bmp => bmp::decode(data, opts.channels)?,
         Format::WebP => {
-            ensure!(
-                matches!(opts.channels, 0 | 3 | 4),
-                invalid_argument,
-                "WebP only supports 3 or 4 channels"
-            );
-            let h = webp::header(data)?;
-            ensure!(
-                opts.channels == 0 || opts.channels == h.channels,
-                invalid_argument,
-                "Number of channels requested does not match input"
-            );
-            ensure!(
-                !h.animated || opts.channels != 3,
-                invalid_argument,
-                "WebP Animation must be 4 channel RGBA"
-            );
+            webp::check_channels(data, opts.channels)?;
             webp::decode(data, opts.all_frames)?
         }
         Format::Jxl => {

@@ -471,6 +471,29 @@ fn decode_animation(data: &[u8], h: &Header, all_frames: bool) -> Result<Image> 
     })
 }
 
+/// Checks a request for `channels` (0 = the file's own) against TensorFlow's
+/// rules for WebP, with its messages: 3 or 4 channels, the file's own count,
+/// and RGBA for an animation. Returns the file's header.
+pub fn check_channels(data: &[u8], channels: usize) -> Result<Header> {
+    ferroflow_tensor::ensure!(
+        matches!(channels, 0 | 3 | 4),
+        invalid_argument,
+        "WebP only supports 3 or 4 channels"
+    );
+    let h = header(data)?;
+    ferroflow_tensor::ensure!(
+        channels == 0 || channels == h.channels,
+        invalid_argument,
+        "Number of channels requested does not match input"
+    );
+    ferroflow_tensor::ensure!(
+        !h.animated || channels != 3,
+        invalid_argument,
+        "WebP Animation must be 4 channel RGBA"
+    );
+    Ok(h)
+}
+
 /// Decodes a WebP: a still image to one frame of [`Header::channels`]
 /// samples per pixel, an animation to all its frames (`all_frames`) or the
 /// first, as RGBA.
