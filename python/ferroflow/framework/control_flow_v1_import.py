@@ -82,9 +82,9 @@ new ``While`` ops. A rebuilt gradient must have the dtype and the shape
 TensorFlow recorded for the tensor it replaces. Where a gradient's origin
 cannot be told, or no rebuilder is registered, the dropped nodes that
 nothing else reads (the train op) are imported as NoOp ops that fail when
-run with an ``InvalidArgumentError`` whose message starts
-``UnimplementedError: '<node>' was not imported`` and says why; the rest of
-the graph works. Anything else this module cannot convert raises
+run with an ``UnimplementedError`` (from ferroflow's own ``Unimplemented``
+op, which TensorFlow lacks) whose message starts ``'<node>' was not
+imported`` and says why; the rest of the graph works. Anything else this module cannot convert raises
 ``UnimplementedError`` naming the node.
 
 Known differences from TensorFlow: a value a gradient cond reuses from its
@@ -622,20 +622,14 @@ def _drop_feeders(ctx, g, consumers, scope_roots, reason):
 
 
 def _stand_ins(ctx, roots, reason):
-    """For each of ``roots``: a NoOp under its name that waits for an Assert failing with ``reason``."""
+    """For each of ``roots``: a NoOp under its name that waits for an ``Unimplemented`` op (ferroflow's own,
+    which fails every run with UnimplementedError) whose message names the node and gives ``reason``."""
     out = []
     for root in roots:
-        base = root.name + "/ferroflow_not_imported"
-        msg_name = ctx.unique_name(base + "/message")
-        cond_name = ctx.unique_name(base + "/false")
-        assert_name = ctx.unique_name(base)
-        out.append(_Node(msg_name, "Const", attr={
-            "dtype": _type_attr(types_pb2.DT_STRING),
-            "value": _tensor_attr_string(f"UnimplementedError: '{root.name}' was not imported: {reason}")}))
-        out.append(_Node(cond_name, "Const", attr={"dtype": _type_attr(_DT_BOOL), "value": _tensor_attr_bool(False)}))
-        out.append(_Node(assert_name, "Assert", [(cond_name, 0), (msg_name, 0)],
-                         attr={"summarize": attr_value_pb2.AttrValue(i=3)}))
-        out.append(_Node(root.name, "NoOp", controls=[assert_name]))
+        fail_name = ctx.unique_name(root.name + "/ferroflow_not_imported")
+        message = f"'{root.name}' was not imported: {reason}"
+        out.append(_Node(fail_name, "Unimplemented", attr={"message": attr_value_pb2.AttrValue(s=message.encode())}))
+        out.append(_Node(root.name, "NoOp", controls=[fail_name]))
     return out
 
 
@@ -1027,22 +1021,6 @@ def _shape_known_rank(shape):
 
 def _type_attr(t):
     return attr_value_pb2.AttrValue(type=t)
-
-
-def _tensor_attr_bool(value):
-    v = attr_value_pb2.AttrValue()
-    v.tensor.dtype = _DT_BOOL
-    v.tensor.tensor_shape.SetInParent()
-    v.tensor.bool_val.append(bool(value))
-    return v
-
-
-def _tensor_attr_string(text):
-    v = attr_value_pb2.AttrValue()
-    v.tensor.dtype = types_pb2.DT_STRING
-    v.tensor.tensor_shape.SetInParent()
-    v.tensor.string_val.append(text.encode())
-    return v
 
 
 def _is_floating(t):

@@ -75,6 +75,7 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "Round",
     "InTopKV2",
     "Assert",
+    "Unimplemented",
     "NoOp",
     "LogUniformCandidateSampler",
     "UniformCandidateSampler",

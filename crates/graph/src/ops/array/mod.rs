@@ -212,6 +212,13 @@ pub fn ops() -> Vec<OpDef> {
         OpDef::new("EnsureShape", &["input"], ensure_shape),
         OpDef::new("BroadcastArgs", &["s0", "s1"], broadcast_args),
         OpDef::new("Assert", &["condition", "data*"], assert_op).stateful(),
+        // ferroflow's own op, not TensorFlow's: every run fails with
+        // UnimplementedError carrying its `message` attr. The import of TF1
+        // control-flow graphs puts it in place of a node it could not rebuild
+        // (a train op), so running that node says what is missing with TF's
+        // error class. A GraphDef holding it does not import into TensorFlow,
+        // which has no op of this name. Stateful so that it is never folded.
+        OpDef::new("Unimplemented", &[], no_outputs).stateful(),
     ];
     for more in [layout::ops(), indexing::ops(), fill::ops(), search::ops()] {
         ops.extend(more);

@@ -261,6 +261,13 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
             })
         }),
     );
+    reg(
+        "Unimplemented",
+        factory(|init| {
+            let message = init.node.attrs.string("message")?;
+            boxed(move |_| Err(Error::unimplemented(message.clone())))
+        }),
+    );
     layout::register(reg);
     indexing::register(reg);
     fill::register(reg);
