@@ -141,9 +141,3 @@ def test_configuration_errors():
             tf.io.parse_example(s, {"a": f, "b": tf.io.RaggedFeature(tf.float32, value_key="a")})
         with pytest.raises(ValueError, match="statically-known rank"):
             tf.io.parse_example(tf.compat.v1.placeholder(tf.string), {"a": f})
-
-
-def test_parse_example_dataset_refuses_ragged_features_clearly():
-    ds = tf.data.Dataset.from_tensor_slices([b"", b""]).batch(2)
-    with pytest.raises(NotImplementedError, match=r"RaggedFeature \['r'\]"):
-        ds.apply(tf.data.experimental.parse_example_dataset({"r": tf.io.RaggedFeature(tf.int64)}))

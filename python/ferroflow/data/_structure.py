@@ -1,10 +1,18 @@
-"""Element structures of ``tf.data``: nested tuples/dicts of tensors and SparseTensors.
+"""Element structures of ``tf.data``: nested tuples/dicts of tensors, SparseTensors and RaggedTensors.
 
-A dataset's element is described by a structure of specs (``TensorSpec`` or
-``SparseTensorSpec`` leaves, see ``framework/type_spec.py``, inside tuples,
-namedtuples and dicts). In the graph an element is a flat list of component
-tensors: one per dense leaf, three per sparse leaf (indices, values,
-dense_shape), in ``nest`` order (dicts by sorted key).
+A dataset's element is described by a structure of specs (``TensorSpec``,
+``SparseTensorSpec`` or ``RaggedTensorSpec`` leaves, see
+``framework/type_spec.py`` and ``ops/ragged.py``, inside tuples, namedtuples
+and dicts). In the graph an element is a flat list of component tensors: one
+per dense leaf, three per sparse leaf (indices, values, dense_shape), and
+``1 + ragged_rank`` per ragged leaf (flat values, then the row splits of each
+ragged dimension, outermost first), in ``nest`` order (dicts by sorted key).
+A ragged leaf is rebuilt from its components where the element is read
+(``get_next``, a traced function's arguments); the dataset ops that only pass
+elements on carry the components unchanged. Batching, unbatching and slicing
+need the components combined or cut, which the Rust dataset ops do for
+sparse leaves only: for a ragged leaf they raise ``NotImplementedError``
+(see :func:`reject_ragged`).
 """
 
 from __future__ import annotations
@@ -13,6 +21,7 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.framework.type_spec import SparseTensorSpec, TensorSpec
+from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec
 
 # -- nesting: tuples, namedtuples and dicts are structure; anything else a leaf --
 
@@ -88,7 +97,7 @@ def normalize(value, lists_are_structure=False):
         return tuple(kids)
     if isinstance(value, SparseTensorValue):
         return SparseTensor.from_value(value)
-    if isinstance(value, SparseTensor):
+    if isinstance(value, (SparseTensor, RaggedTensor)):
         return value
     return ops.convert_to_tensor(value)
 
@@ -97,7 +106,25 @@ def spec_of(leaf):
     if isinstance(leaf, SparseTensor):
         shape = leaf.shape if isinstance(leaf.shape, TensorShape) else TensorShape(None)
         return SparseTensorSpec(shape, leaf.dtype)
+    if isinstance(leaf, RaggedTensor):
+        return RaggedTensorSpec(leaf.shape, leaf.dtype, leaf.ragged_rank, leaf.row_splits_dtype)
     return TensorSpec(leaf.shape, leaf.dtype)
+
+
+def with_shape(spec, shape):
+    """``spec`` (a leaf's) with ``shape`` instead of its own."""
+    if isinstance(spec, RaggedTensorSpec):
+        return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank, spec.row_splits_dtype)
+    return type(spec)(shape, spec.dtype)
+
+
+def reject_ragged(structure, what):
+    """Raises NotImplementedError when ``structure`` has a RaggedTensor leaf: ``what`` (a dataset operation)
+    would have to combine or cut its row splits, which ferroflow's dataset ops do not do."""
+    if any(isinstance(sp, RaggedTensorSpec) for sp in flatten(structure)):
+        raise NotImplementedError(
+            f"ferroflow: {what} of RaggedTensor elements is not supported (tf.data carries RaggedTensors "
+            f"as their components, which it does not batch, unbatch or slice); element structure: {structure}")
 
 
 def to_components(value):
@@ -106,6 +133,9 @@ def to_components(value):
     for leaf in flatten(value):
         if isinstance(leaf, SparseTensor):
             comps.extend([leaf.indices, leaf.values, leaf.dense_shape])
+        elif isinstance(leaf, RaggedTensor):
+            comps.append(leaf.flat_values)
+            comps.extend(leaf.nested_row_splits)
         else:
             comps.append(leaf)
     return comps, map_structure(spec_of, value)
@@ -120,9 +150,19 @@ def component_specs(structure):
             out.append((dtypes.int64, TensorShape([None, rank])))
             out.append((spec.dtype, TensorShape([None])))
             out.append((dtypes.int64, TensorShape([rank])))
+        elif isinstance(spec, RaggedTensorSpec):
+            out.append((spec.dtype, _flat_values_shape(spec)))
+            out.extend([(spec.row_splits_dtype, TensorShape([None]))] * spec.ragged_rank)
         else:
             out.append((spec.dtype, spec.shape))
     return out
+
+
+def _flat_values_shape(spec):
+    """A ragged spec's flat values: all its values in one dimension, then its uniform inner dimensions."""
+    if spec.shape.rank is None:
+        return TensorShape(None)
+    return TensorShape([None]).concatenate(spec.shape[spec.ragged_rank + 1:])
 
 
 def sparse_starts(structure):
@@ -132,6 +172,8 @@ def sparse_starts(structure):
         if isinstance(spec, SparseTensorSpec):
             out.append(i)
             i += 3
+        elif isinstance(spec, RaggedTensorSpec):
+            i += 1 + spec.ragged_rank
         else:
             i += 1
     return out
@@ -139,6 +181,8 @@ def sparse_starts(structure):
 
 def batched(structure, batch_dim):
     """The structure of a batch of elements of ``structure`` (``batch_dim``: the static batch size or None)."""
+
+    reject_ragged(structure, "batch")
 
     def spec(sp):
         return type(sp)(TensorShape([batch_dim]).concatenate(sp.shape), sp.dtype)
@@ -155,6 +199,14 @@ def from_components(structure, comps):
         if isinstance(spec, SparseTensorSpec):
             leaves.append(SparseTensor(comps[i], comps[i + 1], comps[i + 2]))
             i += 3
+        elif isinstance(spec, RaggedTensorSpec):
+            flat, k = comps[i], spec.ragged_rank
+            try:
+                flat.set_shape(_flat_values_shape(spec))
+            except (ValueError, AttributeError):
+                pass
+            leaves.append(RaggedTensor.from_nested_row_splits(flat, comps[i + 1:i + 1 + k], validate=False))
+            i += 1 + k
         else:
             t = comps[i]
             if spec.shape.rank is not None:
@@ -184,7 +236,8 @@ def shapes_of(structure):
 
 
 def classes_of(structure):
-    return map_structure(lambda s: s.value_type, structure)
+    """TF1's ``output_classes``: a leaf's value type, or for a ragged leaf its spec (as TensorFlow gives)."""
+    return map_structure(lambda s: s if isinstance(s, RaggedTensorSpec) else s.value_type, structure)
 
 
 def structure_from(types, shapes=None, classes=None):
@@ -197,7 +250,8 @@ def structure_from(types, shapes=None, classes=None):
     if not (len(flat_t) == len(flat_s) == len(flat_c)):
         raise ValueError("output_types, output_shapes and output_classes must have the same structure")
     specs = [
-        SparseTensorSpec(s, t) if c is SparseTensor else TensorSpec(s, t)
+        with_shape(c, s) if isinstance(c, RaggedTensorSpec)
+        else SparseTensorSpec(s, t) if c is SparseTensor else TensorSpec(s, t)
         for t, s, c in zip(flat_t, flat_s, flat_c)
     ]
     return pack_as(types, specs)

@@ -165,6 +165,7 @@ class Dataset(structure.HasElements):
     def from_tensor_slices(tensors):
         """A dataset of the slices of ``tensors`` along their first dimension."""
         value = structure.normalize(tensors)
+        structure.reject_ragged(structure.map_structure(structure.spec_of, value), "from_tensor_slices")
         for leaf in structure.flatten(value):
             if not isinstance(leaf, SparseTensor) and leaf.shape.rank == 0:
                 raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got {leaf.name}")
@@ -283,11 +284,13 @@ class Dataset(structure.HasElements):
         a = structure.flatten(self._structure)
         b = structure.flatten(dataset._structure)
         for x, y in zip(a, b):
-            if x.dtype != y.dtype or type(x) is not type(y):
+            if x.dtype != y.dtype or type(x) is not type(y) or (
+                    isinstance(x, structure.RaggedTensorSpec)
+                    and (x.ragged_rank, x.row_splits_dtype) != (y.ragged_rank, y.row_splits_dtype)):
                 raise TypeError(f"Two datasets to concatenate have different types {self.output_types} and {dataset.output_types}")
         merged = structure.pack_as(
             self._structure,
-            [type(x)(_most_specific(x.shape, y.shape), x.dtype) for x, y in zip(a, b)],
+            [structure.with_shape(x, _most_specific(x.shape, y.shape)) for x, y in zip(a, b)],
         )
         return self._unary("ConcatenateDataset", [dataset._variant_tensor], merged)
 
@@ -379,6 +382,7 @@ class Dataset(structure.HasElements):
     @_replayable
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         """Like ``batch``, each component padded to ``padded_shapes`` (-1 or None: the batch's largest)."""
+        structure.reject_ragged(self._structure, "padded_batch")
         flat_specs = structure.flatten(self._structure)
         if padded_shapes is None:
             flat_shapes = [sp.shape for sp in flat_specs]
@@ -434,6 +438,7 @@ class Dataset(structure.HasElements):
     @_replayable
     def unbatch(self, name=None):
         """The rows of each element (the inverse of ``batch``)."""
+        structure.reject_ragged(self._structure, "unbatch")
         s = structure.map_structure(lambda sp: type(sp)(_rows_of(sp.shape), sp.dtype), self._structure)
         sparse = structure.sparse_starts(self._structure)
         return self._unary("UnbatchDataset", [], s, attrs={"_sparse": sparse} if sparse else None, name=name)

@@ -54,15 +54,11 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
 
 
 def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
-    """A transformation parsing serialized ``tf.train.Example`` batches with ``features``."""
-    from ferroflow.ops import parsing_ops
-    from ferroflow.ops.parsing_ragged import RaggedFeature
+    """A transformation parsing serialized ``tf.train.Example`` batches with ``features``.
 
-    ragged = sorted(k for k, f in (features or {}).items() if isinstance(f, RaggedFeature))
-    if ragged:
-        raise NotImplementedError(
-            f"parse_example_dataset: RaggedFeature {ragged} would make RaggedTensor elements, which ferroflow's "
-            "tf.data does not carry yet; parse with tf.io.parse_example outside the dataset instead.")
+    A ``RaggedFeature`` gives RaggedTensor elements, carried through the pipeline as their components and
+    rebuilt where the element is read; such elements cannot be batched, unbatched or padded again."""
+    from ferroflow.ops import parsing_ops
 
     def apply(ds):
         return ds.map(lambda serialized: parsing_ops.parse_example(serialized, features),

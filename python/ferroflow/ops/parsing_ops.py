@@ -22,6 +22,7 @@ from ferroflow.ops import array_ops
 from ferroflow.ops._op_util import make, make_op, type_attr
 from ferroflow.ops.parsing_ragged import RaggedFeature, ragged_keys
 from ferroflow.ops.parsing_ragged import build as _build_ragged
+from ferroflow.ops.parsing_ragged import build_sequence as _build_ragged_sequence
 
 __all__ = [
     "FixedLenFeature",
@@ -132,13 +133,9 @@ class _ParseParams:
                 if not sequence:
                     shape = TensorShape([None]).concatenate(shape)
                 self._add_dense(key, _check_dtype(key, f.dtype), shape, f.default_value)
-            elif isinstance(f, RaggedFeature) and not sequence:
+            elif isinstance(f, RaggedFeature):
                 for k, dtype in ragged_keys(key, f):
                     self._add_ragged(k, dtype, f.row_splits_dtype)
-            elif isinstance(f, RaggedFeature):
-                raise NotImplementedError(
-                    f"Feature {key}: RaggedFeature in parse_sequence_example is not supported by ferroflow yet "
-                    "(parse_example and parse_single_example take it).")
             else:
                 raise ValueError(f"Invalid feature {key}:{f}.")
         for what, other in (("Dense", self.dense_keys), ("Sparse", self.sparse_keys)):
@@ -270,8 +267,10 @@ def _sparse_merge(ids_list, values, size, already_sorted):
     return SparseTensor(op._outputs[0], op._outputs[1], shape)
 
 
-def _assemble(features, sparse, dense, ragged=None, scalar=False):
-    out = _build_ragged(features, ragged or {}, scalar)
+def _assemble(features, sparse, dense, ragged=None, scalar=False, ragged_built=None):
+    """The output dict: RaggedTensors built from the raw ``ragged`` outputs (or given, built, in
+    ``ragged_built``), SparseFeatures merged, the rest as parsed."""
+    out = dict(ragged_built) if ragged_built is not None else _build_ragged(features, ragged or {}, scalar)
     for key, f in features.items():
         if isinstance(f, RaggedFeature):
             continue
@@ -344,11 +343,14 @@ def _split_sequence_params(context_features, sequence_features):
 def _parse_sequence_raw(serialized, example_names, context_features, sequence_features, name, scalar):
     context, seq = _split_sequence_params(context_features, sequence_features)
     empty = _ParseParams.__new__(_ParseParams)
-    for attr in ("sparse_keys", "sparse_types", "dense_keys", "dense_types", "dense_shapes"):
+    for attr in ("sparse_keys", "sparse_types", "dense_keys", "dense_types", "dense_shapes", "ragged_keys",
+                 "ragged_value_types", "ragged_split_types"):
         setattr(empty, attr, [])
     empty.dense_defaults = {}
     context = context or empty
     seq = seq or empty
+    if (context.ragged_keys or seq.ragged_keys) and serialized.get_shape().ndims is None:
+        raise ValueError("serialized must have statically-known rank to parse ragged features.")
     with ops.name_scope(name, "ParseSequenceExampleV2"):
         debug = _strings([] if example_names is None else list(np.asarray(example_names).reshape(-1)),
                          "debug_name")
@@ -357,10 +359,10 @@ def _parse_sequence_raw(serialized, example_names, context_features, sequence_fe
         keys = [
             _strings(context.sparse_keys, "context_sparse_keys"),
             _strings(context.dense_keys, "context_dense_keys"),
-            _strings([], "context_ragged_keys"),
+            _strings(context.ragged_keys, "context_ragged_keys"),
             _strings(seq.sparse_keys, "feature_list_sparse_keys"),
             _strings(seq.dense_keys, "feature_list_dense_keys"),
-            _strings([], "feature_list_ragged_keys"),
+            _strings(seq.ragged_keys, "feature_list_ragged_keys"),
         ]
         missing = [bool(sequence_features[k].allow_missing) for k in seq.dense_keys]
         missing_t = constant(np.array(missing, dtype=bool).reshape([len(missing)]), dtype=dtypes.bool,
@@ -372,15 +374,15 @@ def _parse_sequence_raw(serialized, example_names, context_features, sequence_fe
             "Ncontext_sparse": len(context.sparse_keys),
             "Tcontext_dense": _types_attr(context.dense_types),
             "context_sparse_types": _types_attr(context.sparse_types),
-            "context_ragged_value_types": _types_attr([]),
-            "context_ragged_split_types": _types_attr([]),
+            "context_ragged_value_types": _types_attr(context.ragged_value_types),
+            "context_ragged_split_types": _types_attr(context.ragged_split_types),
             "context_dense_shapes": _shapes_attr(context.dense_shapes),
             "Nfeature_list_sparse": len(seq.sparse_keys),
             "Nfeature_list_dense": len(seq.dense_keys),
             "feature_list_dense_types": _types_attr(seq.dense_types),
             "feature_list_sparse_types": _types_attr(seq.sparse_types),
-            "feature_list_ragged_value_types": _types_attr([]),
-            "feature_list_ragged_split_types": _types_attr([]),
+            "feature_list_ragged_value_types": _types_attr(seq.ragged_value_types),
+            "feature_list_ragged_split_types": _types_attr(seq.ragged_split_types),
             "feature_list_dense_shapes": _shapes_attr(seq.dense_shapes),
         },
         name="ParseSequenceExampleV2",
@@ -395,17 +397,24 @@ def _parse_sequence_raw(serialized, example_names, context_features, sequence_fe
     cs = len(context.sparse_keys)
     ci, cv, csh = take(cs), take(cs), take(cs)
     cd = take(len(context.dense_keys))
+    cr = len(context.ragged_keys)
+    crv, crs = take(cr), take(cr)
     fs = len(seq.sparse_keys)
     fi, fv, fsh = take(fs), take(fs), take(fs)
     fd = take(len(seq.dense_keys))
     fl = take(len(seq.dense_keys))
+    fr = len(seq.ragged_keys)
+    frv, fro, fri = take(fr), take(fr), take(fr)
     c_sparse = {k: SparseTensor(ci[i], cv[i], csh[i]) for i, k in enumerate(context.sparse_keys)}
     c_dense = dict(zip(context.dense_keys, cd))
     f_sparse = {k: SparseTensor(fi[i], fv[i], fsh[i]) for i, k in enumerate(seq.sparse_keys)}
     f_dense = dict(zip(seq.dense_keys, fd))
     lengths = dict(zip(seq.dense_keys, fl))
-    ctx_out = _assemble(context_features or {}, c_sparse, c_dense)
-    seq_out = _assemble(sequence_features or {}, f_sparse, f_dense)
+    c_ragged = {k: (crv[i], crs[i]) for i, k in enumerate(context.ragged_keys)}
+    f_ragged = {k: (frv[i], fro[i], fri[i]) for i, k in enumerate(seq.ragged_keys)}
+    ctx_out = _assemble(context_features or {}, c_sparse, c_dense, c_ragged, scalar=scalar)
+    seq_out = _assemble(sequence_features or {}, f_sparse, f_dense,
+                        ragged_built=_build_ragged_sequence(sequence_features or {}, f_ragged, scalar))
     return ctx_out, seq_out, lengths
 
 

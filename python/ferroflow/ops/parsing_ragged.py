@@ -3,7 +3,10 @@
 ``ParseExampleV2`` parses the value key and every partition key of a ``RaggedFeature`` (in Rust, as ragged
 outputs: values concatenated over the batch, plus row splits per example). This module builds the result
 from those outputs as TensorFlow's ``parsing_config`` does: partitions applied innermost first; for a batch,
-each example's partition values are shifted by where that example's rows start. Every partition ends up as
+each example's partition values are shifted by where that example's rows start. ``ParseSequenceExampleV2``
+gives a ragged feature list's values with two sets of row splits, steps per example (outer) and values per
+step (inner): its partitions are applied with each step in the place of an example, and the outer splits
+added last, as TensorFlow folds the two batch dimensions into one and restores them. Every partition ends up as
 row splits over its values; with ``validate=True`` the splits are checked at run time (first 0,
 non-decreasing, last equal to the number of values) and a bad partition fails with InvalidArgumentError
 naming the feature.
@@ -266,3 +269,36 @@ def build(features, parsed, scalar):
                 out[key] = _batched(RaggedTensor.from_row_splits(values, splits, validate=False), f, parsed, key)
     return out
 
+
+
+def build_sequence(features, parsed, scalar):
+    """The RaggedTensors of the RaggedFeatures among a ``parse_sequence_example``'s sequence ``features``:
+    ``[batch, (steps), (values), ...]`` (without the batch dimension for one ``SequenceExample``).
+    ``parsed`` maps each parsed ragged feature-list key to its op outputs (values, outer row splits, inner
+    row splits)."""
+    steps = {k: (values, inner) for k, (values, _, inner) in parsed.items()}
+    out = {}
+    for key in sorted(features):
+        f = features[key]
+        if not isinstance(f, RaggedFeature):
+            continue
+        value_key = key if f.value_key is None else f.value_key
+        values, outer, inner = parsed[value_key]
+        with ops.name_scope(None, "RaggedFeature"):
+            rt = _batched(RaggedTensor.from_row_splits(values, inner, validate=False), f, steps, key)
+            if not scalar:
+                rt = RaggedTensor.from_row_splits(rt, _aligned(outer, f, parsed, key), validate=False)
+        out[key] = rt
+    return out
+
+
+def _aligned(outer, feature, parsed, key):
+    """``outer`` (the values' steps per example); with ``validate``, checked at run time to equal every
+    keyed partition's."""
+    if not feature.validate:
+        return outer
+    checks = [check_ops.assert_equal(outer, math_ops.cast(parsed[p.key][1], outer.dtype),
+                                     message=f"Feature {key}: values and partitions are not aligned")
+              for p in feature.partitions if not isinstance(p, RaggedFeature.UniformRowLength)]
+    with ops.control_dependencies(checks):
+        return array_ops.identity(outer)

@@ -929,22 +929,29 @@ fn ragged_output(
         values.extend(acc.values);
     }
     let total = values.len();
-    let splits = if split_dtype == DType::Int32 {
-        let v = splits
-            .into_iter()
-            .map(i32::try_from)
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|_| {
-                Error::invalid_argument(
-                    "ragged feature: more values than int32 row splits can hold; use \
-                     row_splits_dtype=int64",
-                )
-            })?;
-        Tensor::vector(v)
-    } else {
-        Tensor::vector(splits)
-    };
-    Ok((values.into_tensor(vec![total])?, splits))
+    Ok((
+        values.into_tensor(vec![total])?,
+        splits_tensor(splits, split_dtype)?,
+    ))
+}
+
+/// Row splits as a vector of `split_dtype` (int32 or int64); int32 fails
+/// with InvalidArgumentError when a split does not fit.
+pub(crate) fn splits_tensor(splits: Vec<i64>, split_dtype: DType) -> Result<Tensor> {
+    if split_dtype != DType::Int32 {
+        return Ok(Tensor::vector(splits));
+    }
+    let v = splits
+        .into_iter()
+        .map(i32::try_from)
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| {
+            Error::invalid_argument(
+                "ragged feature: more values than int32 row splits can hold; use \
+                 row_splits_dtype=int64",
+            )
+        })?;
+    Ok(Tensor::vector(v))
 }
 
 /// `[batch, max rows] + shape[1..]`, each example's rows padded with the

@@ -1,15 +1,19 @@
 //! `ParseSequenceExampleV2` (what `tf.compat.v1.io.parse_single_sequence_example`
 //! and `parse_sequence_example` emit): a `SequenceExample`'s context is
 //! parsed like an `Example` (both keep their `Features` in field 1), its
-//! feature lists (field 2) into per-step sparse or dense outputs.
+//! feature lists (field 2) into per-step sparse, dense or ragged outputs.
+//! A ragged feature list gives its values (every step of every example,
+//! concatenated), outer row splits (steps per example) and inner row splits
+//! (values per step); `tf.io.RaggedFeature`'s partitions are applied in
+//! Python.
 
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
-use super::example::{check_dtype, dtype_name, shape_text, Col, KeyMap};
+use super::example::{check_dtype, dtype_name, shape_text, splits_tensor, Col, KeyMap};
 use super::wire::{for_each_list_feature, for_each_map_entry, FeatureRef, Kind, Malformed};
-use super::{parse_batch, shape_list, strings, DenseSpec, SparseSpec, Spec};
+use super::{parse_batch, shape_list, strings, DenseSpec, RaggedSpec, SparseSpec, Spec};
 
 /// The op definitions of this module.
 pub(crate) fn op_defs() -> Vec<OpDef> {
@@ -113,8 +117,10 @@ fn run_single_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
     let keys = SeqKeys {
         c_sparse,
         c_dense,
+        c_ragged: Vec::new(),
         f_sparse,
         f_dense,
+        f_ragged: Vec::new(),
         missing_ok,
     };
     let mut outs = parse_sequences(records, &names, true, keys, &defaults, a)?;
@@ -172,6 +178,12 @@ struct SeqAttrs {
     list_sparse_types: Vec<DType>,
     list_dense_types: Vec<DType>,
     list_dense_shapes: Vec<Vec<i64>>,
+    /// Value and row-split dtypes of the ragged context features.
+    context_ragged_types: Vec<DType>,
+    context_ragged_splits: Vec<DType>,
+    /// Value and row-split dtypes of the ragged feature lists.
+    list_ragged_types: Vec<DType>,
+    list_ragged_splits: Vec<DType>,
 }
 
 fn expect_len(a: &Attrs, count: &str, n: usize) -> Result<()> {
@@ -187,16 +199,32 @@ fn expect_len(a: &Attrs, count: &str, n: usize) -> Result<()> {
 
 impl SeqAttrs {
     fn new(a: &Attrs) -> Result<Self> {
-        for ragged in [
-            "context_ragged_value_types",
-            "feature_list_ragged_value_types",
-        ] {
+        let ragged = |values: &str, splits: &str| -> Result<(Vec<DType>, Vec<DType>)> {
+            let (v, sp) = (a.dtypes(values)?, a.dtypes(splits)?);
             ensure!(
-                a.dtypes(ragged)?.is_empty(),
-                unimplemented,
-                "ParseSequenceExampleV2: RaggedFeature is not supported by ferroflow yet"
+                v.len() == sp.len(),
+                invalid_argument,
+                "len({values}) != len({splits}): {} vs. {}",
+                v.len(),
+                sp.len()
             );
-        }
+            for &t in &v {
+                check_dtype(t, values)?;
+            }
+            if let Some(t) = sp
+                .iter()
+                .find(|t| !matches!(t, DType::Int32 | DType::Int64))
+            {
+                bail!(invalid_argument, "{splits} must be int32 or int64, got {t}");
+            }
+            Ok((v, sp))
+        };
+        let (context_ragged_types, context_ragged_splits) =
+            ragged("context_ragged_value_types", "context_ragged_split_types")?;
+        let (list_ragged_types, list_ragged_splits) = ragged(
+            "feature_list_ragged_value_types",
+            "feature_list_ragged_split_types",
+        )?;
         let s = SeqAttrs {
             context_sparse_types: a.dtypes("context_sparse_types")?,
             context_dense_types: a.dtypes("Tcontext_dense")?,
@@ -204,6 +232,10 @@ impl SeqAttrs {
             list_sparse_types: a.dtypes("feature_list_sparse_types")?,
             list_dense_types: a.dtypes("feature_list_dense_types")?,
             list_dense_shapes: shape_list(a, "feature_list_dense_shapes")?,
+            context_ragged_types,
+            context_ragged_splits,
+            list_ragged_types,
+            list_ragged_splits,
         };
         expect_len(a, "Ncontext_sparse", s.context_sparse_types.len())?;
         expect_len(a, "Nfeature_list_sparse", s.list_sparse_types.len())?;
@@ -252,6 +284,18 @@ fn infer_sequence_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
         &a.context_dense_types,
         &a.context_dense_shapes,
     );
+    // Row splits over the batch: `[batch + 1]` when the batch size is known.
+    let batch_splits = PartialShape::from_dims(vec![match batch.dims() {
+        Some([Some(n)]) => Some(n + 1),
+        _ => None,
+    }]);
+    let vector = PartialShape::from_dims(vec![None]);
+    for &t in &a.context_ragged_types {
+        out.push(OutputInfo::new(t, vector.clone()));
+    }
+    for &t in &a.context_ragged_splits {
+        out.push(OutputInfo::new(t, batch_splits.clone()));
+    }
     let width = rank.map(|r| r + 2);
     for _ in &a.list_sparse_types {
         out.push(OutputInfo::new(
@@ -282,6 +326,15 @@ fn infer_sequence_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     }
     for _ in &a.list_dense_types {
         out.push(OutputInfo::new(DType::Int64, batch.clone()));
+    }
+    for &t in &a.list_ragged_types {
+        out.push(OutputInfo::new(t, vector.clone()));
+    }
+    for &t in &a.list_ragged_splits {
+        out.push(OutputInfo::new(t, batch_splits.clone()));
+    }
+    for &t in &a.list_ragged_splits {
+        out.push(OutputInfo::new(t, vector.clone()));
     }
     Ok(out)
 }
@@ -324,14 +377,8 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
     let c_dense = key_list(3, "context_dense_keys", a.context_dense_types.len())?;
     let f_sparse = key_list(5, "feature_list_sparse_keys", a.list_sparse_types.len())?;
     let f_dense = key_list(6, "feature_list_dense_keys", a.list_dense_types.len())?;
-    if !strings(ctx.input(4)?, "context_ragged_keys")?.is_empty()
-        || !strings(ctx.input(7)?, "feature_list_ragged_keys")?.is_empty()
-    {
-        bail!(
-            unimplemented,
-            "ParseSequenceExampleV2: RaggedFeature is not supported by ferroflow yet"
-        );
-    }
+    let c_ragged = key_list(4, "context_ragged_keys", a.context_ragged_types.len())?;
+    let f_ragged = key_list(7, "feature_list_ragged_keys", a.list_ragged_types.len())?;
     let missing_ok_t = ctx.input(8)?;
     let missing_ok = missing_ok_t.as_slice::<bool>().map_err(|_| {
         Error::invalid_argument("feature_list_dense_missing_assumed_empty must be bool")
@@ -350,8 +397,10 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
     let keys = SeqKeys {
         c_sparse,
         c_dense,
+        c_ragged,
         f_sparse,
         f_dense,
+        f_ragged,
         missing_ok,
     };
     for t in parse_sequences(records, names, scalar, keys, &defaults, a)? {
@@ -364,8 +413,10 @@ fn run_sequence(ctx: &mut OpContext<'_>, a: &SeqAttrs) -> Result<()> {
 struct SeqKeys {
     c_sparse: Vec<Vec<u8>>,
     c_dense: Vec<Vec<u8>>,
+    c_ragged: Vec<Vec<u8>>,
     f_sparse: Vec<Vec<u8>>,
     f_dense: Vec<Vec<u8>>,
+    f_ragged: Vec<Vec<u8>>,
     /// Per dense feature list: whether a missing list counts as empty.
     missing_ok: Vec<bool>,
 }
@@ -383,8 +434,10 @@ fn parse_sequences(
     let SeqKeys {
         c_sparse,
         c_dense,
+        c_ragged,
         f_sparse,
         f_dense,
+        f_ragged,
         missing_ok,
     } = keys;
     let mut out = Vec::new();
@@ -403,18 +456,39 @@ fn parse_sequences(
         .zip(&a.context_sparse_types)
         .map(|(key, &dtype)| SparseSpec { key, dtype })
         .collect();
-    let context = parse_batch(&Spec::new(sparse, dense)?, records, names, scalar)?;
+    let ragged = c_ragged
+        .into_iter()
+        .zip(a.context_ragged_types.iter().zip(&a.context_ragged_splits))
+        .map(|(key, (&dtype, &split_dtype))| RaggedSpec {
+            key,
+            dtype,
+            split_dtype,
+        })
+        .collect();
+    let context = parse_batch(
+        &Spec::with_ragged(sparse, dense, ragged)?,
+        records,
+        names,
+        scalar,
+    )?;
 
-    // Feature lists.
+    // Feature lists: sparse, then dense, then ragged slots.
     let mut index = KeyMap::default();
-    for (slot, key) in f_sparse.iter().chain(&f_dense).enumerate() {
-        index.insert(key.clone(), slot);
+    for (slot, key) in f_sparse.iter().chain(&f_dense).chain(&f_ragged).enumerate() {
+        if index.insert(key.clone(), slot).is_some() {
+            bail!(
+                invalid_argument,
+                "Duplicate feature list key: {}",
+                String::from_utf8_lossy(key)
+            );
+        }
     }
-    let ns = f_sparse.len();
+    let (ns, nd) = (f_sparse.len(), f_dense.len());
     let mut accs: Vec<ListAcc> = a
         .list_sparse_types
         .iter()
         .chain(&a.list_dense_types)
+        .chain(&a.list_ragged_types)
         .map(|&t| ListAcc {
             values: Col::new(t),
             steps: Vec::with_capacity(records.len()),
@@ -435,10 +509,16 @@ fn parse_sequences(
         })
         .map_err(|_| malformed(bytes))?;
         for (slot, acc) in accs.iter_mut().enumerate() {
+            let dense = (ns..ns + nd).contains(&slot);
             let (key, dtype) = if slot < ns {
                 (&f_sparse[slot], a.list_sparse_types[slot])
-            } else {
+            } else if dense {
                 (&f_dense[slot - ns], a.list_dense_types[slot - ns])
+            } else {
+                (
+                    &f_ragged[slot - ns - nd],
+                    a.list_ragged_types[slot - ns - nd],
+                )
             };
             let mut counts = Vec::new();
             match found[slot] {
@@ -460,7 +540,7 @@ fn parse_sequences(
                         return Err(list_error(list, step, dtype, &name, key, bytes));
                     }
                 }
-                None if slot >= ns && !missing_ok[slot - ns] => {
+                None if dense && !missing_ok[slot - ns] => {
                     bail!(
                         invalid_argument,
                         "Name: {name}, Feature list '{}' is required but could not be found.  Did you mean to include it in feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?",
@@ -469,7 +549,7 @@ fn parse_sequences(
                 }
                 None => {}
             }
-            if slot >= ns {
+            if dense {
                 let shape = &a.list_dense_shapes[slot - ns];
                 let stride: usize = shape.iter().map(|&d| d as usize).product();
                 let total: usize = counts.iter().sum();
@@ -495,9 +575,18 @@ fn parse_sequences(
         cv.push(v);
         cs.push(s);
     }
-    for t in ci.into_iter().chain(cv).chain(cs).chain(context.dense) {
+    let (c_values, c_splits): (Vec<_>, Vec<_>) = context.ragged.into_iter().unzip();
+    for t in ci
+        .into_iter()
+        .chain(cv)
+        .chain(cs)
+        .chain(context.dense)
+        .chain(c_values)
+        .chain(c_splits)
+    {
         out.push(t);
     }
+    let ragged_accs = accs.split_off(ns + nd);
     let dense_accs = accs.split_off(ns);
     let mut parts = (Vec::new(), Vec::new(), Vec::new());
     for acc in accs {
@@ -523,7 +612,48 @@ fn parse_sequences(
     {
         out.push(t);
     }
+    let mut ragged = (Vec::new(), Vec::new(), Vec::new());
+    for (acc, &split_dtype) in ragged_accs.into_iter().zip(&a.list_ragged_splits) {
+        let (v, o, i) = ragged_list_output(acc, split_dtype, scalar)?;
+        ragged.0.push(v);
+        ragged.1.push(o);
+        ragged.2.push(i);
+    }
+    out.extend(ragged.0.into_iter().chain(ragged.1).chain(ragged.2));
     Ok(out)
+}
+
+/// A ragged feature list: the values of every step of every example,
+/// concatenated; the outer row splits (steps per example, `batch + 1` of
+/// them; empty for a scalar input, where TensorFlow's kernel leaves them
+/// unset and its Python never reads them); and the inner row splits
+/// (values per step, one more than the steps of the whole batch).
+fn ragged_list_output(
+    acc: ListAcc,
+    split_dtype: DType,
+    scalar: bool,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let total = acc.values.len();
+    let mut outer = Vec::with_capacity(if scalar { 0 } else { acc.steps.len() + 1 });
+    let mut inner = vec![0i64];
+    if !scalar {
+        outer.push(0);
+    }
+    let mut end = 0i64;
+    for steps in &acc.steps {
+        for &c in steps {
+            end += c as i64;
+            inner.push(end);
+        }
+        if !scalar {
+            outer.push(inner.len() as i64 - 1);
+        }
+    }
+    Ok((
+        acc.values.into_tensor(vec![total])?,
+        splits_tensor(outer, split_dtype)?,
+        splits_tensor(inner, split_dtype)?,
+    ))
 }
 
 fn kind_of(d: DType) -> Kind {
