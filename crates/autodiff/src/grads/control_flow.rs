@@ -70,10 +70,8 @@ fn build_grad_function(b: &mut Builder<'_>, name: &str) -> Result<(Function, usi
     Ok((func, forward_nodes))
 }
 
-/// The forward values a gradient function reads: outputs of the forward
-/// body's nodes (other than arguments and constants) that gradient nodes
-/// needed for its outputs take as inputs, in a fixed order.
-fn values_read_by_gradient(g: &Function, forward_nodes: usize) -> Vec<Output> {
+/// The nodes of `g` its outputs depend on.
+fn needed_nodes(g: &Function) -> Vec<bool> {
     let graph = &g.graph;
     let mut needed = vec![false; graph.len()];
     let mut stack: Vec<usize> = g.outputs.iter().map(|o| o.node).collect();
@@ -85,6 +83,15 @@ fn values_read_by_gradient(g: &Function, forward_nodes: usize) -> Vec<Output> {
         stack.extend(node.inputs.iter().map(|o| o.node));
         stack.extend(node.control_inputs.iter().copied());
     }
+    needed
+}
+
+/// The forward values a gradient function reads: outputs of the forward
+/// body's nodes (other than arguments and constants) that gradient nodes
+/// needed for its outputs take as inputs, in a fixed order.
+fn values_read_by_gradient(g: &Function, forward_nodes: usize) -> Vec<Output> {
+    let graph = &g.graph;
+    let needed = needed_nodes(g);
     let mut read: Vec<Output> = Vec::new();
     for node in &graph.nodes()[forward_nodes..] {
         if !needed[node.id] {
@@ -120,6 +127,45 @@ fn saving_functions(b: &mut Builder<'_>, body: &str) -> Result<Option<(String, S
     saving_functions_of(b, body, &grad, forward_nodes)
 }
 
+/// A value a saving body returns for its gradient: a forward value, or the
+/// shape of one (`Shape` node `reader` of the gradient function, the only
+/// kind of node of the gradient that reads it).
+#[derive(Clone, Copy)]
+enum Saved {
+    Value(Output),
+    ShapeOf { value: Output, reader: usize },
+}
+
+/// `saved` with each value the gradient reads only through `Shape` nodes
+/// (the gradient of a broadcasting add reads no more of its inputs)
+/// replaced by those shapes, so that a loop keeps a few integers per
+/// iteration instead of the tensor.
+fn shapes_where_enough(grad: &Function, forward_nodes: usize, saved: Vec<Output>) -> Vec<Saved> {
+    let needed = needed_nodes(grad);
+    let graph = &grad.graph;
+    let mut out = Vec::with_capacity(saved.len());
+    for o in saved {
+        let readers: Vec<usize> = graph.nodes()[forward_nodes..]
+            .iter()
+            .filter(|n| needed[n.id] && n.inputs.contains(&o))
+            .map(|n| n.id)
+            .collect();
+        let shapes_only = !readers.is_empty()
+            && !grad.outputs.contains(&o)
+            && readers.iter().all(|&r| graph.node(r).op == "Shape");
+        if shapes_only {
+            out.extend(
+                readers
+                    .into_iter()
+                    .map(|reader| Saved::ShapeOf { value: o, reader }),
+            );
+        } else {
+            out.push(Saved::Value(o));
+        }
+    }
+    out
+}
+
 /// [`saving_functions`] for a gradient function already built.
 fn saving_functions_of(
     b: &mut Builder<'_>,
@@ -131,22 +177,46 @@ fn saving_functions_of(
     if saved.is_empty() {
         return Ok(None);
     }
+    let saved = shapes_where_enough(grad, forward_nodes, saved);
     let f = b.graph.function(body)?.clone();
     let mut saving = (*f).clone();
-    saving.outputs.extend(saved.iter().copied());
+    for s in &saved {
+        saving.outputs.push(match *s {
+            Saved::Value(o) => o,
+            Saved::ShapeOf { value, reader } => {
+                // The forward body's nodes keep their ids in the gradient
+                // function, whose graph starts as a copy of the body's.
+                let name = saving.graph.unique_name(
+                    &format!("{}/saved_shape", saving.graph.node(value.node).name),
+                    true,
+                );
+                let mut spec = NodeSpec::new("Shape", &name).input(value);
+                spec.attrs = grad.graph.node(reader).attrs.clone();
+                Output::new(saving.graph.add_node(spec)?, 0)
+            }
+        });
+    }
     let saving_name = b.graph.unique_function_name(&format!("{body}_saving"));
     b.graph.add_function(&saving_name, saving)?;
 
+    // Each saved value (or shape) replaces, for the gradient's nodes, the
+    // output it was read from.
     let mut g = grad.graph.clone();
     let mut args = grad.args.clone();
-    for (k, &o) in saved.iter().enumerate() {
-        let arg = add_arg_like(&mut g, &format!("saved_{k}"), o)?;
-        g.redirect(o, arg, forward_nodes)?;
+    let mut replaced = Vec::with_capacity(saved.len());
+    for (k, s) in saved.iter().enumerate() {
+        let from = match *s {
+            Saved::Value(o) => o,
+            Saved::ShapeOf { reader, .. } => Output::new(reader, 0),
+        };
+        let arg = add_arg_like(&mut g, &format!("saved_{k}"), from)?;
+        g.redirect(from, arg, forward_nodes)?;
         args.push(arg);
+        replaced.push(from);
     }
     let mut outputs = grad.outputs.clone();
     for (out, &o) in outputs.iter_mut().zip(&grad.outputs) {
-        if let Some(k) = saved.iter().position(|&s| s == o) {
+        if let Some(k) = replaced.iter().position(|&s| s == o) {
             *out = args[grad.args.len() + k];
         }
     }
