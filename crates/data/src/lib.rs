@@ -11,6 +11,8 @@
 //!   which take their work (file names) from a queue.
 //! * [`file_ops`]: `ReadFile`, `WriteFile`, `MatchingFiles`.
 //! * [`parse`]: `tf.train.Example` and `SequenceExample` parsing.
+//! * [`proto`]: `DecodeProtoV2` and `EncodeProto` (`tf.io.decode_proto`,
+//!   `encode_proto`): fields of any protobuf message to and from tensors.
 //! * [`decode`]: `DecodeRaw`, `DecodeCSV`, base64, compression, tensor
 //!   serialization.
 //! * [`lookup`]: lookup tables (`HashTableV2`, `MutableHashTableV2`,
@@ -26,6 +28,7 @@ pub mod decode;
 pub mod file_ops;
 pub mod lookup;
 pub mod parse;
+pub mod proto;
 pub mod queue;
 pub mod reader;
 
@@ -41,6 +44,7 @@ pub fn register() {
         file_ops::register();
         lookup::register();
         parse::register();
+        proto::register();
         queue::register();
         reader::register();
     });

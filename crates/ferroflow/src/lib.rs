@@ -71,7 +71,10 @@ pub fn register_all() {
     ferroflow_image::register();
     static DATA_GRADIENTS: std::sync::Once = std::sync::Once::new();
     DATA_GRADIENTS.call_once(|| {
-        for op in ferroflow_data::reader::NOT_DIFFERENTIABLE {
+        for op in ferroflow_data::reader::NOT_DIFFERENTIABLE
+            .iter()
+            .chain(ferroflow_data::proto::NOT_DIFFERENTIABLE)
+        {
             ferroflow_autodiff::not_differentiable(op);
         }
     });

@@ -21,6 +21,7 @@ mod graph;
 mod graph_def;
 mod lite;
 mod optimizers;
+mod proto;
 mod py_func;
 mod records;
 mod server;
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     checkpoint::register(m)?;
     generator::register();
     py_func::register();
+    proto::register();
     records::register(m)?;
     graph_def::register(m)?;
     lite::register(m)?;

@@ -6,6 +6,7 @@ from ferroflow.ops.image_codecs import *  # noqa: F401,F403
 from ferroflow.ops.io_ops import *  # noqa: F401,F403
 from ferroflow.ops.parsing_ops import *  # noqa: F401,F403
 from ferroflow.ops.parsing_ragged import RaggedFeature  # noqa: F401
+from ferroflow.ops.proto_ops import decode_proto, encode_proto  # noqa: F401
 from ferroflow.platform.tf_record import (  # noqa: F401
     TFRecordCompressionType,
     TFRecordOptions,
