@@ -1,15 +1,21 @@
 //! Matrix multiplication: packed, runtime-dispatched GEMM for f32/f64, split
 //! across the kernel team in a grid of output blocks; plain loops for
-//! integers; batched products with broadcast batch dimensions.
+//! integers; batched products with broadcast batch dimensions; bfloat16
+//! products with float32 sums (`bf16`: AVX512-BF16 where the CPU has it).
 //!
-//! Two libraries compute f32 blocks, chosen per product by [`F32Gemm`]:
+//! Three kernels compute f32 blocks, chosen per product by [`F32Gemm`]:
 //! the `gemm` crate, whose AVX-512 micro-kernels run at 1.3-1.6x
 //! `matrixmultiply`'s speed on the dense-layer products of training (16-core
 //! Xeon, `cargo bench -p ferroflow-tensor --bench gemm_candidates`), and
 //! `matrixmultiply` (AVX2/FMA at most), which stays ahead where `gemm` reads
 //! an unpacked operand with long strides (a transposed weight times a small
-//! batch: 0.5x). f64 stays on `matrixmultiply`. Neither library's own
-//! threads are used: one team for every kernel matters on a small machine.
+//! batch: 0.5x); and on AVX-512, for that transposed-weight case, our own
+//! dot-product kernel ([`super::dot_gemm`]), which streams both operands
+//! along the depth unpacked. f64 stays on `matrixmultiply`. Neither
+//! library's own threads are used: one team for every kernel matters on a
+//! small machine.
+
+pub mod bf16;
 
 use super::scalar::Scalar;
 use crate::dtype::DType;
@@ -74,17 +80,21 @@ pub enum F32Gemm {
     MatrixMultiply,
     /// The `gemm` crate (AVX-512 kernels where the CPU has them).
     Gemm,
+    /// [`super::dot_gemm`]: dot products of `a`'s rows with `b`'s columns,
+    /// both contiguous along the depth (AVX-512 only).
+    Dot,
 }
 
 impl F32Gemm {
-    /// The faster library for a whole `m x k @ k x n` product on this CPU
-    /// (`b_columns_contiguous`: the right operand is stored transposed).
-    /// Chosen from the whole product, never from a block, so the bits of
-    /// the result do not depend on the thread count.
-    pub fn for_product(m: usize, n: usize, b_columns_contiguous: bool) -> F32Gemm {
+    /// The faster kernel for a whole `m x k @ k x n` product in layouts `la`
+    /// and `lb` on this CPU. Chosen from the whole product, never from a
+    /// block, so the bits of the result do not depend on the thread count.
+    pub fn for_product(m: usize, k: usize, n: usize, la: Mat, lb: Mat) -> F32Gemm {
         if let Some(forced) = forced_f32_gemm() {
             return forced;
         }
+        // The right operand stored transposed (a weight in `dy @ w^T`).
+        let b_columns_contiguous = lb.rs == 1 && n > 1;
         // A one-row product (a batch-1 prediction) is a vector-matrix
         // product: `gemm` streams the matrix once, while `matrixmultiply`
         // first packs all of it for the single row (3-5x slower on the
@@ -97,13 +107,20 @@ impl F32Gemm {
         // Measured with benches/gemm_candidates.rs on a 16-core Xeon
         // (AVX-512) and a 2-core EPYC (AVX2); see benches/RESULTS.md.
         let wide_and_short = m <= 64 && n >= 2048;
-        let use_gemm = if has_avx512f() {
+        if has_avx512f() {
             let strided_and_short = b_columns_contiguous && m < 256;
-            !(wide_and_short || strided_and_short)
-        } else {
-            m >= 128
-        };
-        if use_gemm {
+            // Both operands contiguous along a depth long enough to fill
+            // the 16-lane registers: 1.3x (MLP, 128 rows) to 3x (LSTM, 32
+            // rows) the other two on the 2-core Xeon (RESULTS.md, issue 16).
+            if strided_and_short && la.cs == 1 && k >= 64 && super::dot_gemm::available() {
+                return F32Gemm::Dot;
+            }
+            if wide_and_short || strided_and_short {
+                return F32Gemm::MatrixMultiply;
+            }
+            return F32Gemm::Gemm;
+        }
+        if m >= 128 {
             F32Gemm::Gemm
         } else {
             F32Gemm::MatrixMultiply
@@ -205,8 +222,17 @@ pub unsafe fn sgemm_serial(
         }
         return;
     }
+    let lib = match lib {
+        // The dot kernel takes only its own layout; anything else goes to
+        // `matrixmultiply`, which takes every layout.
+        F32Gemm::Dot if la.cs == 1 && lb.rs == 1 && super::dot_gemm::available() => {
+            return super::dot_gemm::sgemm_nt(m, k, n, a, la.rs, b, lb.cs, c, ldc, accumulate);
+        }
+        F32Gemm::Dot => F32Gemm::MatrixMultiply,
+        other => other,
+    };
     match lib {
-        F32Gemm::MatrixMultiply => matrixmultiply::sgemm(
+        F32Gemm::MatrixMultiply | F32Gemm::Dot => matrixmultiply::sgemm(
             m,
             k,
             n,
@@ -304,7 +330,7 @@ fn grid(m: usize, n: usize, threads: usize) -> (Vec<usize>, Vec<usize>) {
 /// so results do not depend on the thread count.
 #[allow(clippy::too_many_arguments)] // BLAS-style signature
 fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat, c: &mut [f32]) {
-    let lib = F32Gemm::for_product(m, n, lb.rs == 1 && n > 1);
+    let lib = F32Gemm::for_product(m, k, n, la, lb);
     let macs = m * n * k;
     let threads = rayon::current_num_threads()
         .min(macs / MACS_PER_THREAD)
@@ -425,6 +451,17 @@ fn gemm_naive<T: Scalar>(
 /// `a @ b` over the last two dimensions, with optional transposes and
 /// broadcasting of leading (batch) dimensions.
 pub fn matmul(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> Result<Tensor> {
+    matmul_with(a, b, transpose_a, transpose_b, bf16::Bf16Gemm::for_cpu())
+}
+
+/// [`matmul`] with bfloat16 products computed by `bf16_lib`.
+pub fn matmul_with(
+    a: &Tensor,
+    b: &Tensor,
+    transpose_a: bool,
+    transpose_b: bool,
+    bf16_lib: bf16::Bf16Gemm,
+) -> Result<Tensor> {
     if a.dtype() != b.dtype() {
         return Err(Error::invalid_argument(format!(
             "MatMul: a and b must have one dtype, got {} and {}",
@@ -524,6 +561,11 @@ pub fn matmul(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> R
         DType::Int64 => run!(i64, gemm_naive::<i64>),
         DType::Complex64 => run!(crate::Complex32, super::complex::gemm),
         DType::Complex128 => run!(crate::Complex64, super::complex::gemm),
+        DType::BFloat16 if bf16_lib != bf16::Bf16Gemm::CastF32 => {
+            run!(half::bf16, |m, k, n, x, la, y, lb, c| bf16::gemm(
+                bf16_lib, m, k, n, x, la, y, lb, c
+            ))
+        }
         DType::Float16 | DType::BFloat16 => {
             let wa = super::elementwise::cast(a, DType::Float32)?;
             let wb = super::elementwise::cast(b, DType::Float32)?;
@@ -753,10 +795,12 @@ mod tests {
         assert_eq!((rows.len() - 1, cols.len() - 1), (2, 8));
     }
 
-    /// Edge shapes through both libraries: empty depth (zeros, or `c`
+    /// Edge shapes through all three kernels: empty depth (zeros, or `c`
     /// untouched when accumulating), depth 1 and 2 (gemm's outer-product
-    /// path), one row or one column (its matrix-vector paths), depths that
-    /// split into uneven chunks, and every transpose.
+    /// path; a masked tail alone in the dot kernel), one row or one column
+    /// (the matrix-vector paths), depths that split into uneven chunks, and
+    /// every transpose (the dot kernel takes `a @ b^T` and hands the other
+    /// layouts to `matrixmultiply`).
     #[test]
     fn edge_shapes_through_both_libraries() {
         for (m, k, n) in [
@@ -771,7 +815,7 @@ mod tests {
             let b: Vec<f32> = (0..k * n).map(|i| ((i * 5) % 9) as f32 - 4.0).collect();
             let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
             let want = naive(&wide(&a), &wide(&b), m, k, n);
-            for lib in [F32Gemm::MatrixMultiply, F32Gemm::Gemm] {
+            for lib in [F32Gemm::MatrixMultiply, F32Gemm::Gemm, F32Gemm::Dot] {
                 for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
                     // Store each operand transposed when asked, and describe it so.
                     let store = |v: &[f32], rows: usize, cols: usize, t: bool| -> (Vec<f32>, Mat) {
