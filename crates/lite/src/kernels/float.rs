@@ -217,7 +217,6 @@ fn gemm_rows(ctx: &RunContext, m: usize, k: usize, n: usize, a: &[f32], b: &[f32
         simd::vecmat(&mut c[..n], &a[..k], b);
         return;
     }
-    let lib = F32Gemm::for_product(m, n, false);
     let la = Mat {
         rs: k as isize,
         cs: 1,
@@ -226,6 +225,7 @@ fn gemm_rows(ctx: &RunContext, m: usize, k: usize, n: usize, a: &[f32], b: &[f32
         rs: n as isize,
         cs: 1,
     };
+    let lib = F32Gemm::for_product(m, k, n, la, lb);
     // Row blocks as tasks of ferroflow's kernel team (persistent threads);
     // a row's sums do not depend on the blocking, so results are the same
     // for every thread count.
@@ -1190,7 +1190,7 @@ impl Kernel for BatchMatMul {
                 cs: 1,
             }
         };
-        let lib = F32Gemm::for_product(m, n, self.adj_y);
+        let lib = F32Gemm::for_product(m, k, n, la, lb);
         plan.for_each(|i, ia, ib| {
             sgemm_slices(
                 lib,

@@ -484,7 +484,7 @@ fn batched_f32(
             cs: 1,
         }
     };
-    let lib = F32Gemm::for_product(m, n, tb && n > 1);
+    let lib = F32Gemm::for_product(m, k, n, la, lb);
     let mut out: Vec<f32> = super::parallel::zeroed(nb * m * n);
     crate::team::for_each_chunk_mut(&mut out, m * n, |i, c| {
         let xa = &x[i * m * k..(i + 1) * m * k];

@@ -10,6 +10,7 @@ pub mod conv;
 pub mod conv3d;
 pub mod ctc;
 pub mod depthwise;
+pub mod dot_gemm;
 pub mod einsum;
 pub mod elementwise;
 pub mod fake_quant;

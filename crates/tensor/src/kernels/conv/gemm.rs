@@ -116,12 +116,12 @@ impl ConvScalar for f32 {
         accumulate: bool,
     ) {
         use crate::kernels::matmul::{sgemm_slices, F32Gemm, Mat};
-        let lib = F32Gemm::for_product(m, n, b_rs == 1 && n > 1);
         let layout = |rs: usize, cs: usize| Mat {
             rs: rs as isize,
             cs: cs as isize,
         };
         let (la, lb) = (layout(a_rs, a_cs), layout(b_rs, b_cs));
+        let lib = F32Gemm::for_product(m, k, n, la, lb);
         sgemm_slices(lib, m, k, n, a, la, b, lb, c, accumulate);
     }
 }
