@@ -213,13 +213,95 @@ fn reserialize(desc: &MessageDescriptor, buf: &[u8], text: bool) -> Result<Vec<u
     let message = if text {
         std::str::from_utf8(buf)
             .ok()
-            .and_then(|s| DynamicMessage::parse_text_format(desc.clone(), s).ok())
+            .and_then(|s| parse_text(desc, s))
             .ok_or_else(|| Error::data_loss("Unable to parse text protobuf"))?
     } else {
         DynamicMessage::decode(desc.clone(), buf)
             .map_err(|_| Error::data_loss("Unable to parse binary protobuf"))?
     };
     Ok(message.encode_to_vec())
+}
+
+/// Parses a text-format message. protobuf's C++ parser (TensorFlow's) also
+/// takes a group field by its field name (`mygroup { ... }`) where the text
+/// format names it by its type (`MyGroup { ... }`), which prost-reflect
+/// insists on: when a parse fails and the schema has groups, it is retried
+/// with those field names written as their type names.
+fn parse_text(desc: &MessageDescriptor, text: &str) -> Option<DynamicMessage> {
+    if let Ok(m) = DynamicMessage::parse_text_format(desc.clone(), text) {
+        return Some(m);
+    }
+    let groups = group_names(desc);
+    if groups.is_empty() {
+        return None;
+    }
+    DynamicMessage::parse_text_format(desc.clone(), &rename_fields(text, &groups)).ok()
+}
+
+/// Group fields reachable from `desc`: (field name, type name) where they differ.
+fn group_names(desc: &MessageDescriptor) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut seen = vec![desc.full_name().to_string()];
+    let mut todo = vec![desc.clone()];
+    while let Some(m) = todo.pop() {
+        for f in m.fields() {
+            if let prost_reflect::Kind::Message(sub) = f.kind() {
+                if f.is_group() && f.name() != sub.name() {
+                    out.push((f.name().to_string(), sub.name().to_string()));
+                }
+                if !seen.iter().any(|n| n == sub.full_name()) {
+                    seen.push(sub.full_name().to_string());
+                    todo.push(sub);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `text` with each field-name token (an identifier followed by `{`, `<` or
+/// `:`, outside strings and comments) found in `names` replaced.
+fn rename_fields(text: &str, names: &[(String, String)]) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            let start = i;
+            i += 1;
+            while i < b.len() && b[i] != c {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i = (i + 1).min(b.len());
+            out.push_str(&text[start..i]);
+        } else if c == b'#' {
+            let start = i;
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            out.push_str(&text[start..i]);
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let word = &text[start..i];
+            let next = b[i..].iter().find(|x| !x.is_ascii_whitespace());
+            let after_dot = start > 0 && b[start - 1] == b'.';
+            match names.iter().find(|(n, _)| n == word) {
+                Some((_, ty)) if !after_dot && matches!(next, Some(b'{' | b'<' | b':')) => {
+                    out.push_str(ty)
+                }
+                _ => out.push_str(word),
+            }
+        } else {
+            let ch = text[i..].chars().next().expect("in bounds");
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
 }
 
 /// A built EncodeProto kernel.
@@ -359,4 +441,53 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             }),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_groups_by_field_name_are_renamed_outside_strings() {
+        let names = vec![("fgroup".to_string(), "FGroup".to_string())];
+        assert_eq!(
+            rename_fields(
+                "fgroup { g: 1 } s: \"fgroup {\" # fgroup {\nx.fgroup: fgroup",
+                &names
+            ),
+            "FGroup { g: 1 } s: \"fgroup {\" # fgroup {\nx.fgroup: fgroup"
+        );
+    }
+
+    #[test]
+    fn text_format_group_by_field_name_decodes_like_its_type_name() {
+        let mut source = b"bytes://".to_vec();
+        source.extend_from_slice(include_bytes!(
+            "../../../../tests/fixtures/proto_ops/test_messages.desc"
+        ));
+        let names = ["fgroup".to_string(), "f_int32".to_string()];
+        let types = [DType::String, DType::Int32];
+        let d = ProtoDecoder::new(
+            &source,
+            "ferroflow.test.AllTypes",
+            &names,
+            &types,
+            "text",
+            false,
+        )
+        .unwrap();
+        let a: &[u8] = b"fgroup { g: 1 } f_int32: 3";
+        let b: &[u8] = b"FGroup { g: 1 } f_int32: 3";
+        let (sa, va) = d.decode(&[a], &[]).unwrap();
+        let (sb, vb) = d.decode(&[b], &[]).unwrap();
+        assert_eq!(sa.as_slice::<i32>().unwrap(), sb.as_slice::<i32>().unwrap());
+        assert_eq!(
+            va[0].as_slice::<Vec<u8>>().unwrap(),
+            vb[0].as_slice::<Vec<u8>>().unwrap()
+        );
+        assert_eq!(
+            va[0].as_slice::<Vec<u8>>().unwrap()[0],
+            b"\x93\x01\x98\x01\x01\x94\x01"
+        );
+    }
 }
