@@ -284,6 +284,10 @@ def decode_cases():
     add("text_format", ALL, [("f_int32", "int32"), ("f_string", "string"), ("r_int32", "int32"),
                              ("f_message", "string"), ("f_enum", "int32"), ("fgroup", "string"),
                              ("p_sint64", "int64")], texts, message_format="text")
+    # TensorFlow's C++ parser also takes a group by its field name.
+    add("text_format_group_field_name", ALL, [("fgroup", "string"), ("rgroup", "string"), ("f_int32", "int32")],
+        ['fgroup { g: 2 } rgroup { g: 3 } rgroup { } f_int32: 1', 'RGroup { g: 4 } # fgroup {'],
+        message_format="text")
     add("sanitize", ALL, [("f_int32", "int32"), ("r_int32", "int32"), ("f_message", "string")],
         [tag(5, 0) + varint(1) + tag(5, 0) + varint(2) + ld(10, b"\x08\x01") + ld(10, b"\x12\x01q")
          + tag(25, 0) + varint(3) + ld(25, varint(4))], sanitize=True)
