@@ -87,7 +87,12 @@ class Session:
     and ``FERROFLOW_TLS_*``)."""
 
     def __init__(
-        self, graph: Graph, intra_op_threads: int = 0, target: str = "", connect_timeout_ms: int = 0
+        self,
+        graph: Graph,
+        intra_op_threads: int = 0,
+        target: str = "",
+        connect_timeout_ms: int = 0,
+        mixed_precision_bf16: bool = False,
     ) -> None: ...
     def run(
         self,

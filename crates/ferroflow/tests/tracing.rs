@@ -93,6 +93,7 @@ fn intra_op_pool_has_the_requested_size_and_same_results() {
             g.graph(),
             SessionOptions {
                 intra_op_threads: threads,
+                ..Default::default()
             },
         )
         .unwrap();

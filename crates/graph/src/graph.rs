@@ -337,6 +337,13 @@ impl Graph {
         Ok(())
     }
 
+    /// A node to change in place, for rewrites of a private copy of a graph
+    /// (a session's mixed-precision plans); the caller keeps the node's
+    /// attributes, inputs and output types consistent.
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id]
+    }
+
     /// Narrows the static shape of an output (`Tensor.set_shape`).
     pub fn set_output_shape(&mut self, o: Output, shape: &PartialShape) -> Result<()> {
         let cur = &self.nodes[o.node].outputs[o.index].shape;

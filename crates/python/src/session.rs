@@ -158,18 +158,24 @@ impl Session {
     /// `grpc://host:port` runs the graph across that server's cluster
     /// (credentials from `FERROFLOW_CLUSTER_TOKEN[_FILE]` and
     /// `FERROFLOW_TLS_*`); `connect_timeout_ms` bounds the wait for tasks
-    /// that are not up yet (0: 60 s).
+    /// that are not up yet (0: 60 s). `mixed_precision_bf16` turns on the
+    /// bfloat16 rewrite of a local session's plans
+    /// (`auto_mixed_precision_onednn_bfloat16`).
     #[new]
-    #[pyo3(signature = (graph, intra_op_threads = 0, target = "", connect_timeout_ms = 0))]
+    #[pyo3(signature = (graph, intra_op_threads = 0, target = "", connect_timeout_ms = 0, mixed_precision_bf16 = false))]
     fn new(
         py: Python<'_>,
         graph: &Graph,
         intra_op_threads: usize,
         target: &str,
         connect_timeout_ms: u64,
+        mixed_precision_bf16: bool,
     ) -> PyResult<Session> {
         let engine = if target.is_empty() {
-            let options = SessionOptions { intra_op_threads };
+            let options = SessionOptions {
+                intra_op_threads,
+                mixed_precision_bf16,
+            };
             Engine::Local(Arc::new(
                 guard(|| CoreSession::with_options(graph.inner.clone(), options)).py(py)?,
             ))

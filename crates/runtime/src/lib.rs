@@ -11,6 +11,7 @@ pub mod blocking;
 pub mod check_numerics;
 pub mod kernel;
 mod kernels;
+pub mod mixed_precision;
 mod plan;
 mod resources;
 mod session;

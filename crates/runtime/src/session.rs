@@ -26,6 +26,11 @@ pub struct SessionOptions {
     /// Threads a single kernel may use (`intra_op_parallelism_threads`).
     /// 0 shares the process-wide pool, sized to the machine's cores.
     pub intra_op_threads: usize,
+    /// Run float32 products and convolutions (and the ops TensorFlow's
+    /// oneDNN lists put with them) in bfloat16, variables and losses in
+    /// float32 (`auto_mixed_precision_onednn_bfloat16`; see
+    /// [`crate::mixed_precision`]).
+    pub mixed_precision_bf16: bool,
 }
 
 /// Runs parts of a graph. Safe to share between threads: concurrent runs
@@ -47,6 +52,8 @@ pub struct Session {
     /// The session's own kernel thread pool, when its size was set, and the
     /// lock that lets one run at a time into it (see [`Session::on_pool`]).
     pool: Option<(rayon::ThreadPool, Mutex<()>)>,
+    /// Plans run the bfloat16 rewrite of the graph (see [`SessionOptions`]).
+    mixed_precision_bf16: bool,
 }
 
 impl Session {
@@ -60,6 +67,7 @@ impl Session {
             last_target: Mutex::new(None),
             closed: AtomicBool::new(false),
             pool: None,
+            mixed_precision_bf16: false,
         }
     }
 
@@ -67,6 +75,7 @@ impl Session {
     /// kernels run on a pool of exactly that many threads.
     pub fn with_options(graph: Arc<RwLock<Graph>>, options: SessionOptions) -> Result<Session> {
         let mut s = Session::new(graph);
+        s.mixed_precision_bf16 = options.mixed_precision_bf16;
         if options.intra_op_threads > 0 {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(options.intra_op_threads)
@@ -176,7 +185,12 @@ impl Session {
         }
         let plan = {
             let g = self.graph.read();
-            Arc::new(Plan::compile(&g, &self.state, feeds, fetches, targets)?)
+            if self.mixed_precision_bf16 {
+                let (g, fetches) = crate::mixed_precision::rewrite_bf16(&g, feeds, fetches)?;
+                Arc::new(Plan::compile(&g, &self.state, feeds, &fetches, targets)?)
+            } else {
+                Arc::new(Plan::compile(&g, &self.state, feeds, fetches, targets)?)
+            }
         };
         self.plans.lock().insert(key, plan.clone());
         Ok(plan)

@@ -41,7 +41,7 @@ import threading
 import numpy as np
 
 from ferroflow import _native
-from ferroflow.core.protobuf import config_pb2
+from ferroflow.core.protobuf import config_pb2, rewriter_config_pb2
 from ferroflow.framework import dtypes, errors, ops, placement_log, tensor_util, traceback_utils
 from ferroflow.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from ferroflow.framework.ops import get_default_session  # noqa: F401  (the client's traditional home)
@@ -283,6 +283,16 @@ def _fill_run_metadata(run_metadata, step_trace):
         dev.thread_names[tid] = tname
 
 
+def _bf16_rewrite_on(config):
+    """Whether ``config`` turns on the CPU bfloat16 rewrite (``auto_mixed_precision_onednn_bfloat16``,
+    or its old name ``auto_mixed_precision_mkl``): ON or AGGRESSIVE, as TensorFlow reads the toggle."""
+    if config is None:
+        return False
+    rewrite = config.graph_options.rewrite_options
+    on = (rewriter_config_pb2.RewriterConfig.ON, rewriter_config_pb2.RewriterConfig.AGGRESSIVE)
+    return rewrite.auto_mixed_precision_onednn_bfloat16 in on or rewrite.auto_mixed_precision_mkl in on
+
+
 class BaseSession:
     """Shared implementation of ``Session`` and ``InteractiveSession``."""
 
@@ -300,7 +310,8 @@ class BaseSession:
         target = target or ""
         # Only grpc:// targets reach a cluster; others ('', 'local') run in-process as before.
         cluster_target = target if target.startswith("grpc://") else ""
-        self._native = _native.Session(self._graph._native, intra, cluster_target)
+        self._native = _native.Session(
+            self._graph._native, intra, cluster_target, mixed_precision_bf16=_bf16_rewrite_on(config))
         self._timeout_ms = max(0, config.operation_timeout_in_ms) if config is not None else 0
         log_placement = placement_log.get_log_device_placement() or (config is not None and config.log_device_placement)
         self._placement_logger = placement_log.PlacementLogger() if log_placement else None
