@@ -175,6 +175,34 @@ mod tests {
             .collect()
     }
 
+    /// `c = a @ b^T` (or `+=`) for dense row-major `a` (`m x k`) and `b` (`n x k`).
+    fn packed_product(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &[f32],
+        b: &[f32],
+        c: &mut [f32],
+        acc: bool,
+    ) {
+        assert!(a.len() >= m * k && b.len() >= n * k && c.len() >= m * n);
+        // SAFETY: checked just above; the callers checked `available()`.
+        unsafe {
+            sgemm_nt(
+                m,
+                k,
+                n,
+                a.as_ptr(),
+                k as isize,
+                b.as_ptr(),
+                k as isize,
+                c.as_mut_ptr(),
+                n as isize,
+                acc,
+            )
+        }
+    }
+
     #[test]
     fn matches_a_float64_reference_on_ragged_shapes() {
         if !available() {
@@ -191,20 +219,7 @@ mod tests {
             let a = data(m * k, 1);
             let b = data(n * k, 2);
             let mut c = vec![f32::NAN; m * n];
-            unsafe {
-                sgemm_nt(
-                    m,
-                    k,
-                    n,
-                    a.as_ptr(),
-                    k as isize,
-                    b.as_ptr(),
-                    k as isize,
-                    c.as_mut_ptr(),
-                    n as isize,
-                    false,
-                )
-            };
+            packed_product(m, k, n, &a, &b, &mut c, false);
             let want = reference(&a, &b, m, k, n);
             for (idx, (&got, &w)) in c.iter().zip(&want).enumerate() {
                 assert!(
@@ -214,20 +229,7 @@ mod tests {
             }
             // Accumulating adds onto what is there.
             let before = c.clone();
-            unsafe {
-                sgemm_nt(
-                    m,
-                    k,
-                    n,
-                    a.as_ptr(),
-                    k as isize,
-                    b.as_ptr(),
-                    k as isize,
-                    c.as_mut_ptr(),
-                    n as isize,
-                    true,
-                )
-            };
+            packed_product(m, k, n, &a, &b, &mut c, true);
             for (x, y) in c.iter().zip(&before) {
                 assert_eq!(*x, y + y);
             }
