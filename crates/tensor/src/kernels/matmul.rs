@@ -324,6 +324,28 @@ fn grid(m: usize, n: usize, threads: usize) -> (Vec<usize>, Vec<usize>) {
     (cuts(m, best.2), cuts(n, best.3))
 }
 
+/// `c = a @ b` for f32 on the kernel team, for kernels that hold their
+/// operands as slices (the fused LSTM's whole-sequence products): `c` is
+/// row-major `m x n`, the operands in the given layouts. Same kernels, grid
+/// and bits as [`matmul`]; panics if an operand is smaller than its layout.
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
+pub fn sgemm_team(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    la: Mat,
+    b: &[f32],
+    lb: Mat,
+    c: &mut [f32],
+) {
+    assert!(
+        la.fits(m, k, a.len()) && lb.fits(k, n, b.len()) && m * n <= c.len(),
+        "sgemm_team: an operand is smaller than its layout"
+    );
+    gemm_f32(m, k, n, a, la, b, lb, c);
+}
+
 /// `c = a @ b` for f32 (row-major `c`, `m x n`) on the kernel team: a grid
 /// of output blocks, each one [`sgemm_serial`] call. Every output element
 /// is one sum over the whole `k`, in an order fixed by the product alone,
