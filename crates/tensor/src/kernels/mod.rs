@@ -20,6 +20,7 @@ pub mod fractional_pool;
 pub mod grad;
 pub mod linalg;
 pub mod lrn;
+pub mod lstm;
 pub mod matmul;
 pub mod matrix_diag;
 pub mod morphology;
