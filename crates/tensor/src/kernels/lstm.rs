@@ -382,12 +382,12 @@ fn forward(
         let wk = u1 - u0;
         // SAFETY: block k's rows are its own.
         let dst = unsafe { wht_ptr.part(4 * u0 * cell, 4 * wk * cell) };
-        for s in 0..4 {
-            for u in 0..wk {
-                let row = &mut dst[(s * wk + u) * cell..][..cell];
-                let col = s * cell + u0 + u;
-                for (j, v) in row.iter_mut().enumerate() {
-                    *v = w_h[j * g4 + col];
+        // Row by row of w_h, so its reads run along memory.
+        for j in 0..cell {
+            for s in 0..4 {
+                let src = &w_h[j * g4 + s * cell + u0..][..wk];
+                for (u, &v) in src.iter().enumerate() {
+                    dst[(s * wk + u) * cell + j] = v;
                 }
             }
         }
