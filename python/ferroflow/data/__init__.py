@@ -1,7 +1,13 @@
 """``tf.data``: input pipelines as dataset ops, run by Rust iterators (see ``dataset_ops``)."""
 
 from ferroflow.data import experimental  # noqa: F401
-from ferroflow.data.dataset_ops import AUTOTUNE, Dataset
+from ferroflow.data.dataset_ops import (
+    AUTOTUNE,
+    Dataset,
+    get_output_classes,
+    get_output_shapes,
+    get_output_types,
+)
 from ferroflow.data.iterator_ops import Iterator, make_initializable_iterator, make_one_shot_iterator
 from ferroflow.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 
@@ -9,5 +15,6 @@ DatasetV1 = Dataset
 
 __all__ = [
     "AUTOTUNE", "Dataset", "DatasetV1", "FixedLengthRecordDataset", "Iterator", "TFRecordDataset",
-    "TextLineDataset", "experimental", "make_initializable_iterator", "make_one_shot_iterator",
+    "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes", "get_output_types",
+    "make_initializable_iterator", "make_one_shot_iterator",
 ]

@@ -7,12 +7,14 @@ and dicts). In the graph an element is a flat list of component tensors: one
 per dense leaf, three per sparse leaf (indices, values, dense_shape), and
 ``1 + ragged_rank`` per ragged leaf (flat values, then the row splits of each
 ragged dimension, outermost first), in ``nest`` order (dicts by sorted key).
-A ragged leaf is rebuilt from its components where the element is read
-(``get_next``, a traced function's arguments); the dataset ops that only pass
-elements on carry the components unchanged. Batching, unbatching and slicing
-need the components combined or cut, which the Rust dataset ops do for
-sparse leaves only: for a ragged leaf they raise ``NotImplementedError``
-(see :func:`reject_ragged`).
+A ragged leaf of ragged rank 0 or below is one dense tensor (TensorFlow gives
+such an element as a Tensor). A ragged leaf is rebuilt from its components
+where the element is read (``get_next``, a traced function's arguments); the
+dataset ops that only pass elements on carry the components unchanged.
+Batching, unbatching and slicing combine or cut them in Rust, told where the
+sparse and ragged leaves lie by the ``_sparse`` and ``_ragged`` attrs
+(:func:`layout_attrs`); the specs change as TensorFlow's ``_batch`` /
+``_unbatch`` change them (:func:`batched`, :func:`unbatched`).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.framework.type_spec import SparseTensorSpec, TensorSpec
-from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec
+from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec, RaggedTensorValue
 
 # -- nesting: tuples, namedtuples and dicts are structure; anything else a leaf --
 
@@ -84,7 +86,8 @@ def same_structure(a, b):
 
 
 def normalize(value, lists_are_structure=False):
-    """``value`` with every leaf a Tensor or SparseTensor (lists become tensors, as TF's tf.data does)."""
+    """``value`` with every leaf a Tensor, SparseTensor or RaggedTensor (lists become tensors and fetched
+    values their graph counterparts, as TF's tf.data does)."""
     if lists_are_structure and isinstance(value, list):
         value = tuple(value)
     if is_nested(value):
@@ -97,6 +100,9 @@ def normalize(value, lists_are_structure=False):
         return tuple(kids)
     if isinstance(value, SparseTensorValue):
         return SparseTensor.from_value(value)
+    if isinstance(value, RaggedTensorValue):
+        return RaggedTensor.from_nested_row_splits(
+            ops.convert_to_tensor(value.flat_values), [ops.convert_to_tensor(s) for s in value.nested_row_splits])
     if isinstance(value, (SparseTensor, RaggedTensor)):
         return value
     return ops.convert_to_tensor(value)
@@ -116,15 +122,6 @@ def with_shape(spec, shape):
     if isinstance(spec, RaggedTensorSpec):
         return RaggedTensorSpec(shape, spec.dtype, spec.ragged_rank, spec.row_splits_dtype)
     return type(spec)(shape, spec.dtype)
-
-
-def reject_ragged(structure, what):
-    """Raises NotImplementedError when ``structure`` has a RaggedTensor leaf: ``what`` (a dataset operation)
-    would have to combine or cut its row splits, which ferroflow's dataset ops do not do."""
-    if any(isinstance(sp, RaggedTensorSpec) for sp in flatten(structure)):
-        raise NotImplementedError(
-            f"ferroflow: {what} of RaggedTensor elements is not supported (tf.data carries RaggedTensors "
-            f"as their components, which it does not batch, unbatch or slice); element structure: {structure}")
 
 
 def to_components(value):
@@ -152,40 +149,82 @@ def component_specs(structure):
             out.append((dtypes.int64, TensorShape([rank])))
         elif isinstance(spec, RaggedTensorSpec):
             out.append((spec.dtype, _flat_values_shape(spec)))
-            out.extend([(spec.row_splits_dtype, TensorShape([None]))] * spec.ragged_rank)
+            if spec.ragged_rank > 0:
+                out.append((spec.row_splits_dtype, _outer_splits_shape(spec)))
+                out.extend([(spec.row_splits_dtype, TensorShape([None]))] * (spec.ragged_rank - 1))
         else:
             out.append((spec.dtype, spec.shape))
     return out
 
 
 def _flat_values_shape(spec):
-    """A ragged spec's flat values: all its values in one dimension, then its uniform inner dimensions."""
+    """A ragged spec's flat values: all its values in one dimension, then its uniform inner dimensions (the
+    whole value for a ragged rank of 0 or below)."""
+    if spec.ragged_rank <= 0:
+        return spec.shape
     if spec.shape.rank is None:
         return TensorShape(None)
     return TensorShape([None]).concatenate(spec.shape[spec.ragged_rank + 1:])
 
 
-def sparse_starts(structure):
-    """Where each SparseTensor leaf's three components start in the flat component list."""
-    out, i = [], 0
+def _outer_splits_shape(spec):
+    """The outermost row splits: one more than the rows, when their number is known."""
+    rows = spec.shape[0] if spec.shape.rank else None
+    rows = getattr(rows, "value", rows)
+    return TensorShape([None if rows is None else rows + 1])
+
+
+def _num_components(spec):
+    if isinstance(spec, SparseTensorSpec):
+        return 3
+    if isinstance(spec, RaggedTensorSpec):
+        return 1 + max(spec.ragged_rank, 0)
+    return 1
+
+
+def layout_attrs(structure, cut):
+    """The ``_sparse`` / ``_ragged`` attrs telling a Rust dataset op which of the components of elements of
+    ``structure`` make up SparseTensors (where each starts) and RaggedTensors (start, ragged rank, row-splits
+    dtype). ``cut``: the op cuts elements into rows (unbatch, slices), which a ragged leaf of ragged rank 0
+    or below undergoes as the dense tensor it is; batching takes a ragged rank of 0 as ragged (rows of any
+    length), and one below 0 as dense."""
+    sparse, ragged, i = [], [], 0
     for spec in flatten(structure):
         if isinstance(spec, SparseTensorSpec):
-            out.append(i)
-            i += 3
-        elif isinstance(spec, RaggedTensorSpec):
-            i += 1 + spec.ragged_rank
-        else:
-            i += 1
-    return out
+            sparse.append(i)
+        elif isinstance(spec, RaggedTensorSpec) and spec.ragged_rank >= (1 if cut else 0):
+            ragged.extend([i, spec.ragged_rank, spec.row_splits_dtype.as_datatype_enum])
+        i += _num_components(spec)
+    attrs = {}
+    if sparse:
+        attrs["_sparse"] = sparse
+    if ragged:
+        attrs["_ragged"] = ragged
+    return attrs
 
 
 def batched(structure, batch_dim):
-    """The structure of a batch of elements of ``structure`` (``batch_dim``: the static batch size or None)."""
-
-    reject_ragged(structure, "batch")
+    """The structure of a batch of elements of ``structure`` (``batch_dim``: the static batch size or None):
+    each leaf one dimension more in front, a ragged leaf one ragged dimension more (TensorFlow's ``_batch``)."""
 
     def spec(sp):
-        return type(sp)(TensorShape([batch_dim]).concatenate(sp.shape), sp.dtype)
+        shape = TensorShape([batch_dim]).concatenate(sp.shape)
+        if isinstance(sp, RaggedTensorSpec):
+            return RaggedTensorSpec(shape, sp.dtype, sp.ragged_rank + 1, sp.row_splits_dtype)
+        return type(sp)(shape, sp.dtype)
+
+    return map_structure(spec, structure)
+
+
+def unbatched(structure):
+    """The structure of the rows of elements of ``structure`` (TensorFlow's ``_unbatch``): each leaf without
+    its first dimension, a ragged leaf one ragged dimension less (below 0 for rows of a dense leaf)."""
+
+    def spec(sp):
+        shape = sp.shape[1:] if sp.shape.rank else TensorShape(None)
+        if isinstance(sp, RaggedTensorSpec):
+            return RaggedTensorSpec(shape, sp.dtype, sp.ragged_rank - 1, sp.row_splits_dtype)
+        return type(sp)(shape, sp.dtype)
 
     return map_structure(spec, structure)
 
@@ -200,12 +239,17 @@ def from_components(structure, comps):
             leaves.append(SparseTensor(comps[i], comps[i + 1], comps[i + 2]))
             i += 3
         elif isinstance(spec, RaggedTensorSpec):
-            flat, k = comps[i], spec.ragged_rank
-            try:
-                flat.set_shape(_flat_values_shape(spec))
-            except (ValueError, AttributeError):
-                pass
-            leaves.append(RaggedTensor.from_nested_row_splits(flat, comps[i + 1:i + 1 + k], validate=False))
+            flat, k = comps[i], max(spec.ragged_rank, 0)
+            splits = comps[i + 1:i + 1 + k]
+            static = [(flat, _flat_values_shape(spec))]
+            if k:
+                static.append((splits[0], _outer_splits_shape(spec)))
+            for t, shape in static:
+                try:
+                    t.set_shape(shape)
+                except (ValueError, AttributeError):
+                    pass
+            leaves.append(RaggedTensor.from_nested_row_splits(flat, splits, validate=False))
             i += 1 + k
         else:
             t = comps[i]

@@ -165,7 +165,6 @@ class Dataset(structure.HasElements):
     def from_tensor_slices(tensors):
         """A dataset of the slices of ``tensors`` along their first dimension."""
         value = structure.normalize(tensors)
-        structure.reject_ragged(structure.map_structure(structure.spec_of, value), "from_tensor_slices")
         for leaf in structure.flatten(value):
             if not isinstance(leaf, SparseTensor) and leaf.shape.rank == 0:
                 raise ValueError(f"Unbatching a tensor is only supported for rank >= 1, got {leaf.name}")
@@ -181,11 +180,10 @@ class Dataset(structure.HasElements):
                     f"Dimensions {first} and {d} are not compatible: all components must have the same size "
                     "in their first dimension."
                 )
-        s = structure.map_structure(lambda sp: type(sp)(_rows_of(sp.shape), sp.dtype), s)
+        layout = structure.layout_attrs(s, cut=True)
+        s = structure.unbatched(s)
         attrs = structure.type_attrs(s, "Toutput_types")
-        sparse = structure.sparse_starts(s)
-        if sparse:
-            attrs["_sparse"] = sparse
+        attrs.update(layout)
         with ops.name_scope(None, "TensorSliceDataset"):
             v = make("TensorSliceDataset", comps, attrs)
         return Dataset(v, s)
@@ -365,14 +363,14 @@ class Dataset(structure.HasElements):
     def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None):
         """Consecutive elements stacked ``batch_size`` at a time (the last batch may be smaller).
 
-        SparseTensor components batch into one SparseTensor of one more dimension, as in TensorFlow.
-        (``num_parallel_calls``/``deterministic`` are accepted; batches are always made in order.)
+        SparseTensor components batch into one SparseTensor of one more dimension, RaggedTensor components
+        (and ragged rank 0 ones: dense rows of any length) into one RaggedTensor of one more ragged
+        dimension, as in TensorFlow. (``num_parallel_calls``/``deterministic`` are accepted; batches are
+        always made in order.)
         """
         s = self._batched(batch_size, drop_remainder)
         attrs = {"parallel_copy": False}
-        sparse = structure.sparse_starts(self._structure)
-        if sparse:
-            attrs["_sparse"] = sparse
+        attrs.update(structure.layout_attrs(self._structure, cut=False))
         return self._unary(
             "BatchDatasetV2",
             [_int64(batch_size, "batch_size"), _bool(drop_remainder, "drop_remainder")],
@@ -382,11 +380,19 @@ class Dataset(structure.HasElements):
     @_replayable
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         """Like ``batch``, each component padded to ``padded_shapes`` (-1 or None: the batch's largest)."""
-        structure.reject_ragged(self._structure, "padded_batch")
         flat_specs = structure.flatten(self._structure)
         if padded_shapes is None:
             flat_shapes = [sp.shape for sp in flat_specs]
-        else:
+            for i, shape in enumerate(flat_shapes):
+                if shape.rank is None:
+                    raise ValueError(f"You must provide `padded_shapes` argument because component {i} has "
+                                     "unknown rank.")
+        for sp in flat_specs:
+            if type(sp) is not structure.TensorSpec:
+                raise TypeError("`padded_batch` is only supported for datasets that produce tensor elements but "
+                                "type spec of elements in the input dataset is not a subclass of TensorSpec: "
+                                f"`{sp!r}`.")
+        if padded_shapes is not None:
             flat_shapes = _flatten_up_to(self._structure, padded_shapes)
         if padding_values is None:
             flat_values = [None] * len(flat_specs)
@@ -395,8 +401,6 @@ class Dataset(structure.HasElements):
         shape_tensors, value_tensors, out_shapes = [], [], []
         static = int(batch_size) if drop_remainder is True and isinstance(batch_size, (int, np.integer)) else None
         for sp, shape, value in zip(flat_specs, flat_shapes, flat_values):
-            if isinstance(sp, structure.SparseTensorSpec):
-                raise TypeError("ferroflow: padded_batch of SparseTensor elements is not supported.")
             if isinstance(shape, ops.Tensor):
                 shape_t = ops.convert_to_tensor(shape, dtype=dtypes.int64)
                 padded = TensorShape([None] * (sp.shape.rank or 0))
@@ -437,11 +441,18 @@ class Dataset(structure.HasElements):
 
     @_replayable
     def unbatch(self, name=None):
-        """The rows of each element (the inverse of ``batch``)."""
-        structure.reject_ragged(self._structure, "unbatch")
-        s = structure.map_structure(lambda sp: type(sp)(_rows_of(sp.shape), sp.dtype), self._structure)
-        sparse = structure.sparse_starts(self._structure)
-        return self._unary("UnbatchDataset", [], s, attrs={"_sparse": sparse} if sparse else None, name=name)
+        """The rows of each element (the inverse of ``batch``; a RaggedTensor loses its outermost ragged
+        dimension)."""
+        s = structure.unbatched(self._structure)
+        return self._unary("UnbatchDataset", [], s, attrs=structure.layout_attrs(self._structure, cut=True),
+                           name=name)
+
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=dtypes.int64, name=None):
+        """Like ``batch``, with each dense component whose shape is not fully known made ragged first (ragged
+        rank: its last unknown dimension), so that elements of different shapes batch into RaggedTensors
+        (row splits of ``row_splits_dtype``); RaggedTensor components batch as in ``batch``."""
+        return _dense_to_ragged(self, dtypes.as_dtype(row_splits_dtype)).batch(batch_size, drop_remainder,
+                                                                               name=name)
 
     @_replayable
     def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=None, name=None):
@@ -596,9 +607,55 @@ def _generator_next(state, token):
     return [_as_component(v, sp) for v, sp in zip(leaves, structure.flatten(s))]
 
 
-def _rows_of(shape):
-    """The shape of one row of ``shape`` (unknown if its rank is)."""
-    return shape[1:] if shape.rank else TensorShape(None)
+def _dense_to_ragged(ds, row_splits_dtype):
+    """``ds`` with each dense leaf of known rank and not fully known shape taken as a RaggedTensor, of ragged
+    rank its last unknown dimension (TensorFlow's ``_DenseToRaggedDataset``). A ragged rank of 0 only
+    relabels the leaf (its one component is the tensor itself); a higher one maps the tensor through
+    ``RaggedTensor.from_tensor``."""
+    from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec
+
+    def ragged_spec(sp):
+        if type(sp) is not structure.TensorSpec or sp.shape.rank is None or sp.shape.is_fully_defined():
+            return sp
+        rank = max(i for i, d in enumerate(sp.shape.as_list()) if d is None)
+        return RaggedTensorSpec(sp.shape, sp.dtype, rank, row_splits_dtype)
+
+    target = structure.map_structure(ragged_spec, ds._structure)
+    leaves = list(zip(structure.flatten(ds._structure), structure.flatten(target)))
+    if all(not isinstance(b, RaggedTensorSpec) or a is b or b.ragged_rank == 0 for a, b in leaves):
+        out = Dataset(ds._variant_tensor, target)
+        out._rebuild = lambda: _dense_to_ragged(ds._rebuilt(), row_splits_dtype)
+        return out
+
+    def convert(value):
+        flat = [
+            RaggedTensor.from_tensor(v, ragged_rank=sp.ragged_rank, row_splits_dtype=row_splits_dtype)
+            if isinstance(sp, RaggedTensorSpec) and sp is not old and sp.ragged_rank > 0 else v
+            for v, (old, sp) in zip(structure.flatten(value), leaves)
+        ]
+        return structure.pack_as(value, flat)
+
+    s = ds._structure
+    fn = (lambda *v: convert(v)) if isinstance(s, tuple) and not hasattr(type(s), "_fields") else convert
+    mapped = ds.map(fn)
+    out = Dataset(mapped._variant_tensor, target)
+    out._rebuild = lambda: _dense_to_ragged(ds._rebuilt(), row_splits_dtype)
+    return out
+
+
+def get_output_types(dataset_or_iterator):
+    """TF1's ``tf.data.get_output_types``: the dtypes of the elements' leaves."""
+    return dataset_or_iterator.output_types
+
+
+def get_output_shapes(dataset_or_iterator):
+    """TF1's ``tf.data.get_output_shapes``: the static shapes of the elements' leaves."""
+    return dataset_or_iterator.output_shapes
+
+
+def get_output_classes(dataset_or_iterator):
+    """TF1's ``tf.data.get_output_classes``: each leaf's class (a RaggedTensorSpec for a ragged leaf)."""
+    return dataset_or_iterator.output_classes
 
 
 def _most_specific(a, b):

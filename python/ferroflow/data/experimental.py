@@ -5,12 +5,12 @@ from __future__ import annotations
 from ferroflow.data import _structure as structure
 from ferroflow.data.dataset_ops import AUTOTUNE, Dataset, _bool, _int64, _Traced
 from ferroflow.data.iterator_ops import make_initializable_iterator, make_one_shot_iterator
-from ferroflow.framework import ops
+from ferroflow.framework import dtypes, ops
 from ferroflow.ops.optional_ops import Optional
 
 __all__ = [
-    "AUTOTUNE", "Optional", "ignore_errors", "make_initializable_iterator", "make_one_shot_iterator", "map_and_batch",
-    "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
+    "AUTOTUNE", "Optional", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
+    "make_one_shot_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
 ]
 
 
@@ -37,9 +37,7 @@ def map_and_batch(map_func, batch_size, num_parallel_batches=None, drop_remainde
             s = structure.batched(f.result_structure, static)
             attrs = structure.type_attrs(s)
             attrs["preserve_cardinality"] = True
-            sparse = structure.sparse_starts(f.result_structure)
-            if sparse:
-                attrs["_sparse"] = sparse
+            attrs.update(structure.layout_attrs(f.result_structure, cut=False))
             v = f.op(
                 "MapAndBatchDataset", [ds._variant_tensor],
                 [_int64(batch_size, "batch_size"), _int64(num_parallel_calls, "num_parallel_calls"),
@@ -57,12 +55,23 @@ def parse_example_dataset(features, num_parallel_calls=1, deterministic=None):
     """A transformation parsing serialized ``tf.train.Example`` batches with ``features``.
 
     A ``RaggedFeature`` gives RaggedTensor elements, carried through the pipeline as their components and
-    rebuilt where the element is read; such elements cannot be batched, unbatched or padded again."""
+    rebuilt where the element is read; ``unbatch`` and ``batch`` cut and combine them as TensorFlow does
+    (``padded_batch`` refuses them, as TensorFlow's does)."""
     from ferroflow.ops import parsing_ops
 
     def apply(ds):
         return ds.map(lambda serialized: parsing_ops.parse_example(serialized, features),
                       num_parallel_calls=num_parallel_calls)
+
+    return apply
+
+
+def dense_to_ragged_batch(batch_size, drop_remainder=False, row_splits_dtype=dtypes.int64):
+    """A transformation batching elements whose dense components differ in shape into RaggedTensors
+    (``Dataset.ragged_batch``)."""
+
+    def apply(ds):
+        return ds.ragged_batch(batch_size, drop_remainder=drop_remainder, row_splits_dtype=row_splits_dtype)
 
     return apply
 

@@ -459,8 +459,10 @@ class RaggedTensorSpec(type_spec.TypeSpec):
             ragged_rank = rank - 1
         if not isinstance(ragged_rank, int):
             raise TypeError(f"ragged_rank must be an int, got {ragged_rank!r}")
-        if rank is not None and not 0 <= ragged_rank < max(rank, 1):
-            raise ValueError(f"ragged_rank must be non-negative and less than the rank ({rank}), got {ragged_rank}")
+        # Below 0 (as TensorFlow allows): the rows of a dense tensor, which tf.data's unbatch makes of a ragged
+        # rank 0 leaf; its values are Tensors.
+        if rank is not None and ragged_rank >= max(rank, 1):
+            raise ValueError(f"ragged_rank must be less than the rank ({rank}), got {ragged_rank}")
         self._ragged_rank = ragged_rank
         self._row_splits_dtype = type_spec.base_dtype(row_splits_dtype)
         self._flat_values_spec = flat_values_spec

@@ -21,8 +21,11 @@
 
 pub mod iterator;
 mod ops;
+mod ragged;
 mod sources;
 mod transforms;
+
+pub use ragged::RaggedLeaf;
 
 use ferroflow_runtime::{Plan, SessionState, Value};
 use ferroflow_tensor::{ensure, with_data, Error, Result, Shape, Tensor};
@@ -191,12 +194,34 @@ pub(crate) fn rows(t: &Tensor, start: usize, k: usize) -> Result<Tensor> {
     with_data!(t.data(), v => Tensor::from_vec(shape, v[start * n..(start + k) * n].to_vec()))
 }
 
-/// The rows of an element along its first dimension, SparseTensor
-/// components (whose three components start at the given positions)
-/// included: `from_tensor_slices` and `unbatch`.
+/// Which components of an element make up SparseTensors and
+/// RaggedTensors (set by ferroflow's Python on the ops that batch, unbatch
+/// or slice elements: the `_sparse` and `_ragged` attrs); every other
+/// component is a dense tensor.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Composites {
+    /// Where each SparseTensor's (indices, values, dense_shape) start.
+    pub sparse: Vec<usize>,
+    /// Each RaggedTensor's components (flat values, then its row splits).
+    pub ragged: Vec<RaggedLeaf>,
+}
+
+impl Composites {
+    pub fn is_empty(&self) -> bool {
+        self.sparse.is_empty() && self.ragged.is_empty()
+    }
+
+    fn ragged_at(&self, c: usize) -> Option<&RaggedLeaf> {
+        self.ragged.iter().find(|r| r.start == c)
+    }
+}
+
+/// The rows of an element along its first dimension, SparseTensor and
+/// RaggedTensor leaves included: `from_tensor_slices` and `unbatch`.
 pub(crate) struct Rows {
     comps: Vec<Tensor>,
     sparse: Vec<SparseRows>,
+    ragged: Vec<ragged::RaggedRows>,
     n: usize,
 }
 
@@ -211,7 +236,8 @@ struct SparseRows {
 
 impl Rows {
     /// Checks every component has the same number of rows.
-    pub(crate) fn new(comps: Vec<Tensor>, sparse: &[usize]) -> Result<Rows> {
+    pub(crate) fn new(comps: Vec<Tensor>, layout: &Composites) -> Result<Rows> {
+        let sparse = &layout.sparse[..];
         let mut n: Option<usize> = None;
         let mut check = |d: usize| -> Result<()> {
             match n {
@@ -225,9 +251,15 @@ impl Rows {
             }
         };
         let mut groups = Vec::new();
+        let mut ragged = Vec::new();
         let mut c = 0;
         while c < comps.len() {
-            if sparse.contains(&c) && c + 2 < comps.len() {
+            if let Some(leaf) = layout.ragged_at(c) {
+                let r = ragged::RaggedRows::new(&comps, *leaf)?;
+                check(r.len())?;
+                c += leaf.num_components();
+                ragged.push(r);
+            } else if sparse.contains(&c) && c + 2 < comps.len() {
                 let dense = comps[c + 2].to_i64_vec()?;
                 let rank = dense.len();
                 ensure!(
@@ -280,6 +312,7 @@ impl Rows {
         Ok(Rows {
             comps,
             sparse: groups,
+            ragged,
             n: n.unwrap_or(0),
         })
     }
@@ -293,7 +326,10 @@ impl Rows {
         let mut out = Vec::with_capacity(self.comps.len());
         let mut c = 0;
         while c < self.comps.len() {
-            if let Some(g) = self.sparse.iter().find(|g| g.start == c) {
+            if let Some(r) = self.ragged.iter().find(|r| r.leaf.start == c) {
+                out.extend(r.row(i)?);
+                c += r.leaf.num_components();
+            } else if let Some(g) = self.sparse.iter().find(|g| g.start == c) {
                 let picks = &g.by_row[i];
                 let mut idx = Vec::with_capacity(picks.len() * (g.rank - 1));
                 for &k in picks {

@@ -10,7 +10,7 @@ use super::transforms::{
     Interleave, Map, PaddedBatch, ParallelMap, Prefetch, Repeat, Shard, Shuffle, Skip, Take,
     Unbatch, Zip,
 };
-use super::{Dataset, DatasetRef, Func};
+use super::{Composites, Dataset, DatasetRef, Func, RaggedLeaf};
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::blocking::Cancellable;
 use ferroflow_runtime::{
@@ -284,8 +284,8 @@ impl FuncTemplate {
 }
 
 /// Builds a function-taking dataset: the bound function, where the trailing
-/// scalar inputs start, and the `_sparse` attr (see [`sparse_starts`]).
-type MakeWithFunc = fn(&mut OpContext<'_>, Func, usize, &Arc<Vec<usize>>) -> Result<()>;
+/// scalar inputs start, and the `_sparse`/`_ragged` attrs (see [`composites`]).
+type MakeWithFunc = fn(&mut OpContext<'_>, Func, usize, &Arc<Composites>) -> Result<()>;
 
 type Compute = dyn Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync;
 
@@ -303,11 +303,11 @@ fn simple(f: impl Fn(&mut OpContext<'_>) -> Result<()> + Send + Sync + 'static) 
 fn with_func(attr: &'static str, trailing: usize, make: MakeWithFunc) -> KernelFactory {
     factory(move |init| {
         let t = FuncTemplate::compile(init, attr)?;
-        let sparse = sparse_starts(init);
+        let layout = composites(init);
         Ok(Box::new(move |ctx: &mut OpContext<'_>| {
             let end = ctx.num_inputs() - trailing;
             let f = t.bind(ctx, 1, end);
-            make(ctx, f, end, &sparse)
+            make(ctx, f, end, &layout)
         }))
     })
 }
@@ -426,12 +426,12 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         (
             "TensorSliceDataset",
             factory(|init| {
-                let sparse = sparse_starts(init);
+                let layout = composites(init);
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                     let comps = (0..ctx.num_inputs())
                         .map(|i| ctx.input(i).cloned())
                         .collect::<Result<Vec<Tensor>>>()?;
-                    let d = TensorSlices::new(comps, sparse.clone())?;
+                    let d = TensorSlices::new(comps, layout.clone())?;
                     output_dataset(ctx, d);
                     Ok(())
                 }))
@@ -535,7 +535,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "MapDataset",
-            with_func("f", 0, |ctx, f, _, _sparse| {
+            with_func("f", 0, |ctx, f, _, _layout| {
                 let input = input_dataset(ctx, 0)?;
                 output_dataset(ctx, Map { input, f });
                 Ok(())
@@ -543,7 +543,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "ParallelMapDatasetV2",
-            with_func("f", 1, |ctx, f, end, _sparse| {
+            with_func("f", 1, |ctx, f, end, _layout| {
                 let input = input_dataset(ctx, 0)?;
                 let parallelism = autotune(int_input(ctx, end, "num_parallel_calls")?);
                 if parallelism <= 1 {
@@ -563,7 +563,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "FilterDataset",
-            with_func("predicate", 0, |ctx, predicate, _, _sparse| {
+            with_func("predicate", 0, |ctx, predicate, _, _layout| {
                 let input = input_dataset(ctx, 0)?;
                 output_dataset(ctx, Filter { input, predicate });
                 Ok(())
@@ -571,7 +571,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "FlatMapDataset",
-            with_func("f", 0, |ctx, f, _, _sparse| {
+            with_func("f", 0, |ctx, f, _, _layout| {
                 let input = input_dataset(ctx, 0)?;
                 output_dataset(ctx, FlatMap { input, f });
                 Ok(())
@@ -583,7 +583,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         // one background reader per open dataset, deterministic order.
         (
             "LegacyParallelInterleaveDatasetV2",
-            with_func("f", 4, |ctx, f, end, _sparse| {
+            with_func("f", 4, |ctx, f, end, _layout| {
                 let input = input_dataset(ctx, 0)?;
                 let cycle_length = autotune(int_input(ctx, end, "cycle_length")?);
                 let block_length =
@@ -603,12 +603,12 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         ),
         (
             "MapAndBatchDataset",
-            with_func("f", 3, |ctx, f, end, sparse| {
+            with_func("f", 3, |ctx, f, end, layout| {
                 let input = input_dataset(ctx, 0)?;
                 let batch_size = positive(int_input(ctx, end, "batch_size")?, "batch_size")?;
                 let parallelism = autotune(int_input(ctx, end + 1, "num_parallel_calls")?);
                 let drop_remainder = bool_input(ctx, end + 2, "drop_remainder")?;
-                let sparse = sparse.clone();
+                let composites = layout.clone();
                 let mapped = DatasetRef(Arc::new(ParallelMap {
                     input,
                     f,
@@ -620,7 +620,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                         input: mapped,
                         batch_size,
                         drop_remainder,
-                        sparse,
+                        composites,
                     },
                 );
                 Ok(())
@@ -629,13 +629,13 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         (
             "BatchDatasetV2",
             factory(|init| {
-                let sparse = sparse_starts(init);
+                let layout = composites(init);
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                     let d = Batch {
                         input: input_dataset(ctx, 0)?,
                         batch_size: positive(int_input(ctx, 1, "batch_size")?, "Batch size")?,
                         drop_remainder: bool_input(ctx, 2, "drop_remainder")?,
-                        sparse: sparse.clone(),
+                        composites: layout.clone(),
                     };
                     output_dataset(ctx, d);
                     Ok(())
@@ -646,11 +646,11 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
         (
             "UnbatchDataset",
             factory(|init| {
-                let sparse = sparse_starts(init);
+                let layout = composites(init);
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
                     let d = Unbatch {
                         input: input_dataset(ctx, 0)?,
-                        sparse: sparse.clone(),
+                        composites: layout.clone(),
                     };
                     output_dataset(ctx, d);
                     Ok(())
@@ -846,25 +846,28 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
     ]
 }
 
-/// The `_sparse` attr ferroflow's Python sets on batching ops: where each
-/// SparseTensor's three components start in the element.
-fn sparse_starts(init: &KernelInit<'_>) -> Arc<Vec<usize>> {
-    Arc::new(
-        init.node
-            .attrs
+/// The `_sparse` and `_ragged` attrs ferroflow's Python sets on the ops
+/// that batch, unbatch or slice elements: where each SparseTensor's three
+/// components start, and each RaggedTensor's (start, ragged rank, row
+/// splits dtype) (see [`RaggedLeaf::from_attr`]).
+fn composites(init: &KernelInit<'_>) -> Arc<Composites> {
+    let attrs = &init.node.attrs;
+    Arc::new(Composites {
+        sparse: attrs
             .ints("_sparse")
             .unwrap_or_default()
             .into_iter()
             .map(|v| v as usize)
             .collect(),
-    )
+        ragged: RaggedLeaf::from_attr(&attrs.ints("_ragged").unwrap_or_default()),
+    })
 }
 
 fn interleave(
     ctx: &mut OpContext<'_>,
     f: Func,
     end: usize,
-    _sparse: &Arc<Vec<usize>>,
+    _layout: &Arc<Composites>,
 ) -> Result<()> {
     let input = input_dataset(ctx, 0)?;
     let cycle_length = autotune(int_input(ctx, end, "cycle_length")?);

@@ -1,6 +1,6 @@
 //! Datasets that make elements: from tensors, a range, or files.
 
-use super::{row, rows, Dataset, DatasetIter, Element, IterCtx, Rows};
+use super::{row, rows, Composites, Dataset, DatasetIter, Element, IterCtx, Rows};
 use ferroflow_records::{Compression, ReadOptions, RecordReader};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use std::fs::File;
@@ -8,20 +8,21 @@ use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 
 /// `from_tensor_slices`: row `i` of every component is element `i`
-/// (SparseTensor components sliced as TensorFlow slices them).
+/// (SparseTensor and RaggedTensor components sliced as TensorFlow slices
+/// them).
 pub struct TensorSlices {
     pub components: Vec<Tensor>,
-    /// Where SparseTensor components start.
-    pub sparse: Arc<Vec<usize>>,
+    /// Which components make up SparseTensors and RaggedTensors.
+    pub composites: Arc<Composites>,
 }
 
 impl TensorSlices {
     /// Checks every component has the same first dimension.
-    pub fn new(components: Vec<Tensor>, sparse: Arc<Vec<usize>>) -> Result<TensorSlices> {
+    pub fn new(components: Vec<Tensor>, composites: Arc<Composites>) -> Result<TensorSlices> {
         if components.is_empty() {
             bail!(invalid_argument, "TensorSliceDataset needs a component");
         }
-        if sparse.is_empty() {
+        if composites.is_empty() {
             let n = components[0].dims().first().copied();
             for c in &components {
                 ensure!(
@@ -38,7 +39,10 @@ impl TensorSlices {
                 );
             }
         }
-        Ok(TensorSlices { components, sparse })
+        Ok(TensorSlices {
+            components,
+            composites,
+        })
     }
 }
 
@@ -49,14 +53,14 @@ enum TensorSlicesIter {
 
 impl Dataset for TensorSlices {
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
-        Ok(Box::new(if self.sparse.is_empty() {
+        Ok(Box::new(if self.composites.is_empty() {
             TensorSlicesIter::Dense {
                 components: self.components.clone(),
                 i: 0,
             }
         } else {
             TensorSlicesIter::Sparse {
-                rows: Rows::new(self.components.clone(), &self.sparse)?,
+                rows: Rows::new(self.components.clone(), &self.composites)?,
                 i: 0,
             }
         }))

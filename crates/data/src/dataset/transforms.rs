@@ -1,6 +1,7 @@
 //! Datasets that transform other datasets.
 
-use super::{Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Rows, Wake};
+use super::ragged::batch_ragged;
+use super::{Composites, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Rows, Wake};
 use ferroflow_runtime::blocking;
 use ferroflow_tensor::kernels::array::{concat, pad, stack, PadMode};
 use ferroflow_tensor::{bail, ensure, Code, DType, Data, Error, Result, Shape, Tensor};
@@ -404,19 +405,27 @@ pub(crate) fn batch_elements(elements: &[Element]) -> Result<Element> {
         .collect()
 }
 
-/// Like [`batch_elements`], with the SparseTensors whose (indices, values,
-/// dense_shape) components start at the positions in `sparse` batched as
-/// TensorFlow batches them: one SparseTensor of one more dimension, the
-/// element's index first, each dense dimension the largest of the batch.
-pub(crate) fn batch_elements_sparse(elements: &[Element], sparse: &[usize]) -> Result<Element> {
-    if sparse.is_empty() {
+/// Like [`batch_elements`], with SparseTensor and RaggedTensor leaves
+/// batched as TensorFlow batches them: a SparseTensor into one of one more
+/// dimension (the element's index first, each dense dimension the largest
+/// of the batch), a RaggedTensor into one of one more ragged dimension
+/// (see [`batch_ragged`]).
+pub(crate) fn batch_elements_composite(
+    elements: &[Element],
+    layout: &Composites,
+) -> Result<Element> {
+    if layout.is_empty() {
         return batch_elements(elements);
     }
+    let sparse = &layout.sparse;
     let n = elements[0].len();
     let mut out = Vec::with_capacity(n);
     let mut c = 0;
     while c < n {
-        if sparse.contains(&c) && c + 2 < n {
+        if let Some(leaf) = layout.ragged.iter().find(|r| r.start == c) {
+            out.extend(batch_ragged(elements, leaf)?);
+            c += leaf.num_components();
+        } else if sparse.contains(&c) && c + 2 < n {
             out.extend(batch_sparse(elements, c)?);
             c += 3;
         } else {
@@ -465,15 +474,16 @@ pub struct Batch {
     pub input: DatasetRef,
     pub batch_size: usize,
     pub drop_remainder: bool,
-    /// Where SparseTensor components start (see [`batch_elements_sparse`]).
-    pub sparse: Arc<Vec<usize>>,
+    /// Which components make up SparseTensors and RaggedTensors (see
+    /// [`batch_elements_composite`]).
+    pub composites: Arc<Composites>,
 }
 
 struct BatchIter {
     input: Iter,
     batch_size: usize,
     drop_remainder: bool,
-    sparse: Arc<Vec<usize>>,
+    composites: Arc<Composites>,
 }
 
 impl Dataset for Batch {
@@ -487,7 +497,7 @@ impl Dataset for Batch {
             input: self.input.0.iterate(ctx)?,
             batch_size: self.batch_size,
             drop_remainder: self.drop_remainder,
-            sparse: self.sparse.clone(),
+            composites: self.composites.clone(),
         }))
     }
 }
@@ -511,12 +521,12 @@ impl DatasetIter for BatchIter {
         let mut parts: Vec<Element> = Vec::new();
         let mut singles: Vec<Element> = Vec::new();
         let mut have = 0;
-        if !self.sparse.is_empty() {
+        if !self.composites.is_empty() {
             let items = pull(&mut self.input, self.batch_size)?;
             if items.is_empty() || (self.drop_remainder && items.len() < self.batch_size) {
                 return Ok(None);
             }
-            return batch_elements_sparse(&items, &self.sparse).map(Some);
+            return batch_elements_composite(&items, &self.composites).map(Some);
         }
         while have < self.batch_size {
             match self.input.next_stacked(self.batch_size - have) {
@@ -671,16 +681,16 @@ impl DatasetIter for PaddedBatchIter {
     }
 }
 
-/// `unbatch()`: the rows of each element (SparseTensor components split
-/// as TensorFlow splits them).
+/// `unbatch()`: the rows of each element (SparseTensor and RaggedTensor
+/// components split as TensorFlow splits them).
 pub struct Unbatch {
     pub input: DatasetRef,
-    pub sparse: Arc<Vec<usize>>,
+    pub composites: Arc<Composites>,
 }
 
 struct UnbatchIter {
     input: Iter,
-    sparse: Arc<Vec<usize>>,
+    composites: Arc<Composites>,
     current: Option<Rows>,
     index: usize,
 }
@@ -689,7 +699,7 @@ impl Dataset for Unbatch {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(UnbatchIter {
             input: self.input.0.iterate(ctx)?,
-            sparse: self.sparse.clone(),
+            composites: self.composites.clone(),
             current: None,
             index: 0,
         }))
@@ -709,7 +719,7 @@ impl DatasetIter for UnbatchIter {
             let Some(e) = self.input.next()? else {
                 return Ok(None);
             };
-            self.current = Some(Rows::new(e, &self.sparse).map_err(|e| {
+            self.current = Some(Rows::new(e, &self.composites).map_err(|e| {
                 Error::invalid_argument(format!(
                     "Input element must have the same batch size in each component: {}",
                     e.message()
