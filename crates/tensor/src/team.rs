@@ -71,8 +71,16 @@ pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
         // outer job's tasks.
         return (0..tasks).for_each(f);
     }
+    run_shared(tasks, sweep, &f);
+}
+
+/// The part of [`run_sweep`] that hands tasks to other threads, behind a
+/// `dyn` so that rayon's job machinery is compiled once rather than once per
+/// kernel closure (it was half of this crate's LLVM IR, and most of its
+/// release build time).
+fn run_shared(tasks: usize, sweep: Sweep, f: &(dyn Fn(usize) + Sync)) {
     if rayon::current_thread_index().is_some() {
-        return (0..tasks).into_par_iter().for_each(&f);
+        return (0..tasks).into_par_iter().for_each(f);
     }
     let team = team();
     if team.helpers.is_empty() {
@@ -83,7 +91,7 @@ pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
         .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
         .is_err()
     {
-        return (0..tasks).into_par_iter().for_each(&f);
+        return (0..tasks).into_par_iter().for_each(f);
     }
     /// Frees the team when the job ends, also when it re-raises a task's
     /// panic.
@@ -94,7 +102,7 @@ pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
         }
     }
     let _release = Release(&team.busy);
-    team.lead(tasks, sweep, &f);
+    team.lead(tasks, sweep, f);
 }
 
 /// Runs `f(index, item)` for every item of `items`, as tasks of
