@@ -7,6 +7,7 @@ mod fake_quant;
 mod fft;
 mod linalg;
 mod list;
+mod lstm;
 mod math;
 mod math_special;
 mod nn;
@@ -121,6 +122,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     fft::register(reg);
     linalg::register(reg);
     list::register(reg);
+    lstm::register(reg);
     math::register(reg);
     math_special::register(reg);
     array::register(reg);
@@ -189,6 +191,9 @@ mod tests {
         "FusedBatchNormGrad",
         "FusedBatchNormGradV2",
         "FusedBatchNormGradV3",
+        // TensorFlow registers none for the fused LSTM's gradients either.
+        "BlockLSTMGrad",
+        "BlockLSTMGradV2",
         // Sparse ops TensorFlow registers no gradient for (grads/sparse.rs).
         "SparseReshape",
         "SparseReduceSumSparse",

@@ -17,6 +17,7 @@ mod grad;
 mod linalg;
 mod list;
 mod logging;
+mod lstm;
 mod math;
 mod math_special;
 mod nn;
@@ -126,6 +127,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         linalg::ops(),
         list::ops(),
         logging::ops(),
+        lstm::ops(),
         math::ops(),
         math_special::ops(),
         nn::ops(),

@@ -13,6 +13,7 @@ mod grad;
 mod linalg;
 mod list;
 mod logging;
+mod lstm;
 mod math;
 mod math_special;
 mod nn;
@@ -49,6 +50,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     linalg::register(reg);
     list::register(reg);
     logging::register(reg);
+    lstm::register(reg);
     math::register(reg);
     math_special::register(reg);
     nn::register(reg);
