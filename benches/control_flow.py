@@ -14,7 +14,9 @@ The same TF1 graph code runs under ferroflow and under TensorFlow's ``tf.compat.
   lstm    tf.nn.dynamic_rnn with BasicLSTMCell(256), batch 32, 50 time steps, input 256, one
           forward + backward + Adam step; milliseconds per step and achieved GFLOP/s (counting
           the gate matmuls only: 6 * T * B * (input + units) * 4 * units per step). PyTorch runs
-          nn.LSTM + Adam on the CPU for the same shapes.
+          nn.LSTM + Adam on the CPU for the same shapes. ferroflow runs dynamic_rnn as one fused
+          BlockLSTM op; a second ferroflow process with FERROFLOW_FUSED_RNN=0 times the
+          while_loop path of the same graph code for comparison (skip it with --skip ferroflow-loop).
 
 TensorFlow and PyTorch columns appear when those packages import; each framework runs in its
 own process (their bundled LLVMs clash). ``--tf-python``/``--torch-python`` name another
@@ -222,15 +224,21 @@ def main():
     res = {}
     for fw, py in (
         ("ferroflow", sys.executable),
+        ("ferroflow-loop", sys.executable),
         ("tensorflow", args.tf_python),
         ("torch", args.torch_python),
     ):
-        if fw in skip:
+        if fw in skip or (fw == "ferroflow-loop" and "lstm" not in cases):
             res[fw] = None
             continue
-        cmd = [py, os.path.abspath(__file__), "--worker", fw, "--only", ",".join(cases)]
+        env = dict(os.environ)
+        worker_cases = cases
+        if fw == "ferroflow-loop":
+            env["FERROFLOW_FUSED_RNN"] = "0"
+            worker_cases = ["lstm"]
+        cmd = [py, os.path.abspath(__file__), "--worker", fw.split("-")[0], "--only", ",".join(worker_cases)]
         cmd += ["--quick"] if args.quick else []
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{") or ln == "null"]
         res[fw] = json.loads(lines[-1]) if lines else None
         if proc.returncode != 0:
@@ -292,6 +300,12 @@ def main():
                 if v
             ]
             print(f"    GFLOP/s (gate matmuls, {LSTM_FLOPS / 1e9:.2f} GFLOP a step): {', '.join(gf) or '-'}")
+            loop = get(res["ferroflow-loop"], case)
+            if loop:
+                print(
+                    f"    ferroflow's while_loop path (FERROFLOW_FUSED_RNN=0): {loop['seconds'] * scale:.3f} {unit}"
+                    f"{agree(case, f, loop)}"
+                )
 
 
 if __name__ == "__main__":

@@ -6,9 +6,18 @@ per step, variables shared through the ``rnn`` variable scope);
 list. With ``sequence_length``, every step at or past a sequence's end
 outputs zeros and passes that sequence's state through unchanged, so the
 final state is the state at each sequence's own last step.
+
+``dynamic_rnn`` over a plain ``BasicLSTMCell`` or ``LSTMCell`` (tanh, no
+projection, no cell clip, unpartitioned kernel), a single dense float32 input
+of static length and no ``sequence_length`` runs as one fused ``BlockLSTM``
+op instead of a ``while_loop`` (the same variables, values and gradients, in
+a fraction of the time; see ``_fused_lstm``). ``FERROFLOW_FUSED_RNN=0`` in
+the environment forces the loop.
 """
 
 from __future__ import annotations
+
+import os
 
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.tensor_shape import TensorShape, dimension_at_index, dimension_value, unknown_shape
@@ -323,13 +332,95 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
                 state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
             else:
                 state = cell.zero_state(batch_size, dtype)
-        outputs, final_state = _dynamic_rnn_loop(
-            cell, flat_input, inputs, state, parallel_iterations, swap_memory, sequence_length, dtype,
-            TensorArray, while_loop,
-        )
+        if sequence_length is None and _can_fuse(cell, flat_input, inputs, state):
+            outputs, final_state = _fused_lstm(cell, flat_input[0], state)
+        else:
+            outputs, final_state = _dynamic_rnn_loop(
+                cell, flat_input, inputs, state, parallel_iterations, swap_memory, sequence_length, dtype,
+                TensorArray, while_loop,
+            )
         if not time_major:
             outputs = nest.map_structure(_transpose_batch_time, outputs)
         return outputs, final_state
+
+
+def _can_fuse(cell, flat_input, inputs, state):
+    """Whether ``dynamic_rnn`` may run ``cell`` over the time-major ``flat_input`` as one ``BlockLSTM``.
+
+    The cell must be exactly ``BasicLSTMCell`` or ``LSTMCell`` with the tanh activation, and for
+    ``LSTMCell`` without projection, cell clip or unit shards: ``BlockLSTM`` computes that cell, and
+    its gradient (TensorFlow's ``BlockLSTMGrad``) ignores a cell clip, where the loop's
+    ``clip_by_value`` stops the gradient. The input must be one float32 tensor of known time length
+    and depth, the state float32.
+    """
+    from ferroflow.ops.rnn_cell_impl import BasicLSTMCell, LSTMCell
+
+    if os.environ.get("FERROFLOW_FUSED_RNN", "1") == "0":
+        return False
+    if type(cell) not in (BasicLSTMCell, LSTMCell) or cell._activation is not math_ops.tanh:
+        return False
+    if isinstance(cell, LSTMCell) and (cell._num_proj is not None or cell._cell_clip is not None
+                                       or cell._num_unit_shards is not None):
+        return False
+    if len(flat_input) != 1 or not isinstance(inputs, ops.Tensor):
+        return False
+    x = flat_input[0]
+    if x.dtype.base_dtype != dtypes.float32 or x.shape.rank != 3:
+        return False
+    time_steps, depth = dimension_value(x.shape[0]), dimension_value(x.shape[2])
+    if not time_steps or depth is None:
+        return False
+    if cell.built:
+        if hasattr(getattr(cell, "_kernel", None), "_get_variable_list"):
+            return False  # a partitioned kernel
+    elif vs.get_variable_scope().partitioner is not None:
+        return False  # its kernel would be partitioned
+    return all(s.dtype.base_dtype == dtypes.float32 for s in nest.flatten(state))
+
+
+def _fused_lstm(cell, x, state):
+    """``cell`` (see ``_can_fuse``) over the time-major ``x`` as one ``BlockLSTM`` op: ``(outputs, final state)``.
+
+    The cell builds its variables in its own scope, as its first call in the loop would, so variable
+    names, shapes and checkpoints are the loop path's. ``BlockLSTM``'s gate blocks (``i, ci, f, o``)
+    are the cells' (``i, j, f, o``), and it adds ``forget_bias`` to the forget gate as they do.
+    """
+    from ferroflow.ops import lstm_ops
+    from ferroflow.ops.rnn_cell_impl import LSTMCell, LSTMStateTuple
+
+    n = cell._num_units
+    time_steps = dimension_value(x.shape[0])
+    cell._set_scope(None)
+    reuse = True if cell.built else cell._reuse
+    with vs.variable_scope(cell._scope, reuse=reuse, auxiliary_name_scope=False) as vscope:
+        with ops.name_scope(vscope.original_name_scope):
+            if not cell.built:
+                if cell._dtype is None:
+                    cell._dtype = x.dtype.base_dtype
+                cell.build(x.shape[1:])
+                cell.built = True
+            if hasattr(cell._kernel, "_get_variable_list"):
+                raise ValueError("dynamic_rnn's fused LSTM cannot take a partitioned kernel")
+            if cell._state_is_tuple:
+                c, h = state
+            else:
+                c, h = array_ops.split(state, 2, axis=1)
+            peephole = isinstance(cell, LSTMCell) and cell._use_peepholes
+            if peephole:
+                wci, wcf, wco = cell._w_i_diag, cell._w_f_diag, cell._w_o_diag
+            else:
+                wci = wcf = wco = array_ops.zeros([n], dtype=dtypes.float32)
+            out = lstm_ops.BlockLSTM(
+                seq_len_max=ops.convert_to_tensor(time_steps, dtype=dtypes.int64), x=x, cs_prev=c, h_prev=h,
+                w=cell._kernel, wci=wci, wcf=wcf, wco=wco, b=cell._bias, forget_bias=float(cell._forget_bias),
+                cell_clip=-1.0, use_peephole=peephole, name="BlockLSTM",
+            )
+            outputs = out.h
+            outputs.set_shape(TensorShape([time_steps, dimension_value(x.shape[1]), n]))
+            new_c, new_h = out.cs[time_steps - 1], out.h[time_steps - 1]
+    if cell._state_is_tuple:
+        return outputs, LSTMStateTuple(new_c, new_h)
+    return outputs, array_ops.concat([new_c, new_h], 1)
 
 
 def _dynamic_rnn_loop(cell, flat_input, inputs, initial_state, parallel_iterations, swap_memory,
