@@ -370,28 +370,7 @@ fn forward(
         &mut gx,
     );
     let tasks = cell.div_ceil(UNIT_BLOCK);
-    // The recurrent weight transposed, grouped by unit block: block k (units
-    // u0..u1, width wk) holds 4 * wk rows of `cell` floats from row
-    // 4 * u0 on, the rows of column block s first (row s * wk + u - u0 is
-    // column s * cell + u of w_h).
-    let mut wht = vec![0f32; g4 * cell];
-    let wht_ptr = Shared::of(&mut wht);
     let w_h = &w[input * g4..];
-    team::run(tasks, |k| {
-        let (u0, u1) = unit_range(cell, k);
-        let wk = u1 - u0;
-        // SAFETY: block k's rows are its own.
-        let dst = unsafe { wht_ptr.part(4 * u0 * cell, 4 * wk * cell) };
-        // Row by row of w_h, so its reads run along memory.
-        for j in 0..cell {
-            for s in 0..4 {
-                let src = &w_h[j * g4 + s * cell + u0..][..wk];
-                for (u, &v) in src.iter().enumerate() {
-                    dst[(s * wk + u) * cell + j] = v;
-                }
-            }
-        }
-    });
     let h_layout = Mat {
         rs: cell as isize,
         cs: 1,
@@ -401,6 +380,28 @@ fn forward(
         cs: cell as isize,
     };
     let lib = F32Gemm::for_product(batch, cell, g4, h_layout, wt_layout);
+    let panels = lib == F32Gemm::Dot;
+    // Block k's share of the recurrent weight: its four gates' columns of
+    // w_h (column s * wk + u - u0 of the block is column s * cell + u of
+    // w_h), as panels for the broadcast kernel on AVX-512, else transposed
+    // (4 * wk rows of `cell` floats) for the dot-product layout.
+    let mut wblocks: Vec<Vec<f32>> = vec![Vec::new(); tasks];
+    team::for_each_mut_sweep(&mut wblocks, team::Sweep::Forward, |k, dst| {
+        let (u0, u1) = unit_range(cell, k);
+        let wk = u1 - u0;
+        let col = |c: usize| (c / wk) * cell + u0 + c % wk;
+        if panels {
+            *dst = panel::pack(cell, 4 * wk, |l, c| w_h[l * g4 + col(c)]);
+        } else {
+            *dst = vec![0f32; 4 * wk * cell];
+            // Row by row of w_h, so its reads run along memory.
+            for j in 0..cell {
+                for c in 0..4 * wk {
+                    dst[c * cell + j] = w_h[j * g4 + col(c)];
+                }
+            }
+        }
+    });
     // Each task's gate block of a step: [batch, 4 * wk] from 4 * batch * u0.
     let mut scratch = vec![0f32; batch * g4];
     let scratch_ptr = Shared::of(&mut scratch);
@@ -420,23 +421,31 @@ fn forward(
             };
             // SAFETY: task k alone uses its block of the scratch buffer.
             let sc = unsafe { scratch_ptr.part(4 * batch * u0, 4 * batch * wk) };
-            // SAFETY: `h_in` is batch x cell, block k of `wht` is 4wk rows of
-            // cell, and `sc` is batch x 4wk.
-            unsafe {
-                sgemm_serial(
-                    lib,
-                    batch,
-                    cell,
-                    4 * wk,
-                    h_in.as_ptr(),
-                    h_layout,
-                    wht.as_ptr().add(4 * u0 * cell),
-                    wt_layout,
-                    sc.as_mut_ptr(),
-                    (4 * wk) as isize,
-                    false,
-                )
-            };
+            let wb = &wblocks[k];
+            if panels {
+                // SAFETY: `sc` is this task's batch x 4wk block.
+                unsafe {
+                    panel::product(batch, cell, 4 * wk, h_in, cell, wb, sc.as_mut_ptr(), 4 * wk)
+                };
+            } else {
+                // SAFETY: `h_in` is batch x cell, `wb` 4wk rows of cell, and
+                // `sc` batch x 4wk.
+                unsafe {
+                    sgemm_serial(
+                        lib,
+                        batch,
+                        cell,
+                        4 * wk,
+                        h_in.as_ptr(),
+                        h_layout,
+                        wb.as_ptr(),
+                        wt_layout,
+                        sc.as_mut_ptr(),
+                        (4 * wk) as isize,
+                        false,
+                    )
+                };
+            }
             for r in 0..batch {
                 let row = &mut sc[r * 4 * wk..][..4 * wk];
                 let gxr = &gx[(t * batch + r) * g4..][..g4];
@@ -640,14 +649,31 @@ fn backward<'a>(
     let w_h = &w[input * g4..];
     let [gi, gci, gf, go] = layout.blocks();
     let tasks = cell.div_ceil(UNIT_BLOCK);
+    // On AVX-512, block k's columns of w_h^T (rows u0..u1 of w_h) as panels
+    // for the broadcast kernel.
+    let panels = lib == F32Gemm::Dot;
+    let mut wblocks: Vec<Vec<f32>> = vec![Vec::new(); tasks];
+    if panels {
+        team::for_each_mut_sweep(&mut wblocks, team::Sweep::Forward, |k, dst| {
+            let (u0, u1) = unit_range(cell, k);
+            *dst = panel::pack_columns(g4, u1 - u0, |u| &w_h[(u0 + u) * g4..][..g4]);
+        });
+    }
     for t in (0..steps).rev() {
         team::run(tasks, |k| {
             let (u0, u1) = unit_range(cell, k);
             let wk = u1 - u0;
-            if t + 1 < steps {
+            if t + 1 < steps && panels {
                 // SAFETY: step t+1's gate gradients were written by the
                 // previous job; this task alone writes columns u0..u1 of
-                // dh_next, and w_h's rows u0..u1 are in bounds.
+                // dh_next.
+                unsafe {
+                    let dgn = dg_ptr.read((t + 1) * batch * g4, batch * g4);
+                    let dhn = dh_ptr.0.add(u0);
+                    panel::product(batch, g4, wk, dgn, g4, &wblocks[k], dhn, cell);
+                }
+            } else if t + 1 < steps {
+                // SAFETY: as above; w_h's rows u0..u1 are in bounds.
                 unsafe {
                     let dgn = dg_ptr.read((t + 1) * batch * g4, batch * g4);
                     sgemm_serial(
@@ -945,7 +971,7 @@ mod tests {
             },
             Case {
                 t: 3,
-                b: 5,
+                b: 11,
                 n_in: 80,
                 c: 130,
                 steps: 3,
@@ -1155,5 +1181,144 @@ mod tests {
         }
         let e = run(&slm, &v).err().unwrap();
         assert_eq!(e.code(), Some(crate::Code::Unimplemented), "{e}");
+    }
+}
+
+/// A broadcast-FMA product for the per-step recurrent products on AVX-512:
+/// `c = a @ b` with `b` packed once per op call into panels of [`panel::NR`]
+/// columns (each `k` rows of `NR` contiguous floats), and `a`'s elements
+/// broadcast. With a 32-row batch this keeps 16 accumulators busy per two
+/// loads of `b`, where the dot-product layout spends a horizontal sum on
+/// every output element. Each output element is one sum over `k` in order,
+/// so the result does not depend on how the columns are split.
+mod panel {
+    /// Columns per panel (two 16-lane registers).
+    pub const NR: usize = 32;
+    /// Rows per register tile.
+    const MR: usize = 8;
+
+    /// The `k x n` matrix with element (l, j) `get(l, j)`, as panels.
+    pub fn pack(k: usize, n: usize, get: impl Fn(usize, usize) -> f32) -> Vec<f32> {
+        let mut out = vec![0f32; n.div_ceil(NR) * NR * k];
+        for (q, panel) in out.chunks_exact_mut(NR * k).enumerate() {
+            let cols = NR.min(n - q * NR);
+            for l in 0..k {
+                for y in 0..cols {
+                    panel[l * NR + y] = get(l, q * NR + y);
+                }
+            }
+        }
+        out
+    }
+
+    /// The `k x n` matrix whose column `j` is `column(j)` (`k` floats), as
+    /// panels.
+    pub fn pack_columns<'a>(k: usize, n: usize, column: impl Fn(usize) -> &'a [f32]) -> Vec<f32> {
+        let mut out = vec![0f32; n.div_ceil(NR) * NR * k];
+        for (q, panel) in out.chunks_exact_mut(NR * k).enumerate() {
+            for y in 0..NR.min(n - q * NR) {
+                for (l, &v) in column(q * NR + y).iter().enumerate() {
+                    panel[l * NR + y] = v;
+                }
+            }
+        }
+        out
+    }
+
+    /// `c = a @ b` for `m x k` `a` (row stride `lda`) and `k x n` `b` packed
+    /// by [`pack`]; `c` has row stride `ldc`. Panics unless the CPU runs
+    /// AVX-512F (`dot_gemm::available`).
+    ///
+    /// # Safety
+    /// `c` must address `m` rows of `n` floats `ldc` apart that no one else
+    /// accesses meanwhile (other threads may use the columns in between).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn product(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: &[f32],
+        lda: usize,
+        b: &[f32],
+        c: *mut f32,
+        ldc: usize,
+    ) {
+        if m == 0 || n == 0 {
+            return;
+        }
+        assert!(
+            (m - 1) * lda + k <= a.len()
+                && b.len() >= n.div_ceil(NR) * NR * k
+                && super::super::dot_gemm::available(),
+            "panel::product: an operand is smaller than its shape"
+        );
+        #[cfg(target_arch = "x86_64")]
+        for q in 0..n.div_ceil(NR) {
+            let cols = NR.min(n - q * NR);
+            let bp = b[q * NR * k..].as_ptr();
+            let mut i = 0;
+            // SAFETY: checked above: rows i.. of `a` hold k floats each and
+            // the panel k * NR; the caller vouches for c's rows.
+            unsafe {
+                let (ap, cp) = (a.as_ptr(), c.add(q * NR));
+                while i + MR <= m {
+                    avx512::tile::<MR>(k, ap.add(i * lda), lda, bp, cp.add(i * ldc), ldc, cols);
+                    i += MR;
+                }
+                let (ap, cp) = (ap.add(i * lda), cp.add(i * ldc));
+                match m - i {
+                    0 => {}
+                    1 => avx512::tile::<1>(k, ap, lda, bp, cp, ldc, cols),
+                    2 => avx512::tile::<2>(k, ap, lda, bp, cp, ldc, cols),
+                    3 => avx512::tile::<3>(k, ap, lda, bp, cp, ldc, cols),
+                    4 => avx512::tile::<4>(k, ap, lda, bp, cp, ldc, cols),
+                    5 => avx512::tile::<5>(k, ap, lda, bp, cp, ldc, cols),
+                    6 => avx512::tile::<6>(k, ap, lda, bp, cp, ldc, cols),
+                    _ => avx512::tile::<7>(k, ap, lda, bp, cp, ldc, cols),
+                }
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    mod avx512 {
+        use super::NR;
+        use std::arch::x86_64::*;
+
+        /// `R` rows of `c` (the first `cols` of a panel's `NR` columns) =
+        /// those rows of `a` @ the panel at `b`.
+        ///
+        /// # Safety
+        /// AVX-512F; `a` holds `R` rows of `k` floats `lda` apart, `b` a
+        /// panel of `k * NR` floats, and `c` `R` rows of `cols` floats
+        /// `ldc` apart.
+        #[target_feature(enable = "avx512f")]
+        pub(super) unsafe fn tile<const R: usize>(
+            k: usize,
+            a: *const f32,
+            lda: usize,
+            b: *const f32,
+            c: *mut f32,
+            ldc: usize,
+            cols: usize,
+        ) {
+            let mut acc = [[_mm512_setzero_ps(); 2]; R];
+            for l in 0..k {
+                let b0 = _mm512_loadu_ps(b.add(l * NR));
+                let b1 = _mm512_loadu_ps(b.add(l * NR + 16));
+                for (x, row) in acc.iter_mut().enumerate() {
+                    let av = _mm512_set1_ps(*a.add(x * lda + l));
+                    row[0] = _mm512_fmadd_ps(av, b0, row[0]);
+                    row[1] = _mm512_fmadd_ps(av, b1, row[1]);
+                }
+            }
+            let m0 = (((1u64 << cols.min(16)) - 1) & 0xffff) as __mmask16;
+            let m1 = (((1u64 << cols.saturating_sub(16)) - 1) & 0xffff) as __mmask16;
+            for (x, row) in acc.iter().enumerate() {
+                let out = c.add(x * ldc);
+                _mm512_mask_storeu_ps(out, m0, row[0]);
+                _mm512_mask_storeu_ps(out.add(16), m1, row[1]);
+            }
+        }
     }
 }
