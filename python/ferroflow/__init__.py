@@ -419,6 +419,7 @@ from ferroflow import (  # noqa: E402,F401
     lookup,
     losses,
     math,
+    metrics,
     mixed_precision,
     nest,
     nn,
@@ -445,6 +446,6 @@ from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: t
 _SUBMODULES = (
     "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "linalg", "lite", "logging", "losses", "math", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
+    "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train",
 )
