@@ -8,7 +8,7 @@ use super::d;
 use crate::registry::GradEntry;
 use crate::Builder;
 use crate::Grad;
-use ferroflow_graph::{AttrValue, Node, Output};
+use ferroflow_graph::{AttrValue, AttrsExt, Node, Output};
 use ferroflow_tensor::Result;
 
 fn block_lstm(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> Result<Vec<Option<Grad>>> {
@@ -29,12 +29,9 @@ fn block_lstm(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> Result<Vec
     } else {
         "BlockLSTMGrad"
     };
-    let attrs: Vec<(&'static str, AttrValue)> = n
-        .attrs
-        .get("use_peephole")
-        .map(|v| ("use_peephole", v.clone()))
-        .into_iter()
-        .collect();
+    // TensorFlow's gradient ops require the attr (no default).
+    let peephole = n.attrs.bool_or("use_peephole", false)?;
+    let attrs: Vec<(&'static str, AttrValue)> = vec![("use_peephole", AttrValue::Bool(peephole))];
     let id = b.node(op, &inputs, attrs)?;
     let mut out = vec![None];
     out.extend((0..8).map(|i| d(Output::new(id, i))));
