@@ -443,6 +443,17 @@ class Dataset(structure.HasElements):
     def unbatch(self, name=None):
         """The rows of each element (the inverse of ``batch``; a RaggedTensor loses its outermost ragged
         dimension)."""
+        known = None
+        for sp in structure.flatten(self._structure):
+            if type(sp) is not structure.TensorSpec or sp.shape.rank is None:
+                continue  # TensorFlow checks the dense leaves only here
+            if sp.shape.rank == 0:
+                raise ValueError("Cannot unbatch an input with scalar components.")
+            d = sp.shape.as_list()[0]
+            if d is not None and known is not None and d != known:
+                raise ValueError("`unbatch()` is only supported for datasets of elements whose components have a "
+                                 f"matching leading dimension. Encountered both {known} and {d}.")
+            known = d if known is None else known
         s = structure.unbatched(self._structure)
         return self._unary("UnbatchDataset", [], s, attrs=structure.layout_attrs(self._structure, cut=True),
                            name=name)

@@ -179,13 +179,19 @@ pub(crate) fn batch_ragged(elements: &[Element], leaf: &RaggedLeaf) -> Result<Ve
         let flat = &e[c];
         let first = &elements[0][c];
         ensure!(
-            flat.dtype() == first.dtype() && flat.dims()[1..] == first.dims()[1..],
+            flat.dtype() == first.dtype(),
             invalid_argument,
-            "Cannot batch RaggedTensors whose flat values differ in component {c}: the first element's are {} {} and element {b}'s {} {}.",
+            "Cannot batch RaggedTensors in component {c}: the first element's values are {} and element {b}'s {}.",
             first.dtype(),
-            first.shape(),
-            flat.dtype(),
-            flat.shape()
+            flat.dtype()
+        );
+        // TensorFlow's words, with the inner shapes it prints.
+        ensure!(
+            flat.dims()[1..] == first.dims()[1..],
+            invalid_argument,
+            "Cannot batch RaggedTensors in component {c}: all flat_values must have compatible shapes. Shape at index 0: {:?}. Shape at index {b}: {:?}.",
+            &first.dims()[1..],
+            &flat.dims()[1..]
         );
         let nrows = match splits.first() {
             Some(s) => s.len() - 1,
@@ -318,7 +324,8 @@ mod tests {
         ];
         let e = batch_ragged(&elements, &leaf(0, 0)).unwrap_err();
         assert!(
-            e.message().contains("Cannot batch RaggedTensors"),
+            e.message()
+                .contains("Shape at index 0: [2]. Shape at index 1: [3]."),
             "{}",
             e.message()
         );
