@@ -123,7 +123,21 @@ def _make_cell(kind):
         return tf.nn.rnn_cell.BasicLSTMCell(UNITS, state_is_tuple=False)
     if kind == "peephole":
         return tf.nn.rnn_cell.LSTMCell(UNITS, use_peepholes=True, forget_bias=0.5)
+    if kind == "multi":
+        return tf.nn.rnn_cell.MultiRNNCell([
+            tf.nn.rnn_cell.BasicLSTMCell(UNITS), tf.nn.rnn_cell.LSTMCell(UNITS, use_peepholes=True),
+        ])
     raise AssertionError(kind)
+
+
+def _state_placeholders(cell, feeds):
+    """An initial state of placeholders for ``cell`` (appended to ``feeds``)."""
+    if isinstance(cell, tf.nn.rnn_cell.MultiRNNCell):
+        return tuple(_state_placeholders(c, feeds) for c in cell._cells)
+    c0 = tf.placeholder(tf.float32, [BATCH, UNITS])
+    h0 = tf.placeholder(tf.float32, [BATCH, UNITS])
+    feeds += [c0, h0]
+    return tf.nn.rnn_cell.LSTMStateTuple(c0, h0) if cell._state_is_tuple else tf.concat([c0, h0], 1)
 
 
 def _build(kind, time_major, with_state):
@@ -131,19 +145,11 @@ def _build(kind, time_major, with_state):
     x = tf.placeholder(tf.float32, [TIME, BATCH, DEPTH] if time_major else [BATCH, TIME, DEPTH], name="x")
     cell = _make_cell(kind)
     feeds = [x]
-    initial_state = None
-    if with_state:
-        c0 = tf.placeholder(tf.float32, [BATCH, UNITS], name="c0")
-        h0 = tf.placeholder(tf.float32, [BATCH, UNITS], name="h0")
-        feeds += [c0, h0]
-        if cell._state_is_tuple:
-            initial_state = tf.nn.rnn_cell.LSTMStateTuple(c0, h0)
-        else:
-            initial_state = tf.concat([c0, h0], 1)
+    initial_state = _state_placeholders(cell, feeds) if with_state else None
     with tf.variable_scope("model", custom_getter=_getter):
         outputs, state = tf.nn.dynamic_rnn(cell, x, initial_state=initial_state, dtype=tf.float32,
                                            time_major=time_major)
-    flat_state = list(state) if isinstance(state, tuple) else [state]
+    flat_state = tf.nest.flatten(state)
     weights = np.random.RandomState(7).randn(*outputs.shape.as_list()).astype(np.float32)
     loss = tf.reduce_sum(outputs * weights) + sum(tf.reduce_sum(s * (k + 2.0)) for k, s in enumerate(flat_state))
     variables = tf.trainable_variables()
@@ -168,6 +174,8 @@ def _run(kind, time_major, with_state, fused, monkeypatch):
     ("basic", True, True),
     ("basic_concat", False, True),
     ("peephole", True, True),
+    ("multi", False, False),
+    ("multi", True, True),
 ])
 def test_dynamic_rnn_fused_matches_the_loop(kind, time_major, with_state, monkeypatch):
     fused_ops, fused_names, fused = _run(kind, time_major, with_state, True, monkeypatch)

@@ -8,15 +8,17 @@ outputs zeros and passes that sequence's state through unchanged, so the
 final state is the state at each sequence's own last step.
 
 ``dynamic_rnn`` over a plain ``BasicLSTMCell`` or ``LSTMCell`` (tanh, no
-projection, no cell clip, unpartitioned kernel), a single dense float32 input
-of static length and no ``sequence_length`` runs as one fused ``BlockLSTM``
-op instead of a ``while_loop`` (the same variables, values and gradients, in
-a fraction of the time; see ``_fused_lstm``). ``FERROFLOW_FUSED_RNN=0`` in
+projection, no cell clip, unpartitioned kernel), or a ``MultiRNNCell`` of
+them, with a single dense float32 input of static length and no
+``sequence_length`` runs as fused ``BlockLSTM`` ops (one per layer) instead
+of a ``while_loop``: the same variables, values and gradients, in a fraction
+of the time (see ``_fused_lstm``). ``FERROFLOW_FUSED_RNN=0`` in
 the environment forces the loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from ferroflow.framework import dtypes, ops
@@ -344,23 +346,38 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
         return outputs, final_state
 
 
-def _can_fuse(cell, flat_input, inputs, state):
-    """Whether ``dynamic_rnn`` may run ``cell`` over the time-major ``flat_input`` as one ``BlockLSTM``.
-
-    The cell must be exactly ``BasicLSTMCell`` or ``LSTMCell`` with the tanh activation, and for
-    ``LSTMCell`` without projection, cell clip or unit shards: ``BlockLSTM`` computes that cell, and
-    its gradient (TensorFlow's ``BlockLSTMGrad``) ignores a cell clip, where the loop's
-    ``clip_by_value`` stops the gradient. The input must be one float32 tensor of known time length
-    and depth, the state float32.
-    """
+def _fusable_lstm(cell):
+    """Whether ``BlockLSTM`` computes ``cell``: exactly ``BasicLSTMCell`` or ``LSTMCell`` with the tanh
+    activation, for ``LSTMCell`` without projection, cell clip or unit shards (``BlockLSTMGrad``, as
+    in TensorFlow, ignores a cell clip, where the loop's ``clip_by_value`` stops the gradient), and a
+    kernel that is not partitioned."""
     from ferroflow.ops.rnn_cell_impl import BasicLSTMCell, LSTMCell
 
-    if os.environ.get("FERROFLOW_FUSED_RNN", "1") == "0":
-        return False
     if type(cell) not in (BasicLSTMCell, LSTMCell) or cell._activation is not math_ops.tanh:
         return False
     if isinstance(cell, LSTMCell) and (cell._num_proj is not None or cell._cell_clip is not None
                                        or cell._num_unit_shards is not None):
+        return False
+    if cell.built:
+        return not hasattr(getattr(cell, "_kernel", None), "_get_variable_list")
+    return vs.get_variable_scope().partitioner is None  # else its kernel would be partitioned
+
+
+def _can_fuse(cell, flat_input, inputs, state):
+    """Whether ``dynamic_rnn`` may run ``cell`` over the time-major ``flat_input`` as ``BlockLSTM`` ops.
+
+    The cell is one ``BlockLSTM``-computable cell (``_fusable_lstm``) or a ``MultiRNNCell`` (tuple
+    state) of them, one op per layer; the input one float32 tensor of known time length and depth,
+    the state float32.
+    """
+    from ferroflow.ops.rnn_cell_impl import MultiRNNCell
+
+    if os.environ.get("FERROFLOW_FUSED_RNN", "1") == "0":
+        return False
+    if type(cell) is MultiRNNCell:
+        if not cell._state_is_tuple or not all(_fusable_lstm(c) for c in cell._cells):
+            return False
+    elif not _fusable_lstm(cell):
         return False
     if len(flat_input) != 1 or not isinstance(inputs, ops.Tensor):
         return False
@@ -370,26 +387,18 @@ def _can_fuse(cell, flat_input, inputs, state):
     time_steps, depth = dimension_value(x.shape[0]), dimension_value(x.shape[2])
     if not time_steps or depth is None:
         return False
-    if cell.built:
-        if hasattr(getattr(cell, "_kernel", None), "_get_variable_list"):
-            return False  # a partitioned kernel
-    elif vs.get_variable_scope().partitioner is not None:
-        return False  # its kernel would be partitioned
     return all(s.dtype.base_dtype == dtypes.float32 for s in nest.flatten(state))
 
 
-def _fused_lstm(cell, x, state):
-    """``cell`` (see ``_can_fuse``) over the time-major ``x`` as one ``BlockLSTM`` op: ``(outputs, final state)``.
+@contextlib.contextmanager
+def _cell_scope(cell, x):
+    """Enters ``cell``'s variable and name scopes and builds it, as its first call on a step of the
+    time-major ``x`` would (``RNNCell.__call__``), so variables get the loop path's names."""
+    from ferroflow.ops.rnn_cell_impl import LayerRNNCell
 
-    The cell builds its variables in its own scope, as its first call in the loop would, so variable
-    names, shapes and checkpoints are the loop path's. ``BlockLSTM``'s gate blocks (``i, ci, f, o``)
-    are the cells' (``i, j, f, o``), and it adds ``forget_bias`` to the forget gate as they do.
-    """
-    from ferroflow.ops import lstm_ops
-    from ferroflow.ops.rnn_cell_impl import LSTMCell, LSTMStateTuple
-
-    n = cell._num_units
-    time_steps = dimension_value(x.shape[0])
+    if cell._scope is None and not isinstance(cell, LayerRNNCell):
+        with vs.variable_scope(vs.get_variable_scope()):
+            cell._set_scope(None)
     cell._set_scope(None)
     reuse = True if cell.built else cell._reuse
     with vs.variable_scope(cell._scope, reuse=reuse, auxiliary_name_scope=False) as vscope:
@@ -399,25 +408,55 @@ def _fused_lstm(cell, x, state):
                     cell._dtype = x.dtype.base_dtype
                 cell.build(x.shape[1:])
                 cell.built = True
-            if hasattr(cell._kernel, "_get_variable_list"):
-                raise ValueError("dynamic_rnn's fused LSTM cannot take a partitioned kernel")
-            if cell._state_is_tuple:
-                c, h = state
-            else:
-                c, h = array_ops.split(state, 2, axis=1)
-            peephole = isinstance(cell, LSTMCell) and cell._use_peepholes
-            if peephole:
-                wci, wcf, wco = cell._w_i_diag, cell._w_f_diag, cell._w_o_diag
-            else:
-                wci = wcf = wco = array_ops.zeros([n], dtype=dtypes.float32)
-            out = lstm_ops.BlockLSTM(
-                seq_len_max=ops.convert_to_tensor(time_steps, dtype=dtypes.int64), x=x, cs_prev=c, h_prev=h,
-                w=cell._kernel, wci=wci, wcf=wcf, wco=wco, b=cell._bias, forget_bias=float(cell._forget_bias),
-                cell_clip=-1.0, use_peephole=peephole, name="BlockLSTM",
-            )
-            outputs = out.h
-            outputs.set_shape(TensorShape([time_steps, dimension_value(x.shape[1]), n]))
-            new_c, new_h = out.cs[time_steps - 1], out.h[time_steps - 1]
+            yield
+
+
+def _fused_lstm(cell, x, state):
+    """``cell`` (see ``_can_fuse``) over the time-major ``x`` as ``BlockLSTM`` ops: ``(outputs, final state)``.
+
+    A ``MultiRNNCell`` runs one op per layer, each over the previous layer's outputs, in the
+    ``cell_<i>`` scopes its ``call`` uses. ``BlockLSTM``'s gate blocks (``i, ci, f, o``) are the
+    cells' (``i, j, f, o``), and it adds ``forget_bias`` to the forget gate as they do.
+    """
+    from ferroflow.ops.rnn_cell_impl import MultiRNNCell
+
+    if type(cell) is MultiRNNCell:
+        with _cell_scope(cell, x):
+            states = []
+            for i, layer in enumerate(cell._cells):
+                with vs.variable_scope(f"cell_{i}"):
+                    x, layer_state = _fused_lstm(layer, x, state[i])
+                states.append(layer_state)
+        return x, tuple(states)
+    return _fused_lstm_layer(cell, x, state)
+
+
+def _fused_lstm_layer(cell, x, state):
+    from ferroflow.ops import lstm_ops
+    from ferroflow.ops.rnn_cell_impl import LSTMCell, LSTMStateTuple
+
+    n = cell._num_units
+    time_steps = dimension_value(x.shape[0])
+    with _cell_scope(cell, x):
+        if hasattr(cell._kernel, "_get_variable_list"):
+            raise ValueError("dynamic_rnn's fused LSTM cannot take a partitioned kernel")
+        if cell._state_is_tuple:
+            c, h = state
+        else:
+            c, h = array_ops.split(state, 2, axis=1)
+        peephole = isinstance(cell, LSTMCell) and cell._use_peepholes
+        if peephole:
+            wci, wcf, wco = cell._w_i_diag, cell._w_f_diag, cell._w_o_diag
+        else:
+            wci = wcf = wco = array_ops.zeros([n], dtype=dtypes.float32)
+        out = lstm_ops.BlockLSTM(
+            seq_len_max=ops.convert_to_tensor(time_steps, dtype=dtypes.int64), x=x, cs_prev=c, h_prev=h,
+            w=cell._kernel, wci=wci, wcf=wcf, wco=wco, b=cell._bias, forget_bias=float(cell._forget_bias),
+            cell_clip=-1.0, use_peephole=peephole, name="BlockLSTM",
+        )
+        outputs = out.h
+        outputs.set_shape(TensorShape([time_steps, dimension_value(x.shape[1]), n]))
+        new_c, new_h = out.cs[time_steps - 1], out.h[time_steps - 1]
     if cell._state_is_tuple:
         return outputs, LSTMStateTuple(new_c, new_h)
     return outputs, array_ops.concat([new_c, new_h], 1)
