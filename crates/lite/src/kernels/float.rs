@@ -401,6 +401,9 @@ struct Conv {
     act: (f32, f32),
     geom: Option<ConvGeom>,
     scratch: Mutex<Vec<f32>>,
+    /// The filter packed for the AVX-512 GEMM (bias and activation fused),
+    /// when the CPU has it.
+    packed: Option<super::sgemm::Packed>,
 }
 
 impl Conv {
@@ -428,9 +431,14 @@ impl Conv {
                 filter[j * oc + o] = src[o * k + j];
             }
         }
+        let bias = optional_bias(tensors, op, oc)?;
+        let act = activation_range(act)?;
+        let packed = super::sgemm::available()
+            .then(|| super::sgemm::Packed::new(&filter, k, oc, &bias, act));
         Ok(Conv {
+            packed,
             filter,
-            bias: optional_bias(tensors, op, oc)?,
+            bias,
             kh,
             kw,
             ic,
@@ -438,7 +446,7 @@ impl Conv {
             padding: padding(pad)?,
             stride,
             dilation,
-            act: activation_range(act)?,
+            act,
             geom: None,
             scratch: Mutex::new(Vec::new()),
         })
@@ -477,9 +485,14 @@ impl Kernel for Conv {
             && g.w.pad_before == 0;
         let in_img = g.h.input * g.w.input * ic;
         let out_img = oh * ow * oc;
+        if let (true, Some(p)) = (pointwise, &self.packed) {
+            // Bias and activation fused into the GEMM.
+            super::sgemm::gemm(ctx.num_threads, g.n * oh * ow, x, p, out);
+            return Ok(());
+        }
         if pointwise {
             gemm_rows(ctx, g.n * oh * ow, ic, oc, x, &self.filter, out);
-        } else if oc <= DIRECT_MAX_OC {
+        } else if oc <= DIRECT_MAX_OC && self.packed.is_none() {
             // Direct convolution, one output row at a time: per tap, the
             // run of output pixels whose tap lands inside the input
             // accumulates `x * w` over the input channels, vectorized over
@@ -539,15 +552,14 @@ impl Kernel for Conv {
                         }
                     }
                 }
-                gemm_rows(
-                    ctx,
-                    oh * ow,
-                    k,
-                    oc,
-                    &scratch,
-                    &self.filter,
-                    &mut out[b * out_img..(b + 1) * out_img],
-                );
+                let dst = &mut out[b * out_img..(b + 1) * out_img];
+                match &self.packed {
+                    Some(p) => super::sgemm::gemm(ctx.num_threads, oh * ow, &scratch, p, dst),
+                    None => gemm_rows(ctx, oh * ow, k, oc, &scratch, &self.filter, dst),
+                }
+            }
+            if self.packed.is_some() {
+                return Ok(());
             }
         }
         simd::bias_clamp(out, &self.bias, self.act.0, self.act.1);
@@ -558,7 +570,10 @@ impl Kernel for Conv {
 struct Depthwise {
     /// Filter as `[kh * kw, oc]`.
     filter: Vec<f32>,
+    /// One value per output channel (zeros without a bias).
     bias: Vec<f32>,
+    /// The input widened to the output channels (channel multiplier > 1).
+    wide: Mutex<Vec<f32>>,
     kh: usize,
     kw: usize,
     oc: usize,
@@ -587,9 +602,13 @@ impl Depthwise {
             );
         }
         let (kh, kw, oc) = (f.shape[1], f.shape[2], f.shape[3]);
+        let mut bias = optional_bias(tensors, op, oc)?;
+        // No bias: sums start from zero (the same bits as starting empty).
+        bias.resize(oc, 0.0);
         Ok(Depthwise {
             filter: f.as_slice::<f32>().to_vec(),
-            bias: optional_bias(tensors, op, oc)?,
+            bias,
+            wide: Mutex::new(Vec::new()),
             kh,
             kw,
             oc,
@@ -635,51 +654,40 @@ impl Kernel for Depthwise {
         let out = outputs[0].as_mut_slice::<f32>();
         let (ic, oc) = (g.ic, self.oc);
         let mult = oc / ic;
-        // One output row at a time, taps outer: per tap, the run of
-        // output pixels whose tap lands inside the input (each
-        // output's sum keeps the bias-first, row-major tap order).
-        let (ih, iw, oh, ow, kw) = (g.h.input, g.w.input, g.h.output, g.w.output, self.kw);
+        let (ih, iw, oh, ow) = (g.h.input, g.w.input, g.h.output, g.w.output);
+        // With a channel multiplier, the input is first widened to the
+        // output channels (input channel `c` feeds outputs
+        // `c * mult .. (c + 1) * mult`), once per invocation.
+        let mut wide = self.wide.lock().unwrap_or_else(|e| e.into_inner());
+        let x: &[f32] = if mult == 1 {
+            x
+        } else {
+            wide.clear();
+            wide.extend(x.iter().flat_map(|&v| std::iter::repeat_n(v, mult)));
+            &wide
+        };
+        let in_img = ih * iw * oc;
+        // One output row at a time; per output pixel and block of
+        // channels, the valid taps accumulate in registers (bias first,
+        // then the taps in row-major order).
+        let (lo, hi) = self.act;
         let work = |r: usize, dst: &mut [f32]| {
             let (b, oy) = (r / oh, r % oh);
-            if self.bias.is_empty() {
-                dst.fill(0.0);
-            } else {
-                for px in dst.chunks_exact_mut(oc) {
-                    px.copy_from_slice(&self.bias);
-                }
-            }
-            // With a channel multiplier, each input line is first widened
-            // to the output channels (input channel `c` feeds outputs
-            // `c * mult .. (c + 1) * mult`).
-            let mut wide = Vec::new();
-            for ky in g.h.valid_taps(oy) {
-                let iy = g.h.source(oy, ky) as usize;
-                let line = &x[(b * ih + iy) * iw * ic..(b * ih + iy + 1) * iw * ic];
-                let line: &[f32] = if mult == 1 {
-                    line
-                } else {
-                    wide.clear();
-                    wide.extend(line.iter().flat_map(|&v| std::iter::repeat_n(v, mult)));
-                    &wide
-                };
-                for kx in 0..kw {
-                    let os = g.w.valid_outputs(kx);
-                    if os.is_empty() {
-                        continue;
-                    }
-                    let ix0 = g.w.source(os.start, kx) as usize;
-                    simd::dw_taps(
-                        &mut dst[os.start * oc..],
-                        &line[ix0 * oc..],
-                        &self.filter[(ky * kw + kx) * oc..][..oc],
-                        g.w.stride * oc,
-                        os.len(),
-                    );
-                }
-            }
+            let ky = g.h.valid_taps(oy);
+            let row = simd::DwRow {
+                img: &x[b * in_img..(b + 1) * in_img],
+                w: &self.filter,
+                iw,
+                kw: self.kw,
+                iy0: g.h.source(oy, ky.start).max(0) as usize,
+                ky,
+                dil_h: g.h.dilation,
+                cols: &g.w,
+            };
+            simd::dw_row_f32(dst, &self.bias, lo, hi, &row);
         };
-        for_each_row(ctx, out, ow * oc, self.kh * kw, work);
-        simd::bias_clamp(out, &[], self.act.0, self.act.1);
+        let (kh, kw) = (self.kh, self.kw);
+        for_each_row(ctx, out, ow * oc, kh * kw, work);
         Ok(())
     }
 }
@@ -719,37 +727,46 @@ impl Kernel for Pool {
         let x = inputs.get(0)?.as_slice::<f32>();
         let out = outputs[0].as_mut_slice::<f32>();
         let c = g.ic;
+        let (lo, hi) = self.act;
+        const BLOCK: usize = 64;
         for b in 0..g.n {
             for oy in 0..g.h.output {
+                let ty = g.h.valid_taps(oy);
                 for ox in 0..g.w.output {
-                    let acc = &mut out[((b * g.h.output + oy) * g.w.output + ox) * c..][..c];
-                    acc.fill(if self.max { f32::NEG_INFINITY } else { 0.0 });
-                    let mut count = 0usize;
-                    for ky in g.h.valid_taps(oy) {
-                        let iy = g.h.source(oy, ky) as usize;
-                        for kx in g.w.valid_taps(ox) {
-                            let ix = g.w.source(ox, kx) as usize;
-                            let src = &x[((b * g.h.input + iy) * g.w.input + ix) * c..][..c];
-                            if self.max {
-                                for (a, &v) in acc.iter_mut().zip(src) {
-                                    *a = a.max(v);
-                                }
-                            } else {
-                                for (a, &v) in acc.iter_mut().zip(src) {
-                                    *a += v;
+                    let tx = g.w.valid_taps(ox);
+                    let count = (ty.len() * tx.len()).max(1) as f32;
+                    let dst = &mut out[((b * g.h.output + oy) * g.w.output + ox) * c..][..c];
+                    // Channels in blocks of 64, taps outer: each tap is one
+                    // contiguous run of channels.
+                    for c0 in (0..c).step_by(BLOCK) {
+                        let w = (c - c0).min(BLOCK);
+                        let mut acc = [if self.max { f32::NEG_INFINITY } else { 0.0 }; BLOCK];
+                        let acc = &mut acc[..w];
+                        for ky in ty.clone() {
+                            let iy = g.h.source(oy, ky) as usize;
+                            let line = &x[(b * g.h.input + iy) * g.w.input * c..];
+                            for kx in tx.clone() {
+                                let ix = g.w.source(ox, kx) as usize;
+                                let src = &line[ix * c + c0..][..w];
+                                if self.max {
+                                    for (a, &v) in acc.iter_mut().zip(src) {
+                                        *a = a.max(v);
+                                    }
+                                } else {
+                                    for (a, &v) in acc.iter_mut().zip(src) {
+                                        *a += v;
+                                    }
                                 }
                             }
-                            count += 1;
                         }
-                    }
-                    if !self.max {
-                        let inv = count.max(1) as f32;
-                        acc.iter_mut().for_each(|a| *a /= inv);
+                        for (d, &a) in dst[c0..c0 + w].iter_mut().zip(acc.iter()) {
+                            let a = if self.max { a } else { a / count };
+                            *d = a.max(lo).min(hi);
+                        }
                     }
                 }
             }
         }
-        simd::bias_clamp(out, &[], self.act.0, self.act.1);
         Ok(())
     }
 }
@@ -1474,5 +1491,142 @@ impl Kernel for Cast {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::Buffer;
+    use crate::quant::QuantParams;
+
+    fn slot(shape: &[usize], values: &[f32]) -> Slot {
+        Slot {
+            name: "t".into(),
+            dtype: DType::F32,
+            shape: shape.to_vec(),
+            shape_signature: None,
+            quant: QuantParams::default(),
+            data: Buffer::from_bytes(bytemuck::cast_slice(values)),
+            constant: !values.is_empty(),
+        }
+    }
+
+    /// Prepares and runs `kernel`; returns the output.
+    fn run(kernel: &mut dyn Kernel, tensors: &mut [Slot], threads: usize) -> Vec<f32> {
+        let ins = [0, 1, 2];
+        let shape = kernel
+            .prepare(
+                Inputs {
+                    tensors: &*tensors,
+                    index: &ins,
+                },
+                &[3],
+            )
+            .unwrap()
+            .swap_remove(0);
+        let mut out = std::mem::take(&mut tensors[3]);
+        out.shape = shape;
+        out.data.resize(out.num_elements() * 4);
+        let mut outs = [out];
+        kernel
+            .run(
+                &RunContext {
+                    num_threads: threads,
+                },
+                Inputs {
+                    tensors: &*tensors,
+                    index: &ins,
+                },
+                &mut outs,
+            )
+            .unwrap();
+        outs[0].as_slice::<f32>().to_vec()
+    }
+
+    #[test]
+    fn convolutions_match_float64_on_every_path() {
+        // 1x1 (GEMM without im2col), small and large output depths (the
+        // direct kernel and im2col), SAME/VALID, strides, dilation, two
+        // images, ReLU6; each with the AVX-512 GEMM (where the CPU has
+        // it) and without.
+        for (n, ih, iw, ic, oc, kh, kw, stride, dil, pad) in [
+            (
+                1usize, 5usize, 7usize, 3usize, 8usize, 3usize, 3usize, 1i32, 1i32, 0i8,
+            ),
+            (2, 9, 6, 5, 17, 3, 3, 2, 1, 0),
+            (1, 7, 7, 16, 70, 1, 1, 1, 1, 0),
+            (1, 6, 5, 4, 3, 2, 3, 1, 2, 1),
+            (2, 8, 9, 33, 65, 3, 3, 2, 1, 0),
+            (1, 11, 3, 2, 1, 5, 1, 3, 1, 0),
+        ] {
+            let x: Vec<f32> = (0..n * ih * iw * ic)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+                .collect();
+            let w: Vec<f32> = (0..oc * kh * kw * ic)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 40.0)
+                .collect();
+            let b: Vec<f32> = (0..oc).map(|o| o as f32 * 0.1 - 1.0).collect();
+            let mut tensors = vec![
+                slot(&[n, ih, iw, ic], &x),
+                slot(&[oc, kh, kw, ic], &w),
+                slot(&[oc], &b),
+                slot(&[], &[]),
+            ];
+            tensors[0].constant = false;
+            let o = OpDef {
+                code: 3,
+                custom_code: None,
+                version: 1,
+                inputs: vec![0, 1, 2],
+                outputs: vec![3],
+                options: None,
+            };
+            let padding = if pad == 0 {
+                Padding::Same
+            } else {
+                Padding::Valid
+            };
+            let h = Axis::new("t", padding, ih, kh, stride, dil).unwrap();
+            let wa = Axis::new("t", padding, iw, kw, stride, dil).unwrap();
+            let mut want = Vec::new();
+            for bi in 0..n {
+                for oy in 0..h.output {
+                    for ox in 0..wa.output {
+                        for oo in 0..oc {
+                            let mut s = b[oo] as f64;
+                            for ky in h.valid_taps(oy) {
+                                for kx in wa.valid_taps(ox) {
+                                    let (y, xx) =
+                                        (h.source(oy, ky) as usize, wa.source(ox, kx) as usize);
+                                    for i in 0..ic {
+                                        s += x[((bi * ih + y) * iw + xx) * ic + i] as f64
+                                            * w[((oo * kh + ky) * kw + kx) * ic + i] as f64;
+                                    }
+                                }
+                            }
+                            want.push(s.clamp(0.0, 6.0));
+                        }
+                    }
+                }
+            }
+            let what = format!("{n}x{ih}x{iw}x{ic} -> {oc}, {kh}x{kw}/{stride} d{dil} {padding:?}");
+            for packed in [true, false] {
+                for threads in [1, 2] {
+                    let mut k = Conv::new(&o, &tensors, pad, [stride; 2], [dil; 2], 3).unwrap();
+                    if !packed {
+                        k.packed = None;
+                    }
+                    let got = run(&mut k, &mut tensors, threads);
+                    assert_eq!(got.len(), want.len(), "{what}");
+                    for (i, (&g, &e)) in got.iter().zip(&want).enumerate() {
+                        assert!(
+                            (g as f64 - e).abs() <= 1e-5 * e.abs().max(1.0),
+                            "{what} packed={packed} threads={threads} [{i}]: {g} vs {e}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -425,52 +425,6 @@ unsafe fn tile_avx2<const MR: usize, const NR: usize>(
     }
 }
 
-/// `acc[j * c + i] += w[i] * (x[j * step + i] + off)` for `j < count` over
-/// `c = w.len()` channels: one depthwise tap along an output row.
-#[inline(always)]
-fn dw_taps_plain(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: usize) {
-    let c = w.len();
-    if count == 0 {
-        return;
-    }
-    let acc = &mut acc[..count * c];
-    let x = &x[..(count - 1) * step + c];
-    let body = c / 8 * 8;
-    for (j, a) in acc.chunks_exact_mut(c).enumerate() {
-        let src = &x[j * step..j * step + c];
-        // Fixed blocks of 8: one vector operation each.
-        for ((a, s), w) in a[..body]
-            .chunks_exact_mut(8)
-            .zip(src.chunks_exact(8))
-            .zip(w.chunks_exact(8))
-        {
-            for t in 0..8 {
-                a[t] = a[t].wrapping_add(w[t].wrapping_mul(s[t] as i32 + off));
-            }
-        }
-        for i in body..c {
-            a[i] = a[i].wrapping_add(w[i].wrapping_mul(src[i] as i32 + off));
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn dw_taps_avx2(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: usize) {
-    dw_taps_plain(acc, x, w, off, step, count)
-}
-
-fn dw_taps(acc: &mut [i32], x: &[i8], w: &[i32], off: i32, step: usize, count: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            return unsafe { dw_taps_avx2(acc, x, w, off, step, count) };
-        }
-    }
-    dw_taps_plain(acc, x, w, off, step, count)
-}
-
 /// Per-channel requantization of convolution accumulators (TFLite's two
 /// roundings, as [`Multiplier::apply`]), laid out for vector code.
 struct Requant {
@@ -498,11 +452,51 @@ impl Requant {
     fn store(&self, acc: &[i32], dst: &mut [i8]) {
         #[cfg(target_arch = "x86_64")]
         {
+            if super::qgemm::avx512_dq() {
+                // SAFETY: the CPU supports these AVX-512 subsets (checked
+                // once by `avx512_dq`).
+                return unsafe { self.store_avx512(acc, dst) };
+            }
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU supports AVX2 (checked just above).
                 return unsafe { self.store_avx2(acc, dst) };
             }
         }
+        self.store_plain(acc, dst)
+    }
+
+    /// [`Requant::store`] for each row of `dst` (rows of `c` values, `c`
+    /// the channel count), reading row `r`'s accumulators at
+    /// `acc[r * stride..]`.
+    fn store_rows(&self, acc: &[i32], stride: usize, dst: &mut [i8]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if super::qgemm::avx512_dq() {
+                // SAFETY: the CPU supports these AVX-512 subsets (checked
+                // once by `avx512_dq`).
+                return unsafe { self.store_rows_avx512(acc, stride, dst) };
+            }
+        }
+        let c = self.q31.len();
+        for (a, d) in acc.chunks(stride).zip(dst.chunks_exact_mut(c)) {
+            self.store(&a[..c], d);
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+    unsafe fn store_rows_avx512(&self, acc: &[i32], stride: usize, dst: &mut [i8]) {
+        let c = self.q31.len();
+        for (a, d) in acc.chunks(stride).zip(dst.chunks_exact_mut(c)) {
+            self.store_plain(&a[..c], d);
+        }
+    }
+
+    /// The same loop where 64-bit lanes have arithmetic shifts and
+    /// multiplies (AVX2 has neither), so the int64 steps vectorize.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
+    unsafe fn store_avx512(&self, acc: &[i32], dst: &mut [i8]) {
         self.store_plain(acc, dst)
     }
 
@@ -553,12 +547,19 @@ fn requant_lane(a: i32, q: i32, left: i32, right: i32) -> i32 {
     (hm >> right) + i32::from(rem > threshold)
 }
 
-thread_local! {
-    /// Per-thread scratch of the int8 convolutions: widened im2col rows and
+/// Per-thread scratch of the int8 convolutions.
+#[derive(Default)]
+struct Scratch {
+    /// Unsigned im2col rows (VNNI).
+    x8: Vec<u8>,
+    /// Widened im2col rows (int16 GEMM).
+    x16: Vec<i16>,
     /// int32 accumulators.
-    static SCRATCH: std::cell::RefCell<(Vec<i16>, Vec<i32>)> = const {
-        std::cell::RefCell::new((Vec::new(), Vec::new()))
-    };
+    acc: Vec<i32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 // ---------------------------------------------------------------------------
@@ -789,7 +790,10 @@ struct Conv {
     stride: [i32; 2],
     dilation: [i32; 2],
     geom: Option<Geom>,
-    /// The weights widened to int16, rows padded to `kp` values.
+    /// The weights packed for the VNNI GEMM, when the CPU has it.
+    vnni: Option<super::qgemm::Packed>,
+    /// The weights widened to int16, rows padded to `kp` values (without
+    /// VNNI).
     w16: Vec<i16>,
     /// `k` rounded up to a multiple of [`KB`].
     kp: usize,
@@ -821,10 +825,16 @@ impl Conv {
             );
         }
         let kp = p.k.div_ceil(KB) * KB;
-        let w16 = widen_rows(&p.w, p.out, p.k, kp);
+        let (vnni, w16) = if super::qgemm::available() {
+            let packed = super::qgemm::Packed::new(&p.w, &p.bias, p.out, p.k);
+            (Some(packed), Vec::new())
+        } else {
+            (None, widen_rows(&p.w, p.out, p.k, kp))
+        };
         let rq = Requant::new(&p.mult, p.out_zp, p.act);
         Ok(Conv {
             rq,
+            vnni,
             w16,
             kp,
             p,
@@ -837,6 +847,17 @@ impl Conv {
             dilation,
             geom: None,
         })
+    }
+}
+
+impl Conv {
+    /// The same convolution on the int16 GEMM (the path of CPUs without
+    /// VNNI), for tests.
+    #[cfg(test)]
+    fn without_vnni(mut self) -> Conv {
+        self.vnni = None;
+        self.w16 = widen_rows(&self.p.w, self.p.out, self.p.k, self.kp);
+        self
     }
 }
 
@@ -864,53 +885,72 @@ impl Kernel for Conv {
         let out = outputs[0].as_mut_slice::<i8>();
         let (oh, ow, ic, oc, k) = (g.h.output, g.w.output, self.ic, self.p.out, self.p.k);
         let (ih, iw) = (g.h.input, g.w.input);
-        let pointwise = self.kh == 1
-            && self.kw == 1
+        let (kh, kw, zp) = (self.kh, self.kw, self.in_zp);
+        let pointwise = kh == 1
+            && kw == 1
             && g.h.stride == 1
             && g.w.stride == 1
             && g.h.pad_before == 0
             && g.w.pad_before == 0;
-        let kp = self.kp;
-        let (kh, kw, zp) = (self.kh, self.kw, self.in_zp as i16);
-        // Blocks of output pixels: their im2col rows (int16, padded taps
-        // hold the zero point) times the weights, then requantized.
+        let pixel = |p: usize| {
+            let (b, oy, ox) = (p / (oh * ow), (p / ow) % oh, p % ow);
+            (&x[b * ih * iw * ic..(b + 1) * ih * iw * ic], oy, ox)
+        };
+        // Blocks of output pixels: their im2col rows (padded taps hold the
+        // zero point) times the weights, then requantized.
         let work = |blk: usize, dst: &mut [i8]| {
             let rows = dst.len() / oc;
             let p0 = blk * PIXELS_PER_BLOCK;
             SCRATCH.with(|cell| {
                 let mut guard = cell.borrow_mut();
-                let (xs, acc) = &mut *guard;
-                xs.resize(rows * kp, 0);
-                acc.resize(rows * oc, 0);
-                for (r, row) in xs.chunks_exact_mut(kp).enumerate() {
-                    let p = p0 + r;
-                    let (b, oy, ox) = (p / (oh * ow), (p / ow) % oh, p % ow);
-                    let img = &x[b * ih * iw * ic..(b + 1) * ih * iw * ic];
-                    if pointwise {
-                        let src = &img[(oy * iw + ox) * ic..][..ic];
-                        for (d, &v) in row.iter_mut().zip(src) {
-                            *d = v as i16;
-                        }
+                let Scratch { x8, x16, acc } = &mut *guard;
+                if let Some(pk) = &self.vnni {
+                    let (kp, np) = (pk.kp, pk.np);
+                    acc.resize(rows * np, 0);
+                    if pointwise && kp == ic {
+                        // A 1x1 convolution's input rows are the GEMM's
+                        // rows: read in place, 128 added by the kernel.
+                        let a: &[u8] = bytemuck::cast_slice(&x[p0 * ic..(p0 + rows) * ic]);
+                        super::qgemm::gemm(rows, a, pk, acc, true);
                     } else {
-                        for ky in 0..kh {
-                            let iy = g.h.source(oy, ky);
-                            for kx in 0..kw {
-                                let ix = g.w.source(ox, kx);
-                                let dst = &mut row[(ky * kw + kx) * ic..][..ic];
-                                if iy < 0 || ix < 0 || iy as usize >= ih || ix as usize >= iw {
-                                    dst.fill(zp);
-                                } else {
-                                    let at = (iy as usize * iw + ix as usize) * ic;
-                                    for (d, &v) in dst.iter_mut().zip(&img[at..at + ic]) {
-                                        *d = v as i16;
-                                    }
-                                }
-                            }
+                        // Unsigned im2col rows (x + 128); the bytes past
+                        // `k` meet zero weights.
+                        x8.resize(rows * kp, 0);
+                        for (r, row) in x8.chunks_exact_mut(kp).enumerate() {
+                            let (img, oy, ox) = pixel(p0 + r);
+                            let to_u8 = |v: i8| (v as u8) ^ 0x80;
+                            im2col_row(
+                                &mut row[..k],
+                                img,
+                                g,
+                                [oy, ox],
+                                [kh, kw, ic],
+                                to_u8(zp),
+                                to_u8,
+                            );
                         }
+                        super::qgemm::gemm(rows, x8, pk, acc, false);
                     }
+                    self.rq.store_rows(acc, np, dst);
+                    return;
+                }
+                let kp = self.kp;
+                x16.resize(rows * kp, 0);
+                acc.resize(rows * oc, 0);
+                for (r, row) in x16.chunks_exact_mut(kp).enumerate() {
+                    let (img, oy, ox) = pixel(p0 + r);
+                    im2col_row(
+                        &mut row[..k],
+                        img,
+                        g,
+                        [oy, ox],
+                        [kh, kw, ic],
+                        zp as i16,
+                        |v| v as i16,
+                    );
                     row[k..].fill(0);
                 }
-                gemm_i16(rows, oc, kp, xs, &self.w16, &self.p.bias, acc);
+                gemm_i16(rows, oc, kp, x16, &self.w16, &self.p.bias, acc);
                 for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
                     self.rq.store(a, d);
                 }
@@ -932,9 +972,43 @@ impl Kernel for Conv {
 /// Output pixels per block of the int8 convolution (one task each).
 const PIXELS_PER_BLOCK: usize = 64;
 
+/// One im2col row: the `kh * kw * ic` taps (`dims`) of output pixel
+/// `at = [oy, ox]` of the NHWC image `img`, mapped through `f`; taps
+/// outside the input hold `pad`.
+#[inline(always)]
+fn im2col_row<T: Copy>(
+    row: &mut [T],
+    img: &[i8],
+    g: &Geom,
+    at: [usize; 2],
+    dims: [usize; 3],
+    pad: T,
+    f: impl Fn(i8) -> T,
+) {
+    let ([oy, ox], [kh, kw, ic]) = (at, dims);
+    let (ih, iw) = (g.h.input, g.w.input);
+    for ky in 0..kh {
+        let iy = g.h.source(oy, ky);
+        for kx in 0..kw {
+            let ix = g.w.source(ox, kx);
+            let dst = &mut row[(ky * kw + kx) * ic..][..ic];
+            if iy < 0 || ix < 0 || iy as usize >= ih || ix as usize >= iw {
+                dst.fill(pad);
+            } else {
+                let at = (iy as usize * iw + ix as usize) * ic;
+                for (d, &v) in dst.iter_mut().zip(&img[at..at + ic]) {
+                    *d = f(v);
+                }
+            }
+        }
+    }
+}
+
 struct Depthwise {
     /// `[kh * kw, oc]` weights widened.
     w: Vec<i32>,
+    /// The input widened to the output channels (channel multiplier > 1).
+    wide: Mutex<Vec<i8>>,
     bias: Vec<i32>,
     in_offset: i32,
     kh: usize,
@@ -1008,6 +1082,7 @@ impl Depthwise {
         let act = quantized_activation_range(act, &y.quant, -128, 127)?;
         Ok(Depthwise {
             w: w.as_slice::<i8>().iter().map(|&v| v as i32).collect(),
+            wide: Mutex::new(Vec::new()),
             bias,
             rq: Requant::new(&mult, zy, act),
             in_offset: -zx,
@@ -1056,59 +1131,48 @@ impl Kernel for Depthwise {
         let x = inputs.get(0)?.as_slice::<i8>();
         let out = outputs[0].as_mut_slice::<i8>();
         let (oc, m) = (self.oc, self.depth_mult.max(1));
-        let ic = oc / m;
-        let (ih, iw, oh, ow, kw) = (g.h.input, g.w.input, g.h.output, g.w.output, self.kw);
-        // One output row at a time, taps outer: per tap, the run of output
-        // pixels whose tap lands inside the input (skipped taps contribute
-        // nothing, as in TFLite); integer sums, so the order is free.
+        let (ih, iw, oh, ow) = (g.h.input, g.w.input, g.h.output, g.w.output);
+        // With a channel multiplier, the input is first widened to the
+        // output channels, once per invocation.
+        let mut wide = self.wide.lock().unwrap_or_else(|e| e.into_inner());
+        let x: &[i8] = if m == 1 {
+            x
+        } else {
+            wide.clear();
+            wide.extend(x.iter().flat_map(|&v| std::iter::repeat_n(v, m)));
+            &wide
+        };
+        let in_img = ih * iw * oc;
+        // One output row at a time; per output pixel and block of
+        // channels, the taps inside the input accumulate in registers
+        // (skipped taps contribute nothing, as in TFLite), then the row is
+        // requantized.
         let work = |r: usize, dst: &mut [i8]| {
             let (b, oy) = (r / oh, r % oh);
+            let ky = g.h.valid_taps(oy);
+            let row = super::simd::DwRow {
+                img: &x[b * in_img..(b + 1) * in_img],
+                w: &[],
+                iw,
+                kw: self.kw,
+                iy0: g.h.source(oy, ky.start).max(0) as usize,
+                ky,
+                dil_h: g.h.dilation,
+                cols: &g.w,
+            };
             SCRATCH.with(|cell| {
                 let mut guard = cell.borrow_mut();
-                let (_, acc) = &mut *guard;
+                let acc = &mut guard.acc;
                 acc.resize(ow * oc, 0);
-                for px in acc.chunks_exact_mut(oc) {
-                    px.copy_from_slice(&self.bias);
-                }
-                // With a channel multiplier, each input line is first
-                // widened to the output channels.
-                let mut wide = Vec::new();
-                for ky in g.h.valid_taps(oy) {
-                    let iy = g.h.source(oy, ky) as usize;
-                    let line = &x[(b * ih + iy) * iw * ic..(b * ih + iy + 1) * iw * ic];
-                    let line: &[i8] = if m == 1 {
-                        line
-                    } else {
-                        wide.clear();
-                        wide.extend(line.iter().flat_map(|&v| std::iter::repeat_n(v, m)));
-                        &wide
-                    };
-                    for kx in 0..kw {
-                        let os = g.w.valid_outputs(kx);
-                        if os.is_empty() {
-                            continue;
-                        }
-                        let ix0 = g.w.source(os.start, kx) as usize;
-                        dw_taps(
-                            &mut acc[os.start * oc..],
-                            &line[ix0 * oc..],
-                            &self.w[(ky * kw + kx) * oc..][..oc],
-                            self.in_offset,
-                            g.w.stride * oc,
-                            os.len(),
-                        );
-                    }
-                }
-                for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
-                    self.rq.store(a, d);
-                }
+                super::simd::dw_row_i8(acc, &self.bias, self.in_offset, &self.w, &row);
+                self.rq.store_rows(acc, oc, dst);
             });
         };
         super::float::for_each_row(
             ctx,
             &mut out[..g.n * oh * ow * oc],
             ow * oc,
-            self.kh * kw,
+            self.kh * self.kw,
             work,
         );
         Ok(())
@@ -1126,6 +1190,9 @@ struct Pool {
     act: (i32, i32),
     geom: Option<Geom>,
 }
+
+/// Channels per block of the pooling loops.
+const POOL_BLOCK: usize = 64;
 
 impl Pool {
     fn run_typed<T: Q8>(&self, g: &Geom, c: usize, x: &[T], out: &mut [T]) -> Result<()> {
@@ -1147,28 +1214,39 @@ impl Pool {
                         }
                     );
                     let dst = &mut out[((b * oh + oy) * ow + ox) * c..][..c];
-                    for (ch, d) in dst.iter_mut().enumerate() {
-                        let mut acc: i32 = if self.max { T::MIN } else { 0 };
+                    // Channels in blocks of 64, taps outer: each tap is one
+                    // contiguous run of channels.
+                    for c0 in (0..c).step_by(POOL_BLOCK) {
+                        let w = (c - c0).min(POOL_BLOCK);
+                        let mut acc = [if self.max { T::MIN } else { 0 }; POOL_BLOCK];
+                        let acc = &mut acc[..w];
                         for ky in ty.clone() {
                             let iy = g.h.source(oy, ky) as usize;
+                            let line = &x[(b * ih + iy) * iw * c..];
                             for kx in tx.clone() {
                                 let ix = g.w.source(ox, kx) as usize;
-                                let v = x[((b * ih + iy) * iw + ix) * c + ch].widen();
+                                let src = &line[ix * c + c0..][..w];
                                 if self.max {
-                                    acc = acc.max(v);
+                                    for (a, &v) in acc.iter_mut().zip(src) {
+                                        *a = (*a).max(v.widen());
+                                    }
                                 } else {
-                                    acc += v;
+                                    for (a, &v) in acc.iter_mut().zip(src) {
+                                        *a += v.widen();
+                                    }
                                 }
                             }
                         }
-                        if !self.max {
-                            acc = if acc > 0 {
-                                (acc + count / 2) / count
+                        for (d, &a) in dst[c0..c0 + w].iter_mut().zip(acc.iter()) {
+                            let a = if self.max {
+                                a
+                            } else if a > 0 {
+                                (a + count / 2) / count
                             } else {
-                                (acc - count / 2) / count
+                                (a - count / 2) / count
                             };
+                            *d = T::narrow(a.clamp(self.act.0, self.act.1));
                         }
-                        *d = T::narrow(acc.clamp(self.act.0, self.act.1));
                     }
                 }
             }
@@ -1840,6 +1918,9 @@ mod tests {
             let rq = Requant::new(&[mu; 15], 3, (-128, 127));
             let mut got = [0i8; 15];
             rq.store(&xs, &mut got);
+            let mut plain = [0i8; 15];
+            rq.store_plain(&xs, &mut plain);
+            assert_eq!(got, plain, "m={m}");
             for (&x, &g) in xs.iter().zip(&got) {
                 let want = mu.apply(x).wrapping_add(3).clamp(-128, 127) as i8;
                 assert_eq!(g, want, "m={m} x={x}");
@@ -1880,6 +1961,125 @@ mod tests {
                     let want = bias[o] + dot_i8(&xs[r * k..(r + 1) * k], &ws[o * k..(o + 1) * k]);
                     assert_eq!(acc[r * n + o], want, "m={m} n={n} k={k} r={r} o={o}");
                 }
+            }
+        }
+    }
+
+    /// TFLite's reference int8 convolution: per output channel, the bias
+    /// plus `w * (x - x_zp)` over the taps inside the input, requantized
+    /// with that channel's multiplier (two roundings).
+    #[allow(clippy::too_many_arguments)]
+    fn conv_reference(
+        x: &[i8],
+        [ih, iw, ic]: [usize; 3],
+        w: &[i8],
+        [oc, kh, kw]: [usize; 3],
+        bias: &[i32],
+        (h, wa): (&Axis, &Axis),
+        zx: i32,
+        mult: &[Multiplier],
+        zy: i32,
+    ) -> Vec<i8> {
+        let mut out = Vec::new();
+        for oy in 0..h.output {
+            for ox in 0..wa.output {
+                for o in 0..oc {
+                    let mut acc = bias[o];
+                    for ky in h.valid_taps(oy) {
+                        for kx in wa.valid_taps(ox) {
+                            let (y, xx) = (h.source(oy, ky) as usize, wa.source(ox, kx) as usize);
+                            assert!(y < ih && xx < iw);
+                            for i in 0..ic {
+                                let xv = x[(y * iw + xx) * ic + i] as i32 - zx;
+                                acc += w[((o * kh + ky) * kw + kx) * ic + i] as i32 * xv;
+                            }
+                        }
+                    }
+                    out.push((mult[o].apply(acc) + zy).clamp(-128, 127) as i8);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn convolutions_match_the_reference_on_both_gemms() {
+        // Odd sizes, SAME/VALID padding, strides, dilation, 1x1 and
+        // larger windows, per-channel weight scales, output channel
+        // counts around the 16-lane and 64-channel panels.
+        for (ih, iw, ic, oc, kh, kw, stride, dil, padding) in [
+            (
+                5usize,
+                7usize,
+                3usize,
+                8usize,
+                3usize,
+                3usize,
+                1i32,
+                1i32,
+                Padding::Same,
+            ),
+            (9, 6, 5, 17, 3, 3, 2, 1, Padding::Same),
+            (7, 7, 16, 70, 1, 1, 1, 1, Padding::Same),
+            (6, 5, 4, 3, 2, 3, 1, 2, Padding::Valid),
+            (4, 9, 33, 65, 1, 1, 2, 1, Padding::Valid),
+            (11, 3, 2, 1, 5, 1, 3, 1, Padding::Same),
+        ] {
+            let (sx, zx, sy, zy) = (0.05f32, -7i64, 0.4f32, 5i64);
+            let x: Vec<i8> = (0..ih * iw * ic)
+                .map(|i| (i * 37 % 256) as u8 as i8)
+                .collect();
+            let w: Vec<i8> = (0..oc * kh * kw * ic)
+                .map(|i| (i * 91 % 255) as i32 - 127)
+                .map(|v| v as i8)
+                .collect();
+            let wscale: Vec<f32> = (0..oc).map(|o| 0.002 + 0.0007 * o as f32).collect();
+            let bias: Vec<i32> = (0..oc as i32).map(|o| o * 301 - 900).collect();
+            let bias_bytes: Vec<u8> = bias.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let mut tensors = vec![
+                slot(DType::I8, &[1, ih, iw, ic], &[sx], &[zx], &[]),
+                slot(
+                    DType::I8,
+                    &[oc, kh, kw, ic],
+                    &wscale,
+                    &vec![0; oc],
+                    &i8s(&w),
+                ),
+                slot(DType::I32, &[oc], &[], &[], &bias_bytes),
+                slot(DType::I8, &[1, 1, 1, oc], &[sy], &[zy], &[]),
+            ];
+            tensors[0].data = Buffer::from_bytes(&i8s(&x));
+            let o = op(3, &[0, 1, 2], &[3]);
+            let h = Axis::new("t", padding, ih, kh, stride, dil).unwrap();
+            let wa = Axis::new("t", padding, iw, kw, stride, dil).unwrap();
+            let mult: Vec<Multiplier> = wscale
+                .iter()
+                .map(|&ws| Multiplier::new(sx as f64 * ws as f64 / sy as f64))
+                .collect();
+            let want = conv_reference(
+                &x,
+                [ih, iw, ic],
+                &w,
+                [oc, kh, kw],
+                &bias,
+                (&h, &wa),
+                zx as i32,
+                &mult,
+                zy as i32,
+            );
+            let conv = Conv::new(&o, &tensors, padding, [stride; 2], [dil; 2], 0).unwrap();
+            let plain = conv.without_vnni();
+            let what = format!("{ih}x{iw}x{ic} -> {oc}, {kh}x{kw}/{stride} d{dil} {padding:?}");
+            for (name, mut k) in [
+                (
+                    "default",
+                    Conv::new(&o, &tensors, padding, [stride; 2], [dil; 2], 0).unwrap(),
+                ),
+                ("int16", plain),
+            ] {
+                run(&mut k, &mut tensors, &[0, 1, 2], &[3]);
+                let got: Vec<i8> = tensors[3].as_slice::<i8>().to_vec();
+                assert_eq!(got, want, "{name} gemm, {what}");
             }
         }
     }

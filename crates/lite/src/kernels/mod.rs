@@ -7,6 +7,8 @@ pub mod float;
 pub mod geometry;
 pub mod hybrid;
 pub mod int8;
+pub mod qgemm;
+pub mod sgemm;
 pub mod shape_ops;
 pub mod simd;
 
