@@ -50,14 +50,19 @@ LSTM_UNITS, LSTM_BATCH, LSTM_STEPS, LSTM_INPUT = 256, 32, 50, 256
 LSTM_FLOPS = 6 * LSTM_STEPS * LSTM_BATCH * (LSTM_INPUT + LSTM_UNITS) * 4 * LSTM_UNITS
 
 
+# --single-thread: every framework on one thread, timed in process CPU seconds (set for the workers).
+SINGLE = os.environ.get("FERROFLOW_BENCH_SINGLE_THREAD") == "1"
+
+
 def med(fn, repeat, number):
+    clock = time.process_time if SINGLE else time.perf_counter
     fn()
     out = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(number):
             fn()
-        out.append((time.perf_counter() - t0) / number)
+        out.append((clock() - t0) / number)
     return statistics.median(out)
 
 
@@ -191,14 +196,15 @@ def worker(framework, cases, quick):
         v1.disable_v2_behavior()
         v1.logging.set_verbosity(v1.logging.ERROR)
         out["version"] = mod.__version__
+        config = v1.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1) if SINGLE else None
         for case in cases:
-            out[case] = run_tf1(v1, lambda g: v1.Session(graph=g), case, quick)
+            out[case] = run_tf1(v1, lambda g: v1.Session(graph=g, config=config), case, quick)
     elif framework == "torch":
         mod = try_import("torch")
         if mod is None:
             print(json.dumps(None))
             return
-        mod.set_num_threads(os.cpu_count())
+        mod.set_num_threads(1 if SINGLE else os.cpu_count())
         out["version"] = mod.__version__
         for case in cases:
             out[case] = run_torch(mod, case, quick)
@@ -212,6 +218,9 @@ def main():
     parser.add_argument("--tf-python", default=sys.executable, help="interpreter with TensorFlow")
     parser.add_argument("--torch-python", default=sys.executable, help="interpreter with PyTorch")
     parser.add_argument("--skip", default="", help="comma-separated frameworks not to run")
+    parser.add_argument("--single-thread", action="store_true",
+                        help="run every framework on one thread and time process CPU seconds instead of wall "
+                             "time (a comparison of work that a loaded machine disturbs less)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     cases = [c for c in args.only.split(",") if c]
@@ -232,6 +241,9 @@ def main():
             res[fw] = None
             continue
         env = dict(os.environ)
+        if args.single_thread:
+            env.update(FERROFLOW_BENCH_SINGLE_THREAD="1", RAYON_NUM_THREADS="1", OMP_NUM_THREADS="1",
+                       OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
         worker_cases = cases
         if fw == "ferroflow-loop":
             env["FERROFLOW_FUSED_RNN"] = "0"
@@ -273,6 +285,8 @@ def main():
         )
 
     print("\nTimes: median, lower is better. ff/TF and ff/torch: ferroflow's time over the other's.")
+    if args.single_thread:
+        print("Single thread: every framework on one thread; times are process CPU seconds.")
     rows = [
         ("while", f"while_loop, {WHILE_ITERS:,} iterations, 3-op body", "us/iter", 1e6 / WHILE_ITERS),
         ("map_fn", f"map_fn over {MAP_ROWS:,} rows, 5-op body", "ms/call", 1e3),
