@@ -241,9 +241,16 @@ fn gemm_rows(ctx: &RunContext, m: usize, k: usize, n: usize, a: &[f32], b: &[f32
     });
 }
 
+/// Fully connected layers with fewer outputs than this run one input row
+/// as dot products with the weight rows (a vector-matrix product over so
+/// few columns leaves the vector lanes mostly empty).
+const FC_DOT_MAX_OUT: usize = 32;
+
 struct FullyConnected {
     /// Weights transposed to `[in, out]`.
     w_t: Vec<f32>,
+    /// The weights as given, `[out, in]`, when `out < FC_DOT_MAX_OUT`.
+    w: Vec<f32>,
     bias: Vec<f32>,
     in_dim: usize,
     out_dim: usize,
@@ -268,8 +275,14 @@ impl FullyConnected {
                 w_t[i * out_dim + o] = src[o * in_dim + i];
             }
         }
+        let w = if out_dim < FC_DOT_MAX_OUT {
+            src.to_vec()
+        } else {
+            Vec::new()
+        };
         Ok(FullyConnected {
             w_t,
+            w,
             bias: optional_bias(tensors, op, out_dim)?,
             in_dim,
             out_dim,
@@ -302,7 +315,12 @@ impl Kernel for FullyConnected {
         let x = inputs.get(0)?.as_slice::<f32>();
         let batch = x.len() / self.in_dim.max(1);
         let out = outputs[0].as_mut_slice::<f32>();
-        gemm_rows(ctx, batch, self.in_dim, self.out_dim, x, &self.w_t, out);
+        if batch == 1 && !self.w.is_empty() {
+            out.fill(0.0);
+            simd::rows_dot(out, &x[..self.in_dim], &self.w);
+        } else {
+            gemm_rows(ctx, batch, self.in_dim, self.out_dim, x, &self.w_t, out);
+        }
         simd::bias_clamp(out, &self.bias, self.act.0, self.act.1);
         Ok(())
     }
@@ -528,25 +546,31 @@ impl Kernel for Conv {
             scratch.resize(oh * ow * k, 0.0);
             for b in 0..g.n {
                 let img = &x[b * in_img..(b + 1) * in_img];
-                // im2col: one row of kh*kw*ic taps per output pixel.
+                // im2col: one row of kh*kw*ic taps per output pixel; per
+                // window row, the taps inside the input are one run.
                 for oy in 0..oh {
                     for ox in 0..ow {
                         let row = &mut scratch[(oy * ow + ox) * k..(oy * ow + ox + 1) * k];
+                        let kx = g.w.valid_taps(ox);
+                        let ix0 = g.w.source(ox, kx.start).max(0) as usize;
                         for ky in 0..self.kh {
                             let iy = g.h.source(oy, ky);
-                            for kx in 0..self.kw {
-                                let ix = g.w.source(ox, kx);
-                                let dst = &mut row
-                                    [(ky * self.kw + kx) * ic..(ky * self.kw + kx + 1) * ic];
-                                if iy < 0
-                                    || ix < 0
-                                    || iy as usize >= g.h.input
-                                    || ix as usize >= g.w.input
-                                {
-                                    dst.fill(0.0);
-                                } else {
-                                    let at = (iy as usize * g.w.input + ix as usize) * ic;
-                                    dst.copy_from_slice(&img[at..at + ic]);
+                            let dst = &mut row[ky * self.kw * ic..(ky + 1) * self.kw * ic];
+                            if iy < 0 || iy as usize >= g.h.input || kx.is_empty() {
+                                dst.fill(0.0);
+                                continue;
+                            }
+                            let line = &img[iy as usize * g.w.input * ic..];
+                            dst[..kx.start * ic].fill(0.0);
+                            dst[kx.end * ic..].fill(0.0);
+                            if g.w.dilation == 1 {
+                                let n = kx.len() * ic;
+                                dst[kx.start * ic..kx.end * ic]
+                                    .copy_from_slice(&line[ix0 * ic..ix0 * ic + n]);
+                            } else {
+                                for (q, t) in kx.clone().enumerate() {
+                                    let at = (ix0 + q * g.w.dilation) * ic;
+                                    dst[t * ic..(t + 1) * ic].copy_from_slice(&line[at..at + ic]);
                                 }
                             }
                         }

@@ -892,9 +892,24 @@ impl Kernel for Conv {
             && g.w.stride == 1
             && g.h.pad_before == 0
             && g.w.pad_before == 0;
-        let pixel = |p: usize| {
-            let (b, oy, ox) = (p / (oh * ow), (p / ow) % oh, p % ow);
-            (&x[b * ih * iw * ic..(b + 1) * ih * iw * ic], oy, ox)
+        // Output pixels `p0..` in order, as (image, oy, ox): one division
+        // per block, then counters (divisions cost tens of cycles each).
+        let pixels = |p0: usize| {
+            let (mut b, mut oy, mut ox) = (p0 / (oh * ow), (p0 / ow) % oh, p0 % ow);
+            std::iter::from_fn(move || {
+                let at = (b, oy, ox);
+                ox += 1;
+                if ox == ow {
+                    ox = 0;
+                    oy += 1;
+                    if oy == oh {
+                        oy = 0;
+                        b += 1;
+                    }
+                }
+                let (b, oy, ox) = at;
+                Some((&x[b * ih * iw * ic..(b + 1) * ih * iw * ic], oy, ox))
+            })
         };
         // Blocks of output pixels: their im2col rows (padded taps hold the
         // zero point) times the weights, then requantized.
@@ -916,8 +931,7 @@ impl Kernel for Conv {
                         // Unsigned im2col rows (x + 128); the bytes past
                         // `k` meet zero weights.
                         x8.resize(rows * kp, 0);
-                        for (r, row) in x8.chunks_exact_mut(kp).enumerate() {
-                            let (img, oy, ox) = pixel(p0 + r);
+                        for (row, (img, oy, ox)) in x8.chunks_exact_mut(kp).zip(pixels(p0)) {
                             let to_u8 = |v: i8| (v as u8) ^ 0x80;
                             im2col_row(
                                 &mut row[..k],
@@ -937,8 +951,7 @@ impl Kernel for Conv {
                 let kp = self.kp;
                 x16.resize(rows * kp, 0);
                 acc.resize(rows * oc, 0);
-                for (r, row) in x16.chunks_exact_mut(kp).enumerate() {
-                    let (img, oy, ox) = pixel(p0 + r);
+                for (row, (img, oy, ox)) in x16.chunks_exact_mut(kp).zip(pixels(p0)) {
                     im2col_row(
                         &mut row[..k],
                         img,
@@ -1237,13 +1250,18 @@ impl Pool {
                                 }
                             }
                         }
+                        // The rounded average as TFLite's integer division,
+                        // computed in double: below 2^31 and for counts
+                        // below 2^22, the truncated correctly rounded
+                        // quotient is the integer quotient, and it
+                        // vectorizes where `idiv` does not.
+                        let inv = count as f64;
                         for (d, &a) in dst[c0..c0 + w].iter_mut().zip(acc.iter()) {
                             let a = if self.max {
                                 a
-                            } else if a > 0 {
-                                (a + count / 2) / count
                             } else {
-                                (a - count / 2) / count
+                                let n = if a > 0 { a + count / 2 } else { a - count / 2 };
+                                (n as f64 / inv) as i32
                             };
                             *d = T::narrow(a.clamp(self.act.0, self.act.1));
                         }

@@ -248,6 +248,37 @@ multiversion! {
     }
 }
 
+multiversion! {
+    /// `out[o] += sum_i x[i] * w[o * k + i]` for the rows of a row-major
+    /// `[out.len(), k]` matrix `w` (`k = x.len()`): 16 lane sums per row,
+    /// added pairwise at the end.
+    pub fn rows_dot(out: &mut [f32], x: &[f32], w: &[f32]) {
+        let k = x.len();
+        let body = k / 16 * 16;
+        for (o, y) in out.iter_mut().enumerate() {
+            let row = &w[o * k..(o + 1) * k];
+            let mut lanes = [0.0f32; 16];
+            for (xs, ws) in x[..body].chunks_exact(16).zip(row[..body].chunks_exact(16)) {
+                for t in 0..16 {
+                    lanes[t] = madd(xs[t], ws[t], lanes[t]);
+                }
+            }
+            let mut width = 8;
+            while width > 0 {
+                for t in 0..width {
+                    lanes[t] += lanes[t + width];
+                }
+                width /= 2;
+            }
+            let mut s = lanes[0];
+            for i in body..k {
+                s = madd(x[i], row[i], s);
+            }
+            *y += s;
+        }
+    }
+}
+
 /// One output row of a depthwise convolution with channel multiplier 1.
 ///
 /// `img` is one `[rows, iw, c]` image (`c = bias.len()`); `w` holds the
@@ -443,6 +474,30 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn row_dot_products_match_float64() {
+        for (n, k) in [(1usize, 1usize), (3, 15), (10, 384), (7, 33), (31, 16)] {
+            let x: Vec<f32> = (0..k)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+                .collect();
+            let w: Vec<f32> = (0..n * k)
+                .map(|i| ((i * 53 % 97) as f32 - 48.0) / 40.0)
+                .collect();
+            let mut out = vec![0.5f32; n];
+            rows_dot(&mut out, &x, &w);
+            for (o, &g) in out.iter().enumerate() {
+                let want = 0.5
+                    + (0..k)
+                        .map(|i| x[i] as f64 * w[o * k + i] as f64)
+                        .sum::<f64>();
+                assert!(
+                    (g as f64 - want).abs() <= 1e-5 * want.abs().max(1.0),
+                    "n={n} k={k} o={o}: {g} vs {want}"
+                );
+            }
+        }
     }
 
     #[test]
