@@ -400,6 +400,7 @@ from ferroflow.summary.summary_ops import (  # noqa: F401
 # isort: split
 from ferroflow import (  # noqa: E402,F401
     app,
+    bitwise,
     data,
     debugging,
     distribute,
@@ -444,7 +445,7 @@ from ferroflow.framework.versions import GRAPH_DEF_VERSION, VERSION, __version__
 from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: tracking imports variables)
 
 _SUBMODULES = (
-    "app", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
+    "app", "bitwise", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
     "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train",

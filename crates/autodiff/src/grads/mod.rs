@@ -110,6 +110,14 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "MutexLock",
     "ConsumeMutexLock",
     "CheckPinned",
+    // tf.bitwise (TensorFlow's bitwise_ops.py marks them so).
+    "BitwiseAnd",
+    "BitwiseOr",
+    "BitwiseXor",
+    "Invert",
+    "PopulationCount",
+    "LeftShift",
+    "RightShift",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
@@ -247,6 +255,9 @@ mod tests {
         // TensorFlow differentiates it (the values' gradient); ferroflow's ragged tensors only carry strings and
         // ints so far.
         "RaggedTensorToSparse",
+        // As in TensorFlow (ragged_math_ops.py, ragged_array_ops.py): integer and string outputs.
+        "RaggedRange",
+        "RaggedCross",
         // TensorFlow registers no gradient for the 3-D real and the N-D FFTs (grads/fft.rs).
         "RFFT3D",
         "IRFFT3D",

@@ -6,6 +6,7 @@
 //! summaries) register their own ops with [`register_op`].
 
 mod array;
+mod bitwise;
 mod bucketize;
 mod candidate;
 mod complex;
@@ -116,6 +117,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
     let mut m = HashMap::new();
     for list in [
         array::ops(),
+        bitwise::ops(),
         bucketize::ops(),
         candidate::ops(),
         complex::ops(),

@@ -1,6 +1,7 @@
 //! Built-in kernels, one module per op family.
 
 mod array;
+mod bitwise;
 mod bucketize;
 mod candidate;
 mod complex;
@@ -39,6 +40,7 @@ use ferroflow_tensor::{DType, Result};
 /// Registers every built-in kernel through `reg`.
 pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     array::register(reg);
+    bitwise::register(reg);
     bucketize::register(reg);
     candidate::register(reg);
     complex::register(reg);

@@ -3,6 +3,7 @@
 pub mod array;
 pub mod batch_norm;
 pub mod bitcast;
+pub mod bitwise;
 pub mod broadcast;
 pub mod bucketize;
 pub mod complex;
