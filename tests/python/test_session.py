@@ -54,6 +54,25 @@ def test_feeding_any_tensor_replaces_its_value():
         assert sess.run(c) == 7.0
 
 
+def test_control_dependency_on_a_fed_placeholder_holds():
+    # TensorFlow's feed rewrite hands a fed placeholder's control edges to the
+    # feed; any other fed op keeps its control edges and still runs.
+    p = tf.placeholder(tf.float32, [])
+    v = tf.Variable(0.0)
+    bump = tf.assign_add(v, 1.0)
+    with tf.control_dependencies([p]):
+        after_p = tf.constant(2.0) * 3.0
+    with tf.control_dependencies([bump]):
+        after_bump = tf.constant(1.0) + 1.0
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run(after_p, {p: 1.0}) == 6.0
+        with pytest.raises(tf.errors.InvalidArgumentError, match="must feed a value for placeholder"):
+            sess.run(after_p)
+        assert sess.run(after_bump, {bump: 10.0}) == 2.0
+        assert sess.run(v) == 1.0
+
+
 def test_constants_and_variable_reads_bound_into_the_plan():
     # The executor binds constants and variables into their consumers when a
     # plan is compiled; feeds must still replace them, reads must still see

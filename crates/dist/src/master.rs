@@ -483,7 +483,9 @@ impl DistSession {
                     .filter(|o| !fed.contains(o))
                     .map(|o| o.node),
             );
-            stack.extend(node.control_inputs.iter().copied());
+            stack.extend(node.control_inputs.iter().copied().filter(|&c| {
+                !ferroflow_runtime::control_satisfied_by_feed(&graph, c, |o| fed.contains(o))
+            }));
         }
         let order = topological_order(&graph, &needed, &fed)?;
         let preds = |n: NodeId| {

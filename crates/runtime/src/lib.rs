@@ -21,7 +21,7 @@ pub use kernel::{
     factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, Resource, TensorList,
     Value,
 };
-pub use plan::{execution_order, Plan};
+pub use plan::{control_satisfied_by_feed, execution_order, Plan};
 pub use resources::{SessionState, Variable};
 pub use session::{Session, SessionOptions};
 pub use trace::{thread_id, NodeTiming, StepTrace, CPU_DEVICE};

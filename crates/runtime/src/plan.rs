@@ -49,6 +49,23 @@ struct Step {
     num_outputs: usize,
 }
 
+/// True when a control edge from `node` asks for nothing to run: `node` is a
+/// placeholder whose value is fed. TensorFlow's feed rewrite hands such edges
+/// to the node that delivers the fed value, so a `control_dependencies` on a
+/// fed placeholder holds; other fed nodes keep their control edges and run.
+///
+/// Public for the cluster master, which marks a step's nodes the same way.
+pub fn control_satisfied_by_feed(
+    graph: &Graph,
+    node: NodeId,
+    is_fed: impl Fn(&Output) -> bool,
+) -> bool {
+    matches!(
+        graph.node(node).op.as_str(),
+        "Placeholder" | "PlaceholderV2"
+    ) && is_fed(&Output::new(node, 0))
+}
+
 /// The needed nodes in an order that runs every node after its inputs and
 /// control inputs: node-id order when that already holds (a graph is
 /// append-only, so it does unless a rewrite appended nodes that earlier nodes
@@ -280,7 +297,9 @@ impl Plan {
                     .filter(|o| !slot_of.contains_key(o))
                     .map(|o| o.node),
             );
-            stack.extend(node.control_inputs.iter().copied().filter(|&c| member(c)));
+            stack.extend(node.control_inputs.iter().copied().filter(|&c| {
+                member(c) && !control_satisfied_by_feed(graph, c, |o| slot_of.contains_key(o))
+            }));
         }
         let mut next = feeds.len();
         let mut steps = Vec::new();
