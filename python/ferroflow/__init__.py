@@ -427,6 +427,7 @@ from ferroflow import (  # noqa: E402,F401
     python_io,
     quantization,
     queue,
+    ragged,
     random,
     raw_ops,
     saved_model,
@@ -447,6 +448,6 @@ from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: t
 _SUBMODULES = (
     "app", "bitwise", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
-    "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
+    "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "ragged", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train",
 )

@@ -441,6 +441,9 @@ class BaseSession:
                 pairs = ((key, value),)
             elif isinstance(key, SparseTensor):
                 pairs = _sparse_feed_pairs(key, value)
+            elif hasattr(key, "_session_feed_pairs"):
+                # A composite key (a RaggedTensor of placeholders) names its parts' feeds.
+                pairs = key._session_feed_pairs(value)
             else:
                 t = _resolve_feed_key(graph, key)
                 if not isinstance(t, _Tensor):

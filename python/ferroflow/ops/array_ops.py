@@ -213,8 +213,25 @@ def concat(values, axis, name="concat"):
 
 
 def stack(values, axis=0, name="stack"):
-    """Stacks equal-shaped tensors along a new ``axis``."""
-    tensors = ops.convert_n_to_tensor(values)
+    """Stacks equal-shaped tensors along a new ``axis``.
+
+    As in TensorFlow, when some of ``values`` are tensors (or variables) the first one's dtype is the dtype of
+    the rest: ``stack([int64_tensor, 2])`` converts the 2 to int64."""
+    first = next((v.dtype.base_dtype for v in values if isinstance(getattr(v, "dtype", None), dtypes.DType)), None)
+    try:
+        tensors = ops.convert_n_to_tensor(values, dtype=first)
+    except (TypeError, ValueError):
+        if first is None:
+            raise
+        seen = []
+        for v in values:
+            try:
+                seen.append(ops.convert_to_tensor(v).dtype.base_dtype.name)
+            except (TypeError, ValueError):
+                seen.append("<NOT CONVERTIBLE TO TENSOR>")
+        raise TypeError(
+            f"Tensors in list passed to 'values' of 'Pack' Op have types [{', '.join(seen)}] that don't all match."
+        ) from None
     if not tensors:
         raise ValueError("stack needs at least one value")
     dt = tensors[0].dtype

@@ -6,7 +6,11 @@ A ragged tensor is ``values`` (a tensor, or another ragged tensor for a ragged r
 ``bytes_split`` and ``ngrams`` return. It converts to a padded dense tensor (``to_tensor``) or a SparseTensor
 (``to_sparse``, TensorFlow's ``RaggedTensorToSparse`` op); ``Session.run`` fetches it as a
 ``RaggedTensorValue`` (``to_list()``, ``values``, ``row_splits``), and ``to_list()``/``numpy()`` on the graph
-object evaluate it in the default session. Ragged arithmetic and ragged dispatch of other ops are not here.
+object evaluate it in the default session; a ragged placeholder is fed with one. Indexing takes ints and
+slices in every dimension (step 1 in ragged ones). The arithmetic operators work on the flat values of two
+ragged tensors with one row partition (checked at run time) or of a ragged tensor and a scalar; ragged
+dispatch of the ``tf.*`` functions is not here (``tf.ragged.map_flat_values`` applies any op).
+``tf.ragged``'s functions are in ``ragged_ops``.
 """
 
 from __future__ import annotations
@@ -120,28 +124,92 @@ class RaggedTensor:
 
     @classmethod
     def from_tensor(cls, tensor, lengths=None, padding=None, ragged_rank=1, name=None, row_splits_dtype=dtypes.int64):
-        """A ragged tensor with the rows of the dense ``tensor`` (all of its rows' full length).
-
-        ``lengths`` and ``padding`` (trimming rows) are not supported here.
+        """The rows of the dense ``tensor``, cut to ``lengths`` (one length per row, or a tuple of nested
+        row lengths) or with trailing ``padding`` items dropped (an item is padding when all of it equals
+        ``padding``); at most one of the two. ``ragged_rank`` leading dimensions after the first turn ragged.
         """
-        if lengths is not None or padding is not None:
-            raise NotImplementedError("RaggedTensor.from_tensor: lengths and padding are not supported in ferroflow")
+        dt = dtypes.as_dtype(row_splits_dtype)
+        if lengths is not None and padding is not None:
+            raise ValueError("Specify argument `lengths` or `padding`, but not both.")
+        if not isinstance(ragged_rank, int) or isinstance(ragged_rank, bool):
+            raise TypeError(f"Argument `ragged_rank` must be an int. Received {ragged_rank}.")
+        if ragged_rank <= 0:
+            raise ValueError(f"Argument `ragged_rank` must be greater than 0. Received {ragged_rank}.")
         with ops.name_scope(name, "RaggedFromTensor", [tensor]):
             t = ops.convert_to_tensor(tensor, name="tensor")
             rank = t.shape.ndims
+            if rank is not None and rank < 2:
+                raise ValueError("The rank of a RaggedTensor must be greater than 1, i.e., a list of scalars won't "
+                                 f"have ragged dimensions. Received argument `tensor` with rank {rank}.")
             if rank is None:
                 raise ValueError("RaggedTensor.from_tensor: the rank of tensor must be statically known")
-            if not 0 < ragged_rank < rank:
-                raise ValueError(f"ragged_rank must be in [1, {rank}), got {ragged_rank}")
-            dt = dtypes.as_dtype(row_splits_dtype)
+            if rank < ragged_rank + 1:
+                raise ValueError(f"Shape {t.shape} must have rank at least {ragged_rank + 1}")
             shape = array_ops.shape(t, out_type=dt)
-            flat = array_ops.reshape(t, array_ops.concat([constant_op.constant([-1], dt), shape[ragged_rank + 1:]], 0))
-            result = flat
-            for axis in range(ragged_rank, 0, -1):
-                outer = math_ops.reduce_prod(shape[:axis])
-                width = shape[axis]
-                result = cls._from_parts(result, math_ops.range(0, outer * width + 1, width, dtype=dt))
-            return result
+            if isinstance(lengths, (list, tuple)) and lengths and not isinstance(lengths[0], (int, float)):
+                # Nested row lengths: keep the items under a mask of those lengths.
+                if ragged_rank not in (1, len(lengths)):
+                    raise ValueError("If Argument `lengths` is a tuple of row_lengths, argument `ragged_rank` must "
+                                     f"be len(lengths): {len(lengths)}. Received ragged_rank: {ragged_rank}.")
+                if rank < len(lengths) + 1:
+                    raise ValueError(f"Shape {t.shape} must have rank at least {len(lengths) + 1}")
+                lengths = [ops.convert_to_tensor(x, dtype=dt, name="lengths") for x in lengths]
+                ones = array_ops.ones(array_ops.reshape(math_ops.reduce_sum(lengths[-1]), [1]), dtype=dtypes.bool)
+                mask = cls.from_nested_row_lengths(ones, lengths).to_tensor(default_value=False)
+                return cls.from_nested_row_lengths(array_ops.boolean_mask(t, mask), lengths)
+            if ragged_rank > 1:
+                # Merge the leading ragged_rank dimensions, cut the rows, then regroup them uniformly.
+                flat_shape = array_ops.concat(
+                    [array_ops.reshape(math_ops.reduce_prod(shape[:ragged_rank]), [1]), shape[ragged_rank:]], 0)
+                result = cls.from_tensor(array_ops.reshape(t, flat_shape), lengths, padding,
+                                         row_splits_dtype=dt)
+                for axis in range(ragged_rank - 1, 0, -1):
+                    nouter = math_ops.reduce_prod(shape[:axis])
+                    width = shape[axis]
+                    result = cls._from_parts(result, math_ops.range(0, nouter * width + 1, width, dtype=dt))
+                return result
+            ncols = shape[1]
+            if padding is not None:
+                padding = ops.convert_to_tensor(padding, dtype=t.dtype, name="padding")
+                if not padding.shape.is_compatible_with(t.shape[2:]):
+                    raise ValueError(f"Shapes {padding.shape} and {t.shape[2:]} are incompatible")
+                is_pad = math_ops.equal(t, padding)
+                if rank > 2:
+                    is_pad = math_ops.reduce_all(is_pad, axis=list(range(2, rank)))
+                # A row's length: one past its last item that is not padding.
+                keep = math_ops.cast(math_ops.logical_not(is_pad), dt)
+                positions = array_ops.expand_dims(math_ops.range(1, ncols + 1, dtype=dt), 0)
+                lengths = math_ops.reduce_max(keep * positions, axis=1)
+            if lengths is not None:
+                lengths = ops.convert_to_tensor(lengths, dtype=dt, name="lengths") \
+                    if not isinstance(lengths, ops.Tensor) else math_ops.cast(lengths, dt)
+                lengths.shape.assert_has_rank(1)
+                lengths = math_ops.maximum(math_ops.minimum(lengths, ncols), 0)
+                mask = array_ops.sequence_mask(lengths, maxlen=ncols)
+                zero = array_ops.zeros([1], dtype=dt)
+                return cls._from_parts(array_ops.boolean_mask(t, mask),
+                                       array_ops.concat([zero, math_ops.cumsum(lengths)], 0))
+            values = array_ops.reshape(t, array_ops.concat(
+                [array_ops.reshape(shape[0] * shape[1], [1]), shape[2:]], 0))
+            return cls._from_parts(values, math_ops.range(0, shape[0] * ncols + 1, ncols, dtype=dt))
+
+    @classmethod
+    def from_uniform_row_length(cls, values, uniform_row_length, nrows=None, validate=True, name=None):
+        """Rows of ``uniform_row_length`` items each (``nrows`` rows; inferred when the length is nonzero)."""
+        with ops.name_scope(name, "RaggedFromUniformRowLength", [values, uniform_row_length, nrows]):
+            if not isinstance(values, RaggedTensor):
+                values = ops.convert_to_tensor(values, name="values")
+            length = ops.convert_to_tensor(uniform_row_length, name="uniform_row_length",
+                                           preferred_dtype=dtypes.int64)
+            if length.dtype.base_dtype not in (dtypes.int32, dtypes.int64):
+                length = math_ops.cast(length, dtypes.int64)
+            dt = length.dtype.base_dtype
+            if nrows is None:
+                total = _nrows_of(values, dt)
+                nrows = math_ops.floordiv(total, math_ops.maximum(length, 1))
+            else:
+                nrows = math_ops.cast(ops.convert_to_tensor(nrows, name="nrows"), dt)
+            return cls._from_parts(values, math_ops.range(nrows + 1, dtype=dt) * length)
 
     @classmethod
     def from_sparse(cls, st_input, name=None, row_splits_dtype=dtypes.int64):
@@ -288,9 +356,8 @@ class RaggedTensor:
             return SparseTensor(indices, values, shape)
 
     def to_tensor(self, default_value=None, name=None, shape=None):
-        """The rows padded with ``default_value`` (zero, "" or False by dtype) to the longest row."""
-        if shape is not None:
-            raise NotImplementedError("RaggedTensor.to_tensor: shape is not supported in ferroflow")
+        """The rows padded with ``default_value`` (zero, "" or False by dtype) to the longest row, or to
+        ``shape`` (a dimension of None or -1 keeps the bounding size; smaller sizes cut the items off)."""
         from ferroflow.ops import sparse_ops
 
         with ops.name_scope(name, "RaggedToTensor", [self]):
@@ -299,8 +366,37 @@ class RaggedTensor:
                 default_value = "" if self.dtype == dtypes.string else (
                     False if self.dtype == dtypes.bool else 0)
             default = ops.convert_to_tensor(default_value, dtype=self.dtype, name="default_value")
-            return sparse_ops.sparse_to_dense(st.indices, st.dense_shape, st.values, default,
-                                              validate_indices=False)
+            # The sparse values are the flat values in order; taking them from flat_values keeps the gradient.
+            indices, values, dense_shape = st.indices, array_ops.reshape(self.flat_values, [-1]), st.dense_shape
+            if shape is not None:
+                want = _target_shape(shape, self.shape.ndims)
+                dense_shape = array_ops.where(math_ops.less(want, 0), dense_shape, want)
+                inside = math_ops.reduce_all(math_ops.less(indices, dense_shape), axis=1)
+                indices = array_ops.boolean_mask(indices, inside)
+                values = array_ops.boolean_mask(values, inside)
+            out = sparse_ops.sparse_to_dense(indices, dense_shape, values, default, validate_indices=False)
+            if shape is None:
+                out.set_shape(self.shape)
+            elif not isinstance(shape, ops.Tensor):
+                dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
+                out.set_shape([None if d is None or d == -1 else d for d in dims])
+            return out
+
+    def bounding_shape(self, axis=None, name=None, out_type=None):
+        """The smallest dense shape holding every row: ``[nrows, longest row per ragged level, inner...]``
+        (``axis`` picks entries)."""
+        with ops.name_scope(name, "RaggedBoundingBox", [self, axis]):
+            out_type = self._row_splits.dtype if out_type is None else dtypes.as_dtype(out_type)
+            dims = [self.nrows(out_type=out_type)]
+            level = self
+            while isinstance(level, RaggedTensor):
+                lengths = level.row_lengths()
+                longest = math_ops.reduce_max(array_ops.concat([array_ops.zeros([1], lengths.dtype), lengths], 0))
+                dims.append(math_ops.cast(longest, out_type))
+                level = level._values
+            inner = array_ops.shape(level, out_type=out_type)[1:]
+            box = array_ops.concat([array_ops.stack(dims), inner], 0)
+            return box if axis is None else array_ops.gather(box, axis)
 
     def to_list(self, session=None):
         """The rows as nested Python lists, evaluated in ``session`` (default: the default session)."""
@@ -340,22 +436,218 @@ class RaggedTensor:
     __repr__ = __str__
 
     def __getitem__(self, key):
-        """Row ``key`` (an int): a tensor, or a RaggedTensor when the ragged rank is above 1."""
-        if not isinstance(key, int):
-            raise NotImplementedError("RaggedTensor indexing supports a single integer row in ferroflow")
-        sub = _ragged_slice(self, key, None if key == -1 else key + 1)
-        return sub.values
+        """Indexing and slicing: an int or a slice per dimension (ragged ones included; slices of ragged
+        dimensions take step 1 only). ``rt[i]`` is row ``i``; ``rt[:, j]`` the ``j``-th item of every row (every
+        row must have one)."""
+        keys = key if isinstance(key, tuple) else (key,)
+        for k in keys:
+            if not isinstance(k, (int, np.integer, slice, ops.Tensor)) or isinstance(k, bool):
+                raise TypeError(f"Ragged __getitem__ expects an int, a slice or a scalar int tensor; got {k!r}")
+        if len(keys) > (self.shape.ndims or len(keys)):
+            raise ValueError(f"Too many indices for RaggedTensor of rank {self.shape.ndims}")
+        with ops.name_scope(None, "RaggedGetItem", [self]):
+            return _getitem_outer(self, keys)
+
+    # ----------------------------------------------------------------- arithmetic
+
+    def _binary(self, other, fn, reverse=False):
+        if isinstance(other, RaggedTensor):
+            if other.ragged_rank != self.ragged_rank:
+                raise ValueError("RaggedTensor operands must have the same ragged_rank "
+                                 f"({self.ragged_rank} and {other.ragged_rank})")
+            from ferroflow.ops import check_ops
+
+            checks = [check_ops.assert_equal(a, b, message="Inputs must have identical ragged splits")
+                      for a, b in zip(self.nested_row_splits, other.nested_row_splits)]
+            with ops.control_dependencies(checks):
+                mine = array_ops.identity(self.flat_values)
+            theirs = other.flat_values
+        else:
+            theirs = ops.convert_to_tensor(other, dtype=self.dtype, name="y")
+            if theirs.shape.ndims is None or theirs.shape.ndims > 0:
+                raise ValueError("ferroflow's RaggedTensor operators take a RaggedTensor of the same row partition "
+                                 f"or a scalar, got shape {theirs.shape}")
+            mine = self.flat_values
+        out = fn(theirs, mine) if reverse else fn(mine, theirs)
+        return self.with_flat_values(out)
+
+    def __add__(self, other):
+        return self._binary(other, math_ops.add)
+
+    def __radd__(self, other):
+        return self._binary(other, math_ops.add, reverse=True)
+
+    def __sub__(self, other):
+        return self._binary(other, math_ops.subtract)
+
+    def __rsub__(self, other):
+        return self._binary(other, math_ops.subtract, reverse=True)
+
+    def __mul__(self, other):
+        return self._binary(other, math_ops.multiply)
+
+    def __rmul__(self, other):
+        return self._binary(other, math_ops.multiply, reverse=True)
+
+    def __truediv__(self, other):
+        return self._binary(other, math_ops.truediv)
+
+    def __rtruediv__(self, other):
+        return self._binary(other, math_ops.truediv, reverse=True)
+
+    def __floordiv__(self, other):
+        return self._binary(other, math_ops.floordiv)
+
+    def __mod__(self, other):
+        return self._binary(other, math_ops.floormod)
+
+    def __pow__(self, other):
+        return self._binary(other, math_ops.pow)
+
+    def __lt__(self, other):
+        return self._binary(other, math_ops.less)
+
+    def __le__(self, other):
+        return self._binary(other, math_ops.less_equal)
+
+    def __gt__(self, other):
+        return self._binary(other, math_ops.greater)
+
+    def __ge__(self, other):
+        return self._binary(other, math_ops.greater_equal)
+
+    def __and__(self, other):
+        return self._binary(other, math_ops.logical_and)
+
+    def __or__(self, other):
+        return self._binary(other, math_ops.logical_or)
+
+    def __neg__(self):
+        return self.with_flat_values(math_ops.negative(self.flat_values))
+
+    def __abs__(self):
+        return self.with_flat_values(math_ops.abs(self.flat_values))
+
+    def __invert__(self):
+        return self.with_flat_values(math_ops.logical_not(self.flat_values))
+
+    __hash__ = object.__hash__
+
+    # The Session feeds a RaggedTensor key (a tf.ragged.placeholder) part by part from a RaggedTensorValue.
+    def _session_feed_pairs(self, value):
+        if not isinstance(value, RaggedTensorValue):
+            raise TypeError(f"The value fed for a RaggedTensor must be a RaggedTensorValue, got "
+                            f"{type(value).__name__}")
+        if value.ragged_rank != self.ragged_rank:
+            raise ValueError(f"The value fed for a RaggedTensor of ragged_rank {self.ragged_rank} has ragged_rank "
+                             f"{value.ragged_rank}")
+        return tuple(zip(self._session_fetch_components(),
+                         list(value.nested_row_splits) + [value.flat_values]))
 
 
-def _ragged_slice(rt, start, limit):
-    """Rows ``start:limit`` of ``rt`` (a RaggedTensor), re-based at 0."""
-    splits = rt._row_splits[start:] if limit is None else rt._row_splits[start:limit + 1]
-    lo, hi = splits[0], splits[-1]
+def _target_shape(shape, ndims):
+    """``to_tensor``'s shape argument as an int64 vector, -1 for dimensions left to the bounding box."""
+    if isinstance(shape, ops.Tensor):
+        return math_ops.cast(shape, dtypes.int64)
+    dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
+    if ndims is not None and len(dims) != ndims:
+        raise ValueError(f"shape {dims} must have rank {ndims}")
+    return constant_op.constant([-1 if d is None else int(d) for d in dims], dtype=dtypes.int64)
+
+
+def _index_tensor(k, dtype):
+    return math_ops.cast(k, dtype) if isinstance(k, ops.Tensor) else constant_op.constant(int(k), dtype=dtype)
+
+
+def _getitem_outer(rt, keys):
+    """``keys`` applied to ``rt`` from its first (row) dimension."""
+    if not keys:
+        return rt
+    first, rest = keys[0], keys[1:]
+    if isinstance(first, slice):
+        if first.step not in (None, 1):
+            from ferroflow.ops.ragged_ops import _gather_rows
+
+            n = rt.nrows()
+            rows = math_ops.range(n, dtype=n.dtype)[first]
+            rows_rt = _gather_rows(rt, rows)
+        elif first.start is None and first.stop is None:
+            rows_rt = rt
+        else:
+            rows_rt = _slice_rows(rt, first)
+        return _getitem_inner(rows_rt, rest) if rest else rows_rt
+    # One row: its values (an out-of-range index fails in the strided slice, as in TensorFlow).
+    splits = rt._row_splits
+    lo, hi = splits[:-1][first], splits[1:][first]
+    row = _slice_rows(rt._values, slice(lo, hi)) if isinstance(rt._values, RaggedTensor) else rt._values[lo:hi]
+    if not rest:
+        return row
+    if isinstance(row, RaggedTensor):
+        return _getitem_outer(row, rest)
+    return row[rest]
+
+
+def _slice_rows(rt, key):
+    """Rows ``key`` (a slice of step 1) of ``rt``, re-based at 0."""
+    sub_splits = _slice_splits(rt._row_splits, key)
+    lo, hi = sub_splits[0], sub_splits[-1]
     if isinstance(rt._values, RaggedTensor):
-        values = _ragged_slice(rt._values, lo, hi)
+        values = _slice_rows(rt._values, slice(lo, hi))
     else:
         values = rt._values[lo:hi]
-    return RaggedTensor._from_parts(values, splits - lo)
+    return RaggedTensor._from_parts(values, sub_splits - lo)
+
+
+def _slice_splits(splits, key):
+    """The splits of rows ``key.start:key.stop`` (Python's clipping rules, negative ends from the end)."""
+    nrows = array_ops.size(splits, out_type=splits.dtype) - 1
+
+    def bound(v, default):
+        if v is None:
+            return default
+        v = _index_tensor(v, splits.dtype)
+        v = v + nrows * math_ops.cast(math_ops.less(v, 0), splits.dtype)  # negative: from the end
+        return math_ops.minimum(math_ops.maximum(v, 0), nrows)
+
+    start = bound(key.start, array_ops.zeros([], splits.dtype))
+    stop = math_ops.maximum(bound(key.stop, nrows), start)
+    return splits[start:stop + 1]
+
+
+def _getitem_inner(rt, keys):
+    """``keys`` applied to ``rt``'s dimensions after the first (rows stay)."""
+    if not keys:
+        return rt
+    first, rest = keys[0], keys[1:]
+    if isinstance(first, slice) and first.start is None and first.stop is None and first.step in (None, 1):
+        if isinstance(rt._values, RaggedTensor):
+            return rt.with_values(_getitem_inner(rt._values, rest)) if rest else rt
+        return rt.with_values(rt._values[(slice(None),) + tuple(rest)]) if rest else rt
+    from ferroflow.ops.ragged_ops import _gather_rows, _ragged_range_op
+
+    splits = rt._row_splits
+    starts, limits = splits[:-1], splits[1:]
+    lengths = limits - starts
+    if isinstance(first, slice):
+        if first.step not in (None, 1):
+            raise ValueError("ferroflow slices ragged dimensions with step 1 only")
+
+        def bound(v, default):
+            if v is None:
+                return default
+            v = _index_tensor(v, splits.dtype)
+            v = v + lengths * math_ops.cast(math_ops.less(v, 0), splits.dtype)  # negative: from the row's end
+            return math_ops.minimum(math_ops.maximum(v, 0), lengths)
+
+        lo = bound(first.start, array_ops.zeros_like(lengths))
+        hi = math_ops.maximum(bound(first.stop, lengths), lo)
+        new_splits, positions = _ragged_range_op(starts + lo, starts + hi, array_ops.ones_like(starts), splits.dtype)
+        taken = _gather_rows(rt._values, positions)
+        if rest:
+            taken = _getitem_inner(taken, rest) if isinstance(taken, RaggedTensor) else \
+                taken[(slice(None),) + tuple(rest)]
+        return RaggedTensor._from_parts(taken, new_splits)
+    raise ValueError("Cannot index into an inner ragged dimension.")
 
 
 def _nrows_of(values, dtype):

@@ -38,6 +38,9 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "ZerosLike",
     "OnesLike",
     "Range",
+    // tf.ragged's ops: TensorFlow marks both not differentiable.
+    "RaggedRange",
+    "RaggedCross",
     "LinSpace",
     "Const",
     "Placeholder",
@@ -255,9 +258,6 @@ mod tests {
         // TensorFlow differentiates it (the values' gradient); ferroflow's ragged tensors only carry strings and
         // ints so far.
         "RaggedTensorToSparse",
-        // As in TensorFlow (ragged_math_ops.py, ragged_array_ops.py): integer and string outputs.
-        "RaggedRange",
-        "RaggedCross",
         // TensorFlow registers no gradient for the 3-D real and the N-D FFTs (grads/fft.rs).
         "RFFT3D",
         "IRFFT3D",

@@ -338,6 +338,30 @@ fn cross_v2(_: &InferContext) -> Infer {
     ])
 }
 
+fn ragged_cross(ctx: &InferContext) -> Infer {
+    use crate::attr::AttrsExt;
+    let values = ctx.type_or("out_values_type", DType::String)?;
+    let splits = ctx.type_or("out_row_splits_type", DType::Int64)?;
+    let nr = ctx.attrs().dtypes("ragged_values_types")?.len();
+    let ns = ctx.int_or("Nsparse", 0)?.max(0) as usize;
+    // The batch sizes known statically: ragged row splits (minus one) and dense rows.
+    let mut batch = None;
+    let ragged = (nr..2 * nr).map(|i| ctx.shape(i).dim(0).map(|n| n.saturating_sub(1)));
+    let dense = (2 * nr + 3 * ns..ctx.num_inputs()).map(|i| ctx.shape(i).dim(0));
+    for n in ragged.chain(dense).flatten() {
+        match batch {
+            Some(b) if b != n => {
+                return Err(ctx.shape_error("inputs must all have the same batch dimension size."))
+            }
+            _ => batch = Some(n),
+        }
+    }
+    Ok(vec![
+        OutputInfo::new(values, vec_of(None)),
+        OutputInfo::new(splits, vec_of(batch.map(|b| b + 1))),
+    ])
+}
+
 fn list_diff(ctx: &InferContext) -> Infer {
     ctx.expect_same(0, 1)?;
     ctx.expect_rank(0, 1)?;
@@ -466,6 +490,9 @@ pub fn ops() -> Vec<OpDef> {
         ),
         OpDef::new("SparseCross", &["inputs*"], cross),
         OpDef::new("SparseCrossV2", &["inputs*"], cross_v2),
+        // `tf.ragged.cross`: ragged values and splits, sparse indices, values
+        // and shapes, then dense inputs (TensorFlow's six input lists, flat).
+        OpDef::new("RaggedCross", &["inputs*"], ragged_cross),
         // `tf.sparse.mask`'s set difference (`tf.compat.v1.setdiff1d`).
         OpDef::new("ListDiff", &["x", "y"], list_diff),
     ]

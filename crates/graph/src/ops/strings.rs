@@ -251,6 +251,58 @@ fn ragged_to_sparse(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ])
 }
 
+/// `RaggedRange`: `starts`, `limits` and `deltas` (scalars or vectors of one
+/// length) give one row each; the outputs are the row splits and the values.
+fn ragged_range(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    const NUM: &[DType] = &[
+        DType::BFloat16,
+        DType::Float32,
+        DType::Float64,
+        DType::Int32,
+        DType::Int64,
+    ];
+    let t = ctx.expect_dtype(0, NUM)?;
+    let mut rows: Option<usize> = None;
+    for i in 0..3 {
+        if ctx.dtype(i) != t {
+            return Err(ctx.shape_error(format!(
+                "RaggedRange: starts, limits and deltas must have one dtype, got {} and {}",
+                t.name(),
+                ctx.dtype(i).name()
+            )));
+        }
+        match ctx.shape(i).rank() {
+            Some(r) if r > 1 => {
+                return Err(ctx.shape_error(format!(
+                    "Shape must be at most rank 1 but is rank {r} (RaggedRange input {i})"
+                )))
+            }
+            Some(1) => {
+                if let Some(n) = ctx.shape(i).dim(0) {
+                    if let Some(m) = rows.filter(|&m| m != n) {
+                        return Err(ctx.shape_error(format!(
+                            "Dimensions must be equal, but are {n} and {m} (RaggedRange starts, limits and deltas)"
+                        )));
+                    }
+                    rows = Some(n);
+                }
+            }
+            _ => {}
+        }
+    }
+    let splits = ctx.type_or("Tsplits", DType::Int64)?;
+    let all_scalar = (0..3).all(|i| ctx.shape(i).rank() == Some(0));
+    let nsplits = if all_scalar {
+        Some(2)
+    } else {
+        rows.map(|n| n + 1)
+    };
+    Ok(vec![
+        OutputInfo::new(splits, PartialShape::from_dims(vec![nsplits])),
+        OutputInfo::new(t, PartialShape::from_dims(vec![None])),
+    ])
+}
+
 fn string_join(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let mut shape = PartialShape::scalar();
     for i in 0..ctx.num_inputs() {
@@ -319,5 +371,6 @@ pub fn ops() -> Vec<OpDef> {
             &["rt_nested_splits*", "rt_dense_values"],
             ragged_to_sparse,
         ),
+        OpDef::new("RaggedRange", &["starts", "limits", "deltas"], ragged_range),
     ]
 }

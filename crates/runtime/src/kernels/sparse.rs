@@ -1795,6 +1795,66 @@ fn fingerprint_cat64(fp1: u64, fp2: u64) -> u64 {
     shift_mix(r)
 }
 
+/// Appends the crosses of batch row `b` of the columns `cols` (every
+/// combination of one feature per column, the last column varying fastest)
+/// to `strs` (joined by `sep`) or, when `hashing`, to `hashes`; returns how
+/// many there were (none when a column has no feature in the row).
+fn cross_row(
+    cols: &[Vec<Vec<Cell>>],
+    b: usize,
+    sep: &[u8],
+    hashing: Option<Hashing>,
+    strs: &mut Vec<Vec<u8>>,
+    hashes: &mut Vec<i64>,
+) -> i64 {
+    let counts: Vec<usize> = cols.iter().map(|c| c[b].len()).collect();
+    if cols.is_empty() || counts.contains(&0) {
+        return 0;
+    }
+    let mut pick = vec![0usize; cols.len()];
+    let mut k = 0i64;
+    loop {
+        match hashing {
+            Some(h) => {
+                let mut fp = h.hash_key;
+                for (c, &p) in pick.iter().enumerate() {
+                    fp = fingerprint_cat64(fp, cols[c][b][p].hash());
+                }
+                let m = if h.num_buckets > 0 {
+                    h.num_buckets as u64
+                } else {
+                    i64::MAX as u64
+                };
+                hashes.push((fp % m) as i64);
+            }
+            None => {
+                let mut s = Vec::new();
+                for (c, &p) in pick.iter().enumerate() {
+                    if c > 0 {
+                        s.extend_from_slice(sep);
+                    }
+                    s.extend_from_slice(&cols[c][b][p].text());
+                }
+                strs.push(s);
+            }
+        }
+        k += 1;
+        // Advance like an odometer, the last column fastest; done when the first wraps.
+        let mut c = cols.len();
+        loop {
+            c -= 1;
+            pick[c] += 1;
+            if pick[c] < counts[c] {
+                break;
+            }
+            pick[c] = 0;
+            if c == 0 {
+                return k;
+            }
+        }
+    }
+}
+
 /// Crosses the `n` sparse and the dense columns among the first `end` inputs:
 /// for each batch row, every combination of one feature per column (the last
 /// column varying fastest), joined by `sep` or hashed.
@@ -1830,55 +1890,9 @@ fn cross(
     let mut hashes: Vec<i64> = Vec::new();
     let mut width = 0;
     for b in 0..batch {
-        let counts: Vec<usize> = cols.iter().map(|c| c[b].len()).collect();
-        if cols.is_empty() || counts.contains(&0) {
-            continue;
-        }
-        let mut pick = vec![0usize; cols.len()];
-        let mut k = 0i64;
-        loop {
-            match hashing {
-                Some(h) => {
-                    let mut fp = h.hash_key;
-                    for (c, &p) in pick.iter().enumerate() {
-                        fp = fingerprint_cat64(fp, cols[c][b][p].hash());
-                    }
-                    let m = if h.num_buckets > 0 {
-                        h.num_buckets as u64
-                    } else {
-                        i64::MAX as u64
-                    };
-                    hashes.push((fp % m) as i64);
-                }
-                None => {
-                    let mut s = Vec::new();
-                    for (c, &p) in pick.iter().enumerate() {
-                        if c > 0 {
-                            s.extend_from_slice(&sep);
-                        }
-                        s.extend_from_slice(&cols[c][b][p].text());
-                    }
-                    strs.push(s);
-                }
-            }
-            idx.extend_from_slice(&[b as i64, k]);
-            k += 1;
-            // Advance like an odometer, the last column fastest; done when the first wraps.
-            let mut c = cols.len();
-            let done = loop {
-                c -= 1;
-                pick[c] += 1;
-                if pick[c] < counts[c] {
-                    break false;
-                }
-                pick[c] = 0;
-                if c == 0 {
-                    break true;
-                }
-            };
-            if done {
-                break;
-            }
+        let k = cross_row(&cols, b, &sep, hashing, &mut strs, &mut hashes);
+        for j in 0..k {
+            idx.extend_from_slice(&[b as i64, j]);
         }
         width = width.max(k);
     }
@@ -1889,6 +1903,166 @@ fn cross(
         ctx.output(vector(strs));
     }
     ctx.output(vector(vec![batch as i64, width]));
+    Ok(())
+}
+
+/// How `RaggedCross` finds its inputs: `nr` ragged (values, then splits),
+/// `ns` sparse (indices, values, shapes), then `nd` dense, crossed in
+/// `order` (one of `R`, `S`, `D` per feature).
+struct RaggedCrossSpec {
+    nr: usize,
+    ns: usize,
+    nd: usize,
+    order: Vec<u8>,
+    hashing: Option<Hashing>,
+    splits_type: DType,
+}
+
+/// `RaggedCross`: the feature cross of rank-2 ragged, sparse and dense
+/// inputs, as a ragged tensor (values and row splits).
+fn ragged_cross(ctx: &mut OpContext<'_>, spec: &RaggedCrossSpec) -> Result<()> {
+    let (nr, ns, nd) = (spec.nr, spec.ns, spec.nd);
+    ensure!(
+        ctx.num_inputs() == 2 * nr + 3 * ns + nd,
+        invalid_argument,
+        "RaggedCross: expected {} inputs, got {}",
+        2 * nr + 3 * ns + nd,
+        ctx.num_inputs()
+    );
+    ensure!(
+        spec.order.len() == nr + ns + nd
+            && spec.order.iter().filter(|&&c| c == b'R').count() == nr
+            && spec.order.iter().filter(|&&c| c == b'S').count() == ns,
+        invalid_argument,
+        "RaggedCross: invalid input_order {:?}",
+        String::from_utf8_lossy(&spec.order)
+    );
+    // Every input's batch size must agree.
+    let mut sizes = Vec::new();
+    for i in 0..nr {
+        let s = ctx.input(nr + i)?;
+        ensure!(
+            s.rank() == 1 && s.dims()[0] >= 1,
+            invalid_argument,
+            "RaggedCross: ragged_row_splits[{i}] must be a non-empty vector, got shape {}",
+            s.shape()
+        );
+        sizes.push(s.dims()[0] as i64 - 1);
+    }
+    for i in 0..ns {
+        let shape = ctx.input(2 * nr + 2 * ns + i)?.to_i64_vec()?;
+        ensure!(
+            shape.len() == 2,
+            invalid_argument,
+            "RaggedCross: tf.ragged.cross only supports inputs with rank=2 (sparse input {i} has shape {:?})",
+            shape
+        );
+        sizes.push(shape[0]);
+    }
+    for i in 0..nd {
+        let t = ctx.input(2 * nr + 3 * ns + i)?;
+        ensure!(
+            t.rank() == 2,
+            invalid_argument,
+            "RaggedCross: tf.ragged.cross only supports inputs with rank=2 (dense input {i} has shape {})",
+            t.shape()
+        );
+        sizes.push(t.dims()[0] as i64);
+    }
+    let batch = sizes.first().copied().unwrap_or(0);
+    ensure!(
+        sizes.iter().all(|&s| s == batch),
+        invalid_argument,
+        "inputs must all have the same batch dimension size."
+    );
+    let batch = batch.max(0) as usize;
+    let mut cols = Vec::with_capacity(spec.order.len());
+    let (mut r, mut s, mut d) = (0, 0, 0);
+    for &kind in &spec.order {
+        let mut col = vec![Vec::new(); batch];
+        match kind {
+            b'R' => {
+                let (vals, splits) = (ctx.input(r)?, ctx.input(nr + r)?);
+                let feats = cells(vals)?;
+                let sp = splits.to_i64_vec()?;
+                if sp[0] != 0
+                    || sp.windows(2).any(|w| w[0] > w[1])
+                    || sp[batch] as usize != feats.len()
+                {
+                    bail!(
+                        invalid_argument,
+                        "RaggedCross: invalid ragged_row_splits[{r}] for {} values",
+                        feats.len()
+                    );
+                }
+                for (b, row) in col.iter_mut().enumerate() {
+                    row.extend_from_slice(&feats[sp[b] as usize..sp[b + 1] as usize]);
+                }
+                r += 1;
+            }
+            b'S' => {
+                let ind = ctx.input(2 * nr + s)?;
+                let vals = ctx.input(2 * nr + ns + s)?;
+                ensure!(
+                    ind.rank() == 2 && ind.dims()[1] == 2 && ind.dims()[0] == vals.num_elements(),
+                    invalid_argument,
+                    "RaggedCross: sparse input {s} needs indices [N, 2] and values [N], got {} and {}",
+                    ind.shape(),
+                    vals.shape()
+                );
+                let idx = ind.to_i64_vec()?;
+                for (k, f) in cells(vals)?.into_iter().enumerate() {
+                    let row = idx[2 * k];
+                    ensure!(
+                        row >= 0 && (row as usize) < batch,
+                        invalid_argument,
+                        "RaggedCross: sparse input {s} has batch row {row} out of range [0, {batch})"
+                    );
+                    col[row as usize].push(f);
+                }
+                s += 1;
+            }
+            b'D' => {
+                let t = ctx.input(2 * nr + 3 * ns + d)?;
+                let w = t.dims()[1];
+                for (k, f) in cells(t)?.into_iter().enumerate() {
+                    col[k / w].push(f);
+                }
+                d += 1;
+            }
+            c => bail!(
+                invalid_argument,
+                "RaggedCross: unexpected {:?} in input_order",
+                c as char
+            ),
+        }
+        cols.push(col);
+    }
+    let mut strs: Vec<Vec<u8>> = Vec::new();
+    let mut hashes: Vec<i64> = Vec::new();
+    let mut splits = Vec::with_capacity(batch + 1);
+    splits.push(0i64);
+    for b in 0..batch {
+        let k = cross_row(&cols, b, b"_X_", spec.hashing, &mut strs, &mut hashes);
+        splits.push(splits[b] + k);
+    }
+    if spec.hashing.is_some() {
+        ctx.output(vector(hashes));
+    } else {
+        ctx.output(vector(strs));
+    }
+    if spec.splits_type == DType::Int32 {
+        ensure!(
+            splits[batch] <= i32::MAX as i64,
+            invalid_argument,
+            "RaggedCross: the output has more values than int32 row splits can index"
+        );
+        ctx.output(vector(
+            splits.into_iter().map(|v| v as i32).collect::<Vec<_>>(),
+        ));
+    } else {
+        ctx.output(vector(splits));
+    }
     Ok(())
 }
 
@@ -2080,6 +2254,29 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                 let end = ctx.num_inputs();
                 cross(ctx, n, end, None, hashing)
             })
+        }),
+    );
+    reg(
+        "RaggedCross",
+        factory(|init| {
+            let a = &init.node.attrs;
+            let hashing = if a.bool_or("hashed_output", false)? {
+                Some(Hashing {
+                    num_buckets: a.int_or("num_buckets", 0)?,
+                    hash_key: a.int_or("hash_key", 0)? as u64,
+                })
+            } else {
+                None
+            };
+            let spec = RaggedCrossSpec {
+                nr: a.dtypes("ragged_values_types")?.len(),
+                ns: a.int_or("Nsparse", 0)?.max(0) as usize,
+                nd: a.dtypes("dense_types")?.len(),
+                order: a.str_or("input_order", "")?.into_bytes(),
+                hashing,
+                splits_type: a.dtype_or("out_row_splits_type", DType::Int64)?,
+            };
+            boxed(move |ctx| ragged_cross(ctx, &spec))
         }),
     );
     reg(

@@ -1676,6 +1676,178 @@ fn ragged_to_sparse_kernel(ctx: &mut OpContext<'_>) -> Result<()> {
     Ok(())
 }
 
+/// The numbers `RaggedRange` counts in, with TensorFlow's row sizes and
+/// values (each the previous plus `delta`, in the type's own arithmetic, so
+/// float rows accumulate rounding as TensorFlow's do).
+trait RangeNum: Copy + PartialOrd + ferroflow_tensor::Element {
+    const ZERO: Self;
+    fn row_size(start: Self, limit: Self, delta: Self) -> Result<i64>;
+    fn next(value: Self, delta: Self) -> Self;
+}
+
+macro_rules! range_int {
+    ($t:ty) => {
+        impl RangeNum for $t {
+            const ZERO: Self = 0;
+            fn row_size(start: Self, limit: Self, delta: Self) -> Result<i64> {
+                let span = (limit as i128 - start as i128).abs();
+                let step = (delta as i128).abs();
+                Ok(((span + step - 1) / step) as i64)
+            }
+            fn next(value: Self, delta: Self) -> Self {
+                value.wrapping_add(delta)
+            }
+        }
+    };
+}
+range_int!(i32);
+range_int!(i64);
+
+fn float_size(size: f64) -> Result<i64> {
+    ensure!(
+        size <= i64::MAX as f64,
+        invalid_argument,
+        "Requires ((limit - start) / delta) <= {}",
+        i64::MAX
+    );
+    Ok(size as i64)
+}
+
+impl RangeNum for f32 {
+    const ZERO: Self = 0.0;
+    fn row_size(start: Self, limit: Self, delta: Self) -> Result<i64> {
+        float_size(((limit - start) / delta).abs().ceil() as f64)
+    }
+    fn next(value: Self, delta: Self) -> Self {
+        value + delta
+    }
+}
+
+impl RangeNum for f64 {
+    const ZERO: Self = 0.0;
+    fn row_size(start: Self, limit: Self, delta: Self) -> Result<i64> {
+        float_size(((limit - start) / delta).abs().ceil())
+    }
+    fn next(value: Self, delta: Self) -> Self {
+        value + delta
+    }
+}
+
+impl RangeNum for ferroflow_tensor::bf16 {
+    const ZERO: Self = ferroflow_tensor::bf16::ZERO;
+    fn row_size(start: Self, limit: Self, delta: Self) -> Result<i64> {
+        // Each bfloat16 operation rounds its float result back to bfloat16.
+        let r = |v: f32| ferroflow_tensor::bf16::from_f32(v).to_f32();
+        let q = r(r(limit.to_f32() - start.to_f32()) / delta.to_f32());
+        float_size(q.abs().ceil() as f64)
+    }
+    fn next(value: Self, delta: Self) -> Self {
+        ferroflow_tensor::bf16::from_f32(value.to_f32() + delta.to_f32())
+    }
+}
+
+/// `RaggedRange`: row `r` is `range(starts[r], limits[r], deltas[r])`, scalar
+/// inputs repeating for every row.
+fn ragged_range_typed<T: RangeNum>(
+    ins: [&Tensor; 3],
+    splits_type: DType,
+) -> Result<(Tensor, Tensor)> {
+    let names = ["starts", "limits", "deltas"];
+    let mut rows = None;
+    for (t, name) in ins.iter().zip(names) {
+        ensure!(
+            t.rank() <= 1,
+            invalid_argument,
+            "RaggedRange: {name} must be a scalar or vector, got shape {}",
+            t.shape()
+        );
+        if t.rank() == 1 {
+            let n = t.dims()[0];
+            ensure!(
+                rows.is_none_or(|r| r == n),
+                invalid_argument,
+                "RaggedRange: starts, limits, and deltas must have the same shape"
+            );
+            rows = Some(n);
+        }
+    }
+    let nrows = rows.unwrap_or(1);
+    let vals: Vec<&[T]> = ins
+        .iter()
+        .map(|t| t.as_slice::<T>())
+        .collect::<Result<_>>()?;
+    let get = |k: usize, r: usize| {
+        if ins[k].rank() == 0 {
+            vals[k][0]
+        } else {
+            vals[k][r]
+        }
+    };
+    let mut splits = Vec::with_capacity(nrows + 1);
+    splits.push(0i64);
+    for r in 0..nrows {
+        let (start, limit, delta) = (get(0, r), get(1, r), get(2, r));
+        ensure!(
+            delta != T::ZERO,
+            invalid_argument,
+            "RaggedRange: Requires delta != 0"
+        );
+        let size = if (delta > T::ZERO && limit < start) || (delta < T::ZERO && limit > start) {
+            0
+        } else {
+            T::row_size(start, limit, delta)?
+        };
+        let total = splits[r].checked_add(size).ok_or_else(|| {
+            Error::invalid_argument("RaggedRange: the total range size overflowed")
+        })?;
+        ensure!(
+            splits_type != DType::Int32 || total <= i32::MAX as i64,
+            invalid_argument,
+            "The total range size overflowed. Consider using int64 instead of int32 for row_splits_dtype."
+        );
+        splits.push(total);
+    }
+    let mut values = Vec::with_capacity(splits[nrows] as usize);
+    for r in 0..nrows {
+        let (mut value, delta) = (get(0, r), get(2, r));
+        for _ in 0..splits[r + 1] - splits[r] {
+            values.push(value);
+            value = T::next(value, delta);
+        }
+    }
+    let splits = if splits_type == DType::Int32 {
+        Tensor::vector(splits.into_iter().map(|v| v as i32).collect())
+    } else {
+        Tensor::vector(splits)
+    };
+    Ok((splits, Tensor::vector(values)))
+}
+
+fn ragged_range_kernel(ctx: &mut OpContext<'_>, splits_type: DType) -> Result<()> {
+    let ins = [ctx.input(0)?, ctx.input(1)?, ctx.input(2)?];
+    let dt = ins[0].dtype();
+    ensure!(
+        ins.iter().all(|t| t.dtype() == dt),
+        invalid_argument,
+        "RaggedRange: starts, limits and deltas must have one dtype"
+    );
+    let (splits, values) = match dt {
+        DType::Float32 => ragged_range_typed::<f32>(ins, splits_type)?,
+        DType::Float64 => ragged_range_typed::<f64>(ins, splits_type)?,
+        DType::Int32 => ragged_range_typed::<i32>(ins, splits_type)?,
+        DType::Int64 => ragged_range_typed::<i64>(ins, splits_type)?,
+        DType::BFloat16 => ragged_range_typed::<ferroflow_tensor::bf16>(ins, splits_type)?,
+        d => bail!(
+            invalid_argument,
+            "RaggedRange: unsupported dtype {}",
+            d.name()
+        ),
+    };
+    ctx.output(splits);
+    ctx.output(values);
+    Ok(())
+}
+
 // ------------------------------------------------------------------ registration
 
 fn string_join_kernel(ctx: &mut OpContext<'_>, separator: &[u8]) -> Result<()> {
@@ -1892,11 +2064,50 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
         "RaggedTensorToSparse",
         factory(|_| boxed(ragged_to_sparse_kernel)),
     );
+    reg(
+        "RaggedRange",
+        factory(|init| {
+            let splits_type = init.node.attrs.dtype_or("Tsplits", DType::Int64)?;
+            boxed(move |ctx| ragged_range_kernel(ctx, splits_type))
+        }),
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ragged_range_rows_and_errors() {
+        let (s, l, d) = (
+            Tensor::vector(vec![0i32, 5, 8, 10]),
+            Tensor::vector(vec![3i32, 3, 12, 0]),
+            Tensor::vector(vec![1i32, 1, 1, -3]),
+        );
+        let (splits, values) = ragged_range_typed::<i32>([&s, &l, &d], DType::Int32).unwrap();
+        assert_eq!(splits.as_slice::<i32>().unwrap(), [0, 3, 3, 7, 11]);
+        assert_eq!(
+            values.as_slice::<i32>().unwrap(),
+            [0, 1, 2, 8, 9, 10, 11, 10, 7, 4, 1]
+        );
+        // Floats accumulate delta as TensorFlow's kernel does: the 8th value of
+        // range(0, 1, 0.1) in float32 is 0.70000005, not 7 * 0.1.
+        let f = |v: f32| Tensor::scalar(v);
+        let (splits, values) =
+            ragged_range_typed::<f32>([&f(0.0), &f(1.0), &f(0.1)], DType::Int64).unwrap();
+        assert_eq!(splits.as_slice::<i64>().unwrap(), [0, 10]);
+        assert_eq!(values.as_slice::<f32>().unwrap()[7].to_bits(), 0x3f33_3334);
+        let zero = Tensor::scalar(0i64);
+        let err = ragged_range_typed::<i64>([&zero, &Tensor::scalar(3i64), &zero], DType::Int64);
+        assert!(err.unwrap_err().to_string().contains("Requires delta != 0"));
+        let big = Tensor::scalar(i64::MAX);
+        let one = Tensor::scalar(1i64);
+        let err = ragged_range_typed::<i64>([&zero, &big, &one], DType::Int32);
+        assert!(err
+            .unwrap_err()
+            .to_string()
+            .contains("int64 instead of int32"));
+    }
 
     #[test]
     fn tf_hash64_matches_tensorflow_buckets() {
