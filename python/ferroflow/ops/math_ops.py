@@ -16,8 +16,14 @@ cast = array_ops.cast
 range = array_ops.range  # noqa: A001 - TensorFlow's name
 
 
+def _is_ragged(v):
+    return getattr(type(v), "_ragged_elementwise", False)
+
+
 def _unary(op_type, default_name=None):
     def f(x, name=None):
+        if _is_ragged(x):  # ragged dispatch: the op on the flat values
+            return x.with_flat_values(f(x.flat_values, name=name))
         with ops.name_scope(name, default_name or op_type, [x]) as scope:
             t = ops.convert_to_tensor(x, name="x")
             return make(op_type, [t], {}, scope)
@@ -29,6 +35,10 @@ def _unary(op_type, default_name=None):
 
 def _binary(op_type, default_name=None):
     def f(x, y, name=None):
+        if _is_ragged(x) or _is_ragged(y):
+            from ferroflow.ops.ragged import ragged_elementwise
+
+            return ragged_elementwise(f, x, y, name)
         with ops.name_scope(name, default_name or op_type, [x, y]) as scope:
             a, b = array_ops._convert_pair(x, y)
             return make(op_type, [a, b], {}, scope)
@@ -143,6 +153,10 @@ _TRUEDIV_TARGET = {
 
 def truediv(x, y, name=None):
     """Division that casts integers to floating point first (Python 3 ``/``)."""
+    if _is_ragged(x) or _is_ragged(y):
+        from ferroflow.ops.ragged import ragged_elementwise
+
+        return ragged_elementwise(truediv, x, y, name)
     with ops.name_scope(name, "truediv", [x, y]) as scope:
         a, b = array_ops._convert_pair(x, y)
         if a.dtype != b.dtype:

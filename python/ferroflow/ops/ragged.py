@@ -7,9 +7,10 @@ A ragged tensor is ``values`` (a tensor, or another ragged tensor for a ragged r
 (``to_sparse``, TensorFlow's ``RaggedTensorToSparse`` op); ``Session.run`` fetches it as a
 ``RaggedTensorValue`` (``to_list()``, ``values``, ``row_splits``), and ``to_list()``/``numpy()`` on the graph
 object evaluate it in the default session; a ragged placeholder is fed with one. Indexing takes ints and
-slices in every dimension (step 1 in ragged ones). The arithmetic operators work on the flat values of two
-ragged tensors with one row partition (checked at run time) or of a ragged tensor and a scalar; ragged
-dispatch of the ``tf.*`` functions is not here (``tf.ragged.map_flat_values`` applies any op).
+slices in every dimension (step 1 in ragged ones). The operators and tf.math's elementwise functions (which
+dispatch here) work on the flat values of two ragged tensors with one row partition (checked at run time) or of
+a ragged tensor and a scalar; TensorFlow's ragged broadcasting against dense tensors is not here
+(``tf.ragged.map_flat_values`` applies any op).
 ``tf.ragged``'s functions are in ``ragged_ops``.
 """
 
@@ -451,25 +452,7 @@ class RaggedTensor:
     # ----------------------------------------------------------------- arithmetic
 
     def _binary(self, other, fn, reverse=False):
-        if isinstance(other, RaggedTensor):
-            if other.ragged_rank != self.ragged_rank:
-                raise ValueError("RaggedTensor operands must have the same ragged_rank "
-                                 f"({self.ragged_rank} and {other.ragged_rank})")
-            from ferroflow.ops import check_ops
-
-            checks = [check_ops.assert_equal(a, b, message="Inputs must have identical ragged splits")
-                      for a, b in zip(self.nested_row_splits, other.nested_row_splits)]
-            with ops.control_dependencies(checks):
-                mine = array_ops.identity(self.flat_values)
-            theirs = other.flat_values
-        else:
-            theirs = ops.convert_to_tensor(other, dtype=self.dtype, name="y")
-            if theirs.shape.ndims is None or theirs.shape.ndims > 0:
-                raise ValueError("ferroflow's RaggedTensor operators take a RaggedTensor of the same row partition "
-                                 f"or a scalar, got shape {theirs.shape}")
-            mine = self.flat_values
-        out = fn(theirs, mine) if reverse else fn(mine, theirs)
-        return self.with_flat_values(out)
+        return ragged_elementwise(fn, other, self) if reverse else ragged_elementwise(fn, self, other)
 
     def __add__(self, other):
         return self._binary(other, math_ops.add)
@@ -533,6 +516,9 @@ class RaggedTensor:
 
     __hash__ = object.__hash__
 
+    # tf.math's elementwise functions (math_ops._unary/_binary, truediv) dispatch on this flag.
+    _ragged_elementwise = True
+
     # The Session feeds a RaggedTensor key (a tf.ragged.placeholder) part by part from a RaggedTensorValue.
     def _session_feed_pairs(self, value):
         if not isinstance(value, RaggedTensorValue):
@@ -543,6 +529,35 @@ class RaggedTensor:
                              f"{value.ragged_rank}")
         return tuple(zip(self._session_fetch_components(),
                          list(value.nested_row_splits) + [value.flat_values]))
+
+
+def ragged_elementwise(fn, x, y, name=None):
+    """``fn(x, y)`` (a binary elementwise op) where ``x`` or ``y`` is ragged: on the flat values of two ragged
+    tensors with one row partition (checked when the graph runs), or of one ragged tensor and a scalar."""
+    if isinstance(x, RaggedTensorValue) or isinstance(y, RaggedTensorValue):
+        from ferroflow.ops.ragged_ops import convert_to_tensor_or_ragged_tensor
+
+        x, y = convert_to_tensor_or_ragged_tensor(x), convert_to_tensor_or_ragged_tensor(y)
+    rt = x if isinstance(x, RaggedTensor) else y
+    with ops.name_scope(name, "RaggedElementwise", []):
+        if isinstance(x, RaggedTensor) and isinstance(y, RaggedTensor):
+            if x.ragged_rank != y.ragged_rank:
+                raise ValueError("ferroflow's ragged elementwise ops take ragged operands of one ragged_rank, got "
+                                 f"{x.ragged_rank} and {y.ragged_rank}")
+            from ferroflow.ops import check_ops
+
+            checks = [check_ops.assert_equal(a, b, message="Inputs must have identical ragged splits")
+                      for a, b in zip(x.nested_row_splits, y.nested_row_splits)]
+            with ops.control_dependencies(checks):
+                xv = array_ops.identity(x.flat_values)
+            return rt.with_flat_values(fn(xv, y.flat_values))
+        other = y if rt is x else x
+        other = ops.convert_to_tensor(other, dtype=None if isinstance(other, ops.Tensor) else rt.dtype, name="y")
+        if other.shape.ndims is None or other.shape.ndims > 0:
+            raise ValueError("ferroflow's ragged elementwise ops take a RaggedTensor of the same row partition or a "
+                             f"scalar, got shape {other.shape} (TensorFlow's ragged broadcasting is not here)")
+        out = fn(rt.flat_values, other) if rt is x else fn(other, rt.flat_values)
+        return rt.with_flat_values(out)
 
 
 def _target_shape(shape, ndims):
