@@ -1000,16 +1000,28 @@ fn im2col_row<T: Copy>(
 ) {
     let ([oy, ox], [kh, kw, ic]) = (at, dims);
     let (ih, iw) = (g.h.input, g.w.input);
+    let kx = g.w.valid_taps(ox);
+    let ix0 = g.w.source(ox, kx.start).max(0) as usize;
     for ky in 0..kh {
         let iy = g.h.source(oy, ky);
-        for kx in 0..kw {
-            let ix = g.w.source(ox, kx);
-            let dst = &mut row[(ky * kw + kx) * ic..][..ic];
-            if iy < 0 || ix < 0 || iy as usize >= ih || ix as usize >= iw {
-                dst.fill(pad);
-            } else {
-                let at = (iy as usize * iw + ix as usize) * ic;
-                for (d, &v) in dst.iter_mut().zip(&img[at..at + ic]) {
+        let dst = &mut row[ky * kw * ic..(ky + 1) * kw * ic];
+        if iy < 0 || iy as usize >= ih || kx.is_empty() {
+            dst.fill(pad);
+            continue;
+        }
+        let line = &img[iy as usize * iw * ic..(iy as usize + 1) * iw * ic];
+        dst[..kx.start * ic].fill(pad);
+        dst[kx.end * ic..].fill(pad);
+        if g.w.dilation == 1 {
+            // The window row's taps inside the input are one run.
+            let src = &line[ix0 * ic..(ix0 + kx.len()) * ic];
+            for (d, &v) in dst[kx.start * ic..kx.end * ic].iter_mut().zip(src) {
+                *d = f(v);
+            }
+        } else {
+            for (q, t) in kx.clone().enumerate() {
+                let at = (ix0 + q * g.w.dilation) * ic;
+                for (d, &v) in dst[t * ic..(t + 1) * ic].iter_mut().zip(&line[at..at + ic]) {
                     *d = f(v);
                 }
             }
