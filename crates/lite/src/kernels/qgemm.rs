@@ -117,8 +117,9 @@ impl Packed {
 
 /// `acc[r * np + o] = bias[o] + sum_k (a[r * kp + k] - 128) * w[o][k]` for
 /// the `m` unsigned rows of `a` (`kp` bytes each, the padding bytes any
-/// value) and every column `o < np` (padded columns hold garbage-free
-/// zeros-times-anything sums: their weights are zero).
+/// value) and every column `o < np`; the padded columns `n..np` come out
+/// zero (zero weights, zero bias) and are there only so that every tile
+/// stores whole vectors.
 ///
 /// Panics when the slices are shorter than the shapes say or the CPU lacks
 /// VNNI (callers check [`available`]).
