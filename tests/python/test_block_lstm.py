@@ -196,7 +196,8 @@ def test_dynamic_rnn_falls_back_to_the_loop(monkeypatch):
         lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(4, cell_clip=1.0), x, dtype=tf.float32),
         lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.LSTMCell(4, num_proj=2), x, dtype=tf.float32),
         lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.BasicLSTMCell(4, activation=tf.nn.relu), x, dtype=tf.float32),
-        lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.BasicLSTMCell(4), x, sequence_length=[5, 2], dtype=tf.float32),
+        lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicLSTMCell(4), state_keep_prob=0.5),
+                                    x, dtype=tf.float32),
         lambda x: tf.nn.dynamic_rnn(tf.nn.rnn_cell.GRUCell(4), x, dtype=tf.float32),
     ]
     for build in cases:

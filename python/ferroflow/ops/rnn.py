@@ -8,12 +8,24 @@ outputs zeros and passes that sequence's state through unchanged, so the
 final state is the state at each sequence's own last step.
 
 ``dynamic_rnn`` over a plain ``BasicLSTMCell`` or ``LSTMCell`` (tanh, no
-projection, no cell clip, unpartitioned kernel), or a ``MultiRNNCell`` of
-them, with a single dense float32 input of static length and no
-``sequence_length`` runs as fused ``BlockLSTM`` ops (one per layer) instead
-of a ``while_loop``: the same variables, values and gradients, in a fraction
-of the time (see ``_fused_lstm``). ``FERROFLOW_FUSED_RNN=0`` in
-the environment forces the loop.
+projection, no cell clip, unpartitioned kernel), a ``DropoutWrapper`` of one
+that drops only inputs and outputs (no state dropout, not
+``variational_recurrent``), or a ``MultiRNNCell`` of these, with a single
+dense float32 input of static length, runs as fused ``BlockLSTM`` ops (one
+per layer) instead of a ``while_loop``: the same variables, values and
+gradients, in a fraction of the time (see ``_fused_lstm``).
+``FERROFLOW_FUSED_RNN=0`` in the environment forces the loop.
+
+On that path ``sequence_length`` costs no kernel of its own: ``BlockLSTM``
+runs every row for the longest length, and then each row's outputs from its
+length on are replaced by zeros (one select) and its final state is gathered
+at its last step (the initial state where the length is 0 or less).
+Gradients follow: the zeroed outputs and the unread states after a row's end
+pass nothing back (padding that holds inf or NaN poisons the weight
+gradients, on this path as in the loop, whose cell also runs those steps).
+Dropout draws one mask over all ``[time, batch,
+depth]`` inputs or outputs at once (the wrapper's own op and seeds), where
+the loop draws one per step: the same distribution, other numbers.
 """
 
 from __future__ import annotations
@@ -296,7 +308,8 @@ def _best_effort_batch_size(flat_input):
 
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
                 swap_memory=False, time_major=False, scope=None):
-    """Runs ``cell`` over the time steps of ``inputs`` in one ``tf.while_loop``.
+    """Runs ``cell`` over the time steps of ``inputs`` in one ``tf.while_loop`` (or as ``BlockLSTM``
+    ops, for the LSTM cells the module docs list).
 
     ``inputs`` is ``[batch, time, ...]`` (``[time, batch, ...]`` with ``time_major``), or a nested
     structure of such tensors. Returns ``(outputs, state)``: the per-step outputs, stacked in the
@@ -334,8 +347,12 @@ def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=No
                 state = cell.get_initial_state(inputs=None, batch_size=batch_size, dtype=dtype)
             else:
                 state = cell.zero_state(batch_size, dtype)
-        if sequence_length is None and _can_fuse(cell, flat_input, inputs, state):
-            outputs, final_state = _fused_lstm(cell, flat_input[0], state)
+        if _can_fuse(cell, flat_input, inputs, state):
+            lengths = None if sequence_length is None else _FusedLengths(sequence_length, flat_input[0])
+            outputs, final_state = _fused_lstm(cell, flat_input[0], state, lengths)
+            if lengths is not None:
+                zero = array_ops.zeros([], dtype=outputs.dtype)
+                outputs = array_ops.where_v2(lengths.running, outputs, zero, name="mask_outputs")
         else:
             outputs, final_state = _dynamic_rnn_loop(
                 cell, flat_input, inputs, state, parallel_iterations, swap_memory, sequence_length, dtype,
@@ -363,21 +380,40 @@ def _fusable_lstm(cell):
     return vs.get_variable_scope().partitioner is None  # else its kernel would be partitioned
 
 
+def _fusable_dropout(cell):
+    """Whether ``cell`` is a ``DropoutWrapper`` that drops only its inputs and outputs, each step
+    independently: no state dropout (``state_keep_prob`` the float 1.0) and no
+    ``variational_recurrent`` mask. Its dropout over all steps at once then draws from the same
+    distribution as one dropout per step."""
+    from ferroflow.ops.rnn_cell_impl import DropoutWrapper
+
+    return (type(cell) is DropoutWrapper and not cell._variational_recurrent
+            and isinstance(cell._state_keep_prob, float) and cell._state_keep_prob == 1.0)
+
+
+def _fusable(cell):
+    """Whether ``_fused_lstm`` computes ``cell``: a ``BlockLSTM``-computable cell (``_fusable_lstm``),
+    a ``MultiRNNCell`` (tuple state) of fusable cells, or an input/output-only ``DropoutWrapper``
+    (``_fusable_dropout``) around a fusable cell."""
+    from ferroflow.ops.rnn_cell_impl import MultiRNNCell
+
+    if type(cell) is MultiRNNCell:
+        return cell._state_is_tuple and all(_fusable(c) for c in cell._cells)
+    if _fusable_dropout(cell):
+        return _fusable(cell._cell)
+    return _fusable_lstm(cell)
+
+
 def _can_fuse(cell, flat_input, inputs, state):
     """Whether ``dynamic_rnn`` may run ``cell`` over the time-major ``flat_input`` as ``BlockLSTM`` ops.
 
-    The cell is one ``BlockLSTM``-computable cell (``_fusable_lstm``) or a ``MultiRNNCell`` (tuple
-    state) of them, one op per layer; the input one float32 tensor of known time length and depth,
-    the state float32.
+    The cell is fusable (``_fusable``: LSTM cells, ``MultiRNNCell`` stacks and input/output
+    ``DropoutWrapper`` s of them), the input one float32 tensor of known time length and depth, the
+    state float32.
     """
-    from ferroflow.ops.rnn_cell_impl import MultiRNNCell
-
     if os.environ.get("FERROFLOW_FUSED_RNN", "1") == "0":
         return False
-    if type(cell) is MultiRNNCell:
-        if not cell._state_is_tuple or not all(_fusable_lstm(c) for c in cell._cells):
-            return False
-    elif not _fusable_lstm(cell):
+    if not _fusable(cell):
         return False
     if len(flat_input) != 1 or not isinstance(inputs, ops.Tensor):
         return False
@@ -411,12 +447,52 @@ def _cell_scope(cell, x):
             yield
 
 
-def _fused_lstm(cell, x, state):
+class _FusedLengths:
+    """What the fused path needs of ``sequence_length`` (int32 ``[batch]``) over ``time_steps`` steps:
+    ``seq_len_max``, the steps ``BlockLSTM`` runs (the longest length, clamped to ``[0,
+    time_steps]``); ``last``, the ``gather_nd`` index ``[batch, 2]`` of each row's last step
+    (``length - 1`` clamped to the run); ``started``, the rows of positive length (the others keep
+    their initial state); ``running``, ``[time, batch, 1]``, true where ``t < length``."""
+
+    def __init__(self, sequence_length, x):
+        time_steps = dimension_value(x.shape[0])
+        rows = dimension_value(sequence_length.shape[0]) if sequence_length.shape.rank == 1 else None
+        batch_size = dimension_value(x.shape[1])
+        if None not in (rows, batch_size) and rows != batch_size:
+            raise ValueError(f"sequence_length must be a vector of length batch_size ({batch_size}), but saw "
+                             f"shape: {sequence_length.shape}")
+        with ops.name_scope("fused_sequence_length", values=[sequence_length]):
+            lengths = sequence_length
+            steps = math_ops.range(time_steps, dtype=dtypes.int32)
+            batch = math_ops.range(array_ops.shape(x)[1], dtype=dtypes.int32)
+            last = math_ops.minimum(math_ops.maximum(lengths - 1, 0), time_steps - 1)
+            self.last = array_ops.stack([last, batch], axis=1)
+            self.started = math_ops.greater(lengths, 0)
+            longest = math_ops.minimum(math_ops.maximum(math_ops.reduce_max(lengths), 0), time_steps)
+            self.seq_len_max = math_ops.cast(longest, dtypes.int64)
+            running = math_ops.less(array_ops.expand_dims(steps, 1), array_ops.expand_dims(lengths, 0))
+            self.running = array_ops.expand_dims(running, 2)
+
+
+def _keeps_all(keep_prob):
+    """Whether a ``DropoutWrapper`` keep probability means no dropout (as the wrapper decides it)."""
+    return isinstance(keep_prob, float) and keep_prob >= 1
+
+
+def _fused_lstm(cell, x, state, lengths=None):
     """``cell`` (see ``_can_fuse``) over the time-major ``x`` as ``BlockLSTM`` ops: ``(outputs, final state)``.
 
     A ``MultiRNNCell`` runs one op per layer, each over the previous layer's outputs, in the
     ``cell_<i>`` scopes its ``call`` uses. ``BlockLSTM``'s gate blocks (``i, ci, f, o``) are the
-    cells' (``i, j, f, o``), and it adds ``forget_bias`` to the forget gate as they do.
+    cells' (``i, j, f, o``), and it adds ``forget_bias`` to the forget gate as they do. A
+    ``DropoutWrapper`` applies its dropout op (same seeds) to the whole ``[time, batch, depth]``
+    input and to the whole output; the state passed on is its cell's, undropped, as in its ``call``.
+
+    With ``lengths`` (a ``_FusedLengths``), each layer's final state is its state after the row's
+    last step (the initial state for rows of length 0). The outputs are not masked here: past a
+    row's end they are values nothing reads (the loop too feeds a stack's later layers the lower
+    layers' outputs of those steps, and then discards the results); ``dynamic_rnn`` zeroes the top
+    layer's once.
     """
     from ferroflow.ops.rnn_cell_impl import MultiRNNCell
 
@@ -425,18 +501,27 @@ def _fused_lstm(cell, x, state):
             states = []
             for i, layer in enumerate(cell._cells):
                 with vs.variable_scope(f"cell_{i}"):
-                    x, layer_state = _fused_lstm(layer, x, state[i])
+                    x, layer_state = _fused_lstm(layer, x, state[i], lengths)
                 states.append(layer_state)
         return x, tuple(states)
-    return _fused_lstm_layer(cell, x, state)
+    if _fusable_dropout(cell):
+        cell.built = True
+        if not _keeps_all(cell._input_keep_prob):
+            x = cell._dropout(x, "input", cell._recurrent_input_noise, cell._input_keep_prob)
+        outputs, new_state = _fused_lstm(cell._cell, x, state, lengths)
+        if not _keeps_all(cell._output_keep_prob):
+            outputs = cell._dropout(outputs, "output", cell._recurrent_output_noise, cell._output_keep_prob)
+        return outputs, new_state
+    return _fused_lstm_layer(cell, x, state, lengths)
 
 
-def _fused_lstm_layer(cell, x, state):
+def _fused_lstm_layer(cell, x, state, lengths):
     from ferroflow.ops import lstm_ops
     from ferroflow.ops.rnn_cell_impl import LSTMCell, LSTMStateTuple
 
     n = cell._num_units
     time_steps = dimension_value(x.shape[0])
+    batch = dimension_value(x.shape[1])
     with _cell_scope(cell, x):
         if hasattr(cell._kernel, "_get_variable_list"):
             raise ValueError("dynamic_rnn's fused LSTM cannot take a partitioned kernel")
@@ -449,14 +534,24 @@ def _fused_lstm_layer(cell, x, state):
             wci, wcf, wco = cell._w_i_diag, cell._w_f_diag, cell._w_o_diag
         else:
             wci = wcf = wco = array_ops.zeros([n], dtype=dtypes.float32)
+        if lengths is None:
+            seq_len_max = ops.convert_to_tensor(time_steps, dtype=dtypes.int64)
+        else:
+            seq_len_max = lengths.seq_len_max
         out = lstm_ops.BlockLSTM(
-            seq_len_max=ops.convert_to_tensor(time_steps, dtype=dtypes.int64), x=x, cs_prev=c, h_prev=h,
+            seq_len_max=seq_len_max, x=x, cs_prev=c, h_prev=h,
             w=cell._kernel, wci=wci, wcf=wcf, wco=wco, b=cell._bias, forget_bias=float(cell._forget_bias),
             cell_clip=-1.0, use_peephole=peephole, name="BlockLSTM",
         )
         outputs = out.h
-        outputs.set_shape(TensorShape([time_steps, dimension_value(x.shape[1]), n]))
-        new_c, new_h = out.cs[time_steps - 1], out.h[time_steps - 1]
+        outputs.set_shape(TensorShape([time_steps, batch, n]))
+        if lengths is None:
+            new_c, new_h = out.cs[time_steps - 1], out.h[time_steps - 1]
+        else:
+            new_c = array_ops.where(lengths.started, array_ops.gather_nd(out.cs, lengths.last), c)
+            new_h = array_ops.where(lengths.started, array_ops.gather_nd(out.h, lengths.last), h)
+            new_c.set_shape(TensorShape([batch, n]))
+            new_h.set_shape(TensorShape([batch, n]))
     if cell._state_is_tuple:
         return outputs, LSTMStateTuple(new_c, new_h)
     return outputs, array_ops.concat([new_c, new_h], 1)
