@@ -106,11 +106,31 @@ def _like(tensor, dtype, name, optimize, value, default_name, op_type):
         return _filled(shape(x), value, dtype, scope, default_name)
 
 
+def _ragged(*values):
+    """True when an argument (or an item of a list argument) is a RaggedTensor: the function hands over to
+    ``ragged_dispatch``, as TensorFlow's dispatch does."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if any(getattr(type(x), "_ragged_elementwise", False) for x in v):
+                return True
+        elif getattr(type(v), "_ragged_elementwise", False):
+            return True
+    return False
+
+
 def zeros_like(tensor, dtype=None, name=None, optimize=True):
+    if _ragged(tensor):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.like(zeros_like, tensor, dtype, name)
     return _like(tensor, dtype, name, optimize, 0, "zeros_like", "ZerosLike")
 
 
 def ones_like(tensor, dtype=None, name=None, optimize=True):
+    if _ragged(tensor):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.like(ones_like, tensor, dtype, name)
     return _like(tensor, dtype, name, optimize, 1, "ones_like", "OnesLike")
 
 
@@ -194,6 +214,10 @@ def concat(values, axis, name="concat"):
     """Joins tensors along ``axis``."""
     if not isinstance(values, (list, tuple)):
         values = [values]
+    if _ragged(values):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.concat(values, axis, name=None if name == "concat" else name)
     if len(values) == 1:
         with ops.name_scope(name) as scope:
             t = ops.convert_to_tensor(values[0])
@@ -217,6 +241,10 @@ def stack(values, axis=0, name="stack"):
 
     As in TensorFlow, when some of ``values`` are tensors (or variables) the first one's dtype is the dtype of
     the rest: ``stack([int64_tensor, 2])`` converts the 2 to int64."""
+    if _ragged(values):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.stack(values, axis, name=None if name == "stack" else name)
     first = next((v.dtype.base_dtype for v in values if isinstance(getattr(v, "dtype", None), dtypes.DType)), None)
     try:
         tensors = ops.convert_n_to_tensor(values, dtype=first)
@@ -419,6 +447,10 @@ def _pack_index(values, name):
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
     """Gathers slices of ``params`` along ``axis`` at ``indices``."""
+    if _ragged(params, indices):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.gather(params, indices, validate_indices, name, axis, batch_dims)
     p = ops.convert_to_tensor(params, name="params")
     i = ops.convert_to_tensor(indices, name="indices")
     if axis is None:
@@ -493,6 +525,10 @@ def broadcast_to(input, shape, name=None):  # noqa: A002
 
 def where(condition, x=None, y=None, name=None):
     """TF1 ``where``: coordinates of true elements, or an elementwise choice (cond may be a row selector)."""
+    if _ragged(condition, x, y):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.where(condition, x, y, name)
     c = ops.convert_to_tensor(condition, name="condition")
     if x is None and y is None:
         return make("Where", [c], {}, name)
@@ -516,6 +552,10 @@ _Unique = collections.namedtuple("Unique", ["y", "idx"])
 
 def where_v2(condition, x=None, y=None, name=None):
     """``where`` with NumPy broadcasting of condition, x and y."""
+    if _ragged(condition, x, y):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.where(condition, x, y, name, v2=True)
     c = ops.convert_to_tensor(condition, name="condition")
     if x is None and y is None:
         return make("Where", [c], {}, name)
@@ -541,6 +581,10 @@ def _convert_pair(x, y):
 def cast(x, dtype, name=None):
     """Converts ``x`` to ``dtype`` (floats truncate toward zero when cast to integers)."""
     dtype = dtypes.as_dtype(dtype).base_dtype
+    if _ragged(x):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.cast(x, dtype, name)
     if hasattr(x, "_as_tensor") and not isinstance(x, ops.Tensor):
         x = x._as_tensor()
     if isinstance(x, ops.Tensor):

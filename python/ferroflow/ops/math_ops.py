@@ -256,6 +256,10 @@ def _reducer(op_type, default_name):
         axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
         keepdims = _lookup("keepdims", keepdims, "keep_dims", keep_dims)
         keepdims = False if keepdims is None else builtins.bool(keepdims)
+        if _is_ragged(input_tensor):
+            from ferroflow.ops import ragged_dispatch
+
+            return ragged_dispatch.reduce(default_name.lower(), input_tensor, axis, keepdims, name)
         x = ops.convert_to_tensor(input_tensor)
         with ops.name_scope(name, default_name, [x]) as scope:
             dims = _reduction_dims(x, axis)

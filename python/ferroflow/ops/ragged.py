@@ -8,10 +8,11 @@ A ragged tensor is ``values`` (a tensor, or another ragged tensor for a ragged r
 ``RaggedTensorValue`` (``to_list()``, ``values``, ``row_splits``), and ``to_list()``/``numpy()`` on the graph
 object evaluate it in the default session; a ragged placeholder is fed with one. Indexing takes ints and
 slices in every dimension (step 1 in ragged ones). The operators and tf.math's elementwise functions (which
-dispatch here) work on the flat values of two ragged tensors with one row partition (checked at run time) or of
-a ragged tensor and a scalar; TensorFlow's ragged broadcasting against dense tensors is not here
-(``tf.ragged.map_flat_values`` applies any op).
-``tf.ragged``'s functions are in ``ragged_ops``.
+dispatch here) work on the flat values of two ragged tensors with one row partition (checked at run time), or of
+a ragged tensor and a scalar or dense tensor broadcast to it as TensorFlow does (``broadcast_dense_to_ragged``:
+a ``[B, 1]`` column against ``[B, None]`` rows, vectors against uniform inner dimensions, a dense tensor of a
+higher rank adding leading dimensions). ``tf.ragged``'s functions are in ``ragged_ops``; TensorFlow functions
+that take ragged arguments (``tf.where``, ``tf.gather``, reductions, ...) hand them to ``ragged_dispatch``.
 """
 
 from __future__ import annotations
@@ -367,6 +368,11 @@ class RaggedTensor:
                 default_value = "" if self.dtype == dtypes.string else (
                     False if self.dtype == dtypes.bool else 0)
             default = ops.convert_to_tensor(default_value, dtype=self.dtype, name="default_value")
+            if default.shape.ndims != 0:
+                # A default of the items' shape: pad with zeros, then put it where no value landed.
+                dense = self.to_tensor(None, shape=shape)
+                filled = self.with_flat_values(array_ops.ones_like(self.flat_values, dtype=dtypes.bool))
+                return array_ops.where_v2(filled.to_tensor(False, shape=shape), dense, default)
             # The sparse values are the flat values in order; taking them from flat_values keeps the gradient.
             indices, values, dense_shape = st.indices, array_ops.reshape(self.flat_values, [-1]), st.dense_shape
             if shape is not None:
@@ -544,20 +550,122 @@ def ragged_elementwise(fn, x, y, name=None):
             if x.ragged_rank != y.ragged_rank:
                 raise ValueError("ferroflow's ragged elementwise ops take ragged operands of one ragged_rank, got "
                                  f"{x.ragged_rank} and {y.ragged_rank}")
-            from ferroflow.ops import check_ops
-
-            checks = [check_ops.assert_equal(a, b, message="Inputs must have identical ragged splits")
-                      for a, b in zip(x.nested_row_splits, y.nested_row_splits)]
+            checks = [assert_same_splits(a, b) for a, b in zip(x.nested_row_splits, y.nested_row_splits)]
             with ops.control_dependencies(checks):
                 xv = array_ops.identity(x.flat_values)
             return rt.with_flat_values(fn(xv, y.flat_values))
         other = y if rt is x else x
         other = ops.convert_to_tensor(other, dtype=None if isinstance(other, ops.Tensor) else rt.dtype, name="y")
-        if other.shape.ndims is None or other.shape.ndims > 0:
-            raise ValueError("ferroflow's ragged elementwise ops take a RaggedTensor of the same row partition or a "
-                             f"scalar, got shape {other.shape} (TensorFlow's ragged broadcasting is not here)")
-        out = fn(rt.flat_values, other) if rt is x else fn(other, rt.flat_values)
+        first = rt is x
+        rt, other = broadcast_dense_to_ragged(rt, other)
+        out = fn(rt.flat_values, other) if first else fn(other, rt.flat_values)
         return rt.with_flat_values(out)
+
+
+def assert_same_splits(a, b):
+    """An op failing when the graph runs unless the row splits ``a`` and ``b`` are equal (never at build time,
+    as TensorFlow's check of ragged operands)."""
+    from ferroflow.ops.control_flow_ops import Assert
+
+    na, nb = array_ops.size(a, out_type=dtypes.int64), array_ops.size(b, out_type=dtypes.int64)
+    n = math_ops.minimum(na, nb)
+    same = math_ops.logical_and(math_ops.equal(na, nb), math_ops.reduce_all(math_ops.equal(
+        math_ops.cast(a[:n], dtypes.int64), math_ops.cast(b[:n], dtypes.int64))))
+    return Assert(same, ["Inputs must have identical ragged splits.", "Condition x == y did not hold element-wise:",
+                         "x = ", a, "y = ", b])
+
+
+def _uniform_rows(values, nouter, width):
+    """``values`` (``nouter * width`` rows) grouped into ``nouter`` rows of ``width`` each."""
+    return RaggedTensor._from_parts(values, math_ops.range(nouter + 1, dtype=width.dtype) * width)
+
+
+def _positions(rt):
+    """For every flat value of ``rt``: its index in each of the dimensions ``0..ragged_rank`` (the row, then
+    the position within the row at each ragged level), outermost first, as int64 vectors."""
+    from ferroflow.ops.ragged_ops import row_splits_to_segment_ids
+
+    splits = [math_ops.cast(s, dtypes.int64) for s in rt.nested_row_splits]
+    nvals = array_ops.shape(rt.flat_values, out_type=dtypes.int64)[0]
+    current = math_ops.range(nvals, dtype=dtypes.int64)
+    out = []
+    for s in reversed(splits):
+        rowid = array_ops.gather(row_splits_to_segment_ids(s), current)
+        out.append(current - array_ops.gather(s, rowid))
+        current = rowid
+    out.append(current)
+    return out[::-1]
+
+
+def broadcast_dense_to_ragged(rt, y):
+    """TensorFlow's broadcasting of a dense ``y`` against ``rt``, for an elementwise op on flat values.
+
+    Returns ``(rt2, y2)``: ``rt2`` is ``rt``, or ``rt`` repeated under new leading uniform dimensions when
+    ``y`` has a higher rank; ``y2`` broadcasts against ``rt2.flat_values`` as ``y`` does against ``rt2``.
+    Dimensions line up from the right: ``y``'s dimensions against ``rt``'s uniform inner ones broadcast as
+    for dense tensors; against the rows (dimension 0) a size of 1 or ``nrows``; against a ragged dimension a
+    size of 1, or the length of every row (checked when the graph runs).
+    """
+    flat_rank = rt.flat_values.shape.ndims
+    y_rank = y.shape.ndims
+    if flat_rank is None or y_rank is None:
+        raise ValueError("Ragged elementwise ops need operands of known rank; got a RaggedTensor with flat values "
+                         f"of shape {rt.flat_values.shape} and a Tensor of shape {y.shape}")
+    inner = flat_rank - 1
+    if y_rank <= inner:
+        return rt, y
+    k = rt.ragged_rank
+    rank = k + 1 + inner
+    y_shape = array_ops.shape(y, out_type=dtypes.int64)
+    if y_rank > rank:
+        # y has more dimensions: rt repeats under them, each new dimension taking y's size.
+        extra = y_rank - rank
+        count = math_ops.reduce_prod(y_shape[:extra])
+        nrows = rt.nrows(out_type=dtypes.int64)
+        from ferroflow.ops.ragged_ops import _gather_rows
+
+        tiled = _gather_rows(rt, array_ops.tile(math_ops.range(nrows, dtype=dtypes.int64),
+                                                array_ops.reshape(count, [1])))
+        tiled = tiled.with_row_splits_dtype(rt.row_splits_dtype)
+        width = math_ops.cast(nrows, rt.row_splits_dtype)
+        result = _uniform_rows(tiled, math_ops.cast(count, rt.row_splits_dtype), width)
+        for axis in range(extra - 1, 0, -1):
+            width = math_ops.cast(y_shape[axis], rt.row_splits_dtype)
+            nouter = math_ops.cast(math_ops.reduce_prod(y_shape[:axis]), rt.row_splits_dtype)
+            result = _uniform_rows(result, nouter, width)
+        rt, k, rank = result, result.ragged_rank, y_rank
+    outer = k + 1 - (rank - y_rank)  # how many of y's dimensions line up with rt's rows and ragged dimensions
+    dims = y.shape.as_list()
+    if all(d == 1 for d in dims[:outer]):
+        return rt, array_ops.reshape(y, y_shape[outer:]) if outer else y
+    full = array_ops.reshape(y, array_ops.concat([array_ops.ones([rank - y_rank], dtypes.int64), y_shape], 0))
+    full_shape = array_ops.shape(full, out_type=dtypes.int64)
+    from ferroflow.ops import check_ops
+
+    positions = _positions(rt)
+    picks, checks = [], []
+    lengths = [None] + [math_ops.cast(r.row_lengths(), dtypes.int64) for r in _levels(rt)]
+    for axis in range(k + 1):
+        size = full_shape[axis]
+        is_one = math_ops.equal(size, 1)
+        picks.append(positions[axis] * math_ops.cast(math_ops.logical_not(is_one), dtypes.int64))
+        if axis == 0:
+            ok = math_ops.logical_or(is_one, math_ops.equal(size, rt.nrows(out_type=dtypes.int64)))
+        else:
+            ok = math_ops.reduce_all(math_ops.logical_or(is_one, math_ops.equal(lengths[axis], size)))
+        checks.append(check_ops.assert_equal(ok, True, message="Input tensors have incompatible shapes."))
+    with ops.control_dependencies(checks):
+        index = array_ops.stack(picks, axis=1)
+    return rt, array_ops.gather_nd(full, index)
+
+
+def _levels(rt):
+    """``rt`` and its ragged values, outermost first."""
+    out = []
+    while isinstance(rt, RaggedTensor):
+        out.append(rt)
+        rt = rt._values
+    return out
 
 
 def _target_shape(shape, ndims):
@@ -566,7 +674,9 @@ def _target_shape(shape, ndims):
         return math_ops.cast(shape, dtypes.int64)
     dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
     if ndims is not None and len(dims) != ndims:
-        raise ValueError(f"shape {dims} must have rank {ndims}")
+        shown = ",".join("?" if d is None else str(d) for d in dims)
+        raise ValueError(f"rt_input.shape and shape=[{shown}] are incompatible: rt_input.rank = {ndims} but "
+                         f"shape.rank = {len(dims)}")
     return constant_op.constant([-1 if d is None else int(d) for d in dims], dtype=dtypes.int64)
 
 

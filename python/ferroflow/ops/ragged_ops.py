@@ -456,6 +456,33 @@ def _gather_rows(value, indices):
     return RaggedTensor.from_row_splits(_gather_rows(value.values, positions), new_splits, validate=False)
 
 
+def ragged_gather(params, indices):
+    """``tf.gather(params, indices)`` along axis 0 where either is ragged: rows of ``params`` (whole, at any
+    ragged rank), nested as ``indices`` are (its dimensions become the result's outer ones)."""
+    _match_row_splits_dtypes(params, indices)
+    if isinstance(indices, RaggedTensor):
+        return indices.with_values(ragged_gather(params, indices.values))
+    if indices.dtype.base_dtype not in _INDEX:
+        raise TypeError(f"indices must be int32 or int64, got {indices.dtype.name}")
+    if not isinstance(params, RaggedTensor):
+        return array_ops.gather(params, indices)
+    rank = indices.shape.ndims
+    if rank is None:
+        raise ValueError("rank(indices) must be known statically")
+    if rank == 0:
+        return params[indices]
+    rows = _gather_rows(params, array_ops.reshape(indices, [-1]))
+    if rank == 1:
+        return rows
+    dt = params.row_splits.dtype
+    shape = array_ops.shape(indices, out_type=dt)
+    for axis in builtins.range(rank - 1, 0, -1):
+        nouter = math_ops.reduce_prod(shape[:axis])
+        rows = RaggedTensor.from_row_splits(rows, math_ops.range(nouter + 1, dtype=dt) * shape[axis],
+                                            validate=False)
+    return rows
+
+
 # ----------------------------------------------------------------- boolean_mask
 
 

@@ -1,0 +1,260 @@
+"""TensorFlow functions that take RaggedTensors: ``tf.concat``, ``tf.stack``, ``tf.gather``, ``tf.where``
+(and ``where_v2``), ``tf.cast``, ``tf.zeros_like``/``ones_like`` and the reductions
+``reduce_sum/mean/max/min/prod/any/all``. ``array_ops`` and ``math_ops`` hand their arguments here when one
+of them is ragged, as TensorFlow's dispatch does (``tf.compat.v1.boolean_mask`` does not dispatch there: use ``tf.ragged.boolean_mask``).
+
+Reductions follow TensorFlow's ragged semantics: over a ragged dimension the missing items of short rows are
+left out (a row with none reduces to the reduction's identity: 0 for sums, the lowest value for ``max``, NaN
+for the mean), over the rows (axis 0) the ``i``-th items of all rows reduce together. Reducing a ragged
+dimension is a segment reduction of the values below it; when those values are themselves ragged their rows
+are summed item by item (``_segment_rows``), so any axis of any ragged rank reduces.
+"""
+
+from __future__ import annotations
+
+from ferroflow.framework import dtypes, ops
+from ferroflow.ops import array_ops, math_ops, segment_ops
+from ferroflow.ops.ragged import (
+    RaggedTensor,
+    RaggedTensorValue,
+    assert_same_splits,
+    broadcast_dense_to_ragged,
+)
+
+__all__ = ["is_ragged_arg", "concat", "stack", "gather", "where", "cast", "like", "reduce"]
+
+
+def is_ragged_arg(*values):
+    """True when any of ``values`` (or of a list among them) is a RaggedTensor or RaggedTensorValue."""
+    for v in values:
+        if isinstance(v, (list, tuple)):
+            if any(isinstance(x, (RaggedTensor, RaggedTensorValue)) for x in v):
+                return True
+        elif isinstance(v, (RaggedTensor, RaggedTensorValue)):
+            return True
+    return False
+
+
+def _convert(value, name, dtype=None):
+    from ferroflow.ops.ragged_ops import convert_to_tensor_or_ragged_tensor
+
+    return convert_to_tensor_or_ragged_tensor(value, dtype=dtype, name=name)
+
+
+# ----------------------------------------------------------------- concat / stack
+
+
+def concat(values, axis, name=None):
+    from ferroflow.ops import ragged_ops
+
+    return ragged_ops.concat(values, axis, name=name)
+
+
+def stack(values, axis=0, name=None):
+    from ferroflow.ops import ragged_ops
+
+    return ragged_ops.stack(values, axis=axis, name=name)
+
+
+# ----------------------------------------------------------------- elementwise
+
+
+def cast(x, dtype, name=None):
+    with ops.name_scope(name, "RaggedCast", []):
+        x = _convert(x, "x")
+        return x.with_flat_values(array_ops.cast(x.flat_values, dtype))
+
+
+def like(fn, tensor, dtype=None, name=None):
+    """``zeros_like``/``ones_like`` of a ragged tensor: the same rows."""
+    with ops.name_scope(name, "RaggedLike", []):
+        rt = _convert(tensor, "tensor")
+        return rt.with_flat_values(fn(rt.flat_values, dtype=dtype))
+
+
+# ----------------------------------------------------------------- gather
+
+
+def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):
+    """``tf.gather`` with ragged ``params`` (rows taken whole) or ragged ``indices`` (the result has their
+    rows), along axis 0 without batch dimensions."""
+    from ferroflow.ops.ragged_ops import ragged_gather
+
+    with ops.name_scope(name, "RaggedGather", []):
+        params = _convert(params, "params")
+        indices = _convert(indices, "indices")
+        if axis not in (None, 0) or batch_dims != 0:
+            raise NotImplementedError("ferroflow's ragged tf.gather takes axis=0 and batch_dims=0 only")
+        return ragged_gather(params, indices)
+
+
+# ----------------------------------------------------------------- where
+
+
+def where(condition, x=None, y=None, name=None, v2=False):
+    """``tf.where`` with a ragged ``condition``, ``x`` or ``y``: the coordinates of the true items, or an
+    item-by-item choice (the three broadcast as in elementwise ops; for ``tf.compat.v1.where`` a vector
+    condition picks whole rows)."""
+    with ops.name_scope(name, "RaggedWhere", []):
+        condition = _convert(condition, "condition", dtypes.bool)
+        if x is None and y is None:
+            if not isinstance(condition, RaggedTensor):
+                return array_ops.where(condition)
+            st = condition.to_sparse()
+            return array_ops.boolean_mask(st.indices, array_ops.reshape(st.values, [-1]))
+        if x is None or y is None:
+            raise ValueError("x and y must both be non-None or both be None.")
+        x = _convert(x, "x")
+        y = _convert(y, "y", dtype=x.dtype if not isinstance(y, (ops.Tensor, RaggedTensor)) else None)
+        if (not v2 and not isinstance(condition, RaggedTensor) and condition.shape.ndims == 1
+                and isinstance(x, RaggedTensor) and isinstance(y, RaggedTensor)
+                and x.shape.ndims is not None and x.shape.ndims > 1):
+            return _where_rows(condition, x, y)
+        return _select(condition, x, y, array_ops.where_v2 if v2 else array_ops.where)
+
+
+def _where_rows(condition, x, y):
+    """Row ``i`` is ``x[i]`` where ``condition[i]`` and ``y[i]`` elsewhere."""
+    from ferroflow.ops.ragged_ops import _concat_axis0, _gather_rows, _match_row_splits_dtypes
+
+    _match_row_splits_dtypes(x, y)
+    if x.dtype != y.dtype:
+        raise TypeError(f"x and y must have the same dtype, got {x.dtype.name} and {y.dtype.name}")
+    n = x.nrows(out_type=dtypes.int64)
+    rows = math_ops.range(n, dtype=dtypes.int64)
+    picks = array_ops.where(condition, rows, rows + n)
+    return _gather_rows(_concat_axis0([x, y]), picks)
+
+
+def _select(condition, x, y, fn):
+    """``fn(condition, x, y)`` on the flat values of the ragged one(s), the others broadcast to them."""
+    parts = [condition, x, y]
+    template = next(p for p in parts if isinstance(p, RaggedTensor))
+    ragged = [p for p in parts if isinstance(p, RaggedTensor)]
+    checks = []
+    for other in ragged[1:]:
+        if other.ragged_rank != template.ragged_rank:
+            raise ValueError("ferroflow's ragged tf.where takes ragged operands of one ragged_rank, got "
+                             f"{template.ragged_rank} and {other.ragged_rank}")
+        checks += [assert_same_splits(a, b) for a, b in zip(template.nested_row_splits, other.nested_row_splits)]
+    # Dense operands of a higher rank add leading dimensions; use the widest ragged form for all.
+    for p in parts:
+        if not isinstance(p, RaggedTensor) and p.shape.ndims is not None and \
+                p.shape.ndims > template.shape.ndims:
+            if len(ragged) > 1:
+                raise ValueError("ferroflow's ragged tf.where cannot broadcast two RaggedTensors under a Tensor of "
+                                 "higher rank")
+            template, _ = broadcast_dense_to_ragged(template, p)
+    flat = []
+    for p in parts:
+        if isinstance(p, RaggedTensor):
+            # The only ragged operand, repeated under new leading dimensions, is the template itself.
+            flat.append(template.flat_values if p.ragged_rank != template.ragged_rank else p.flat_values)
+        else:
+            _, v = broadcast_dense_to_ragged(template, p)
+            flat.append(v)
+    with ops.control_dependencies(checks):
+        flat[0] = array_ops.identity(flat[0])
+    return template.with_flat_values(fn(*flat))
+
+
+# ----------------------------------------------------------------- reductions
+
+
+def _segment_rows(kind, data, ids, n):
+    """Rows of ``data`` (a Tensor or RaggedTensor) combined by segment: output row ``s`` reduces, item by item,
+    the rows whose id is ``s`` (``n`` rows). A ragged output row is as long as the longest of its rows."""
+    if not isinstance(data, RaggedTensor):
+        op = {"sum": segment_ops.unsorted_segment_sum, "max": segment_ops.unsorted_segment_max,
+              "min": segment_ops.unsorted_segment_min, "prod": segment_ops.unsorted_segment_prod}[kind]
+        return op(data, ids, n)
+    dt = data.row_splits.dtype
+    lengths = data.row_lengths()
+    new_lengths = segment_ops.unsorted_segment_max(lengths, ids, n)
+    new_lengths = math_ops.maximum(new_lengths, array_ops.zeros_like(new_lengths))  # empty segments: 0
+    zero = array_ops.zeros([1], dtype=dt)
+    new_splits = array_ops.concat([zero, math_ops.cumsum(new_lengths)], 0)
+    rowids = data.value_rowids()
+    position = math_ops.range(array_ops.shape(rowids, out_type=dt)[0], dtype=dt) - \
+        array_ops.gather(data.row_splits, rowids)
+    value_ids = array_ops.gather(new_splits, array_ops.gather(math_ops.cast(ids, dt), rowids)) + position
+    inner = _segment_rows(kind, data.values, value_ids, new_splits[-1])
+    return RaggedTensor.from_row_splits(inner, new_splits, validate=False)
+
+
+def _reduce_axis(kind, rt, axis):
+    """``rt`` reduced over one ``axis`` (non-negative); ``kind`` is sum, max, min or prod."""
+    if not isinstance(rt, RaggedTensor):
+        op = {"sum": math_ops.reduce_sum, "max": math_ops.reduce_max, "min": math_ops.reduce_min,
+              "prod": math_ops.reduce_prod}[kind]
+        return op(rt, axis=axis)
+    if axis == 0:
+        # The i-th items of every row reduce together.
+        splits = rt.row_splits
+        rowids = rt.value_rowids()
+        position = math_ops.range(array_ops.shape(rowids, out_type=splits.dtype)[0], dtype=splits.dtype) - \
+            array_ops.gather(splits, rowids)
+        lengths = rt.row_lengths()
+        longest = math_ops.reduce_max(array_ops.concat([array_ops.zeros([1], lengths.dtype), lengths], 0))
+        return _segment_rows(kind, rt.values, position, longest)
+    if axis == 1:
+        return _segment_rows(kind, rt.values, rt.value_rowids(), rt.nrows())
+    return rt.with_values(_reduce_axis(kind, rt.values, axis - 1))
+
+
+def reduce(kind, input_tensor, axis=None, keepdims=False, name=None):
+    """``reduce_<kind>`` (sum, mean, max, min, prod, any, all) of a ragged tensor over ``axis``."""
+    with ops.name_scope(name, "RaggedReduce", []):
+        rt = _convert(input_tensor, "input_tensor")
+        if keepdims:
+            raise NotImplementedError("ferroflow's ragged reductions do not take keepdims=True")
+        if kind in ("any", "all"):
+            if rt.dtype != dtypes.bool:
+                raise TypeError(f"reduce_{kind} expects a bool input, got {rt.dtype.name}")
+            as_int = rt.with_flat_values(math_ops.cast(rt.flat_values if kind == "any" else
+                                                       math_ops.logical_not(rt.flat_values), dtypes.int32))
+            total = reduce("sum", as_int, axis)
+            return _map(total, lambda v: math_ops.greater(v, 0) if kind == "any" else math_ops.equal(v, 0))
+        if kind == "mean":
+            total = reduce("sum", rt, axis)
+            count = reduce("sum", rt.with_flat_values(array_ops.ones_like(rt.flat_values)), axis)
+            return _map2(total, count, math_ops.truediv)
+        if axis is None:
+            op = {"sum": math_ops.reduce_sum, "max": math_ops.reduce_max, "min": math_ops.reduce_min,
+                  "prod": math_ops.reduce_prod}[kind]
+            return op(rt.flat_values)
+        rank = rt.shape.ndims
+        axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+        norm = []
+        for a in axes:
+            if isinstance(a, ops.Tensor):
+                from ferroflow.framework.tensor_util import constant_value
+
+                a = constant_value(a)
+                if a is None:
+                    raise ValueError("ragged reductions need a statically known axis")
+                a = int(a)
+            a = int(a)
+            if rank is not None:
+                if not -rank <= a < rank:
+                    raise ValueError(f"axis={a} out of bounds: expected {-rank}<=axis<{rank}")
+                a = a % rank
+            elif a < 0:
+                raise ValueError("axis may only be negative if ndims is statically known.")
+            norm.append(a)
+        if len(set(norm)) != len(norm):
+            raise ValueError("ragged reduction axes must be distinct")
+        result = rt
+        for a in sorted(norm, reverse=True):
+            result = _reduce_axis(kind, result, a)
+        return result
+
+
+def _map(value, fn):
+    return value.with_flat_values(fn(value.flat_values)) if isinstance(value, RaggedTensor) else fn(value)
+
+
+def _map2(a, b, fn):
+    if isinstance(a, RaggedTensor):
+        return a.with_flat_values(fn(a.flat_values, b.flat_values))
+    return fn(a, b)
