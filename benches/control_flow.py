@@ -1,7 +1,7 @@
 """Control-flow benchmarks (tf.while_loop, tf.map_fn, tf.nn.dynamic_rnn), side by side with TensorFlow
 and PyTorch.
 
-    python benches/control_flow.py [--quick] [--only while,map_fn,lstm]
+    python benches/control_flow.py [--quick] [--only while,map_fn,lstm,lstm_seq]
                                    [--tf-python PY] [--torch-python PY]
 
 The same TF1 graph code runs under ferroflow and under TensorFlow's ``tf.compat.v1`` (after
@@ -17,6 +17,11 @@ The same TF1 graph code runs under ferroflow and under TensorFlow's ``tf.compat.
           nn.LSTM + Adam on the CPU for the same shapes. ferroflow runs dynamic_rnn as one fused
           BlockLSTM op; a second ferroflow process with FERROFLOW_FUSED_RNN=0 times the
           while_loop path of the same graph code for comparison (skip it with --skip ferroflow-loop).
+  lstm_seq  the lstm case as a padded batch: sequence_length with lengths from 25 to 50 (one row
+          of each length bucket a bucketing input pipeline would give) and the cell in a
+          DropoutWrapper whose output_keep_prob is a placeholder fed 1.0 (as at evaluation);
+          outputs past each length are zeros. PyTorch runs nn.LSTM over a PackedSequence
+          (pack_padded_sequence, then padded back to 50 steps). The loop path is timed as for lstm.
 
 TensorFlow and PyTorch columns appear when those packages import; each framework runs in its
 own process (their bundled LLVMs clash). ``--tf-python``/``--torch-python`` name another
@@ -132,6 +137,26 @@ def build_lstm(tf):
     return loss, train, {x: xs, y: ys}
 
 
+def lstm_lengths():
+    lengths = np.random.RandomState(1).randint(LSTM_STEPS // 2, LSTM_STEPS + 1, size=LSTM_BATCH)
+    lengths[0] = LSTM_STEPS
+    return lengths.astype(np.int32)
+
+
+def build_lstm_seq(tf):
+    xs, ys, kernel = lstm_data()
+    x = tf.placeholder(tf.float32, [LSTM_STEPS, LSTM_BATCH, LSTM_INPUT], name="x")
+    y = tf.placeholder(tf.float32, [LSTM_STEPS, LSTM_BATCH, LSTM_UNITS], name="y")
+    lengths = tf.placeholder(tf.int32, [LSTM_BATCH], name="lengths")
+    keep = tf.placeholder(tf.float32, [], name="keep")
+    with tf.variable_scope("rnn_bench", initializer=tf.constant_initializer(kernel)):
+        cell = tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.BasicLSTMCell(LSTM_UNITS), output_keep_prob=keep)
+        out, _ = tf.nn.dynamic_rnn(cell, x, sequence_length=lengths, dtype=tf.float32, time_major=True)
+    loss = tf.reduce_mean(tf.square(out - y))
+    train = tf.train.AdamOptimizer(1e-3).minimize(loss)
+    return loss, train, {x: xs, y: ys, lengths: lstm_lengths(), keep: np.float32(1.0)}
+
+
 def run_tf1(tf, session, case, quick):
     """Times one case with a TF1-style module; returns a dict (or raises)."""
     g = tf.Graph()
@@ -148,8 +173,8 @@ def run_tf1(tf, session, case, quick):
                 value = np.asarray(sess.run(out, feed)).tolist()
                 t = med(lambda: sess.run(out, feed), 3 if quick else 7, 1)
             return {"seconds": t, "value": value}
-        if case == "lstm":
-            loss, train, feed = build_lstm(tf)
+        if case in ("lstm", "lstm_seq"):
+            loss, train, feed = (build_lstm if case == "lstm" else build_lstm_seq)(tf)
             with session(g) as sess:
                 sess.run(tf.global_variables_initializer())
                 first = float(sess.run(loss, feed))
@@ -159,16 +184,24 @@ def run_tf1(tf, session, case, quick):
 
 
 def run_torch(torch, case, quick):
-    if case != "lstm":
+    if case not in ("lstm", "lstm_seq"):
         return None
     xs, ys, _ = lstm_data()
     model = torch.nn.LSTM(LSTM_INPUT, LSTM_UNITS)  # time-major input [T, B, D]
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x, y = torch.from_numpy(xs), torch.from_numpy(ys)
+    lengths = torch.from_numpy(lstm_lengths().astype(np.int64))
+    rnn_utils = torch.nn.utils.rnn
+
+    def forward():
+        if case == "lstm":
+            return model(x)[0]
+        packed = rnn_utils.pack_padded_sequence(x, lengths, enforce_sorted=False)
+        return rnn_utils.pad_packed_sequence(model(packed)[0], total_length=LSTM_STEPS)[0]
 
     def step():
         opt.zero_grad()
-        out, _ = model(x)
+        out = forward()
         loss = torch.mean((out - y) ** 2)
         loss.backward()
         opt.step()
@@ -214,7 +247,7 @@ def worker(framework, cases, quick):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--only", default="while,map_fn,lstm")
+    parser.add_argument("--only", default="while,map_fn,lstm,lstm_seq")
     parser.add_argument("--tf-python", default=sys.executable, help="interpreter with TensorFlow")
     parser.add_argument("--torch-python", default=sys.executable, help="interpreter with PyTorch")
     parser.add_argument("--skip", default="", help="comma-separated frameworks not to run")
@@ -237,7 +270,8 @@ def main():
         ("tensorflow", args.tf_python),
         ("torch", args.torch_python),
     ):
-        if fw in skip or (fw == "ferroflow-loop" and "lstm" not in cases):
+        loop_cases = [c for c in cases if c in ("lstm", "lstm_seq")]
+        if fw in skip or (fw == "ferroflow-loop" and not loop_cases):
             res[fw] = None
             continue
         env = dict(os.environ)
@@ -247,7 +281,7 @@ def main():
         worker_cases = cases
         if fw == "ferroflow-loop":
             env["FERROFLOW_FUSED_RNN"] = "0"
-            worker_cases = ["lstm"]
+            worker_cases = loop_cases
         cmd = [py, os.path.abspath(__file__), "--worker", fw.split("-")[0], "--only", ",".join(worker_cases)]
         cmd += ["--quick"] if args.quick else []
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -291,6 +325,7 @@ def main():
         ("while", f"while_loop, {WHILE_ITERS:,} iterations, 3-op body", "us/iter", 1e6 / WHILE_ITERS),
         ("map_fn", f"map_fn over {MAP_ROWS:,} rows, 5-op body", "ms/call", 1e3),
         ("lstm", f"dynamic_rnn LSTM({LSTM_UNITS}) b{LSTM_BATCH} T{LSTM_STEPS} fwd+bwd+Adam", "ms/step", 1e3),
+        ("lstm_seq", f"dynamic_rnn LSTM, lengths {LSTM_STEPS // 2}-{LSTM_STEPS}, DropoutWrapper", "ms/step", 1e3),
     ]
     print(
         f"  {'case':50s} {'unit':8s} {'ferroflow':>11s} {'TF':>11s} {'PyTorch':>11s} {'ff/TF':>8s} {'ff/torch':>8s}"
@@ -314,6 +349,7 @@ def main():
                 if v
             ]
             print(f"    GFLOP/s (gate matmuls, {LSTM_FLOPS / 1e9:.2f} GFLOP a step): {', '.join(gf) or '-'}")
+        if case in ("lstm", "lstm_seq"):
             loop = get(res["ferroflow-loop"], case)
             if loop:
                 print(
