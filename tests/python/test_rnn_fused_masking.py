@@ -52,10 +52,14 @@ def _make_cell(kind, keep=None):
 
     if kind == "multi":
         return tf.nn.rnn_cell.MultiRNNCell([wrap(_lstm("basic")), wrap(_lstm("peephole"))])
+    if kind == "wrapped_multi":  # one wrapper around the whole stack
+        return wrap(tf.nn.rnn_cell.MultiRNNCell([_lstm("peephole"), _lstm("basic")]))
     return wrap(_lstm(kind))
 
 
 def _state_placeholders(cell, feeds):
+    if isinstance(cell, tf.nn.rnn_cell.DropoutWrapper):
+        return _state_placeholders(cell.wrapped_cell, feeds)
     if isinstance(cell, tf.nn.rnn_cell.MultiRNNCell):
         return tuple(_state_placeholders(c, feeds) for c in cell._cells)
     c0 = tf.placeholder(tf.float32, [BATCH, UNITS])
@@ -104,6 +108,7 @@ def _run(kind, time_major, with_state, fused, monkeypatch, dropout=False):
     ("multi", False, True, False),
     ("multi", True, False, True),
     ("basic", False, True, True),
+    ("wrapped_multi", True, True, True),
 ])
 def test_fused_with_lengths_matches_the_loop(kind, time_major, with_state, dropout, monkeypatch):
     fused_ops, fused_names, fused = _run(kind, time_major, with_state, True, monkeypatch, dropout)
