@@ -109,3 +109,28 @@ def test_gradients(name):
         grads = tf.gradients(ys, xs)
         got = [None if g is None else cases.describe(sess.run(tf.convert_to_tensor(g))) for g in grads]
     assert got == EXPECTED["gradients"][name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED["op_types"]))
+def test_tensorflow_ops_in_the_graph(name):
+    """to_tensor and gather build TensorFlow's own ops, so GraphDefs exchanged with TensorFlow hold the same."""
+    build, types = cases.op_types(tf)[name]
+    g = tf.Graph()
+    with g.as_default():
+        build()
+    assert EXPECTED["op_types"][name] == sorted(types)
+    assert sorted({o.type for o in g.get_operations()} & set(types)) == sorted(types)
+
+
+def test_graph_def_written_by_tensorflow_runs():
+    """A GraphDef TensorFlow wrote with RaggedTensorToTensor (VALUE_ROWIDS partitions, truncation at ragged rank
+    2), RaggedGather and the RaggedTensorToTensor gradient imports and runs to TensorFlow's values."""
+    from ferroflow.core.framework import graph_pb2
+
+    with open(os.path.join(HERE, "tf_graph.pb"), "rb") as fh:
+        gd = graph_pb2.GraphDef.FromString(fh.read())
+    want = EXPECTED["imported"]
+    with tf.Graph().as_default() as g, tf.Session() as sess:
+        tf.import_graph_def(gd, name="")
+        got = sess.run([g.get_tensor_by_name(f + ":0") for f in sorted(want)])
+    assert [cases.describe(v) for v in got] == [want[f] for f in sorted(want)]

@@ -23,7 +23,7 @@ from ferroflow.framework import constant_op, dtypes, ops, type_spec
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.framework.tensor_shape import TensorShape, as_shape
 from ferroflow.ops import array_ops, math_ops
-from ferroflow.ops._op_util import make_op
+from ferroflow.ops._op_util import make_op, type_attr
 
 __all__ = ["RaggedTensor", "RaggedTensorValue", "is_ragged"]
 
@@ -358,35 +358,33 @@ class RaggedTensor:
             return SparseTensor(indices, values, shape)
 
     def to_tensor(self, default_value=None, name=None, shape=None):
-        """The rows padded with ``default_value`` (zero, "" or False by dtype) to the longest row, or to
-        ``shape`` (a dimension of None or -1 keeps the bounding size; smaller sizes cut the items off)."""
-        from ferroflow.ops import sparse_ops
-
+        """The rows padded with ``default_value`` (zero, "" or False by dtype; a scalar or one of the items'
+        shape) to the longest row, or padded or cut to ``shape`` (a dimension of None or -1 keeps the bounding
+        size). One ``RaggedTensorToTensor`` op, as TensorFlow builds it."""
         with ops.name_scope(name, "RaggedToTensor", [self]):
-            st = self.to_sparse()
-            if default_value is None:
-                default_value = "" if self.dtype == dtypes.string else (
-                    False if self.dtype == dtypes.bool else 0)
-            default = ops.convert_to_tensor(default_value, dtype=self.dtype, name="default_value")
-            if default.shape.ndims != 0:
-                # A default of the items' shape: pad with zeros, then put it where no value landed.
-                dense = self.to_tensor(None, shape=shape)
-                filled = self.with_flat_values(array_ops.ones_like(self.flat_values, dtype=dtypes.bool))
-                return array_ops.where_v2(filled.to_tensor(False, shape=shape), dense, default)
-            # The sparse values are the flat values in order; taking them from flat_values keeps the gradient.
-            indices, values, dense_shape = st.indices, array_ops.reshape(self.flat_values, [-1]), st.dense_shape
-            if shape is not None:
-                want = _target_shape(shape, self.shape.ndims)
-                dense_shape = array_ops.where(math_ops.less(want, 0), dense_shape, want)
-                inside = math_ops.reduce_all(math_ops.less(indices, dense_shape), axis=1)
-                indices = array_ops.boolean_mask(indices, inside)
-                values = array_ops.boolean_mask(values, inside)
-            out = sparse_ops.sparse_to_dense(indices, dense_shape, values, default, validate_indices=False)
-            if shape is None:
-                out.set_shape(self.shape)
-            elif not isinstance(shape, ops.Tensor):
-                dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
-                out.set_shape([None if d is None or d == -1 else d for d in dims])
+            if default_value is not None:
+                default = ops.convert_to_tensor(default_value, dtype=self.dtype, name="default_value")
+            else:
+                default = array_ops.zeros((), self.dtype)
+            if isinstance(shape, (list, tuple)) and any(isinstance(d, ops.Tensor) for d in shape) and \
+                    all(isinstance(d, (int, ops.Tensor)) for d in shape):
+                shape = array_ops.stack(shape)
+            splits = list(self.nested_row_splits)
+            shape_t = _shape_tensor(shape, splits[0].dtype)
+            out = make_op("RaggedTensorToTensor", [shape_t, self.flat_values, default] + splits, {
+                "T": type_attr(self.dtype),
+                "Tindex": type_attr(splits[0].dtype),
+                "Tshape": type_attr(shape_t.dtype),
+                "num_row_partition_tensors": len(splits),
+                "row_partition_types": ["ROW_SPLITS"] * len(splits),
+            }, name="RaggedTensorToTensor").outputs[0]
+            static = self.shape
+            if static.ndims is not None and not isinstance(shape, ops.Tensor):
+                given = as_shape(shape)
+                if given.ndims is not None:
+                    static = TensorShape([a if a is not None else b
+                                          for a, b in zip(given.as_list(), static.as_list())])
+                out.set_shape(static)
             return out
 
     def bounding_shape(self, axis=None, name=None, out_type=None):
@@ -668,16 +666,15 @@ def _levels(rt):
     return out
 
 
-def _target_shape(shape, ndims):
-    """``to_tensor``'s shape argument as an int64 vector, -1 for dimensions left to the bounding box."""
+def _shape_tensor(shape, dtype):
+    """``to_tensor``'s shape as TensorFlow's op takes it: a vector with -1 for each size left to the bounding
+    box, or a scalar -1 when even the rank is left open."""
     if isinstance(shape, ops.Tensor):
-        return math_ops.cast(shape, dtypes.int64)
-    dims = shape.as_list() if hasattr(shape, "as_list") else list(shape)
-    if ndims is not None and len(dims) != ndims:
-        shown = ",".join("?" if d is None else str(d) for d in dims)
-        raise ValueError(f"rt_input.shape and shape=[{shown}] are incompatible: rt_input.rank = {ndims} but "
-                         f"shape.rank = {len(dims)}")
-    return constant_op.constant([-1 if d is None else int(d) for d in dims], dtype=dtypes.int64)
+        return shape if shape.dtype.base_dtype in (dtypes.int32, dtypes.int64) else math_ops.cast(shape, dtype)
+    shape = as_shape(shape)
+    if shape.ndims is None:
+        return constant_op.constant(-1, dtype=dtype)
+    return constant_op.constant([-1 if d is None else d for d in shape.as_list()], dtype=dtype)
 
 
 def _index_tensor(k, dtype):

@@ -458,7 +458,8 @@ def _gather_rows(value, indices):
 
 def ragged_gather(params, indices):
     """``tf.gather(params, indices)`` along axis 0 where either is ragged: rows of ``params`` (whole, at any
-    ragged rank), nested as ``indices`` are (its dimensions become the result's outer ones)."""
+    ragged rank; TensorFlow's ``RaggedGather`` op), nested as ``indices`` are (its dimensions become the result's
+    outer ones)."""
     _match_row_splits_dtypes(params, indices)
     if isinstance(indices, RaggedTensor):
         return indices.with_values(ragged_gather(params, indices.values))
@@ -469,18 +470,16 @@ def ragged_gather(params, indices):
     rank = indices.shape.ndims
     if rank is None:
         raise ValueError("rank(indices) must be known statically")
-    if rank == 0:
-        return params[indices]
-    rows = _gather_rows(params, array_ops.reshape(indices, [-1]))
-    if rank == 1:
-        return rows
-    dt = params.row_splits.dtype
-    shape = array_ops.shape(indices, out_type=dt)
-    for axis in builtins.range(rank - 1, 0, -1):
-        nouter = math_ops.reduce_prod(shape[:axis])
-        rows = RaggedTensor.from_row_splits(rows, math_ops.range(nouter + 1, dtype=dt) * shape[axis],
-                                            validate=False)
-    return rows
+    splits = list(params.nested_row_splits)
+    out_rank = rank + len(splits) - 1
+    op = make_op("RaggedGather", splits + [params.flat_values, indices], {
+        "Tvalues": type_attr(params.dtype),
+        "Tindices": type_attr(indices.dtype),
+        "Tsplits": type_attr(splits[0].dtype),
+        "PARAMS_RAGGED_RANK": len(splits),
+        "OUTPUT_RAGGED_RANK": out_rank,
+    }, name="RaggedGather")
+    return RaggedTensor.from_nested_row_splits(op.outputs[-1], op.outputs[:-1], validate=False)
 
 
 # ----------------------------------------------------------------- boolean_mask

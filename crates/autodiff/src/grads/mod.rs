@@ -15,6 +15,7 @@ mod nn_conv;
 mod nn_layers;
 mod nn_more;
 mod quantize;
+mod ragged;
 mod segment;
 mod sparse;
 mod stateless_random;
@@ -142,6 +143,7 @@ pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
     nn_layers::register(reg);
     nn_more::register(reg);
     quantize::register(reg);
+    ragged::register(reg);
     segment::register(reg);
     sparse::register(reg);
     stateless_random::register(reg);

@@ -26,6 +26,7 @@ mod nn_layers;
 mod nn_more;
 mod quantize;
 mod quantized_nn;
+mod ragged;
 mod random;
 mod sdca;
 mod segment;
@@ -137,6 +138,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         nn_more::ops(),
         quantize::ops(),
         quantized_nn::ops(),
+        ragged::ops(),
         random::ops(),
         sdca::ops(),
         segment::ops(),

@@ -22,6 +22,7 @@ mod nn_layers;
 mod nn_more;
 mod quantize;
 mod quantized_nn;
+mod ragged;
 mod random;
 mod scalar_loop;
 mod sdca;
@@ -60,6 +61,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     nn_more::register(reg);
     quantize::register(reg);
     quantized_nn::register(reg);
+    ragged::register(reg);
     random::register(reg);
     sdca::register(reg);
     segment::register(reg);
