@@ -11,6 +11,7 @@ import numpy as np
 
 from ferroflow.framework import constant_op, dtypes, ops, tensor_util
 from ferroflow.ops._op_util import as_list_or_tensor, make, make_op, shape_attr, to_int_tensor, type_attr
+from ferroflow.ops._ragged_hook import on_flat_values
 
 newaxis = None
 
@@ -33,11 +34,13 @@ def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TensorFlo
     )
 
 
+@on_flat_values("input")
 def identity(input, name=None):  # noqa: A002
     x = ops.convert_to_tensor(input)
     return make("Identity", [x], {}, name)
 
 
+@on_flat_values("input")
 def stop_gradient(input, name=None):  # noqa: A002
     x = ops.convert_to_tensor(input)
     return make("StopGradient", [x], {}, name)
@@ -146,12 +149,18 @@ def shape_n(input, out_type=dtypes.int32, name=None):  # noqa: A002
 
 
 def size(input, name=None, out_type=None):  # noqa: A002
+    if _ragged(input):  # every scalar of the flat values
+        return size(input.flat_values, name=name, out_type=out_type)
     x = ops.convert_to_tensor(input)
     out_type = dtypes.int32 if out_type is None else dtypes.as_dtype(out_type)
     return make("Size", [x], {"out_type": type_attr(out_type)}, name)
 
 
 def rank(input, name=None):  # noqa: A002
+    if _ragged(input):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.rank(input, name)
     x = ops.convert_to_tensor(input)
     return make("Rank", [x], {}, name)
 
@@ -195,6 +204,10 @@ def expand_dims(input, axis=None, name=None, dim=None):  # noqa: A002
         axis = dim
     if axis is None:
         raise ValueError("Must specify an axis argument to tf.expand_dims()")
+    if _ragged(input):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.expand_dims(input, axis, name)
     x = ops.convert_to_tensor(input)
     return make("ExpandDims", [x, to_int_tensor(axis, "dim")], {}, name)
 
@@ -487,6 +500,7 @@ def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
     raise ValueError(f"Value of argument `mode` expected to be one of \"CONSTANT\", \"REFLECT\", or \"SYMMETRIC\". Received `mode` = {mode}")
 
 
+@on_flat_values("indices")
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """One-hot encodes ``indices`` along a new axis of size ``depth``."""
     with ops.name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:

@@ -11,6 +11,7 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.ops import array_ops
 from ferroflow.ops._op_util import make, to_int_tensor, type_attr
+from ferroflow.ops._ragged_hook import on_flat_values
 
 cast = array_ops.cast
 range = array_ops.range  # noqa: A001 - TensorFlow's name
@@ -114,6 +115,7 @@ def atan2(y, x, name=None):
         return make("Atan2", [a, b], {}, scope)
 
 
+@on_flat_values("x")
 def abs(x, name=None):  # noqa: A001 - TensorFlow's name
     with ops.name_scope(name, "Abs", [x]) as scope:
         t = ops.convert_to_tensor(x, name="x")
@@ -122,6 +124,7 @@ def abs(x, name=None):  # noqa: A001 - TensorFlow's name
         return make("Abs", [t], {}, scope)
 
 
+@on_flat_values("x")
 def round(x, name=None):  # noqa: A001 - TensorFlow's name
     """Rounds half to even; integers pass through."""
     t = ops.convert_to_tensor(x, name="x")
@@ -353,6 +356,10 @@ def add_n(inputs, name=None):
     """Sum of a list of same-shaped tensors."""
     if not inputs or not isinstance(inputs, (list, tuple)):
         raise ValueError("inputs must be a non-empty list of tensors of the same shape and type")
+    if any(_is_ragged(v) for v in inputs):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.add_n(inputs, name)
     tensors = ops.convert_n_to_tensor(inputs)
     if len(tensors) == 1:
         return array_ops.identity(tensors[0], name=name)
@@ -383,6 +390,7 @@ def log_sigmoid(x, name=None):
         return negative(softplus(negative(x)), name=scope)
 
 
+@on_flat_values("t")
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     """Clamps ``t`` to [min, max] (built as Minimum then Maximum, like TensorFlow).
 

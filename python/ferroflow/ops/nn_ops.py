@@ -8,9 +8,11 @@ import numbers
 from ferroflow.framework import dtypes, ops
 from ferroflow.ops import array_ops, math_ops, random_ops
 from ferroflow.ops._op_util import make, make_op
+from ferroflow.ops._ragged_hook import on_flat_values
 
 
 def _act(op_type):
+    @on_flat_values("features")
     def f(features, name=None):
         with ops.name_scope(name, op_type, [features]) as scope:
             x = ops.convert_to_tensor(features, name="features")
@@ -31,6 +33,7 @@ sigmoid = math_ops.sigmoid
 tanh = math_ops.tanh
 
 
+@on_flat_values("features")
 def leaky_relu(features, alpha=0.2, name=None):
     """``x`` where positive, ``alpha * x`` elsewhere."""
     with ops.name_scope(name, "LeakyRelu", [features, alpha]) as scope:
@@ -251,6 +254,7 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
         return mean, variance
 
 
+@on_flat_values("x")
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
     """Zeroes elements with probability ``rate`` (= ``1 - keep_prob``) and scales the rest by ``1/(1-rate)``."""
     if rate is not None and keep_prob is not None:
@@ -283,6 +287,7 @@ def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None
         return out
 
 
+@on_flat_values("ids")
 def embedding_lookup(params, ids, partition_strategy="mod", name=None, validate_indices=True, max_norm=None):
     """Rows of ``params`` (a tensor, variable, list of shards or PartitionedVariable) for ``ids``."""
     if hasattr(params, "_get_variable_list"):  # a PartitionedVariable: look up in its parts

@@ -21,7 +21,8 @@ from ferroflow.ops.ragged import (
     broadcast_dense_to_ragged,
 )
 
-__all__ = ["is_ragged_arg", "concat", "stack", "gather", "where", "cast", "like", "reduce"]
+__all__ = ["is_ragged_arg", "add_n", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
+           "reduce", "reduce_join", "unsorted_segment"]
 
 
 def is_ragged_arg(*values):
@@ -70,6 +71,61 @@ def like(fn, tensor, dtype=None, name=None):
     with ops.name_scope(name, "RaggedLike", []):
         rt = _convert(tensor, "tensor")
         return rt.with_flat_values(fn(rt.flat_values, dtype=dtype))
+
+
+def add_n(inputs, name=None):
+    """The sum of ragged tensors of one row partition (checked when the graph runs)."""
+    with ops.name_scope(name, "RaggedAddN", []):
+        rts = [_convert(v, f"inputs_{i}") for i, v in enumerate(inputs)]
+        first = rts[0]
+        if not all(isinstance(rt, RaggedTensor) and rt.ragged_rank == first.ragged_rank for rt in rts):
+            raise ValueError("ferroflow's ragged add_n takes RaggedTensors of one ragged_rank")
+        checks = [assert_same_splits(a, b) for rt in rts[1:]
+                  for a, b in zip(first.nested_row_splits, rt.nested_row_splits)]
+        with ops.control_dependencies(checks):
+            flat = [array_ops.identity(rt.flat_values) for rt in rts]
+        return first.with_flat_values(math_ops.add_n(flat))
+
+
+# ----------------------------------------------------------------- shape
+
+
+def rank(rt, name=None):
+    """The rank: the ragged dimensions plus the flat values' rank."""
+    with ops.name_scope(name, "RaggedRank", []):
+        rt = _convert(rt, "input")
+        return math_ops.add(array_ops.rank(rt.flat_values), rt.ragged_rank)
+
+
+def expand_dims(rt, axis, name=None):
+    """A new dimension of size 1 at ``axis`` (uniform rows: 0 makes one row of all rows, 1 a row for each)."""
+    with ops.name_scope(name, "RaggedExpandDims", []):
+        rt = _convert(rt, "input")
+        ndims = rt.shape.ndims
+        if isinstance(axis, ops.Tensor):
+            from ferroflow.framework.tensor_util import constant_value
+
+            axis = constant_value(axis)
+            if axis is None:
+                raise ValueError("ferroflow's ragged expand_dims needs a statically known axis")
+        axis = int(axis)
+        if ndims is None:
+            raise ValueError("ferroflow's ragged expand_dims needs a RaggedTensor of known rank")
+        if not -(ndims + 1) <= axis <= ndims:
+            raise ValueError(f"axis={axis} out of bounds: expected {-(ndims + 1)}<=axis<{ndims + 1}")
+        return _expand(rt, axis % (ndims + 1))
+
+
+def _expand(rt, axis):
+    if not isinstance(rt, RaggedTensor):
+        return array_ops.expand_dims(rt, axis)
+    dt = rt.row_splits.dtype
+    nrows = rt.nrows()
+    if axis == 0:
+        return RaggedTensor.from_row_splits(rt, array_ops.stack([array_ops.zeros([], dt), nrows]), validate=False)
+    if axis == 1:
+        return RaggedTensor.from_row_splits(rt, math_ops.range(nrows + 1, dtype=dt), validate=False)
+    return rt.with_values(_expand(rt.values, axis - 1))
 
 
 # ----------------------------------------------------------------- gather
@@ -203,11 +259,17 @@ def _reduce_axis(kind, rt, axis):
 
 
 def reduce(kind, input_tensor, axis=None, keepdims=False, name=None):
-    """``reduce_<kind>`` (sum, mean, max, min, prod, any, all) of a ragged tensor over ``axis``."""
+    """``reduce_<kind>`` (sum, mean, max, min, prod, any, all) of a ragged tensor over ``axis``; with
+    ``keepdims`` each reduced dimension stays, of size 1."""
     with ops.name_scope(name, "RaggedReduce", []):
         rt = _convert(input_tensor, "input_tensor")
         if keepdims:
-            raise NotImplementedError("ferroflow's ragged reductions do not take keepdims=True")
+            if axis is None:
+                raise ValueError("ferroflow's ragged reductions with keepdims=True need an axis")
+            result = reduce(kind, rt, axis)
+            for a in sorted(_axes(axis, rt.shape.ndims)):
+                result = _expand(result, a)
+            return result
         if kind in ("any", "all"):
             if rt.dtype != dtypes.bool:
                 raise TypeError(f"reduce_{kind} expects a bool input, got {rt.dtype.name}")
@@ -223,31 +285,35 @@ def reduce(kind, input_tensor, axis=None, keepdims=False, name=None):
             op = {"sum": math_ops.reduce_sum, "max": math_ops.reduce_max, "min": math_ops.reduce_min,
                   "prod": math_ops.reduce_prod}[kind]
             return op(rt.flat_values)
-        rank = rt.shape.ndims
-        axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
-        norm = []
-        for a in axes:
-            if isinstance(a, ops.Tensor):
-                from ferroflow.framework.tensor_util import constant_value
-
-                a = constant_value(a)
-                if a is None:
-                    raise ValueError("ragged reductions need a statically known axis")
-                a = int(a)
-            a = int(a)
-            if rank is not None:
-                if not -rank <= a < rank:
-                    raise ValueError(f"axis={a} out of bounds: expected {-rank}<=axis<{rank}")
-                a = a % rank
-            elif a < 0:
-                raise ValueError("axis may only be negative if ndims is statically known.")
-            norm.append(a)
-        if len(set(norm)) != len(norm):
-            raise ValueError("ragged reduction axes must be distinct")
         result = rt
-        for a in sorted(norm, reverse=True):
+        for a in sorted(_axes(axis, rt.shape.ndims), reverse=True):
             result = _reduce_axis(kind, result, a)
         return result
+
+
+def _axes(axis, rank):
+    """``axis`` (an int, a list of them or a constant tensor) as distinct non-negative ints."""
+    if isinstance(axis, ops.Tensor):
+        from ferroflow.framework.tensor_util import constant_value
+
+        value = constant_value(axis)
+        if value is None:
+            raise ValueError("ragged reductions need a statically known axis")
+        axis = value.tolist()
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    norm = []
+    for a in axes:
+        a = int(a)
+        if rank is not None:
+            if not -rank <= a < rank:
+                raise ValueError(f"axis={a} out of bounds: expected {-rank}<=axis<{rank}")
+            a = a % rank
+        elif a < 0:
+            raise ValueError("axis may only be negative if ndims is statically known.")
+        norm.append(a)
+    if len(set(norm)) != len(norm):
+        raise ValueError("ragged reduction axes must be distinct")
+    return norm
 
 
 def _map(value, fn):
@@ -258,3 +324,38 @@ def _map2(a, b, fn):
     if isinstance(a, RaggedTensor):
         return a.with_flat_values(fn(a.flat_values, b.flat_values))
     return fn(a, b)
+
+
+def unsorted_segment(op_type, data, segment_ids, num_segments, name=None):
+    """``tf.math.unsorted_segment_sum/max/min/prod`` of ragged ``data``: with one segment id per row, output row
+    ``s`` reduces the rows of segment ``s`` item by item (as long as the longest of them); with ragged ids of
+    ``data``'s row partition, every item goes to its own segment (a dense result)."""
+    kind = {"UnsortedSegmentSum": "sum", "UnsortedSegmentMax": "max", "UnsortedSegmentMin": "min",
+            "UnsortedSegmentProd": "prod"}[op_type]
+    with ops.name_scope(name, "Ragged" + op_type, []):
+        data = _convert(data, "data")
+        ids = _convert(segment_ids, "segment_ids")
+        if isinstance(ids, RaggedTensor):
+            if ids.ragged_rank != data.ragged_rank:
+                raise ValueError("segment_ids and data must have one ragged_rank")
+            checks = [assert_same_splits(a, b) for a, b in zip(data.nested_row_splits, ids.nested_row_splits)]
+            with ops.control_dependencies(checks):
+                flat = array_ops.identity(data.flat_values)
+            return _segment_rows(kind, flat, ids.flat_values, num_segments)
+        if ids.shape.ndims not in (None, 1):
+            raise ValueError("ferroflow's ragged unsorted segment ops take one segment id per row (a vector) or "
+                             "ragged ids of the data's rows")
+        return _segment_rows(kind, data, ids, num_segments)
+
+
+def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
+    """``tf.strings.reduce_join`` of a ``[B, None]`` ragged string tensor over its rows' items (axis 1 or -1)."""
+    with ops.name_scope(name, "RaggedReduceJoin", []):
+        rt = _convert(inputs, "inputs")
+        if rt.shape.ndims != 2 or axis not in (1, -1):
+            raise NotImplementedError("ferroflow's ragged reduce_join joins the items of [B, None] rows only "
+                                      "(axis=1)")
+        from ferroflow.ops.string_ops import unsorted_segment_join
+
+        out = unsorted_segment_join(rt.flat_values, rt.value_rowids(), rt.nrows(), separator=separator)
+        return array_ops.expand_dims(out, 1) if keepdims else out

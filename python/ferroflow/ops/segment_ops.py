@@ -60,6 +60,10 @@ def segment_prod(data, segment_ids, name=None):
 
 
 def _unsorted(op_type, data, segment_ids, num_segments, name):
+    if getattr(type(data), "_ragged_elementwise", False):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.unsorted_segment(op_type, data, segment_ids, num_segments, name)
     with ops.name_scope(name, op_type, [data, segment_ids, num_segments]) as scope:
         d = ops.convert_to_tensor(data, name="data")
         ids = ops.convert_to_tensor(segment_ids, name="segment_ids")

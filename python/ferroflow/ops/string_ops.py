@@ -14,6 +14,7 @@ from ferroflow.framework import constant_op, dtypes, ops
 from ferroflow.framework.sparse_tensor import SparseTensor
 from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops._op_util import make, make_op, type_attr
+from ferroflow.ops._ragged_hook import on_flat_values
 from ferroflow.ops.ragged import RaggedTensor
 
 __all__ = [
@@ -182,6 +183,10 @@ join = string_join
 
 def reduce_join_v2(inputs, axis=None, keepdims=False, separator="", name=None):
     """Joins the strings of ``inputs`` along ``axis`` (all axes, last first, by default)."""
+    if isinstance(inputs, RaggedTensor):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.reduce_join(inputs, axis, keepdims, separator, name)
     with ops.name_scope(None, "ReduceJoin", [inputs, axis]):
         x = _str(inputs, "inputs")
         if axis is None:
@@ -213,24 +218,28 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=
 # --------------------------------------------------------------------------- element-wise
 
 
+@on_flat_values("input")
 def length(input, name=None, unit="BYTE"):  # noqa: A002
     """The length of each string in bytes (``unit="BYTE"``) or UTF-8 characters (``"UTF8_CHAR"``)."""
     with ops.name_scope(name, "StringLength", [input]) as scope:
         return make("StringLength", [_str(input)], {"unit": unit}, scope)
 
 
+@on_flat_values("input")
 def lower(input, encoding="", name=None):  # noqa: A002
     """Lower-cases each string (ASCII only; all of Unicode with ``encoding="utf-8"``)."""
     with ops.name_scope(name, "StringLower", [input]) as scope:
         return make("StringLower", [_str(input)], {"encoding": encoding}, scope)
 
 
+@on_flat_values("input")
 def upper(input, encoding="", name=None):  # noqa: A002
     """Upper-cases each string (ASCII only; all of Unicode with ``encoding="utf-8"``)."""
     with ops.name_scope(name, "StringUpper", [input]) as scope:
         return make("StringUpper", [_str(input)], {"encoding": encoding}, scope)
 
 
+@on_flat_values("input")
 def strip(input, name=None):  # noqa: A002
     """Each string without its leading and trailing ASCII whitespace."""
     with ops.name_scope(name, "StringStrip", [input]) as scope:
@@ -262,6 +271,7 @@ def regex_full_match(input, pattern, name=None):  # noqa: A002
         return make("RegexFullMatch", [x, _str(pattern, "pattern")], {}, scope)
 
 
+@on_flat_values("input")
 def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
     """Replaces the matches of the RE2 ``pattern`` with ``rewrite`` (``\\1`` is group 1, ``\\\\`` a backslash);
     only the first match unless ``replace_global``."""
@@ -276,6 +286,7 @@ def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # n
                     {"replace_global": bool(replace_global)}, scope)
 
 
+@on_flat_values("input")
 def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):  # noqa: A002
     """Each element as a string, printf-style: ``%f`` (``%e`` if ``scientific``, ``%g`` if ``shortest``) with
     ``precision`` for floats, ``%d`` for integers, ``true``/``false`` for bools; ``width`` pads with ``fill``."""
