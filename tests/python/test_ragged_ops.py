@@ -47,6 +47,7 @@ RUN_MESSAGES = {
     "ragged_partitions_differ": "Condition x == y did not hold",
     "gather_out_of_range": "indices[1] = 4 is not in [0, 4)",
     "gather_negative": "indices[0] = -1 is not in [0, 4)",
+    "squeeze_long_rows": "the given axis (axis = 1) is not squeezable!",
 }
 
 

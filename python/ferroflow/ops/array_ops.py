@@ -219,6 +219,10 @@ def squeeze(input, axis=None, name=None, squeeze_dims=None):  # noqa: A002
         axis = squeeze_dims
     if isinstance(axis, int):
         axis = [axis]
+    if _ragged(input):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.squeeze(input, axis, name)
     x = ops.convert_to_tensor(input)
     return make("Squeeze", [x], {"squeeze_dims": [int(a) for a in (axis or [])]}, name)
 
@@ -481,6 +485,10 @@ def gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
 
 
 def tile(input, multiples, name=None):  # noqa: A002
+    if _ragged(input):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.tile(input, multiples, name)
     x = ops.convert_to_tensor(input)
     return make("Tile", [x, to_int_tensor(multiples, "multiples")], {}, name)
 
@@ -525,6 +533,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def reverse(tensor, axis, name=None):
+    if _ragged(tensor):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.reverse(tensor, axis, name)
     x = ops.convert_to_tensor(tensor)
     return make("ReverseV2", [x, to_int_tensor(axis, "axis")], {}, name)
 

@@ -52,6 +52,7 @@ class RaggedTensor:
             )
         self._values = values
         self._row_splits = row_partition
+        self._uniform_row_length = None  # set by from_uniform_row_length (every row that long)
 
     # ----------------------------------------------------------------- factories
 
@@ -211,7 +212,27 @@ class RaggedTensor:
                 nrows = math_ops.floordiv(total, math_ops.maximum(length, 1))
             else:
                 nrows = math_ops.cast(ops.convert_to_tensor(nrows, name="nrows"), dt)
-            return cls._from_parts(values, math_ops.range(nrows + 1, dtype=dt) * length)
+            result = cls._from_parts(values, math_ops.range(nrows + 1, dtype=dt) * length)
+            result._uniform_row_length = length
+            return result
+
+    @classmethod
+    def from_nested_value_rowids(cls, flat_values, nested_value_rowids, nested_nrows=None, name=None,
+                                 validate=True):
+        """Nested rows from the row ids of each level, outermost first (``nested_nrows``: each level's row
+        count, by default one more than its largest id)."""
+        if isinstance(nested_value_rowids, ops.Tensor):
+            raise TypeError("Argument `nested_value_rowids` must be a list of Tensors.")
+        if nested_nrows is None:
+            nested_nrows = [None] * len(nested_value_rowids)
+        elif isinstance(nested_nrows, ops.Tensor) or len(nested_nrows) != len(nested_value_rowids):
+            raise ValueError("Argument `nested_nrows` must have the same length as argument "
+                             "`nested_value_rowids`.")
+        with ops.name_scope(name, "RaggedFromNestedValueRowIds", [flat_values]):
+            result = flat_values
+            for rowids, nrows in reversed(list(zip(nested_value_rowids, nested_nrows))):
+                result = cls.from_value_rowids(result, rowids, nrows)
+            return result
 
     @classmethod
     def from_sparse(cls, st_input, name=None, row_splits_dtype=dtypes.int64):
@@ -306,11 +327,20 @@ class RaggedTensor:
             return self._row_splits[1:]
 
     def row_lengths(self, axis=1, name=None):
-        """The length of each row (``axis=1`` only)."""
-        if axis != 1:
-            raise NotImplementedError("RaggedTensor.row_lengths: only axis=1 is supported in ferroflow")
+        """The length of each row along ``axis``: for ``axis=1`` a vector (one length per row); for a deeper
+        axis the lengths of the items one level up, nested as they are; ``axis=0`` the number of rows."""
+        rank = self.shape.ndims
+        if rank is not None:
+            axis = _positive_axis(axis, rank, "axis")
         with ops.name_scope(name, "RaggedRowLengths", [self._row_splits]):
-            return math_ops.subtract(self._row_splits[1:], self._row_splits[:-1])
+            if axis == 0:
+                return self.nrows()
+            if axis == 1:
+                return math_ops.subtract(self._row_splits[1:], self._row_splits[:-1])
+            if isinstance(self._values, RaggedTensor):
+                return self.with_values(self._values.row_lengths(axis - 1))
+            shape = array_ops.shape(self._values, out_type=self._row_splits.dtype)
+            return self.with_values(array_ops.fill(shape[:axis - 1], shape[axis - 1]))
 
     def value_rowids(self, name=None):
         """The row of each value."""
@@ -323,6 +353,30 @@ class RaggedTensor:
             indices = _to_sparse_op(self._row_splits_int64(), [flat])[0]
             return math_ops.cast(indices[:, 0], self._row_splits.dtype)
 
+    @property
+    def uniform_row_length(self):
+        """The length of every row when the rows were built uniform (``from_uniform_row_length``), else None."""
+        return self._uniform_row_length
+
+    def nested_value_rowids(self, name=None):
+        """The row ids of every ragged level, outermost first."""
+        with ops.name_scope(name, "RaggedNestedValueRowIds", [self]):
+            return tuple(level.value_rowids() for level in _levels(self))
+
+    def merge_dims(self, outer_axis, inner_axis):
+        """Dimensions ``outer_axis`` through ``inner_axis`` merged into one (a Tensor once no ragged dimension
+        is left): ``merge_dims(0, 1)`` concatenates the rows, ``merge_dims(1, 2)`` each row's sub-rows."""
+        rank = self.shape.ndims
+        if rank is None:
+            raise ValueError("merge_dims needs a RaggedTensor of known rank")
+        outer = _positive_axis(outer_axis, rank, "outer_axis")
+        inner = _positive_axis(inner_axis, rank, "inner_axis")
+        if outer > inner:
+            raise ValueError(f"Expected outer_axis ({outer_axis}) to be less than or equal to inner_axis "
+                             f"({inner_axis})")
+        with ops.name_scope(None, "RaggedMergeDims", [self]):
+            return _merge_dims(self, outer, inner)
+
     def nested_row_lengths(self, name=None):
         return tuple(RaggedTensor._from_parts(array_ops.zeros([0]), s).row_lengths() for s in self.nested_row_splits)
 
@@ -332,7 +386,9 @@ class RaggedTensor:
 
     def with_values(self, new_values):
         """The same row partition over other values."""
-        return RaggedTensor._from_parts(new_values, self._row_splits)
+        result = RaggedTensor._from_parts(new_values, self._row_splits)
+        result._uniform_row_length = self._uniform_row_length
+        return result
 
     def with_flat_values(self, new_values):
         """The same nested row partition over other flat values."""
@@ -655,6 +711,49 @@ def broadcast_dense_to_ragged(rt, y):
     with ops.control_dependencies(checks):
         index = array_ops.stack(picks, axis=1)
     return rt, array_ops.gather_nd(full, index)
+
+
+def _positive_axis(axis, rank, what):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{what} must be an int, got {axis!r}")
+    if not -rank <= axis < rank:
+        raise ValueError(f"{what}={axis} out of bounds: expected {-rank}<={what}<{rank}")
+    return int(axis) % rank
+
+
+def _merge_dense(t, outer, inner):
+    """Dimensions ``outer..inner`` of a dense tensor merged."""
+    if outer == inner:
+        return t
+    shape = array_ops.shape(t, out_type=dtypes.int64)
+    merged = array_ops.concat([shape[:outer], constant_op.constant([-1], dtypes.int64), shape[inner + 1:]], 0)
+    return array_ops.reshape(t, merged)
+
+
+def _rebase(splits, values, depth):
+    """``splits`` (over ``values``' rows) as splits over what merging ``values``' dimensions ``0..depth`` makes."""
+    for level in range(depth):
+        if isinstance(values, RaggedTensor):
+            splits = array_ops.gather(values.row_splits, splits)
+            values = values.values
+        else:
+            shape = array_ops.shape(values, out_type=splits.dtype)
+            return splits * math_ops.reduce_prod(shape[1:depth - level + 1])
+    return splits
+
+
+def _merge_dims(rt, outer, inner):
+    if not isinstance(rt, RaggedTensor):
+        return _merge_dense(rt, outer, inner)
+    if outer == inner:
+        return rt
+    if outer == 0:
+        # The rows concatenated are the values; merge further down the values.
+        return rt.values if inner == 1 else _merge_dims(rt.values, 0, inner - 1)
+    if outer == 1:
+        merged = _merge_dims(rt.values, 0, inner - 1)
+        return RaggedTensor._from_parts(merged, _rebase(rt.row_splits, rt.values, inner - 1))
+    return rt.with_values(_merge_dims(rt.values, outer - 1, inner - 1))
 
 
 def _levels(rt):

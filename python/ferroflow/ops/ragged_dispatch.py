@@ -22,7 +22,7 @@ from ferroflow.ops.ragged import (
 )
 
 __all__ = ["is_ragged_arg", "add_n", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
-           "reduce", "reduce_join", "unsorted_segment"]
+           "squeeze", "reverse", "tile", "reduce", "reduce_join", "unsorted_segment"]
 
 
 def is_ragged_arg(*values):
@@ -126,6 +126,108 @@ def _expand(rt, axis):
     if axis == 1:
         return RaggedTensor.from_row_splits(rt, math_ops.range(nrows + 1, dtype=dt), validate=False)
     return rt.with_values(_expand(rt.values, axis - 1))
+
+
+def _static_ints(value, what):
+    if isinstance(value, ops.Tensor):
+        from ferroflow.framework.tensor_util import constant_value
+
+        got = constant_value(value)
+        if got is None:
+            raise ValueError(f"ferroflow's ragged {what} needs statically known values")
+        value = got.tolist()
+    return [int(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+
+
+def squeeze(rt, axis=None, name=None):
+    """Dimensions of size 1 removed: uniform inner ones from the flat values; a ragged one when every row
+    at that level holds one item (checked when the graph runs)."""
+    with ops.name_scope(name, "RaggedSqueeze", []):
+        rt = _convert(rt, "input")
+        if axis is None:
+            raise ValueError("Ragged.squeeze must have an axis argument.")
+        rank = rt.shape.ndims
+        axes = sorted({a % rank if rank is not None else a for a in _static_ints(axis, "squeeze")}, reverse=True)
+        if 0 in axes:
+            raise ValueError("Ragged.squeeze cannot squeeze the rows (axis 0).")
+        result = rt
+        for a in axes:
+            if a > result.ragged_rank:
+                result = result.with_flat_values(array_ops.squeeze(result.flat_values, [a - result.ragged_rank]))
+                continue
+            level = result
+            for _ in range(a - 1):
+                level = level.values
+            from ferroflow.ops.control_flow_ops import Assert
+
+            lengths = level.row_lengths()
+            check = Assert(math_ops.reduce_all(math_ops.equal(lengths, 1)),
+                           [f"the given axis (axis = {a}) is not squeezable!", "row lengths = ", lengths])
+            with ops.control_dependencies([check]):
+                result = result.merge_dims(a - 1, a)
+                result = result.with_flat_values(array_ops.identity(result.flat_values)) \
+                    if isinstance(result, RaggedTensor) else array_ops.identity(result)
+        return result
+
+
+def reverse(rt, axis, name=None):
+    """Reversed along each of ``axis``: the order of the rows (0), of each row's items (1), deeper."""
+    with ops.name_scope(name, "RaggedReverse", []):
+        rt = _convert(rt, "tensor")
+        rank = rt.shape.ndims
+        result = rt
+        for a in _static_ints(axis, "reverse"):
+            result = _reverse(result, a % rank if rank is not None else a)
+        return result
+
+
+def _reverse(rt, axis):
+    from ferroflow.ops.ragged_ops import _gather_rows
+
+    if not isinstance(rt, RaggedTensor):
+        return array_ops.reverse(rt, [axis])
+    if axis == 0:
+        n = rt.nrows()
+        return _gather_rows(rt, math_ops.range(n - 1, -1, -1, dtype=n.dtype))
+    if axis == 1:
+        splits = rt.row_splits
+        rowids = rt.value_rowids()
+        count = array_ops.shape(rowids, out_type=splits.dtype)[0]
+        mirrored = array_ops.gather(splits[:-1] + splits[1:] - 1, rowids) - math_ops.range(count, dtype=splits.dtype)
+        return rt.with_values(_gather_rows(rt.values, mirrored))
+    return rt.with_values(_reverse(rt.values, axis - 1))
+
+
+def tile(rt, multiples, name=None):
+    """Each dimension repeated ``multiples[i]`` times: the rows as a whole (0), each row's items (1), deeper."""
+    with ops.name_scope(name, "RaggedTile", []):
+        rt = _convert(rt, "input")
+        mults = _static_ints(multiples, "tile")
+        if rt.shape.ndims is not None and len(mults) != rt.shape.ndims:
+            raise ValueError(f"multiples must have {rt.shape.ndims} entries, got {len(mults)}")
+        return _tile(rt, mults)
+
+
+def _tile(rt, mults):
+    from ferroflow.ops.array_ops_extra import repeat
+    from ferroflow.ops.ragged_ops import _gather_rows, _ragged_range_op
+
+    if not isinstance(rt, RaggedTensor):
+        return array_ops.tile(rt, mults)
+    values = _tile(rt.values, [1] + mults[2:])
+    splits = rt.row_splits
+    if mults[1] != 1:
+        # Row r's items, mults[1] times over.
+        starts = repeat(splits[:-1], mults[1], axis=0)
+        limits = repeat(splits[1:], mults[1], axis=0)
+        _, positions = _ragged_range_op(starts, limits, array_ops.ones_like(starts), splits.dtype)
+        values = _gather_rows(values, positions)
+        splits = splits * mults[1]
+    result = RaggedTensor.from_row_splits(values, splits, validate=False)
+    if mults[0] != 1:
+        n = result.nrows()
+        result = _gather_rows(result, array_ops.tile(math_ops.range(n, dtype=n.dtype), [mults[0]]))
+    return result
 
 
 # ----------------------------------------------------------------- gather
