@@ -37,6 +37,7 @@ BUILD_MESSAGES = {
     "from_tensor_both": "Specify argument `lengths` or `padding`, but not both.",
     "gather_float_indices": None,
     "concat_splits_dtypes": "Input RaggedTensors have mismatched row_splits dtypes",
+    "add_splits_dtypes": "Input RaggedTensors have mismatched row_splits dtypes",
     "boolean_mask_ragged": None,
 }
 RUN_MESSAGES = {
@@ -48,6 +49,9 @@ RUN_MESSAGES = {
     "gather_out_of_range": "indices[1] = 4 is not in [0, 4)",
     "gather_negative": "indices[0] = -1 is not in [0, 4)",
     "squeeze_long_rows": "the given axis (axis = 1) is not squeezable!",
+    "ragged_rows_of_one": "Condition x == y did not hold",
+    "ragged_one_row": "Condition x == y did not hold",
+    "uniform_inner_vs_ragged_inner": "Condition x == y did not hold",
 }
 
 

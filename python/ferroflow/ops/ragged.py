@@ -601,13 +601,27 @@ def ragged_elementwise(fn, x, y, name=None):
     rt = x if isinstance(x, RaggedTensor) else y
     with ops.name_scope(name, "RaggedElementwise", []):
         if isinstance(x, RaggedTensor) and isinstance(y, RaggedTensor):
+            from ferroflow.ops.ragged_ops import _match_row_splits_dtypes, _to_ragged_rank
+
+            _match_row_splits_dtypes(x, y)
             if x.ragged_rank != y.ragged_rank:
-                raise ValueError("ferroflow's ragged elementwise ops take ragged operands of one ragged_rank, got "
-                                 f"{x.ragged_rank} and {y.ragged_rank}")
+                # Of one rank, the operand with fewer ragged dimensions turns its uniform ones ragged.
+                if x.shape.ndims is None or x.shape.ndims != y.shape.ndims:
+                    raise ValueError("ferroflow's ragged elementwise ops take two RaggedTensors of one rank, got "
+                                     f"shapes {x.shape} and {y.shape}")
+                rank = max(x.ragged_rank, y.ragged_rank)
+                x = _to_ragged_rank(x, rank, x.row_splits.dtype)
+                y = _to_ragged_rank(y, rank, y.row_splits.dtype)
+                rt = x
             checks = [assert_same_splits(a, b) for a, b in zip(x.nested_row_splits, y.nested_row_splits)]
             with ops.control_dependencies(checks):
                 xv = array_ops.identity(x.flat_values)
-            return rt.with_flat_values(fn(xv, y.flat_values))
+            yv = y.flat_values
+            if not xv.shape[:1].is_compatible_with(yv.shape[:1]):
+                # Different partitions for sure: leave the number of values open so that the splits check fails
+                # when the graph runs, as in TensorFlow, rather than the op's shape check now.
+                yv = array_ops.placeholder_with_default(yv, TensorShape([None]).concatenate(yv.shape[1:]))
+            return rt.with_flat_values(fn(xv, yv))
         other = y if rt is x else x
         other = ops.convert_to_tensor(other, dtype=None if isinstance(other, ops.Tensor) else rt.dtype, name="y")
         first = rt is x

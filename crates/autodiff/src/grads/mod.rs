@@ -257,9 +257,6 @@ mod tests {
         "UnicodeScript",
         "StringNGrams",
         "UnsortedSegmentJoin",
-        // TensorFlow differentiates it (the values' gradient); ferroflow's ragged tensors only carry strings and
-        // ints so far.
-        "RaggedTensorToSparse",
         // TensorFlow registers no gradient for the 3-D real and the N-D FFTs (grads/fft.rs).
         "RFFT3D",
         "IRFFT3D",

@@ -1,6 +1,7 @@
 //! Gradients of TensorFlow's ragged ops, built as TensorFlow's
-//! `ragged_conversion_ops.py` and `ragged_gather_ops.py` build them:
-//! `RaggedTensorToTensor` (the values' gradient as rows picked out of the
+//! `ragged_tensor.py`, `ragged_conversion_ops.py` and `ragged_gather_ops.py`
+//! build them: `RaggedTensorToSparse` (the sparse values' gradient is the flat
+//! values'), `RaggedTensorToTensor` (the values' gradient as rows picked out of the
 //! output gradient, the default's as the sum of the padded positions) and
 //! `RaggedGather` (the gathered values' gradient sent back to the positions
 //! they came from). Row partitions and indices get none.
@@ -164,7 +165,26 @@ fn ragged_gather(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
     Ok(out)
 }
 
+/// `RaggedTensorToSparse`: the sparse values are the flat values in order, so
+/// their gradient, reshaped, is the flat values'.
+fn ragged_tensor_to_sparse(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
+    let k = n.inputs.len() - 1;
+    let mut out: Vec<Option<Grad>> = (0..k).map(|_| None).collect();
+    match g.get(1).copied().flatten() {
+        Some(values_grad) => {
+            let shape = b.shape(n.inputs[k])?;
+            out.push(d(b.reshape(values_grad, shape)?));
+        }
+        None => out.push(None),
+    }
+    Ok(out)
+}
+
 pub(super) fn register(reg: &mut dyn FnMut(&'static str, GradEntry)) {
+    reg(
+        "RaggedTensorToSparse",
+        GradEntry::Func(ragged_tensor_to_sparse),
+    );
     reg(
         "RaggedTensorToTensor",
         GradEntry::Func(ragged_tensor_to_tensor),
