@@ -93,6 +93,7 @@ class Session:
         target: str = "",
         connect_timeout_ms: int = 0,
         mixed_precision_bf16: bool = False,
+        inter_op_threads: int = 0,
     ) -> None: ...
     def run(
         self,
@@ -112,6 +113,8 @@ class Session:
         """Evaluates one tensor with no feeds."""
     @property
     def intra_op_threads(self) -> int: ...
+    @property
+    def inter_op_threads(self) -> int: ...
     def make_callable(
         self, feed_ids: Sequence[int], feed_dtypes: Sequence[int], fetch_ids: Sequence[int], target_ids: Sequence[int]
     ) -> Runner: ...

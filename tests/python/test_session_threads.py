@@ -47,7 +47,7 @@ def test_concurrent_training_steps_finish_and_count(intra_op_threads):
     sess.close()
 
 
-def _train_mlp(intra_op_threads, steps=4):
+def _train_mlp(intra_op_threads, steps=4, inter_op_threads=0):
     """A few Adam steps of a 784-512-512-10 MLP (products big enough to split over threads)."""
     rng = np.random.default_rng(5)
     with tf.Graph().as_default():
@@ -61,8 +61,10 @@ def _train_mlp(intra_op_threads, steps=4):
                 h = tf.nn.relu(h)
         loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=h))
         train = tf.train.AdamOptimizer(1e-3).minimize(loss)
-        config = tf.ConfigProto(intra_op_parallelism_threads=intra_op_threads)
+        config = tf.ConfigProto(
+            intra_op_parallelism_threads=intra_op_threads, inter_op_parallelism_threads=inter_op_threads)
         with tf.Session(config=config) as sess:
+            assert sess._native.inter_op_threads == max(1, inter_op_threads)
             sess.run(tf.global_variables_initializer())
             for _ in range(steps):
                 sess.run(train)
@@ -75,6 +77,27 @@ def test_training_is_bit_identical_for_every_thread_count():
     for threads in (2, 3, 0):  # 0: the process-wide kernel team
         for a, b in zip(ref, _train_mlp(threads)):
             np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_inter_op_threads_run_independent_ops_with_the_same_bits():
+    # inter_op_parallelism_threads > 1: small independent ops run beside the big ones, same values.
+    ref = _train_mlp(0)
+    for inter in (2, 4):
+        for a, b in zip(ref, _train_mlp(0, inter_op_threads=inter)):
+            np.testing.assert_array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_inter_op_threads_keep_concurrent_runs_and_queues_working():
+    # A queue's dequeue may block: such runs go one op at a time; others run with inter-op workers.
+    config = tf.ConfigProto(inter_op_parallelism_threads=3)
+    with tf.Graph().as_default(), tf.Session(config=config) as sess:
+        q = tf.FIFOQueue(10, tf.float32, shapes=[()])
+        enq = q.enqueue_many([tf.range(5.0)])
+        deq = q.dequeue()
+        parts = [tf.reduce_sum(tf.square(tf.range(float(i + 1)))) for i in range(6)]
+        sess.run(enq)
+        assert [sess.run(deq) for _ in range(5)] == [0.0, 1.0, 2.0, 3.0, 4.0]
+        assert sess.run(parts) == [sum(j * j for j in range(i + 1)) for i in range(6)]
 
 
 def test_default_thread_count_follows_the_cpu_affinity_mask():

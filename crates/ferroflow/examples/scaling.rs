@@ -17,13 +17,15 @@
 //! - `--busy N`: N threads of this process spin on a core while the
 //!   children measure, the "other work holds some cores" case;
 //! - `--label NAME`: the first word of every result line (default
-//!   `ferroflow-rust`), to tell builds apart in one sweep.
+//!   `ferroflow-rust`), to tell builds apart in one sweep;
+//! - `--inter-op N`: sessions run up to N independent steps at once
+//!   (`SessionOptions::inter_op_threads`; default 1, one at a time).
 
 mod common;
 
 use common::Rng;
 use ferroflow::train::Optimizer;
-use ferroflow::{AttrValue, DType, GraphBuilder, NodeId, Output, Session, Tensor};
+use ferroflow::{AttrValue, DType, GraphBuilder, NodeId, Output, Session, SessionOptions, Tensor};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -51,8 +53,19 @@ fn main() {
     let seconds: f64 = value("--seconds").map_or(2.0, |s| s.parse().expect("--seconds"));
     let models = value("--models").unwrap_or_else(|| "mlp128,mlp512,conv64,gemm".into());
     let label = value("--label").unwrap_or_else(|| "ferroflow-rust".into());
+    let inter_op = value("--inter-op").unwrap_or_else(|| "1".into());
     if let Some(t) = value("--child") {
-        return child(t.parse().expect("--child"), &models, seconds, &label);
+        let options = SessionOptions {
+            inter_op_threads: inter_op.parse().expect("--inter-op"),
+            ..Default::default()
+        };
+        return child(
+            t.parse().expect("--child"),
+            &models,
+            seconds,
+            &label,
+            options,
+        );
     }
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads: Vec<usize> = value("--threads").map_or_else(
@@ -85,6 +98,7 @@ fn main() {
             let status = Command::new(exe)
                 .args(["--child", &t.to_string(), "--models", &models])
                 .args(["--seconds", &seconds.to_string(), "--label", &label])
+                .args(["--inter-op", &inter_op])
                 .env("RAYON_NUM_THREADS", t.to_string())
                 .status()
                 .expect("run a child");
@@ -95,15 +109,15 @@ fn main() {
 }
 
 /// Measures every model in this process (whose thread count is set).
-fn child(threads: usize, models: &str, seconds: f64, label: &str) {
+fn child(threads: usize, models: &str, seconds: f64, label: &str, options: SessionOptions) {
     for name in models.split(',') {
         let (steps, flops) = match name {
             "gemm" => gemm_rate(seconds),
             _ => {
                 let model = match name {
-                    "mlp128" => mlp(128),
-                    "mlp512" => mlp(512),
-                    "conv64" => convnet(64),
+                    "mlp128" => mlp(128, options),
+                    "mlp512" => mlp(512, options),
+                    "conv64" => convnet(64, options),
                     other => panic!("unknown model {other}"),
                 }
                 .expect("build the model");
@@ -211,6 +225,7 @@ fn finish(
     batch: usize,
     params: Params,
     flops: f64,
+    options: SessionOptions,
 ) -> ferroflow::Result<Model> {
     let labels: Vec<i32> = (0..batch)
         .map(|_| (rng.uniform() * 10.0) as i32 % 10)
@@ -220,7 +235,7 @@ fn finish(
     let loss = g.reduce_mean(xent)?;
     let mut opt = Optimizer::adam(1e-3);
     let train = opt.minimize(&mut g, loss, Some(&params.vars), None)?;
-    let session = Session::new(g.graph());
+    let session = Session::with_options(g.graph(), options)?;
     let mut all = params.inits;
     all.extend(opt.initializers(&g));
     session.run(vec![], &[], &all)?;
@@ -233,7 +248,7 @@ fn finish(
 }
 
 /// MLP 784-512-512-10 on a fixed batch.
-fn mlp(batch: usize) -> ferroflow::Result<Model> {
+fn mlp(batch: usize, options: SessionOptions) -> ferroflow::Result<Model> {
     let mut rng = Rng(42);
     let mut g = GraphBuilder::new();
     let x = g.constant(rng.tensor(&[batch, 784], 1.0)?, "x")?;
@@ -253,12 +268,12 @@ fn mlp(batch: usize) -> ferroflow::Result<Model> {
         .map(|p| 2.0 * (batch * p[0] * p[1]) as f64)
         .sum();
     let flops = 3.0 * forward - 2.0 * (batch * sizes[0] * sizes[1]) as f64;
-    finish(g, &mut rng, h, batch, params, flops)
+    finish(g, &mut rng, h, batch, params, flops, options)
 }
 
 /// Two 5x5 SAME convolutions (32 and 64 channels) with ReLU and 2x2 max
 /// pooling on 28x28x1 images, then dense 3136-256-10.
-fn convnet(batch: usize) -> ferroflow::Result<Model> {
+fn convnet(batch: usize, options: SessionOptions) -> ferroflow::Result<Model> {
     let mut rng = Rng(43);
     let mut g = GraphBuilder::new();
     let x = g.constant(rng.tensor(&[batch, 28, 28, 1], 1.0)?, "x")?;
@@ -330,5 +345,5 @@ fn convnet(batch: usize) -> ferroflow::Result<Model> {
     // Backward is twice forward, less the first convolution's input gradient.
     let forward: f64 = flops_fwd.iter().sum();
     let flops = 3.0 * forward - flops_fwd[0];
-    finish(g, &mut rng, h, batch, params, flops)
+    finish(g, &mut rng, h, batch, params, flops, options)
 }

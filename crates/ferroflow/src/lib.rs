@@ -52,7 +52,7 @@ pub mod train;
 
 pub use builder::{GraphBuilder, VariableHandle};
 pub use ferroflow_graph::{AttrValue, Graph, NodeId, NodeSpec, Output, PartialShape};
-pub use ferroflow_runtime::Session as RuntimeSession;
+pub use ferroflow_runtime::{Session as RuntimeSession, SessionOptions};
 pub use ferroflow_tensor::{alloc, kernels, Code, DType, Error, Result, Shape, Tensor};
 pub use saved_model::SavedModel;
 
@@ -88,6 +88,15 @@ impl Session {
     pub fn new(graph: Arc<RwLock<Graph>>) -> Session {
         register_all();
         Session(ferroflow_runtime::Session::new(graph))
+    }
+
+    /// A session over `graph` configured by `options` (kernel threads,
+    /// independent steps at once; see [`SessionOptions`]).
+    pub fn with_options(graph: Arc<RwLock<Graph>>, options: SessionOptions) -> Result<Session> {
+        register_all();
+        Ok(Session(ferroflow_runtime::Session::with_options(
+            graph, options,
+        )?))
     }
 
     /// Feeds `feeds`, runs `targets`, and returns the values of `fetches`.

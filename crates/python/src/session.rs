@@ -154,7 +154,9 @@ pub(crate) struct Session {
 #[pymethods]
 impl Session {
     /// A session over `graph`; `intra_op_threads > 0` gives its kernels a
-    /// thread pool of that size (0: the process-wide pool). A `target` of
+    /// thread pool of that size (0: the process-wide pool), and
+    /// `inter_op_threads > 1` lets that many of a run's independent steps
+    /// run at once (0 or 1: one at a time). A `target` of
     /// `grpc://host:port` runs the graph across that server's cluster
     /// (credentials from `FERROFLOW_CLUSTER_TOKEN[_FILE]` and
     /// `FERROFLOW_TLS_*`); `connect_timeout_ms` bounds the wait for tasks
@@ -162,7 +164,7 @@ impl Session {
     /// bfloat16 rewrite of a local session's plans
     /// (`auto_mixed_precision_onednn_bfloat16`).
     #[new]
-    #[pyo3(signature = (graph, intra_op_threads = 0, target = "", connect_timeout_ms = 0, mixed_precision_bf16 = false))]
+    #[pyo3(signature = (graph, intra_op_threads = 0, target = "", connect_timeout_ms = 0, mixed_precision_bf16 = false, inter_op_threads = 0))]
     fn new(
         py: Python<'_>,
         graph: &Graph,
@@ -170,10 +172,12 @@ impl Session {
         target: &str,
         connect_timeout_ms: u64,
         mixed_precision_bf16: bool,
+        inter_op_threads: usize,
     ) -> PyResult<Session> {
         let engine = if target.is_empty() {
             let options = SessionOptions {
                 intra_op_threads,
+                inter_op_threads,
                 mixed_precision_bf16,
             };
             Engine::Local(Arc::new(
@@ -271,6 +275,15 @@ impl Session {
         match &*self.engine {
             Engine::Local(s) => s.intra_op_threads(),
             Engine::Cluster(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        }
+    }
+
+    /// Steps of one run that may execute at the same time.
+    #[getter]
+    fn inter_op_threads(&self) -> usize {
+        match &*self.engine {
+            Engine::Local(s) => s.inter_op_threads(),
+            Engine::Cluster(_) => 1,
         }
     }
 

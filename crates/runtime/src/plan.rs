@@ -145,9 +145,21 @@ pub struct Plan {
     profile: Option<Profile>,
     /// Some kernel [may block](Kernel::may_block).
     may_block: bool,
+    /// Which steps wait for which, for [`Plan::run_parallel`].
+    flow: Flow,
     /// The slot vectors of the last finished run, reused by the next (a
     /// loop body's plan runs once per iteration).
     scratch: parking_lot::Mutex<Option<Scratch>>,
+}
+
+/// The order a plan's steps must keep: what each waits for (its data
+/// producers and control inputs inside the plan). Independent steps may run
+/// at the same time.
+struct Flow {
+    /// How many steps each step waits for.
+    waits: Vec<u32>,
+    /// The steps waiting for each step.
+    readers: Vec<SmallVec<[u32; 4]>>,
 }
 
 /// A run's value slots and their remaining read counts.
@@ -305,7 +317,28 @@ impl Plan {
         let mut steps = Vec::new();
         // The fixed output of each node compiled so far, by node id.
         let mut fixed_of: Vec<Option<Value>> = vec![None; graph.len()];
-        for id in execution_order(graph, &needed, |o| slot_of.contains_key(o)) {
+        let order = execution_order(graph, &needed, |o| slot_of.contains_key(o));
+        let mut step_of = vec![u32::MAX; graph.len()];
+        for (i, &id) in order.iter().enumerate() {
+            step_of[id] = i as u32;
+        }
+        let mut waits_on: Vec<SmallVec<[u32; 4]>> = Vec::with_capacity(order.len());
+        for &id in &order {
+            let node = graph.node(id);
+            let mut preds: SmallVec<[u32; 4]> = node
+                .inputs
+                .iter()
+                .filter(|o| !slot_of.contains_key(o))
+                .map(|o| o.node)
+                .chain(node.control_inputs.iter().copied())
+                .map(|p| step_of[p])
+                .filter(|&p| p != u32::MAX)
+                .collect();
+            preds.sort_unstable();
+            preds.dedup();
+            waits_on.push(preds);
+        }
+        for id in order {
             let node = graph.node(id);
             let out_base = next;
             next += node.outputs.len();
@@ -380,8 +413,19 @@ impl Plan {
             runs: std::sync::atomic::AtomicU64::new(0),
         });
         let may_block = steps.iter().any(|s| s.kernel.may_block());
+        let mut readers: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); steps.len()];
+        for (s, preds) in waits_on.iter().enumerate() {
+            for &p in preds {
+                readers[p as usize].push(s as u32);
+            }
+        }
+        let flow = Flow {
+            waits: waits_on.iter().map(|p| p.len() as u32).collect(),
+            readers,
+        };
         Ok(Plan {
             may_block,
+            flow,
             steps,
             num_slots: next,
             feeds: feed_specs,
@@ -499,26 +543,6 @@ impl Plan {
         Ok((out, trace))
     }
 
-    fn execute(
-        &self,
-        session: &SessionState,
-        feeds: Vec<Tensor>,
-        trace: Option<&mut StepTrace>,
-    ) -> Result<Vec<Tensor>> {
-        self.check_feeds(&feeds)?;
-        let feeds = feeds.into_iter().map(Value::Tensor).collect();
-        let mut scratch = self.take_scratch();
-        self.execute_steps(session, feeds, trace, &mut scratch)?;
-        let Scratch { slots, remaining } = &mut scratch;
-        let out = self
-            .fetch_slots
-            .iter()
-            .map(|&s| take(s, slots, remaining)?.into_tensor())
-            .collect();
-        self.put_scratch(scratch);
-        out
-    }
-
     /// Runs every step with `feeds` in the feed slots of `scratch`, leaving
     /// the fetched values in its slots for the caller to take.
     fn execute_steps(
@@ -530,76 +554,21 @@ impl Plan {
     ) -> Result<()> {
         let clock = trace.as_ref().map(|_| TraceClock::start());
         let Scratch { slots, remaining } = scratch;
-        for (spec, v) in self.feeds.iter().zip(feeds) {
-            slots[spec.slot] = Some(v);
-        }
-        // One input of a step, read as the step wants it.
-        let read = |inp: &InputSlot,
-                    slots: &mut [Option<Value>],
-                    remaining: &mut [u32]|
-         -> Result<Value> {
-            match (&inp.source, inp.deref) {
-                (Source::Slot(slot), false) => take(*slot, slots, remaining),
-                (Source::Slot(slot), true) => {
-                    Ok(Value::Tensor(take(*slot, slots, remaining)?.into_tensor()?))
-                }
-                (Source::Fixed(Value::Ref(var)), true) => Ok(Value::Tensor(var.read()?)),
-                (Source::Fixed(v), _) => Ok(v.clone()),
-            }
-        };
+        self.place_feeds(feeds, slots);
         if let Some(p) = &self.profile {
             p.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         // Traced and profiled runs time every node, fixed ones included.
         let timed = clock.is_some() || self.profile.is_some();
         for (step_index, step) in self.steps.iter().enumerate() {
-            if !timed {
-                if let Some(v) = &step.fixed {
-                    if remaining[step.out_base] > 0 {
-                        slots[step.out_base] = Some(v.clone());
-                    }
-                    continue;
-                }
-                if step.forward {
-                    let v = read(&step.inputs[0], slots, remaining)
-                        .map_err(|e| e.at_node(&step.name))?;
-                    if remaining[step.out_base] > 0 {
-                        slots[step.out_base] = Some(v);
-                    }
-                    continue;
-                }
+            if !timed && pass_through(step, slots, remaining)? {
+                continue;
             }
             let all_start = clock.as_ref().map(|_| std::time::Instant::now());
-            let mut inputs: SmallVec<[Input<'_>; 4]> = SmallVec::with_capacity(step.inputs.len());
-            for inp in &step.inputs {
-                inputs.push(match (&inp.source, inp.deref) {
-                    (Source::Fixed(v), false) => Input::Lent(v),
-                    _ => Input::Owned(
-                        read(inp, slots, remaining).map_err(|e| e.at_node(&step.name))?,
-                    ),
-                });
-            }
-            let mut wanted = u64::MAX;
-            if step.needs_mask {
-                wanted = 0;
-                for i in 0..step.num_outputs.min(64) {
-                    if remaining[step.out_base + i] > 0 {
-                        wanted |= 1 << i;
-                    }
-                }
-            }
-            let mut ctx = OpContext {
-                inputs,
-                outputs: SmallVec::new(),
-                node: &step.name,
-                session,
-                wanted,
-            };
+            let (inputs, wanted) = gather(step, slots, remaining)?;
             let started =
                 (self.profile.is_some() || all_start.is_some()).then(std::time::Instant::now);
-            step.kernel
-                .compute(&mut ctx)
-                .map_err(|e| e.into_runtime().at_node(&step.name))?;
+            let outs = run_kernel(step, inputs, wanted, session)?;
             let op_end = all_start.map(|_| std::time::Instant::now());
             if let (Some(p), Some(t)) = (&self.profile, started) {
                 p.nanos[step_index].fetch_add(
@@ -607,21 +576,7 @@ impl Plan {
                     std::sync::atomic::Ordering::Relaxed,
                 );
             }
-            let outs = ctx.take_outputs();
-            ensure!(
-                outs.len() == step.num_outputs,
-                internal,
-                "kernel of '{}' produced {} outputs, expected {}",
-                step.name,
-                outs.len(),
-                step.num_outputs
-            );
-            for (i, v) in outs.into_iter().enumerate() {
-                let s = step.out_base + i;
-                if remaining[s] > 0 {
-                    slots[s] = Some(v);
-                }
-            }
+            store_outputs(step, outs, slots, remaining);
             if let (Some(tr), Some(clock), Some(a), Some(o), Some(e)) =
                 (trace.as_deref_mut(), &clock, all_start, started, op_end)
             {
@@ -639,6 +594,367 @@ impl Plan {
             }
         }
         Ok(())
+    }
+
+    fn place_feeds(&self, feeds: Vec<Value>, slots: &mut [Option<Value>]) {
+        for (spec, v) in self.feeds.iter().zip(feeds) {
+            slots[spec.slot] = Some(v);
+        }
+    }
+
+    /// Runs the plan once like [`Plan::run`], with independent steps at the
+    /// same time: the calling thread runs steps in plan order (its kernels
+    /// use the kernel team), while the threads of `workers` take small
+    /// ready steps beside it, each kernel on its worker alone (the workers
+    /// must have called [`ferroflow_tensor::team::run_kernels_alone`]).
+    /// Every kernel gets the same inputs as in a serial run, so results are
+    /// the same; only the order of steps that nothing orders may differ, as
+    /// in TensorFlow with `inter_op_parallelism_threads` above 1.
+    ///
+    /// Plans whose kernels may block, and profiled plans, run serially.
+    pub fn run_parallel(
+        &self,
+        session: &SessionState,
+        feeds: Vec<Tensor>,
+        workers: &rayon::ThreadPool,
+    ) -> Result<Vec<Tensor>> {
+        if self.may_block || self.profile.is_some() || self.steps.len() < 3 {
+            return self.run(session, feeds);
+        }
+        self.check_feeds(&feeds)?;
+        let mut scratch = self.take_scratch();
+        self.place_feeds(
+            feeds.into_iter().map(Value::Tensor).collect(),
+            &mut scratch.slots,
+        );
+        {
+            let Scratch { slots, remaining } = &mut scratch;
+            let board = parking_lot::Mutex::new(Board {
+                slots,
+                remaining,
+                waits: self.flow.waits.clone(),
+                ready: (0..self.steps.len() as u32)
+                    .filter(|&i| self.flow.waits[i as usize] == 0)
+                    .collect(),
+                unfinished: self.steps.len(),
+                side_workers: 0,
+                error: None,
+            });
+            let crew = Crew {
+                plan: self,
+                session,
+                board: &board,
+                wake: parking_lot::Condvar::new(),
+                max_side_workers: workers.current_num_threads(),
+                side_step_bytes: side_step_bytes(),
+            };
+            workers.in_place_scope(|scope| crew.take_part(scope, false));
+            if let Some(e) = board.into_inner().error {
+                return Err(e);
+            }
+        }
+        self.finish_run(scratch)
+    }
+
+    fn execute(
+        &self,
+        session: &SessionState,
+        feeds: Vec<Tensor>,
+        trace: Option<&mut StepTrace>,
+    ) -> Result<Vec<Tensor>> {
+        self.check_feeds(&feeds)?;
+        let feeds = feeds.into_iter().map(Value::Tensor).collect();
+        let mut scratch = self.take_scratch();
+        self.execute_steps(session, feeds, trace, &mut scratch)?;
+        self.finish_run(scratch)
+    }
+
+    /// Takes the fetched values out of a finished run's slots.
+    fn finish_run(&self, mut scratch: Scratch) -> Result<Vec<Tensor>> {
+        let Scratch { slots, remaining } = &mut scratch;
+        let out = self
+            .fetch_slots
+            .iter()
+            .map(|&s| take(s, slots, remaining)?.into_tensor())
+            .collect();
+        self.put_scratch(scratch);
+        out
+    }
+}
+
+/// Inputs of this many bytes at most make a step small enough for an
+/// inter-op worker to run beside the caller's kernel, on one core
+/// (`FERROFLOW_INTER_OP_BYTES`, default 256 KiB: an elementwise op or a
+/// bias gradient over a 128x512 float batch).
+fn side_step_bytes() -> usize {
+    static BYTES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BYTES.get_or_init(|| {
+        std::env::var("FERROFLOW_INTER_OP_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(256 << 10)
+    })
+}
+
+/// What the threads of a parallel run share, behind one lock.
+struct Board<'r> {
+    slots: &'r mut [Option<Value>],
+    remaining: &'r mut [u32],
+    /// Steps each step still waits for.
+    waits: Vec<u32>,
+    /// Steps whose inputs are all there, not yet taken.
+    ready: Vec<u32>,
+    /// Steps not yet finished.
+    unfinished: usize,
+    /// Inter-op workers taking part now.
+    side_workers: usize,
+    /// The first failure; no step starts after it.
+    error: Option<Error>,
+}
+
+impl Board<'_> {
+    /// Bytes of the tensors a ready step would read.
+    fn input_bytes(&self, step: &Step) -> usize {
+        let size = |v: &Value| match v {
+            Value::Tensor(t) => t.num_elements() * t.dtype().size().unwrap_or(8),
+            _ => 0,
+        };
+        step.inputs
+            .iter()
+            .map(|inp| match &inp.source {
+                Source::Slot(slot) => self.slots[*slot].as_ref().map_or(0, size),
+                Source::Fixed(v) => size(v),
+            })
+            .sum()
+    }
+
+    /// Removes and returns the lowest ready step (of at most `max_bytes` of
+    /// input when given).
+    fn pick(&mut self, steps: &[Step], max_bytes: Option<usize>) -> Option<usize> {
+        let (at, _) = self
+            .ready
+            .iter()
+            .enumerate()
+            .filter(|&(_, &s)| max_bytes.is_none_or(|m| self.input_bytes(&steps[s as usize]) <= m))
+            .min_by_key(|&(_, &s)| s)?;
+        Some(self.ready.swap_remove(at) as usize)
+    }
+}
+
+/// The threads of one parallel run: the caller and the inter-op workers it
+/// recruits.
+struct Crew<'p, 'r> {
+    plan: &'p Plan,
+    session: &'p SessionState,
+    board: &'p parking_lot::Mutex<Board<'r>>,
+    /// Wakes the caller when a worker finished a step.
+    wake: parking_lot::Condvar,
+    max_side_workers: usize,
+    side_step_bytes: usize,
+}
+
+impl<'p> Crew<'p, '_> {
+    /// Runs ready steps until none is left to this thread: the caller takes
+    /// any step and waits for workers' steps; a worker (`side`) takes small
+    /// steps and leaves when there are none.
+    fn take_part<'s>(&'s self, scope: &rayon::Scope<'s>, side: bool) {
+        let steps = &self.plan.steps;
+        let mut board = self.board.lock();
+        loop {
+            if board.error.is_some() || board.unfinished == 0 {
+                break;
+            }
+            let limit = side.then_some(self.side_step_bytes);
+            let Some(s) = board.pick(steps, limit) else {
+                if side {
+                    break;
+                }
+                self.wake.wait(&mut board);
+                continue;
+            };
+            let step = &steps[s];
+            let b = &mut *board;
+            let result = match pass_through(step, b.slots, b.remaining) {
+                Ok(true) => Ok(None),
+                Err(e) => Err(e),
+                Ok(false) => match gather(step, b.slots, b.remaining) {
+                    Err(e) => Err(e),
+                    Ok((inputs, wanted)) => {
+                        self.recruit(&mut board, scope);
+                        parking_lot::MutexGuard::unlocked(&mut board, || {
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                run_kernel(step, inputs, wanted, self.session)
+                            }))
+                            .unwrap_or_else(|p| {
+                                Err(Error::internal(format!(
+                                    "the kernel of '{}' panicked: {}",
+                                    step.name,
+                                    panic_text(&p)
+                                )))
+                            })
+                            .map(Some)
+                        })
+                    }
+                },
+            };
+            let b = &mut *board;
+            match result {
+                Ok(outs) => {
+                    if let Some(outs) = outs {
+                        store_outputs(step, outs, b.slots, b.remaining);
+                    }
+                    b.unfinished -= 1;
+                    for &r in &self.plan.flow.readers[s] {
+                        b.waits[r as usize] -= 1;
+                        if b.waits[r as usize] == 0 {
+                            b.ready.push(r);
+                        }
+                    }
+                }
+                Err(e) => {
+                    b.error.get_or_insert(e);
+                }
+            }
+            if side {
+                self.wake.notify_one();
+            }
+        }
+        if side {
+            board.side_workers -= 1;
+            drop(board);
+            self.wake.notify_one();
+        }
+    }
+
+    /// Starts a worker for each ready step small enough for one, up to the
+    /// pool's size.
+    fn recruit<'s>(
+        &'s self,
+        board: &mut parking_lot::MutexGuard<'_, Board<'_>>,
+        scope: &rayon::Scope<'s>,
+    ) {
+        let steps = &self.plan.steps;
+        let mut wanted = board
+            .ready
+            .iter()
+            .filter(|&&s| board.input_bytes(&steps[s as usize]) <= self.side_step_bytes)
+            .count();
+        while wanted > 0 && board.side_workers < self.max_side_workers {
+            board.side_workers += 1;
+            wanted -= 1;
+            scope.spawn(move |scope| self.take_part(scope, true));
+        }
+    }
+}
+
+/// The message of a caught panic.
+fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// One input of a step, read as the step wants it.
+fn read_input(
+    inp: &InputSlot,
+    slots: &mut [Option<Value>],
+    remaining: &mut [u32],
+) -> Result<Value> {
+    match (&inp.source, inp.deref) {
+        (Source::Slot(slot), false) => take(*slot, slots, remaining),
+        (Source::Slot(slot), true) => {
+            Ok(Value::Tensor(take(*slot, slots, remaining)?.into_tensor()?))
+        }
+        (Source::Fixed(Value::Ref(var)), true) => Ok(Value::Tensor(var.read()?)),
+        (Source::Fixed(v), _) => Ok(v.clone()),
+    }
+}
+
+/// Moves a step's value along without calling its kernel when it has a
+/// fixed output or forwards its input; returns whether it did.
+fn pass_through(step: &Step, slots: &mut [Option<Value>], remaining: &mut [u32]) -> Result<bool> {
+    let value = if let Some(v) = &step.fixed {
+        v.clone()
+    } else if step.forward {
+        read_input(&step.inputs[0], slots, remaining).map_err(|e| e.at_node(&step.name))?
+    } else {
+        return Ok(false);
+    };
+    if remaining[step.out_base] > 0 {
+        slots[step.out_base] = Some(value);
+    }
+    Ok(true)
+}
+
+/// A step's inputs, and the mask of its outputs that are read.
+fn gather<'p>(
+    step: &'p Step,
+    slots: &mut [Option<Value>],
+    remaining: &mut [u32],
+) -> Result<(SmallVec<[Input<'p>; 4]>, u64)> {
+    let mut inputs: SmallVec<[Input<'p>; 4]> = SmallVec::with_capacity(step.inputs.len());
+    for inp in &step.inputs {
+        inputs.push(match (&inp.source, inp.deref) {
+            (Source::Fixed(v), false) => Input::Lent(v),
+            _ => {
+                Input::Owned(read_input(inp, slots, remaining).map_err(|e| e.at_node(&step.name))?)
+            }
+        });
+    }
+    let mut wanted = u64::MAX;
+    if step.needs_mask {
+        wanted = 0;
+        for i in 0..step.num_outputs.min(64) {
+            if remaining[step.out_base + i] > 0 {
+                wanted |= 1 << i;
+            }
+        }
+    }
+    Ok((inputs, wanted))
+}
+
+/// Calls a step's kernel and checks it produced every output.
+fn run_kernel<'a>(
+    step: &'a Step,
+    inputs: SmallVec<[Input<'a>; 4]>,
+    wanted: u64,
+    session: &'a SessionState,
+) -> Result<SmallVec<[Value; 2]>> {
+    let mut ctx = OpContext {
+        inputs,
+        outputs: SmallVec::new(),
+        node: &step.name,
+        session,
+        wanted,
+    };
+    step.kernel
+        .compute(&mut ctx)
+        .map_err(|e| e.into_runtime().at_node(&step.name))?;
+    let outs = ctx.take_outputs();
+    ensure!(
+        outs.len() == step.num_outputs,
+        internal,
+        "kernel of '{}' produced {} outputs, expected {}",
+        step.name,
+        outs.len(),
+        step.num_outputs
+    );
+    Ok(outs)
+}
+
+/// Keeps the outputs that a later step or a fetch reads.
+fn store_outputs(
+    step: &Step,
+    outs: SmallVec<[Value; 2]>,
+    slots: &mut [Option<Value>],
+    remaining: &[u32],
+) {
+    for (i, v) in outs.into_iter().enumerate() {
+        let s = step.out_base + i;
+        if remaining[s] > 0 {
+            slots[s] = Some(v);
+        }
     }
 }
 

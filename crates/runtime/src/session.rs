@@ -26,6 +26,11 @@ pub struct SessionOptions {
     /// Threads a single kernel may use (`intra_op_parallelism_threads`).
     /// 0 shares the process-wide pool, sized to the machine's cores.
     pub intra_op_threads: usize,
+    /// Steps that may run at the same time (`inter_op_parallelism_threads`):
+    /// above 1, a run's independent small steps run on that many threads less
+    /// one beside the caller (see [`Plan::run_parallel`]); 0 and 1 run one
+    /// step after another, each kernel on all the kernel threads.
+    pub inter_op_threads: usize,
     /// Run float32 products and convolutions (and the ops TensorFlow's
     /// oneDNN lists put with them) in bfloat16, variables and losses in
     /// float32 (`auto_mixed_precision_onednn_bfloat16`; see
@@ -54,6 +59,9 @@ pub struct Session {
     pool: Option<(rayon::ThreadPool, Mutex<()>)>,
     /// Plans run the bfloat16 rewrite of the graph (see [`SessionOptions`]).
     mixed_precision_bf16: bool,
+    /// The workers that run small steps beside the caller's, when
+    /// `inter_op_threads > 1`.
+    inter_op: Option<rayon::ThreadPool>,
 }
 
 impl Session {
@@ -68,6 +76,7 @@ impl Session {
             closed: AtomicBool::new(false),
             pool: None,
             mixed_precision_bf16: false,
+            inter_op: None,
         }
     }
 
@@ -89,6 +98,21 @@ impl Session {
                 })?;
             denormal::flush_on_rayon_workers(Some(&pool));
             s.pool = Some((pool, Mutex::new(())));
+        }
+        if options.inter_op_threads > 1 {
+            let workers = rayon::ThreadPoolBuilder::new()
+                .num_threads(options.inter_op_threads - 1)
+                .thread_name(|i| format!("ferroflow inter-op {i}"))
+                .start_handler(|_| ferroflow_tensor::team::run_kernels_alone())
+                .build()
+                .map_err(|e| {
+                    Error::resource_exhausted(format!(
+                        "cannot start {} inter-op threads: {e}",
+                        options.inter_op_threads
+                    ))
+                })?;
+            denormal::flush_on_rayon_workers(Some(&workers));
+            s.inter_op = Some(workers);
         }
         Ok(s)
     }
@@ -236,7 +260,23 @@ impl Session {
     /// Runs a prepared plan with values for its feeds (in plan order).
     pub fn run_plan(&self, plan: &Plan, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
         self.check_open()?;
-        self.on_pool(plan, || plan.run(&self.state, feeds))
+        self.on_pool(plan, || self.execute(plan, feeds))
+    }
+
+    /// Runs a plan, with independent steps at once when the session has
+    /// inter-op workers.
+    fn execute(&self, plan: &Plan, feeds: Vec<Tensor>) -> Result<Vec<Tensor>> {
+        match &self.inter_op {
+            Some(workers) => plan.run_parallel(&self.state, feeds, workers),
+            None => plan.run(&self.state, feeds),
+        }
+    }
+
+    /// Steps of one run that may run at the same time.
+    pub fn inter_op_threads(&self) -> usize {
+        self.inter_op
+            .as_ref()
+            .map_or(1, |w| w.current_num_threads() + 1)
     }
 
     /// Like [`Session::run_plan`], failing with `DeadlineExceededError` if a
@@ -250,7 +290,7 @@ impl Session {
     ) -> Result<Vec<Tensor>> {
         self.check_open()?;
         self.on_pool(plan, || {
-            blocking::with_deadline(deadline, || plan.run(&self.state, feeds))
+            blocking::with_deadline(deadline, || self.execute(plan, feeds))
         })
     }
 

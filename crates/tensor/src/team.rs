@@ -66,9 +66,9 @@ pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
         1 => return f(0),
         _ => {}
     }
-    if IN_TASK.get() || tasks > u32::MAX as usize || in_forked_child() {
-        // Already inside a team task: the other threads are busy with the
-        // outer job's tasks.
+    if IN_TASK.get() || SOLO.get() || tasks > u32::MAX as usize || in_forked_child() {
+        // Already inside a team task (the other threads are busy with the
+        // outer job's tasks), or on a thread whose kernels run alone.
         return (0..tasks).for_each(f);
     }
     run_shared(tasks, sweep, &f);
@@ -222,6 +222,17 @@ unsafe impl<T> Sync for SendPtr<T> {}
 thread_local! {
     /// Set while this thread runs a team task.
     static IN_TASK: Cell<bool> = const { Cell::new(false) };
+    /// Set on threads whose kernels always run alone (see [`run_kernels_alone`]).
+    static SOLO: Cell<bool> = const { Cell::new(false) };
+}
+
+/// From now on, kernels called on this thread run every task themselves,
+/// never through the team or rayon: for the executor's inter-op workers,
+/// which run small ops beside a kernel that holds the team (handing their
+/// tasks to rayon would put a second set of threads on cores the team's
+/// helpers already spin on).
+pub fn run_kernels_alone() {
+    SOLO.set(true);
 }
 
 /// The tasks `lo..hi` one thread owns, packed into one word (`lo` in the

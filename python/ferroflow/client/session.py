@@ -10,8 +10,14 @@ session's own kernel thread pool (0: the process-wide pool, one thread per
 core); every kernel, matrix products included, splits its work over that
 pool. Results are identical for any thread count. Concurrent ``run`` calls
 on such a session take turns (on the default pool they run side by side).
-``inter_op_parallelism_threads`` is honoured trivially: the executor runs one
-op at a time on the calling thread, which satisfies any limit.
+``inter_op_parallelism_threads`` above 1 lets a run's independent small ops
+(elementwise ops, bias gradients, small updates: 256 KiB of input at most)
+run on that many threads less one, each on one core, beside the op the
+calling thread runs on all the kernel threads; values are the same as with
+one op at a time, only ops that nothing orders may run in another order, as
+in TensorFlow. 0 and 1 run one op at a time on the calling thread (unlike
+TensorFlow, 0 does not pick a pool size: every kernel already uses every
+core).
 ``log_device_placement`` (or ``tf.debugging.set_log_device_placement(True)`` before the
 session is made) writes each node's device to stderr when a run first meets it
 (``framework/placement_log.py``). Every other field (``device_count``, ``gpu_options``,
@@ -305,13 +311,15 @@ class BaseSession:
             raise TypeError(f"config must be a tf.ConfigProto, but got {type(config)}")
         self._config = config
         intra = max(0, config.intra_op_parallelism_threads) if config is not None else 0
+        inter = max(0, config.inter_op_parallelism_threads) if config is not None else 0
         if isinstance(target, bytes):
             target = target.decode()
         target = target or ""
         # Only grpc:// targets reach a cluster; others ('', 'local') run in-process as before.
         cluster_target = target if target.startswith("grpc://") else ""
         self._native = _native.Session(
-            self._graph._native, intra, cluster_target, mixed_precision_bf16=_bf16_rewrite_on(config))
+            self._graph._native, intra, cluster_target, mixed_precision_bf16=_bf16_rewrite_on(config),
+            inter_op_threads=inter)
         self._timeout_ms = max(0, config.operation_timeout_in_ms) if config is not None else 0
         log_placement = placement_log.get_log_device_placement() or (config is not None and config.log_device_placement)
         self._placement_logger = placement_log.PlacementLogger() if log_placement else None
