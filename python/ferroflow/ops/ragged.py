@@ -345,13 +345,7 @@ class RaggedTensor:
     def value_rowids(self, name=None):
         """The row of each value."""
         with ops.name_scope(name, "RaggedValueRowIds", [self._row_splits]):
-            rows = array_ops.shape(self._values if not isinstance(self._values, RaggedTensor)
-                                   else self._values._row_splits, out_type=dtypes.int64)[0]
-            if isinstance(self._values, RaggedTensor):
-                rows = rows - 1
-            flat = array_ops.zeros(array_ops.reshape(rows, [1]), dtype=dtypes.bool)
-            indices = _to_sparse_op(self._row_splits_int64(), [flat])[0]
-            return math_ops.cast(indices[:, 0], self._row_splits.dtype)
+            return rowids_from_splits(self._row_splits)
 
     @property
     def uniform_row_length(self):
@@ -613,7 +607,7 @@ def ragged_elementwise(fn, x, y, name=None):
                 x = _to_ragged_rank(x, rank, x.row_splits.dtype)
                 y = _to_ragged_rank(y, rank, y.row_splits.dtype)
                 rt = x
-            checks = [assert_same_splits(a, b) for a, b in zip(x.nested_row_splits, y.nested_row_splits)]
+            checks = same_splits_checks(x, y)
             with ops.control_dependencies(checks):
                 xv = array_ops.identity(x.flat_values)
             yv = y.flat_values
@@ -628,6 +622,23 @@ def ragged_elementwise(fn, x, y, name=None):
         rt, other = broadcast_dense_to_ragged(rt, other)
         out = fn(rt.flat_values, other) if first else fn(other, rt.flat_values)
         return rt.with_flat_values(out)
+
+
+def rowids_from_splits(splits, dtype=None):
+    """The row of every value, from row splits: a running count of the row boundaries at or before each value
+    (one scatter of the boundaries and a cumulative sum, linear in the values)."""
+    dtype = splits.dtype.base_dtype if dtype is None else dtypes.as_dtype(dtype)
+    from ferroflow.ops.segment_ops import unsorted_segment_sum
+
+    inner = splits[1:-1]
+    marks = unsorted_segment_sum(array_ops.ones_like(inner, dtype=dtype), inner, splits[-1] + 1)[:-1]
+    return math_ops.cumsum(marks)
+
+
+def same_splits_checks(x, y):
+    """The run-time checks that ragged ``x`` and ``y`` share their row splits, level by level (none for a level
+    where both hold the very same tensor, as operands derived from one ragged tensor do)."""
+    return [assert_same_splits(a, b) for a, b in zip(x.nested_row_splits, y.nested_row_splits) if a is not b]
 
 
 def assert_same_splits(a, b):
@@ -708,8 +719,20 @@ def broadcast_dense_to_ragged(rt, y):
         return rt, array_ops.reshape(y, y_shape[outer:]) if outer else y
     full = array_ops.reshape(y, array_ops.concat([array_ops.ones([rank - y_rank], dtypes.int64), y_shape], 0))
     full_shape = array_ops.shape(full, out_type=dtypes.int64)
-    from ferroflow.ops import check_ops
-
+    static = [1] * (rank - y_rank) + dims  # y's sizes against rt's dimensions, None where unknown
+    if all(d == 1 for d in static[1:k + 1]):
+        # The usual case ([B, 1] against [B, None]): y varies with the rows only; every value takes its row's.
+        rows = array_ops.reshape(full, array_ops.concat([full_shape[:1], full_shape[k + 1:]], 0))
+        ids = _outer_rowids(rt)
+        checks = []
+        if static[0] != 1:
+            nrows = rt.nrows(out_type=dtypes.int64)
+            if static[0] is None:
+                ids = ids * math_ops.cast(math_ops.not_equal(full_shape[0], 1), dtypes.int64)
+            checks.append(_assert_true(math_ops.logical_or(math_ops.equal(full_shape[0], 1),
+                                                           math_ops.equal(full_shape[0], nrows))))
+        with ops.control_dependencies(checks):
+            return rt, array_ops.gather(rows, ids)
     positions = _positions(rt)
     picks, checks = [], []
     lengths = [None] + [math_ops.cast(r.row_lengths(), dtypes.int64) for r in _levels(rt)]
@@ -721,10 +744,26 @@ def broadcast_dense_to_ragged(rt, y):
             ok = math_ops.logical_or(is_one, math_ops.equal(size, rt.nrows(out_type=dtypes.int64)))
         else:
             ok = math_ops.reduce_all(math_ops.logical_or(is_one, math_ops.equal(lengths[axis], size)))
-        checks.append(check_ops.assert_equal(ok, True, message="Input tensors have incompatible shapes."))
+        checks.append(_assert_true(ok))
     with ops.control_dependencies(checks):
         index = array_ops.stack(picks, axis=1)
     return rt, array_ops.gather_nd(full, index)
+
+
+def _assert_true(ok):
+    """A run-time check of a broadcast (TensorFlow's message for it)."""
+    from ferroflow.ops.control_flow_ops import Assert
+
+    return Assert(ok, ["Input tensors have incompatible shapes.", "Condition x == y did not hold element-wise:"])
+
+
+def _outer_rowids(rt):
+    """The row (dimension 0) of every flat value of ``rt``, int64."""
+    levels = _levels(rt)
+    ids = math_ops.cast(rowids_from_splits(levels[-1].row_splits), dtypes.int64)
+    for level in reversed(levels[:-1]):
+        ids = array_ops.gather(math_ops.cast(rowids_from_splits(level.row_splits), dtypes.int64), ids)
+    return ids
 
 
 def _positive_axis(axis, rank, what):

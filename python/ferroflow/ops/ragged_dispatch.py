@@ -17,8 +17,8 @@ from ferroflow.ops import array_ops, math_ops, segment_ops
 from ferroflow.ops.ragged import (
     RaggedTensor,
     RaggedTensorValue,
-    assert_same_splits,
     broadcast_dense_to_ragged,
+    same_splits_checks,
 )
 
 __all__ = ["is_ragged_arg", "add_n", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
@@ -80,8 +80,7 @@ def add_n(inputs, name=None):
         first = rts[0]
         if not all(isinstance(rt, RaggedTensor) and rt.ragged_rank == first.ragged_rank for rt in rts):
             raise ValueError("ferroflow's ragged add_n takes RaggedTensors of one ragged_rank")
-        checks = [assert_same_splits(a, b) for rt in rts[1:]
-                  for a, b in zip(first.nested_row_splits, rt.nested_row_splits)]
+        checks = [c for rt in rts[1:] for c in same_splits_checks(first, rt)]
         with ops.control_dependencies(checks):
             flat = [array_ops.identity(rt.flat_values) for rt in rts]
         return first.with_flat_values(math_ops.add_n(flat))
@@ -294,7 +293,7 @@ def _select(condition, x, y, fn):
         if other.ragged_rank != template.ragged_rank:
             raise ValueError("ferroflow's ragged tf.where takes ragged operands of one ragged_rank, got "
                              f"{template.ragged_rank} and {other.ragged_rank}")
-        checks += [assert_same_splits(a, b) for a, b in zip(template.nested_row_splits, other.nested_row_splits)]
+        checks += same_splits_checks(template, other)
     # Dense operands of a higher rank add leading dimensions; use the widest ragged form for all.
     for p in parts:
         if not isinstance(p, RaggedTensor) and p.shape.ndims is not None and \
@@ -381,6 +380,13 @@ def reduce(kind, input_tensor, axis=None, keepdims=False, name=None):
             return _map(total, lambda v: math_ops.greater(v, 0) if kind == "any" else math_ops.equal(v, 0))
         if kind == "mean":
             total = reduce("sum", rt, axis)
+            if axis is not None and _axes(axis, rt.shape.ndims) == [1] and not isinstance(rt.values, RaggedTensor) \
+                    and rt.values.shape.ndims is not None:
+                # Each row's mean: its sum over its length (no second segment sum for the counts).
+                count = math_ops.cast(rt.row_lengths(), rt.dtype)
+                count = array_ops.reshape(count, array_ops.concat(
+                    [[-1], array_ops.ones([rt.values.shape.ndims - 1], dtypes.int32)], 0))
+                return math_ops.truediv(total, count)
             count = reduce("sum", rt.with_flat_values(array_ops.ones_like(rt.flat_values)), axis)
             return _map2(total, count, math_ops.truediv)
         if axis is None:
@@ -440,7 +446,7 @@ def unsorted_segment(op_type, data, segment_ids, num_segments, name=None):
         if isinstance(ids, RaggedTensor):
             if ids.ragged_rank != data.ragged_rank:
                 raise ValueError("segment_ids and data must have one ragged_rank")
-            checks = [assert_same_splits(a, b) for a, b in zip(data.nested_row_splits, ids.nested_row_splits)]
+            checks = same_splits_checks(data, ids)
             with ops.control_dependencies(checks):
                 flat = array_ops.identity(data.flat_values)
             return _segment_rows(kind, flat, ids.flat_values, num_segments)

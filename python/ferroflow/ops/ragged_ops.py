@@ -18,8 +18,8 @@ from ferroflow.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.ops import array_ops, check_ops, math_ops
 from ferroflow.ops._op_util import make_op, type_attr
-from ferroflow.ops.array_ops_extra import argsort, repeat
-from ferroflow.ops.ragged import RaggedTensor, RaggedTensorValue, is_ragged
+from ferroflow.ops.array_ops_extra import argsort
+from ferroflow.ops.ragged import RaggedTensor, RaggedTensorValue, is_ragged, rowids_from_splits
 from ferroflow.ops.segment_ops import unsorted_segment_sum
 
 __all__ = [
@@ -269,9 +269,7 @@ def row_splits_to_segment_ids(splits, name=None, out_type=None):
         if splits.shape[0].value == 0:
             raise ValueError("Invalid row_splits: []")
         out_type = splits.dtype.base_dtype if out_type is None else dtypes.as_dtype(out_type)
-        lengths = splits[1:] - splits[:-1]
-        nrows = array_ops.shape(splits, out_type=out_type)[-1] - 1
-        return repeat(array_ops.range(nrows), lengths, axis=0)
+        return rowids_from_splits(splits, out_type)
 
 
 def segment_ids_to_row_splits(segment_ids, num_segments=None, out_type=None, name=None):

@@ -1,14 +1,13 @@
 //! Kernels of TensorFlow's `RaggedTensorToTensor` and `RaggedGather` (op
 //! definitions in `ferroflow_graph::ops::ragged`). Both work on any dtype:
-//! the row bookkeeping is done on the splits, and the values move through
-//! the dtype-generic gather and concat kernels.
+//! the row bookkeeping is done on the splits, and the values move as whole
+//! items (a typed copy into the padded output; the dtype-generic gather).
 
 use super::boxed;
 use crate::kernel::{factory, KernelFactory, OpContext};
 use ferroflow_graph::{AttrValue, AttrsExt};
-use ferroflow_tensor::kernels::array::{concat, gather};
 use ferroflow_tensor::kernels::elementwise::select;
-use ferroflow_tensor::{bail, ensure, DType, Result, Shape, Tensor};
+use ferroflow_tensor::{bail, ensure, with_data, DType, Element, Result, Shape, Tensor};
 
 /// How a `RaggedTensorToTensor` partition tensor describes its level.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -209,29 +208,8 @@ fn ragged_to_tensor_kernel(ctx: &mut OpContext<'_>, types: &[Partition]) -> Resu
     }
     let dtype = values.dtype();
     Tensor::check_allocation("RaggedTensorToTensor", dtype, &dims)?;
-    // For every value, its cell among the outer (first ragged_rank + 1) output dimensions, or none when a
-    // truncated dimension leaves it out.
-    let mut cells: Vec<Option<usize>> = (0..levels[0].len() - 1)
-        .map(|i| (i < dims[0]).then_some(i))
-        .collect();
-    for (k, s) in levels.iter().enumerate() {
-        let width = dims[k + 1];
-        let mut next = Vec::with_capacity(*s.last().unwrap_or(&0) as usize);
-        for (row, w) in s.windows(2).enumerate() {
-            for j in 0..(w[1] - w[0]) as usize {
-                next.push(cells[row].filter(|_| j < width).map(|c| c * width + j));
-            }
-        }
-        cells = next;
-    }
     let outer: usize = dims[..=ragged_rank].iter().product();
-    let mut source = vec![nvals as i64; outer];
-    for (p, cell) in cells.iter().enumerate() {
-        if let Some(c) = cell {
-            source[*c] = p as i64;
-        }
-    }
-    // The default, broadcast to one item, is row `nvals` of the table the cells gather from.
+    // The default, broadcast to one item, fills every cell no value lands in.
     ensure!(
         default.rank() < values.rank(),
         invalid_argument,
@@ -251,16 +229,105 @@ fn ragged_to_tensor_kernel(ctx: &mut OpContext<'_>, types: &[Partition]) -> Resu
         default.shape(),
         inner
     );
-    let table = concat(
-        &[
-            values.reshape(Shape::new(&[nvals, inner_size]))?,
-            item.reshape(Shape::new(&[1, inner_size]))?,
-        ],
-        0,
-    )?;
-    let out = gather(&table, &Tensor::vector(source), 0, 0)?;
-    ctx.output(out.reshape(Shape::new(&dims))?);
+    let cells: Vec<usize>;
+    let place = if ragged_rank == 1 {
+        Place::Rows {
+            splits: &levels[0],
+            rows: dims[0],
+            width: dims[1],
+        }
+    } else {
+        // For every value, its cell among the outer (first ragged_rank + 1) output dimensions, or NONE when a
+        // truncated dimension leaves it out.
+        let mut placed: Vec<usize> = (0..levels[0].len() - 1)
+            .map(|i| if i < dims[0] { i } else { NONE })
+            .collect();
+        for (k, s) in levels.iter().enumerate() {
+            let width = dims[k + 1];
+            let mut next = Vec::with_capacity(*s.last().unwrap_or(&0) as usize);
+            for (row, w) in s.windows(2).enumerate() {
+                let cell = placed[row];
+                for j in 0..(w[1] - w[0]) as usize {
+                    next.push(if cell == NONE || j >= width {
+                        NONE
+                    } else {
+                        cell * width + j
+                    });
+                }
+            }
+            placed = next;
+        }
+        cells = placed;
+        Place::Cells(&cells)
+    };
+    let fill = Fill {
+        place,
+        outer,
+        inner: inner_size,
+    };
+    let out = with_data!(values.data(), v => fill.run(v, &item, &dims))?;
+    ctx.output(out);
     Ok(())
+}
+
+/// A cell no value lands in.
+const NONE: usize = usize::MAX;
+
+/// Where the values go in `RaggedTensorToTensor`'s output.
+enum Place<'a> {
+    /// Ragged rank 1: row `r`'s first `width` values start cell `r * width`
+    /// (for the first `rows` rows).
+    Rows {
+        splits: &'a [i64],
+        rows: usize,
+        width: usize,
+    },
+    /// Value `p` goes to cell `cells[p]` (NONE: nowhere).
+    Cells(&'a [usize]),
+}
+
+/// `outer` cells of `inner` elements each, filled with the default item and
+/// then the values where `place` puts them.
+struct Fill<'a> {
+    place: Place<'a>,
+    outer: usize,
+    inner: usize,
+}
+
+impl Fill<'_> {
+    fn run<T: Element>(&self, values: &[T], item: &Tensor, dims: &[usize]) -> Result<Tensor> {
+        let item = item.as_slice::<T>()?;
+        let mut out: Vec<T> = Vec::with_capacity(self.outer * self.inner);
+        if self.inner == 1 {
+            out.resize(self.outer, item[0].clone());
+        } else {
+            for _ in 0..self.outer {
+                out.extend_from_slice(item);
+            }
+        }
+        let n = self.inner;
+        match self.place {
+            Place::Rows {
+                splits,
+                rows,
+                width,
+            } => {
+                for (r, w) in splits.windows(2).take(rows).enumerate() {
+                    let (lo, len) = (w[0] as usize, ((w[1] - w[0]) as usize).min(width));
+                    let at = r * width * n;
+                    out[at..at + len * n].clone_from_slice(&values[lo * n..(lo + len) * n]);
+                }
+            }
+            Place::Cells(cells) => {
+                for (p, &c) in cells.iter().enumerate() {
+                    if c != NONE {
+                        out[c * n..(c + 1) * n].clone_from_slice(&values[p * n..(p + 1) * n]);
+                    }
+                }
+            }
+        }
+        Tensor::from_vec(dims.to_vec(), out)
+    }
 }
 
 fn ragged_gather_kernel(ctx: &mut OpContext<'_>, out_ragged_rank: usize) -> Result<()> {
@@ -329,8 +396,13 @@ fn ragged_gather_kernel(ctx: &mut OpContext<'_>, out_ragged_rank: usize) -> Resu
     if idims.is_empty() {
         out.remove(0); // one row: its own splits are dropped
     }
-    let positions: Vec<i64> = ranges.iter().flat_map(|&(lo, hi)| lo..hi).collect();
-    let dense = gather(values, &Tensor::vector(positions), 0, 0)?;
+    let inner: usize = values.dims()[1..].iter().product();
+    let mut dims = vec![ranges
+        .iter()
+        .map(|&(lo, hi)| (hi - lo) as usize)
+        .sum::<usize>()];
+    dims.extend_from_slice(&values.dims()[1..]);
+    let dense = with_data!(values.data(), v => copy_ranges(v, &ranges, inner, dims))?;
     for s in out {
         ctx.output(if splits_type == DType::Int32 {
             Tensor::vector(s.into_iter().map(|v| v as i32).collect::<Vec<i32>>())
@@ -340,6 +412,20 @@ fn ragged_gather_kernel(ctx: &mut OpContext<'_>, out_ragged_rank: usize) -> Resu
     }
     ctx.output(dense);
     Ok(())
+}
+
+/// The rows `lo..hi` of each range (rows of `inner` elements), in order.
+fn copy_ranges<T: Element>(
+    values: &[T],
+    ranges: &[(i64, i64)],
+    inner: usize,
+    dims: Vec<usize>,
+) -> Result<Tensor> {
+    let mut out = Vec::with_capacity(dims.iter().product());
+    for &(lo, hi) in ranges {
+        out.extend_from_slice(&values[lo as usize * inner..hi as usize * inner]);
+    }
+    Tensor::from_vec(dims, out)
 }
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
