@@ -1,7 +1,10 @@
-"""TensorFlow functions that take RaggedTensors: ``tf.concat``, ``tf.stack``, ``tf.gather``, ``tf.where``
-(and ``where_v2``), ``tf.cast``, ``tf.zeros_like``/``ones_like`` and the reductions
-``reduce_sum/mean/max/min/prod/any/all``. ``array_ops`` and ``math_ops`` hand their arguments here when one
-of them is ragged, as TensorFlow's dispatch does (``tf.compat.v1.boolean_mask`` does not dispatch there: use ``tf.ragged.boolean_mask``).
+"""TensorFlow functions that take RaggedTensors, as TensorFlow's ragged dispatch has them: ``tf.concat``,
+``tf.stack``, ``tf.gather``, ``tf.where``/``where_v2``, ``tf.cast``, ``zeros_like``/``ones_like``, ``add_n``,
+``rank``, ``expand_dims``, ``squeeze``, ``reverse``, ``tile``, the reductions ``reduce_sum/mean/max/min/prod/
+any/all``, ``unsorted_segment_sum/max/min/prod`` and ``tf.strings.reduce_join``. ``array_ops``, ``math_ops``,
+``segment_ops`` and ``string_ops`` hand their arguments here when one of them is ragged; functions that act on
+each value alone use ``_ragged_hook.on_flat_values`` instead. (``tf.compat.v1.boolean_mask`` does not dispatch
+in TensorFlow either: ``tf.ragged.boolean_mask`` masks ragged tensors.)
 
 Reductions follow TensorFlow's ragged semantics: over a ragged dimension the missing items of short rows are
 left out (a row with none reduces to the reduction's identity: 0 for sums, the lowest value for ``max``, NaN
@@ -16,24 +19,12 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.ops import array_ops, math_ops, segment_ops
 from ferroflow.ops.ragged import (
     RaggedTensor,
-    RaggedTensorValue,
     broadcast_dense_to_ragged,
     same_splits_checks,
 )
 
-__all__ = ["is_ragged_arg", "add_n", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
+__all__ = ["add_n", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
            "squeeze", "reverse", "tile", "reduce", "reduce_join", "unsorted_segment"]
-
-
-def is_ragged_arg(*values):
-    """True when any of ``values`` (or of a list among them) is a RaggedTensor or RaggedTensorValue."""
-    for v in values:
-        if isinstance(v, (list, tuple)):
-            if any(isinstance(x, (RaggedTensor, RaggedTensorValue)) for x in v):
-                return True
-        elif isinstance(v, (RaggedTensor, RaggedTensorValue)):
-            return True
-    return False
 
 
 def _convert(value, name, dtype=None):
