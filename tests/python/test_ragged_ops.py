@@ -39,6 +39,8 @@ BUILD_MESSAGES = {
     "concat_splits_dtypes": "Input RaggedTensors have mismatched row_splits dtypes",
     "add_splits_dtypes": "Input RaggedTensors have mismatched row_splits dtypes",
     "boolean_mask_ragged": None,
+    "where_v1_scalars": "Input shapes do not match.",
+    "where_v1_dense_y": "Input shapes do not match.",
 }
 RUN_MESSAGES = {
     "ragged_dim_vs_vector": "Condition x == y did not hold",
@@ -49,6 +51,7 @@ RUN_MESSAGES = {
     "gather_out_of_range": "indices[1] = 4 is not in [0, 4)",
     "gather_negative": "indices[0] = -1 is not in [0, 4)",
     "squeeze_long_rows": "the given axis (axis = 1) is not squeezable!",
+    "gather_axis1_short_row": None,
     "ragged_rows_of_one": "Condition x == y did not hold",
     "ragged_one_row": "Condition x == y did not hold",
     "uniform_inner_vs_ragged_inner": "Condition x == y did not hold",
@@ -98,13 +101,13 @@ def test_build_error(name):
 @pytest.mark.parametrize("name", sorted(RUN_ERRORS))
 def test_run_error(name):
     cls, message = EXPECTED["run_errors"][name]
-    phrase = RUN_MESSAGES[name]
-    assert phrase in message
+    phrase = RUN_MESSAGES[name]  # None: the class only (ferroflow checks more than TensorFlow there)
+    assert phrase is None or phrase in message
     with tf.Graph().as_default(), tf.Session() as sess:
         fetch = RUN_ERRORS[name]()
         with pytest.raises(getattr(tf.errors, cls)) as info:
             sess.run(fetch)
-    assert phrase in str(info.value)
+    assert phrase is None or phrase in str(info.value)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED["gradients"]))

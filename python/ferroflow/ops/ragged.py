@@ -535,11 +535,20 @@ class RaggedTensor:
     def __floordiv__(self, other):
         return self._binary(other, math_ops.floordiv)
 
+    def __rfloordiv__(self, other):
+        return self._binary(other, math_ops.floordiv, reverse=True)
+
     def __mod__(self, other):
         return self._binary(other, math_ops.floormod)
 
+    def __rmod__(self, other):
+        return self._binary(other, math_ops.floormod, reverse=True)
+
     def __pow__(self, other):
         return self._binary(other, math_ops.pow)
+
+    def __rpow__(self, other):
+        return self._binary(other, math_ops.pow, reverse=True)
 
     def __lt__(self, other):
         return self._binary(other, math_ops.less)
@@ -556,8 +565,20 @@ class RaggedTensor:
     def __and__(self, other):
         return self._binary(other, math_ops.logical_and)
 
+    def __rand__(self, other):
+        return self._binary(other, math_ops.logical_and, reverse=True)
+
     def __or__(self, other):
         return self._binary(other, math_ops.logical_or)
+
+    def __ror__(self, other):
+        return self._binary(other, math_ops.logical_or, reverse=True)
+
+    def __xor__(self, other):
+        return self._binary(other, math_ops.logical_xor)
+
+    def __rxor__(self, other):
+        return self._binary(other, math_ops.logical_xor, reverse=True)
 
     def __neg__(self):
         return self.with_flat_values(math_ops.negative(self.flat_values))

@@ -231,9 +231,43 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
     with ops.name_scope(name, "RaggedGather", []):
         params = _convert(params, "params")
         indices = _convert(indices, "indices")
-        if axis not in (None, 0) or batch_dims != 0:
-            raise NotImplementedError("ferroflow's ragged tf.gather takes axis=0 and batch_dims=0 only")
+        if batch_dims != 0:
+            raise NotImplementedError("ferroflow's ragged tf.gather takes batch_dims=0 only")
+        if axis not in (None, 0):
+            return _gather_items(params, indices, axis)
         return ragged_gather(params, indices)
+
+
+def _gather_items(params, indices, axis):
+    """``tf.gather(params, indices, axis=1)`` of a ``[B, None, ...]`` ragged tensor: the same positions of every
+    row, a dense result. Each row must reach every position: TensorFlow only fails when a position falls past
+    the last value (it reads into the next row otherwise); ferroflow fails for any row too short."""
+    if isinstance(axis, ops.Tensor):
+        axis = _static_ints(axis, "gather")[0]
+    rank = params.shape.ndims
+    if rank is not None:
+        axis = axis % rank
+    if not isinstance(params, RaggedTensor) or isinstance(indices, RaggedTensor) or axis != 1 or \
+            params.ragged_rank != 1:
+        raise NotImplementedError("ferroflow's ragged tf.gather along an axis other than 0 takes dense indices "
+                                  "into the rows of a ragged_rank 1 RaggedTensor (axis=1)")
+    from ferroflow.ops.control_flow_ops import Assert
+
+    splits = params.row_splits
+    idx = math_ops.cast(indices, splits.dtype)
+    lengths = params.row_lengths()
+    # Every row must hold every position (TensorFlow fails on a row that is too short too).
+    ok = math_ops.logical_and(math_ops.reduce_all(math_ops.greater_equal(idx, 0)),
+                              math_ops.reduce_all(math_ops.less(math_ops.reduce_max(array_ops.concat(
+                                  [array_ops.reshape(idx, [-1]), array_ops.zeros([1], splits.dtype)], 0)),
+                                  lengths)))
+    check = Assert(ok, ["tf.gather(axis=1): an index is out of range of a row of params", "row lengths = ",
+                        lengths])
+    starts = array_ops.reshape(splits[:-1], array_ops.concat(
+        [[-1], array_ops.ones([idx.shape.ndims], dtypes.int32)], 0))
+    with ops.control_dependencies([check]):
+        positions = starts + idx
+    return array_ops.gather(params.values, positions)
 
 
 # ----------------------------------------------------------------- where
@@ -254,11 +288,15 @@ def where(condition, x=None, y=None, name=None, v2=False):
             raise ValueError("x and y must both be non-None or both be None.")
         x = _convert(x, "x")
         y = _convert(y, "y", dtype=x.dtype if not isinstance(y, (ops.Tensor, RaggedTensor)) else None)
-        if (not v2 and not isinstance(condition, RaggedTensor) and condition.shape.ndims == 1
-                and isinstance(x, RaggedTensor) and isinstance(y, RaggedTensor)
-                and x.shape.ndims is not None and x.shape.ndims > 1):
+        if v2:
+            return _select(condition, x, y, array_ops.where_v2)
+        # tf.compat.v1.where: three ragged operands of one shape, or a condition vector choosing whole rows.
+        ragged = [isinstance(v, RaggedTensor) for v in (condition, x, y)]
+        if all(ragged):
+            return _select(condition, x, y, array_ops.where)
+        if not ragged[0] and all(ragged[1:]) and condition.shape.ndims == 1:
             return _where_rows(condition, x, y)
-        return _select(condition, x, y, array_ops.where_v2 if v2 else array_ops.where)
+        raise ValueError("Input shapes do not match.")
 
 
 def _where_rows(condition, x, y):
