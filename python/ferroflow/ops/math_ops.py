@@ -372,6 +372,10 @@ def accumulate_n(inputs, shape=None, tensor_dtype=None, name=None):
 
 def _cumulative(op_type):
     def f(x, axis=0, exclusive=False, reverse=False, name=None):
+        if op_type == "Cumsum" and _is_ragged(x):
+            from ferroflow.ops import ragged_dispatch
+
+            return ragged_dispatch.cumsum(x, axis, exclusive, reverse, name)
         with ops.name_scope(name, op_type, [x]) as scope:
             t = ops.convert_to_tensor(x, name="x")
             a = to_int_tensor(axis, "axis")

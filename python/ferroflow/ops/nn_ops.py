@@ -240,7 +240,8 @@ def moments(x, axes, shift=None, name=None, keep_dims=None, keepdims=None):
     keep = math_ops._lookup("keepdims", keepdims, "keep_dims", keep_dims)
     keep = bool(keep)
     with ops.name_scope(name, "moments", [x, axes]):
-        t = ops.convert_to_tensor(x)
+        # A RaggedTensor goes through the ragged reductions and broadcasting.
+        t = x if getattr(type(x), "_ragged_elementwise", False) else ops.convert_to_tensor(x)
         y = array_ops.cast(t, dtypes.float32) if t.dtype == dtypes.float16 else t
         mean = math_ops.reduce_mean(y, axes, keepdims=True, name="mean")
         variance = math_ops.reduce_mean(

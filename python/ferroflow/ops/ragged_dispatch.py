@@ -23,8 +23,9 @@ from ferroflow.ops.ragged import (
     same_splits_checks,
 )
 
-__all__ = ["add_n", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
-           "squeeze", "reverse", "tile", "reduce", "reduce_join", "unsorted_segment"]
+__all__ = ["add_n", "cumsum", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
+           "squeeze", "reverse", "tile", "reduce", "reduce_variance", "reduce_join",
+           "unsorted_segment"]
 
 
 def _convert(value, name, dtype=None):
@@ -75,6 +76,43 @@ def add_n(inputs, name=None):
         with ops.control_dependencies(checks):
             flat = [array_ops.identity(rt.flat_values) for rt in rts]
         return first.with_flat_values(math_ops.add_n(flat))
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """``tf.math.cumsum`` of a RaggedTensor as TensorFlow computes it: along the innermost ragged dimension
+    within each row (a running sum of the flat values less its value at the row's start), along uniform inner
+    dimensions on the flat values, and along outer dimensions through the padded dense form."""
+    with ops.name_scope(name, "RaggedCumSum", []):
+        x = _convert(x, "x")
+        rank = x.shape.ndims
+        axis = _static_ints(axis, "cumsum")[0]
+        if rank is None:
+            raise ValueError("ferroflow's ragged cumsum needs a RaggedTensor of known rank")
+        if not -rank <= axis < rank:
+            raise ValueError(f"axis={axis} out of bounds: expected {-rank}<=axis<{rank}")
+        axis %= rank
+        if axis > x.ragged_rank:
+            return x.with_flat_values(math_ops.cumsum(x.flat_values, axis - x.ragged_rank, exclusive, reverse))
+        if axis < x.ragged_rank:
+            dense = math_ops.cumsum(x.to_tensor(), axis, exclusive, reverse)
+            return RaggedTensor.from_tensor(dense, lengths=x.nested_row_lengths(),
+                                            row_splits_dtype=x.row_splits.dtype)
+        last = x
+        while isinstance(last.values, RaggedTensor):
+            last = last.values
+        return x.with_flat_values(_cumsum_in_rows(last, x.flat_values, exclusive, reverse))
+
+
+def _cumsum_in_rows(level, flat, exclusive, reverse):
+    if not exclusive:
+        return _cumsum_in_rows(level, flat, True, reverse) + flat
+    splits, rowids = level.row_splits, level.value_rowids()
+    running = math_ops.cumsum(flat, exclusive=True, reverse=reverse)
+    if reverse:
+        start = array_ops.gather(splits, rowids + 1) - 1  # each row's last value
+    else:
+        start = array_ops.gather(splits, rowids)  # each row's first value
+    return running - array_ops.gather(running, start)
 
 
 # ----------------------------------------------------------------- shape
@@ -426,6 +464,17 @@ def reduce(kind, input_tensor, axis=None, keepdims=False, name=None):
         for a in sorted(_axes(axis, rt.shape.ndims), reverse=True):
             result = _reduce_axis(kind, result, a)
         return result
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """TensorFlow's ragged variance: the mean of the squares less the square of the mean, at least 0."""
+    with ops.name_scope(name, "RaggedReduceVariance", []):
+        rt = _convert(input_tensor, "input_tensor")
+        if rt.dtype.is_complex:
+            raise ValueError("reduce_variance is not supported for RaggedTensors with complex dtypes.")
+        mean_of_square = reduce("mean", math_ops.square(rt), axis, keepdims)
+        square_of_mean = math_ops.square(reduce("mean", rt, axis, keepdims))
+        return math_ops.maximum(mean_of_square - square_of_mean, 0)
 
 
 def _axes(axis, rank):

@@ -17,6 +17,10 @@ from ferroflow.ops import array_ops, math_ops
 from ferroflow.ops._op_util import make, to_int_tensor
 
 
+def _is_ragged(v):
+    return getattr(type(v), "_ragged_elementwise", False)
+
+
 def _unary(op_type, scope_name=None):
     """An op wrapper; ``scope_name`` is the name scope TensorFlow's Python wrapper opens (None: the op's own)."""
 
@@ -174,6 +178,10 @@ def polyval(coeffs, x, name=None):
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
     """Variance (mean of squared deviations) over ``axis``; integers are refused as in TensorFlow."""
     name = name if name else "reduce_variance"
+    if _is_ragged(input_tensor):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.reduce_variance(input_tensor, axis, keepdims, name)
     with ops.name_scope(name):
         input_tensor = ops.convert_to_tensor(input_tensor)
         means = math_ops.reduce_mean(input_tensor, axis=axis, keepdims=True)
@@ -187,6 +195,8 @@ def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Standard deviation over ``axis``: ``sqrt(reduce_variance)``."""
     name = name if name else "reduce_std"
     with ops.name_scope(name):
+        if _is_ragged(input_tensor):
+            return math_ops.sqrt(reduce_variance(input_tensor, axis=axis, keepdims=keepdims))  # as TensorFlow
         input_tensor = ops.convert_to_tensor(input_tensor)
         variance = reduce_variance(input_tensor, axis=axis, keepdims=keepdims)
         return make("Sqrt", [variance], {}, "Sqrt")
@@ -223,6 +233,10 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int
     """Counts of each value of ``arr`` (or sums of ``weights``), as TF1's ``tf.math.bincount``
     (TensorFlow 2.21 builds it with ``DenseBincount`` over the flattened input)."""
     with ops.name_scope("bincount"):
+        if _is_ragged(arr):  # the counts of every value (TensorFlow's ragged dispatch)
+            arr = arr.flat_values
+            if _is_ragged(weights):
+                weights = weights.flat_values
         arr = ops.convert_to_tensor(arr, name="arr")
         if weights is not None:
             weights = ops.convert_to_tensor(weights, name="weights")
