@@ -3,8 +3,9 @@
 A ragged tensor is ``values`` (a tensor, or another ragged tensor for a ragged rank above 1) cut into rows by
 ``row_splits`` (int64 or int32, ``[nrows + 1]``, starting at 0, non-decreasing): row ``i`` is
 ``values[row_splits[i]:row_splits[i + 1]]``. This is what ``tf.strings.split``, the ``unicode_*`` ops,
-``bytes_split`` and ``ngrams`` return. It converts to a padded dense tensor (``to_tensor``) or a SparseTensor
-(``to_sparse``, TensorFlow's ``RaggedTensorToSparse`` op); ``Session.run`` fetches it as a
+``bytes_split`` and ``ngrams`` return. It converts to a padded (or truncated) dense tensor (``to_tensor``,
+TensorFlow's ``RaggedTensorToTensor`` op) or a SparseTensor (``to_sparse``, ``RaggedTensorToSparse``), both
+differentiable in the values; ``Session.run`` fetches it as a
 ``RaggedTensorValue`` (``to_list()``, ``values``, ``row_splits``), and ``to_list()``/``numpy()`` on the graph
 object evaluate it in the default session; a ragged placeholder is fed with one. Indexing takes ints and
 slices in every dimension (step 1 in ragged ones). The operators and tf.math's elementwise functions (which

@@ -422,7 +422,10 @@ def _reduce_axis(kind, rt, axis):
         longest = math_ops.reduce_max(array_ops.concat([array_ops.zeros([1], lengths.dtype), lengths], 0))
         return _segment_rows(kind, rt.values, position, longest)
     if axis == 1:
-        return _segment_rows(kind, rt.values, rt.value_rowids(), rt.nrows())
+        out = _segment_rows(kind, rt.values, rt.value_rowids(), rt.nrows())
+        if not isinstance(out, RaggedTensor):
+            out.set_shape(rt.shape[:1].concatenate(rt.values.shape[1:]))  # one row each, as TensorFlow knows
+        return out
     return rt.with_values(_reduce_axis(kind, rt.values, axis - 1))
 
 
