@@ -286,7 +286,8 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=None, name=None, reductio
     axis = _lookup("axis", axis, "reduction_indices", reduction_indices)
     keepdims = builtins.bool(_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with ops.name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
-        x = ops.convert_to_tensor(input_tensor)
+        # A RaggedTensor goes through the ragged reductions and broadcasting, as in TensorFlow.
+        x = input_tensor if _is_ragged(input_tensor) else ops.convert_to_tensor(input_tensor)
         m = array_ops.stop_gradient(reduce_max(x, axis, keepdims=True))
         finite = array_ops.where_v2(is_finite(m), m, array_ops.zeros_like(m))
         s = log(reduce_sum(exp(subtract(x, finite)), axis, keepdims=keepdims))

@@ -435,9 +435,11 @@ def reduce(kind, input_tensor, axis=None, keepdims=False, name=None):
     with ops.name_scope(name, "RaggedReduce", []):
         rt = _convert(input_tensor, "input_tensor")
         if keepdims:
-            if axis is None:
-                raise ValueError("ferroflow's ragged reductions with keepdims=True need an axis")
             result = reduce(kind, rt, axis)
+            if axis is None:  # every dimension reduced and kept: a dense [1, 1, ...]
+                if rt.shape.ndims is None:
+                    raise ValueError("ferroflow's ragged reductions with keepdims=True need a known rank")
+                return array_ops.reshape(result, [1] * rt.shape.ndims)
             for a in sorted(_axes(axis, rt.shape.ndims)):
                 result = _expand(result, a)
             return result
