@@ -24,7 +24,7 @@ from ferroflow.ops.ragged import (
 )
 
 __all__ = ["add_n", "cumsum", "concat", "stack", "gather", "where", "cast", "like", "rank", "expand_dims",
-           "squeeze", "reverse", "tile", "reduce", "reduce_variance", "reduce_join",
+           "squeeze", "reverse", "tile", "reduce", "reduce_variance", "reduce_join", "string_join",
            "unsorted_segment"]
 
 
@@ -550,3 +550,25 @@ def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
 
         out = unsorted_segment_join(rt.flat_values, rt.value_rowids(), rt.nrows(), separator=separator)
         return array_ops.expand_dims(out, 1) if keepdims else out
+
+
+def string_join(inputs, separator="", name=None):
+    """``tf.strings.join`` with ragged inputs: item by item over ragged tensors of one row partition (checked
+    when the graph runs), dense inputs broadcast to them."""
+    from ferroflow.ops.string_ops import string_join as join
+
+    with ops.name_scope(name, "RaggedStringJoin", []):
+        parts = [_convert(x, f"inputs_{i}") for i, x in enumerate(inputs)]
+        template = next(p for p in parts if isinstance(p, RaggedTensor))
+        checks, flat = [], []
+        for p in parts:
+            if isinstance(p, RaggedTensor):
+                if p.ragged_rank != template.ragged_rank:
+                    raise ValueError("ferroflow's ragged tf.strings.join takes RaggedTensors of one ragged_rank")
+                checks += same_splits_checks(template, p)
+                flat.append(p.flat_values)
+            else:
+                flat.append(broadcast_dense_to_ragged(template, p)[1])
+        with ops.control_dependencies(checks):
+            flat[0] = array_ops.identity(flat[0])
+        return template.with_flat_values(join(flat, separator=separator))

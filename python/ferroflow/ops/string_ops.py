@@ -173,6 +173,10 @@ def bytes_split(input, name=None):  # noqa: A002
 
 def string_join(inputs, separator="", name=None):
     """Joins the strings of ``inputs`` (scalars or tensors of one shape) element-wise with ``separator``."""
+    if any(isinstance(x, RaggedTensor) for x in inputs):
+        from ferroflow.ops import ragged_dispatch
+
+        return ragged_dispatch.string_join(inputs, separator, name)
     with ops.name_scope(name, "StringJoin", inputs) as scope:
         ts = [_str(x, "inputs") for x in inputs]
         return make("StringJoin", ts, {"separator": separator, "N": len(ts)}, scope)
@@ -249,6 +253,7 @@ def strip(input, name=None):  # noqa: A002
 string_strip = strip
 
 
+@on_flat_values("input")
 def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002
     """``len`` bytes (or UTF-8 characters) of each string from ``pos`` (negative: from the end); ``pos`` and
     ``len`` broadcast against ``input``. ``pos`` past either end is an InvalidArgumentError."""
@@ -261,6 +266,7 @@ def substr(input, pos, len, name=None, unit="BYTE"):  # noqa: A002
         return make("Substr", [x, p, n], {"unit": unit}, scope)
 
 
+@on_flat_values("input")
 def regex_full_match(input, pattern, name=None):  # noqa: A002
     """Whether each whole string matches the RE2 ``pattern`` (``StaticRegexFullMatch`` for a Python string)."""
     with ops.name_scope(name, "RegexFullMatch", [input]) as scope:
@@ -314,17 +320,20 @@ def _hash_bucket(op_type, x, num_buckets, name, extra=None):
         return make(op_type, [_str(x)], attrs, scope)
 
 
+@on_flat_values("string_tensor")
 def string_to_hash_bucket(string_tensor=None, num_buckets=None, name=None, input=None):  # noqa: A002
     """``Hash64(s) % num_buckets`` with TensorFlow's legacy ``Hash64`` (``StringToHashBucket``)."""
     string_tensor = _pick(string_tensor, "string_tensor", input, "input")
     return _hash_bucket("StringToHashBucket", string_tensor, num_buckets, name)
 
 
+@on_flat_values("input")
 def string_to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """``Fingerprint64(s) % num_buckets`` with FarmHash's fingerprint (``StringToHashBucketFast``)."""
     return _hash_bucket("StringToHashBucketFast", input, num_buckets, name)
 
 
+@on_flat_values("input")
 def string_to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
     """``SipHash-2-4(key, s) % num_buckets`` with the two-int ``key`` (``StringToHashBucketStrong``)."""
     key = [int(k) for k in key]
