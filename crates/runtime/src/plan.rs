@@ -18,6 +18,8 @@ use ferroflow_tensor::{bail, ensure, DType, Error, Result, Shape, Tensor};
 use smallvec::SmallVec;
 use std::collections::HashMap;
 
+mod fusion;
+
 /// Where a step's input comes from.
 enum Source {
     /// A slot written by a feed or an earlier step.
@@ -34,6 +36,8 @@ struct InputSlot {
 }
 
 struct Step {
+    /// The graph node the step runs.
+    node: NodeId,
     name: String,
     /// `name = Op(inputs)`, reported when a run is traced.
     label: String,
@@ -147,6 +151,8 @@ pub struct Plan {
     may_block: bool,
     /// Which steps wait for which, for [`Plan::run_parallel`].
     flow: Flow,
+    /// Dense layers run as one fused product (see `plan/fusion.rs`).
+    fused_layers: usize,
     /// The slot vectors of the last finished run, reused by the next (a
     /// loop body's plan runs once per iteration).
     scratch: parking_lot::Mutex<Option<Scratch>>,
@@ -160,6 +166,42 @@ struct Flow {
     waits: Vec<u32>,
     /// The steps waiting for each step.
     readers: Vec<SmallVec<[u32; 4]>>,
+}
+
+impl Flow {
+    /// The order of `steps`: each waits for the steps that write the slots
+    /// it reads and for its `controls`.
+    fn of(
+        steps: &[Step],
+        controls: &[SmallVec<[u32; 4]>],
+        num_feeds: usize,
+        num_slots: usize,
+    ) -> Flow {
+        let mut producer = vec![u32::MAX; num_slots];
+        for (s, step) in steps.iter().enumerate() {
+            producer[step.out_base..step.out_base + step.num_outputs].fill(s as u32);
+        }
+        let mut readers: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); steps.len()];
+        let mut waits = vec![0u32; steps.len()];
+        for (s, step) in steps.iter().enumerate() {
+            let mut preds: SmallVec<[u32; 4]> = step
+                .inputs
+                .iter()
+                .filter_map(|inp| match inp.source {
+                    Source::Slot(slot) if slot >= num_feeds => Some(producer[slot]),
+                    _ => None,
+                })
+                .chain(controls[s].iter().copied())
+                .collect();
+            preds.sort_unstable();
+            preds.dedup();
+            waits[s] = preds.len() as u32;
+            for p in preds {
+                readers[p as usize].push(s as u32);
+            }
+        }
+        Flow { waits, readers }
+    }
 }
 
 /// A run's value slots and their remaining read counts.
@@ -322,22 +364,19 @@ impl Plan {
         for (i, &id) in order.iter().enumerate() {
             step_of[id] = i as u32;
         }
-        let mut waits_on: Vec<SmallVec<[u32; 4]>> = Vec::with_capacity(order.len());
-        for &id in &order {
-            let node = graph.node(id);
-            let mut preds: SmallVec<[u32; 4]> = node
-                .inputs
-                .iter()
-                .filter(|o| !slot_of.contains_key(o))
-                .map(|o| o.node)
-                .chain(node.control_inputs.iter().copied())
-                .map(|p| step_of[p])
-                .filter(|&p| p != u32::MAX)
-                .collect();
-            preds.sort_unstable();
-            preds.dedup();
-            waits_on.push(preds);
-        }
+        // Each step's control inputs inside the plan, as step indices.
+        let controls: Vec<SmallVec<[u32; 4]>> = order
+            .iter()
+            .map(|&id| {
+                graph
+                    .node(id)
+                    .control_inputs
+                    .iter()
+                    .map(|&c| step_of[c])
+                    .filter(|&c| c != u32::MAX)
+                    .collect()
+            })
+            .collect();
         for id in order {
             let node = graph.node(id);
             let out_base = next;
@@ -383,6 +422,7 @@ impl Plan {
             let fixed = kernel.fixed_output().cloned();
             fixed_of[id].clone_from(&fixed);
             steps.push(Step {
+                node: id,
                 name: node.name.clone(),
                 label: timeline_label(graph, node),
                 forward: kernel.forwards_input() && node.inputs.len() == 1,
@@ -395,6 +435,7 @@ impl Plan {
             });
         }
         let fetch_slots: Vec<usize> = fetches.iter().map(|o| slot_of[o]).collect();
+        let fused_layers = fusion::fuse_dense_layers(graph, &mut steps, &fetch_slots, next);
         let mut use_counts = vec![0u32; next];
         for s in &steps {
             for i in &s.inputs {
@@ -413,19 +454,11 @@ impl Plan {
             runs: std::sync::atomic::AtomicU64::new(0),
         });
         let may_block = steps.iter().any(|s| s.kernel.may_block());
-        let mut readers: Vec<SmallVec<[u32; 4]>> = vec![SmallVec::new(); steps.len()];
-        for (s, preds) in waits_on.iter().enumerate() {
-            for &p in preds {
-                readers[p as usize].push(s as u32);
-            }
-        }
-        let flow = Flow {
-            waits: waits_on.iter().map(|p| p.len() as u32).collect(),
-            readers,
-        };
+        let flow = Flow::of(&steps, &controls, feeds.len(), next);
         Ok(Plan {
             may_block,
             flow,
+            fused_layers,
             steps,
             num_slots: next,
             feeds: feed_specs,
@@ -439,6 +472,12 @@ impl Plan {
     /// Whether a run may wait for another run (a queue or iterator op).
     pub fn may_block(&self) -> bool {
         self.may_block
+    }
+
+    /// How many `MatMul -> BiasAdd/AddV2 [-> Relu]` chains run as one fused
+    /// product.
+    pub fn fused_layers(&self) -> usize {
+        self.fused_layers
     }
 
     /// Number of nodes the plan runs.

@@ -346,12 +346,71 @@ pub fn sgemm_team(
     gemm_f32(m, k, n, a, la, b, lb, c);
 }
 
+/// What a dense layer does to its product before anything reads it: add a
+/// bias along the columns, then clamp at zero (TensorFlow's `_FusedMatMul`
+/// with `BiasAdd` and `Relu`). Applied to each output block right after the
+/// block is computed, while it is still in that core's cache.
+#[derive(Clone, Copy, Default)]
+pub struct Epilogue<'a> {
+    /// Added to every row (`n` values).
+    pub bias: Option<&'a [f32]>,
+    /// Then `relu`, as the `Relu` op computes it (NaN passes through).
+    pub relu: bool,
+}
+
+impl Epilogue<'_> {
+    fn is_empty(&self) -> bool {
+        self.bias.is_none() && !self.relu
+    }
+
+    /// Applies the epilogue to columns `c0..c0 + row.len()` of one row.
+    fn apply(&self, row: &mut [f32], c0: usize) {
+        match (self.bias, self.relu) {
+            (Some(bias), relu) => {
+                for (v, &b) in row.iter_mut().zip(&bias[c0..]) {
+                    let x = *v + b;
+                    *v = if relu { relu_f32(x) } else { x };
+                }
+            }
+            (None, true) => row.iter_mut().for_each(|v| *v = relu_f32(*v)),
+            (None, false) => {}
+        }
+    }
+}
+
+/// The `Relu` op's value: NaN passes through, everything not above zero
+/// (negative zero too) becomes zero.
+#[inline(always)]
+fn relu_f32(x: f32) -> f32 {
+    if x > 0.0 || x.is_nan() {
+        x
+    } else {
+        0.0
+    }
+}
+
 /// `c = a @ b` for f32 (row-major `c`, `m x n`) on the kernel team: a grid
 /// of output blocks, each one [`sgemm_serial`] call. Every output element
 /// is one sum over the whole `k`, in an order fixed by the product alone,
 /// so results do not depend on the thread count.
 #[allow(clippy::too_many_arguments)] // BLAS-style signature
 fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat, c: &mut [f32]) {
+    gemm_f32_then(m, k, n, a, la, b, lb, c, Epilogue::default())
+}
+
+/// [`gemm_f32`], then `epilogue` on each output block.
+#[allow(clippy::too_many_arguments)] // BLAS-style signature
+fn gemm_f32_then(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    la: Mat,
+    b: &[f32],
+    lb: Mat,
+    c: &mut [f32],
+    epilogue: Epilogue<'_>,
+) {
     let lib = F32Gemm::for_product(m, k, n, la, lb);
     let macs = m * n * k;
     let threads = rayon::current_num_threads()
@@ -362,6 +421,11 @@ fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat
         // SAFETY: the slices hold at least the elements addressed by the
         // given dimensions and strides (checked by `matmul`).
         unsafe { sgemm_serial(lib, m, k, n, ap, la, bp, lb, cp, n as isize, false) };
+        if !epilogue.is_empty() {
+            c[..m * n]
+                .chunks_exact_mut(n.max(1))
+                .for_each(|row| epilogue.apply(row, 0));
+        }
         return;
     }
     let (rows, cols) = grid(m, n, threads);
@@ -392,7 +456,83 @@ fn gemm_f32(m: usize, k: usize, n: usize, a: &[f32], la: Mat, b: &[f32], lb: Mat
                 false,
             )
         };
+        if !epilogue.is_empty() {
+            for i in r0..r1 {
+                // SAFETY: row `i`, columns `c0..c1` belong to this block alone.
+                let row = unsafe { std::slice::from_raw_parts_mut(cp.0.add(i * n + c0), c1 - c0) };
+                epilogue.apply(row, c0);
+            }
+        }
     });
+}
+
+/// `relu?(a @ b + bias)` for 2-D float32 operands (a dense layer's forward
+/// product, `transpose_*` as `MatMul`'s attributes), with the bias and the
+/// clamp applied to each block of the product as it is finished. The same
+/// bits as `MatMul`, then `BiasAdd`/`AddV2`, then `Relu`. `bias` must hold
+/// one value per output column.
+pub fn matmul_then(
+    a: &Tensor,
+    b: &Tensor,
+    transpose_a: bool,
+    transpose_b: bool,
+    epilogue: Epilogue<'_>,
+) -> Result<Tensor> {
+    let ok = a.dtype() == DType::Float32
+        && b.dtype() == DType::Float32
+        && a.dims().len() == 2
+        && b.dims().len() == 2;
+    if !ok {
+        return Err(Error::invalid_argument(format!(
+            "a fused dense product takes two float32 matrices, got {} {} and {} {}",
+            a.dtype(),
+            a.shape(),
+            b.dtype(),
+            b.shape()
+        )));
+    }
+    let (ad, bd) = (a.dims(), b.dims());
+    let (m, k) = if transpose_a {
+        (ad[1], ad[0])
+    } else {
+        (ad[0], ad[1])
+    };
+    let (k2, n) = if transpose_b {
+        (bd[1], bd[0])
+    } else {
+        (bd[0], bd[1])
+    };
+    if k != k2 {
+        return Err(Error::invalid_argument(format!(
+            "Matrix size-incompatible: In[0]: {}, In[1]: {}",
+            a.shape(),
+            b.shape()
+        )));
+    }
+    if let Some(bias) = epilogue.bias {
+        if bias.len() != n {
+            return Err(Error::invalid_argument(format!(
+                "a fused dense product of {n} columns got a bias of {} values",
+                bias.len()
+            )));
+        }
+    }
+    let (la, lb) = layouts(m, k, n, transpose_a, transpose_b);
+    let mut out: Vec<f32> = super::parallel::zeroed(m * n);
+    if m * n > 0 {
+        gemm_f32_then(
+            m,
+            k,
+            n,
+            a.as_slice()?,
+            la,
+            b.as_slice()?,
+            lb,
+            &mut out,
+            epilogue,
+        );
+    }
+    Tensor::from_vec([m, n], out)
 }
 
 /// `c = a @ b` for f64 on the kernel team, split into one block of rows or
@@ -470,6 +610,34 @@ fn gemm_naive<T: Scalar>(
     }
 }
 
+/// The layouts of a product's row-major operands, `a` (`m x k`, stored
+/// `k x m` when transposed) and `b` (`k x n`, stored `n x k` when transposed).
+fn layouts(m: usize, k: usize, n: usize, transpose_a: bool, transpose_b: bool) -> (Mat, Mat) {
+    let la = if transpose_a {
+        Mat {
+            rs: 1,
+            cs: m as isize,
+        }
+    } else {
+        Mat {
+            rs: k as isize,
+            cs: 1,
+        }
+    };
+    let lb = if transpose_b {
+        Mat {
+            rs: 1,
+            cs: k as isize,
+        }
+    } else {
+        Mat {
+            rs: n as isize,
+            cs: 1,
+        }
+    };
+    (la, lb)
+}
+
 /// `a @ b` over the last two dimensions, with optional transposes and
 /// broadcasting of leading (batch) dimensions.
 pub fn matmul(a: &Tensor, b: &Tensor, transpose_a: bool, transpose_b: bool) -> Result<Tensor> {
@@ -519,28 +687,7 @@ pub fn matmul_with(
             b.shape()
         ))
     })?;
-    let la = if transpose_a {
-        Mat {
-            rs: 1,
-            cs: m as isize,
-        }
-    } else {
-        Mat {
-            rs: k as isize,
-            cs: 1,
-        }
-    };
-    let lb = if transpose_b {
-        Mat {
-            rs: 1,
-            cs: k as isize,
-        }
-    } else {
-        Mat {
-            rs: n as isize,
-            cs: 1,
-        }
-    };
+    let (la, lb) = layouts(m, k, n, transpose_a, transpose_b);
     let nb = batch.num_elements();
     // Offsets of each output batch's operands.
     let offsets = |sub: &[usize]| -> Vec<usize> {
