@@ -204,7 +204,10 @@ fn unary(b: &mut Builder<'_>, n: &Node, g: &[Option<Output>]) -> R {
         "Sqrt" => b.binary("SqrtGrad", y(n), g)?,
         "Rsqrt" => b.binary("RsqrtGrad", y(n), g)?,
         "Reciprocal" => b.binary("ReciprocalGrad", y(n), g)?,
-        "Relu" => b.binary("ReluGrad", g, a)?,
+        // TensorFlow feeds ReluGrad the op's output (same mask as the input:
+        // relu(x) > 0 exactly where x > 0), which also leaves the input to
+        // a fused dense layer alone.
+        "Relu" => b.binary("ReluGrad", g, out)?,
         "Relu6" => b.binary("Relu6Grad", g, a)?,
         "Elu" => b.binary("EluGrad", g, out)?,
         "Selu" => b.binary("SeluGrad", g, out)?,

@@ -10,8 +10,9 @@
 //! the original ops: only the plan's steps change. The add and the relu
 //! become steps that pass the fused product along, and their values are
 //! bit for bit the ones the separate kernels give. Chains whose middle
-//! values something else reads (a fetch, another op), or whose later steps
-//! carry control inputs, stay apart. `FERROFLOW_FUSE_DENSE=0` turns the
+//! values something else reads (a fetch, another op; a `Shape` of them is
+//! fine, the fused value has the same shape), or whose later steps carry
+//! control inputs, stay apart. `FERROFLOW_FUSE_DENSE=0` turns the
 //! rewrite off.
 
 use super::{InputSlot, Source, Step};
@@ -69,14 +70,21 @@ impl Kernel for PassAlong {
     }
 }
 
-/// Who reads each slot: the number of readers (fetches count), and the
-/// first reading step and input index.
+/// Ops that read only their input's shape, which the fused value keeps (a
+/// gradient's `Shape` of the product, for one).
+const SHAPE_READERS: [&str; 4] = ["Shape", "ShapeN", "Size", "Rank"];
+
+/// Who reads each slot's value: the number of readers (fetches count, ops
+/// that read only the shape do not), and the first reading step and input.
 struct Readers(Vec<(u32, usize, usize)>);
 
 impl Readers {
-    fn of(steps: &[Step], fetch_slots: &[usize], num_slots: usize) -> Readers {
+    fn of(graph: &Graph, steps: &[Step], fetch_slots: &[usize], num_slots: usize) -> Readers {
         let mut r = vec![(0u32, usize::MAX, 0usize); num_slots];
         for (s, step) in steps.iter().enumerate() {
+            if SHAPE_READERS.contains(&graph.node(step.node).op.as_str()) {
+                continue;
+            }
             for (i, inp) in step.inputs.iter().enumerate() {
                 if let Source::Slot(slot) = inp.source {
                     if r[slot].0 == 0 {
@@ -135,7 +143,7 @@ pub(super) fn fuse_dense_layers(
         return 0;
     }
     let mut fused = 0;
-    let readers = Readers::of(steps, fetch_slots, num_slots);
+    let readers = Readers::of(graph, steps, fetch_slots, num_slots);
     for a in 0..steps.len() {
         let node = graph.node(steps[a].node);
         if node.op != "MatMul"
