@@ -198,10 +198,13 @@ impl PoolGeom {
             let k = k as u32;
             let lanes = s.best.iter_mut().zip(s.arg.iter_mut());
             for ((b, a), &v) in lanes.zip(&xb[base..base + c]) {
-                // Selects, not branches, with 32-bit positions: vectorises.
+                // Selects, not branches, with 32-bit positions, and the
+                // position picked by a mask rather than a second select
+                // (LLVM turned that one into per-lane branches and stores).
                 let gt = v > *b;
                 *b = if gt { v } else { *b };
-                *a = if gt { k } else { *a };
+                let mask = (gt as u32).wrapping_neg();
+                *a ^= (*a ^ k) & mask;
             }
         }
         true
