@@ -14,7 +14,7 @@
 //! TensorFlow's gradients write `i->ii`) puts the values on that diagonal.
 
 use super::array::transpose;
-use super::matmul::{matmul, sgemm_slices, F32Gemm, Mat};
+use super::matmul::{layouts, matmul, sgemm_slices, F32Gemm};
 use super::reduce::{reduce, ReduceOp};
 use crate::error::{Error, Result};
 use crate::shape::Shape;
@@ -462,28 +462,7 @@ fn batched_f32(
         return Ok(None);
     }
     let (x, y) = (a.as_slice::<f32>()?, b.as_slice::<f32>()?);
-    let la = if ta {
-        Mat {
-            rs: 1,
-            cs: m as isize,
-        }
-    } else {
-        Mat {
-            rs: k as isize,
-            cs: 1,
-        }
-    };
-    let lb = if tb {
-        Mat {
-            rs: 1,
-            cs: k as isize,
-        }
-    } else {
-        Mat {
-            rs: n as isize,
-            cs: 1,
-        }
-    };
+    let (la, lb) = layouts(m, k, n, ta, tb);
     let lib = F32Gemm::for_product(m, k, n, la, lb);
     let mut out: Vec<f32> = super::parallel::zeroed(nb * m * n);
     crate::team::for_each_chunk_mut(&mut out, m * n, |i, c| {

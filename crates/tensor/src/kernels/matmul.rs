@@ -612,7 +612,13 @@ fn gemm_naive<T: Scalar>(
 
 /// The layouts of a product's row-major operands, `a` (`m x k`, stored
 /// `k x m` when transposed) and `b` (`k x n`, stored `n x k` when transposed).
-fn layouts(m: usize, k: usize, n: usize, transpose_a: bool, transpose_b: bool) -> (Mat, Mat) {
+pub(crate) fn layouts(
+    m: usize,
+    k: usize,
+    n: usize,
+    transpose_a: bool,
+    transpose_b: bool,
+) -> (Mat, Mat) {
     let la = if transpose_a {
         Mat {
             rs: 1,
