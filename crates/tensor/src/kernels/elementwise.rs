@@ -864,6 +864,37 @@ pub fn select(cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<Tensor> {
                 y.shape()
             ))
         })?;
+    if cond.dims() == out.dims() && x.dims() == out.dims() && y.dims() == out.dims() {
+        // Nothing to broadcast (a dense `tf.where`): pick straight from the
+        // inputs, in parallel, without materialising copies of them.
+        macro_rules! direct {
+            ($t:ty) => {{
+                let (c, xs, ys) = (
+                    cond.as_slice::<bool>()?,
+                    x.as_slice::<$t>()?,
+                    y.as_slice::<$t>()?,
+                );
+                let v: Vec<$t> = super::parallel::filled(c.len(), |start, chunk| {
+                    let end = start + chunk.len();
+                    let picks = c[start..end]
+                        .iter()
+                        .zip(&xs[start..end])
+                        .zip(&ys[start..end]);
+                    for (o, ((&c, &a), &b)) in chunk.iter_mut().zip(picks) {
+                        *o = if c { a } else { b };
+                    }
+                });
+                return Tensor::from_vec(out, v);
+            }};
+        }
+        match x.dtype() {
+            DType::Float32 => direct!(f32),
+            DType::Float64 => direct!(f64),
+            DType::Int32 => direct!(i32),
+            DType::Int64 => direct!(i64),
+            _ => {}
+        }
+    }
     let c = broadcast_to(cond.as_slice::<bool>()?, cond.dims(), &out)?;
     fn pick<T: Element>(
         _: &Arc<Vec<T>>,
@@ -921,6 +952,35 @@ mod tests {
         let c = binary(BinaryOp::Add, a, b).unwrap();
         assert_eq!(f32s(&c), vec![11.0, 22.0, 13.0, 24.0]);
         assert_eq!(c.as_slice::<f32>().unwrap().as_ptr(), ptr);
+    }
+
+    #[test]
+    fn select_without_broadcasting_matches_the_broadcasting_path() {
+        let n = (1 << 17) + 3;
+        let c: Vec<bool> = (0..n).map(|i| i % 3 == 0 || i % 7 == 1).collect();
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let y: Vec<f32> = (0..n).map(|i| -(i as f32) - 0.5).collect();
+        let (ct, xt, yt) = (
+            Tensor::vector(c.clone()),
+            Tensor::vector(x.clone()),
+            Tensor::vector(y.clone()),
+        );
+        let direct = select(&ct, &xt, &yt).unwrap();
+        // The same values with a [1, n] condition go through broadcasting.
+        let c2 = Tensor::from_vec([1, n], c.clone()).unwrap();
+        let general = select(&c2, &xt, &yt).unwrap();
+        assert_eq!(direct.dims(), &[n]);
+        assert_eq!(general.dims(), &[1, n]);
+        assert_eq!(f32s(&direct), f32s(&general));
+        let want: Vec<f32> = (0..n).map(|i| if c[i] { x[i] } else { y[i] }).collect();
+        assert_eq!(f32s(&direct), want);
+        let ints = select(
+            &ct,
+            &Tensor::vector(vec![1i64; n]),
+            &Tensor::vector(vec![2i64; n]),
+        )
+        .unwrap();
+        assert_eq!(ints.as_slice::<i64>().unwrap()[..3], [1, 1, 2]);
     }
 
     #[test]
