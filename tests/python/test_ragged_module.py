@@ -11,21 +11,14 @@ tensor's dtype. Error cases compare the exception class (and message where ferro
 gradient cases compare tf.gradients through to_tensor, and the missing gradient of RaggedRange.
 """
 
-import json
-import os
-import sys
 
 import numpy as np
 import pytest
 
 import ferroflow as tf
+from _ragged_fixtures import load, same_static
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "ragged_module")
-sys.path.insert(0, HERE)
-import ragged_module_cases as cases  # noqa: E402
-
-with open(os.path.join(HERE, "expected.json")) as fh:
-    EXPECTED = json.load(fh)
+_, cases, EXPECTED = load("ragged_module")
 
 GRAPH = cases.graph_cases(tf)
 BUILD_ERRORS = cases.build_errors(tf)
@@ -50,20 +43,6 @@ RUN_MESSAGES = {
 }
 
 
-def _same_static(got, want, path):
-    """Equal static facts, except that a static dimension may be unknown where TensorFlow knows it (ferroflow
-    neither folds constants in shape inference nor records uniform row lengths)."""
-    if isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), path
-        for g, w in zip(got, want):
-            _same_static(g, w, path)
-        return
-    assert {k: v for k, v in got.items() if k != "shape"} == {k: v for k, v in want.items() if k != "shape"}, path
-    if want.get("shape") is not None:
-        assert got["shape"] is not None and len(got["shape"]) == len(want["shape"]), (path, got, want)
-        assert all(g is None or g == w for g, w in zip(got["shape"], want["shape"])), (path, got, want)
-
-
 def _split(built):
     return built if isinstance(built, tuple) else (built, None)
 
@@ -79,7 +58,7 @@ def test_graph_case(name):
     want = EXPECTED["graph"][name]
     with tf.Graph().as_default(), tf.Session() as sess:
         fetch, feed = _split(GRAPH[name]())
-        _same_static(cases.static_info(tf, fetch), want["static"], name)
+        same_static(cases.static_info(tf, fetch), want["static"], name)
         assert cases.describe(sess.run(fetch, feed)) == want["value"]
 
 
