@@ -404,6 +404,7 @@ from ferroflow import (  # noqa: E402,F401
     data,
     debugging,
     distribute,
+    distributions,
     dtypes,
     errors,
     feature_column,
@@ -446,7 +447,7 @@ from ferroflow.framework.versions import GRAPH_DEF_VERSION, VERSION, __version__
 from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: tracking imports variables)
 
 _SUBMODULES = (
-    "app", "bitwise", "compat", "data", "debugging", "distribute", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
+    "app", "bitwise", "compat", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
     "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "ragged", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train",

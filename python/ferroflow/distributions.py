@@ -1,0 +1,14 @@
+"""``tf.distributions``: TF1's probability distributions (``ferroflow.ops.distributions`` has the details)."""
+
+from ferroflow.ops.distributions import (  # noqa: F401
+    FULLY_REPARAMETERIZED,
+    NOT_REPARAMETERIZED,
+    Bernoulli,
+    Categorical,
+    Distribution,
+    Normal,
+    RegisterKL,
+    ReparameterizationType,
+    Uniform,
+    kl_divergence,
+)

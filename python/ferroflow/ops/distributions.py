@@ -1,0 +1,767 @@
+"""TF1's probability distributions (``tf.compat.v1.distributions``), the part of them
+classic programs use: ``Normal``, ``Uniform``, ``Bernoulli`` and ``Categorical`` with ``sample``,
+``log_prob``/``prob``, ``cdf``/``log_cdf``/``survival_function``, ``entropy``, ``mean``/``mode``/
+``stddev``/``variance``, ``kl_divergence`` and ``cross_entropy``, plus ``kl_divergence`` with its
+``RegisterKL`` registry (Normal, Bernoulli and Categorical pairs registered).
+
+The formulas are TensorFlow's (the same ops in the same order), so results agree with it to rounding.
+Samples come from ferroflow's random ops, which do not reproduce TensorFlow's random streams.
+Not provided: Beta, Dirichlet, DirichletMultinomial, Exponential, Gamma, Laplace, Multinomial, StudentT.
+"""
+
+import math
+
+import numpy as np
+
+from ferroflow.framework import dtypes, ops, tensor_shape, tensor_util
+from ferroflow.ops import (
+    array_ops,
+    array_ops_extra,
+    check_ops,
+    math_ops,
+    nn_ops,
+    random_ops,
+    special_math_ops,
+    stateless_random_ops,
+)
+
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "Distribution",
+    "FULLY_REPARAMETERIZED",
+    "NOT_REPARAMETERIZED",
+    "Normal",
+    "RegisterKL",
+    "ReparameterizationType",
+    "Uniform",
+    "kl_divergence",
+]
+
+
+class ReparameterizationType:
+    """Whether samples can be differentiated with respect to the parameters."""
+
+    def __init__(self, rep_type):
+        self._rep_type = rep_type
+
+    def __repr__(self):
+        return f"<Reparameteriation Type: {self._rep_type}>"
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
+
+
+FULLY_REPARAMETERIZED = ReparameterizationType("FULLY_REPARAMETERIZED")
+NOT_REPARAMETERIZED = ReparameterizationType("NOT_REPARAMETERIZED")
+
+
+def _scope_name(name):
+    return name[:-1] if name.endswith("/") else name
+
+
+class Distribution:
+    """Base class: sample shapes, name scopes and the public methods over the subclasses' ``_`` methods."""
+
+    def __init__(
+        self,
+        dtype,
+        reparameterization_type,
+        validate_args,
+        allow_nan_stats,
+        parameters=None,
+        graph_parents=None,
+        name=None,
+    ):
+        self._dtype = dtype
+        self._reparameterization_type = reparameterization_type
+        self._validate_args = validate_args
+        self._allow_nan_stats = allow_nan_stats
+        self._parameters = dict(parameters or {})
+        self._parameters.pop("self", None)
+        self._graph_parents = list(graph_parents or [])
+        self._name = _scope_name(name or type(self).__name__)
+
+    # Properties.
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def parameters(self):
+        return dict(self._parameters)
+
+    @property
+    def reparameterization_type(self):
+        return self._reparameterization_type
+
+    @property
+    def allow_nan_stats(self):
+        return self._allow_nan_stats
+
+    @property
+    def validate_args(self):
+        return self._validate_args
+
+    @property
+    def batch_shape(self):
+        return tensor_shape.TensorShape(self._batch_shape())
+
+    @property
+    def event_shape(self):
+        return tensor_shape.TensorShape(self._event_shape())
+
+    def copy(self, **override_parameters_kwargs):
+        parameters = dict(self.parameters, **override_parameters_kwargs)
+        return type(self)(**parameters)
+
+    def _name_scope(self, name, values=None):
+        return _NestedScope(self.name, name, list(values or []) + self._graph_parents)
+
+    def batch_shape_tensor(self, name="batch_shape_tensor"):
+        with self._name_scope(name):
+            if self.batch_shape.is_fully_defined():
+                return ops.convert_to_tensor(
+                    self.batch_shape.as_list(), dtype=dtypes.int32, name="batch_shape"
+                )
+            return self._batch_shape_tensor()
+
+    def event_shape_tensor(self, name="event_shape_tensor"):
+        with self._name_scope(name):
+            if self.event_shape.is_fully_defined():
+                return ops.convert_to_tensor(
+                    self.event_shape.as_list(), dtype=dtypes.int32, name="event_shape"
+                )
+            return self._event_shape_tensor()
+
+    def is_scalar_event(self, name="is_scalar_event"):
+        with self._name_scope(name):
+            return ops.convert_to_tensor(self.event_shape.ndims == 0, name="is_scalar_event")
+
+    def is_scalar_batch(self, name="is_scalar_batch"):
+        with self._name_scope(name):
+            return ops.convert_to_tensor(self.batch_shape.ndims == 0, name="is_scalar_batch")
+
+    # Sampling.
+    def sample(self, sample_shape=(), seed=None, name="sample"):
+        with self._name_scope(name, values=[sample_shape]):
+            static = tensor_util.constant_value(ops.convert_to_tensor(sample_shape, dtype=dtypes.int32))
+            sample_shape = ops.convert_to_tensor(sample_shape, dtype=dtypes.int32, name="sample_shape")
+            if sample_shape.shape.ndims == 0:
+                sample_shape = array_ops.reshape(sample_shape, [1])
+                static = None if static is None else np.reshape(static, [1])
+            n = math_ops.reduce_prod(sample_shape)
+            samples = self._sample_n(n, seed)
+            final_shape = array_ops.concat([sample_shape, array_ops.shape(samples)[1:]], 0)
+            samples = array_ops.reshape(samples, final_shape)
+            if static is not None:
+                head = tensor_shape.TensorShape([int(d) for d in static])
+                samples.set_shape(head.concatenate(self.batch_shape).concatenate(self.event_shape))
+            return samples
+
+    # Densities and statistics.
+    def _call(self, method, name, value=None):
+        with self._name_scope(name, values=[] if value is None else [value]):
+            if value is None:
+                return getattr(self, method)()
+            value = ops.convert_to_tensor(value, name="value", dtype=self._value_dtype())
+            return getattr(self, method)(value)
+
+    def _value_dtype(self):
+        return self.dtype
+
+    def log_prob(self, value, name="log_prob"):
+        return self._call("_log_prob", name, value)
+
+    def prob(self, value, name="prob"):
+        return self._call("_prob", name, value)
+
+    def _prob(self, value):
+        return math_ops.exp(self._log_prob(value))
+
+    def log_cdf(self, value, name="log_cdf"):
+        return self._call("_log_cdf", name, value)
+
+    def _log_cdf(self, value):
+        return math_ops.log(self._cdf(value))
+
+    def cdf(self, value, name="cdf"):
+        return self._call("_cdf", name, value)
+
+    def log_survival_function(self, value, name="log_survival_function"):
+        return self._call("_log_survival_function", name, value)
+
+    def _log_survival_function(self, value):
+        return math_ops.log1p(-self._cdf(value))
+
+    def survival_function(self, value, name="survival_function"):
+        return self._call("_survival_function", name, value)
+
+    def _survival_function(self, value):
+        return 1.0 - self._cdf(value)
+
+    def quantile(self, value, name="quantile"):
+        return self._call("_quantile", name, value)
+
+    def entropy(self, name="entropy"):
+        return self._call("_entropy", name)
+
+    def mean(self, name="mean"):
+        return self._call("_mean", name)
+
+    def mode(self, name="mode"):
+        return self._call("_mode", name)
+
+    def variance(self, name="variance"):
+        return self._call("_variance", name)
+
+    def _variance(self):
+        return math_ops.square(self._stddev())
+
+    def stddev(self, name="stddev"):
+        return self._call("_stddev", name)
+
+    def _stddev(self):
+        return math_ops.sqrt(self._variance())
+
+    def covariance(self, name="covariance"):
+        raise NotImplementedError(f"covariance is not implemented: {type(self).__name__}")
+
+    def cross_entropy(self, other, name="cross_entropy"):
+        with self._name_scope(name):
+            return self._entropy() + kl_divergence(self, other)
+
+    def kl_divergence(self, other, name="kl_divergence"):
+        with self._name_scope(name):
+            return kl_divergence(self, other)
+
+    def __str__(self):
+        return f'tf.distributions.{type(self).__name__}("{self.name}", batch_shape={self.batch_shape}, event_shape={self.event_shape}, dtype={self.dtype.name})'
+
+    def __repr__(self):
+        return f"<tf.distributions.{type(self).__name__} '{self.name}' batch_shape={self.batch_shape} event_shape={self.event_shape} dtype={self.dtype.name}>"
+
+    # Defaults for subclasses.
+    def _event_shape(self):
+        return []
+
+    def _event_shape_tensor(self):
+        return ops.convert_to_tensor([], dtype=dtypes.int32)
+
+
+class _NestedScope:
+    """``with name_scope(distribution name): with name_scope(method name):``, as TensorFlow's methods open."""
+
+    def __init__(self, outer, inner, values):
+        self._outer = ops.name_scope(outer, values=values)
+        self._inner = ops.name_scope(inner, values=values)
+
+    def __enter__(self):
+        self._outer.__enter__()
+        return self._inner.__enter__()
+
+    def __exit__(self, *exc):
+        self._inner.__exit__(*exc)
+        return self._outer.__exit__(*exc)
+
+
+def _float_params(names_values, validate_args, positive=()):
+    """Convert the parameters to tensors of one float dtype (TF's assert_same_float_dtype)."""
+    tensors = [ops.convert_to_tensor(v, name=n) for n, v in names_values]
+    dtype = check_ops.assert_same_float_dtype(tensors)
+    deps = []
+    if validate_args:
+        deps = [check_ops.assert_positive(t) for (n, _), t in zip(names_values, tensors) if n in positive]
+    with ops.control_dependencies(deps):
+        tensors = [array_ops.identity(t, name=n) for (n, _), t in zip(names_values, tensors)]
+    return tensors, dtype
+
+
+# Standard normal CDF and its logarithm (TensorFlow's special_math.ndtr/log_ndtr: the same segments).
+def _ndtr(x):
+    half_sqrt_2 = 0.5 * math.sqrt(2.0)
+    w = x * half_sqrt_2
+    z = math_ops.abs(w)
+    y = array_ops.where(
+        math_ops.less(z, half_sqrt_2),
+        1.0 + special_math_ops.erf(w),
+        array_ops.where(math_ops.greater(w, 0.0), 2.0 - special_math_ops.erfc(z), special_math_ops.erfc(z)),
+    )
+    return 0.5 * y
+
+
+def _log_ndtr(x, series_order=3):
+    if x.dtype == dtypes.float64:
+        lower, upper = -20.0, 8.0
+    else:
+        lower, upper = -10.0, 5.0
+    x_low = math_ops.minimum(x, lower)
+    x_2 = math_ops.square(x_low)
+    even_sum = array_ops.zeros_like(x_low)
+    odd_sum = array_ops.zeros_like(x_low)
+    x_2n = x_2
+    for n in range(1, series_order + 1):
+        y = float(np.prod(np.arange(2 * n - 1, 0, -2))) / x_2n
+        if n % 2:
+            odd_sum += y
+        else:
+            even_sum += y
+        x_2n *= x_2
+    series = 1.0 + even_sum - odd_sum
+    log_lower = -0.5 * x_2 - math_ops.log(-x_low) - 0.5 * math.log(2.0 * math.pi) + math_ops.log(series)
+    return array_ops.where(
+        math_ops.greater(x, upper),
+        -_ndtr(-x),
+        array_ops.where(
+            math_ops.greater(x, lower), math_ops.log(_ndtr(math_ops.maximum(x, lower))), log_lower
+        ),
+    )
+
+
+class Normal(Distribution):
+    """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
+
+    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[loc, scale]) as scope:
+            (self._loc, self._scale), dtype = _float_params(
+                [("loc", loc), ("scale", scale)], validate_args, positive=("scale",)
+            )
+        super().__init__(
+            dtype,
+            FULLY_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._loc, self._scale],
+            scope,
+        )
+
+    @staticmethod
+    def param_shapes(sample_shape, name="NormalParamShapes"):
+        s = ops.convert_to_tensor(sample_shape, dtype=dtypes.int32, name=name)
+        return {"loc": s, "scale": s}
+
+    @property
+    def loc(self):
+        return self._loc
+
+    @property
+    def scale(self):
+        return self._scale
+
+    def _batch_shape_tensor(self):
+        return array_ops_extra.broadcast_dynamic_shape(array_ops.shape(self.loc), array_ops.shape(self.scale))
+
+    def _batch_shape(self):
+        return array_ops_extra.broadcast_static_shape(self.loc.shape, self.scale.shape)
+
+    def _sample_n(self, n, seed=None):
+        shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
+        sampled = random_ops.random_normal(shape=shape, mean=0.0, stddev=1.0, dtype=self.loc.dtype, seed=seed)
+        return sampled * self.scale + self.loc
+
+    def _z(self, x):
+        with ops.name_scope("standardize", values=[x]):
+            return (x - self.loc) / self.scale
+
+    def _log_prob(self, x):
+        log_unnormalized = -0.5 * math_ops.square(self._z(x))
+        log_normalization = 0.5 * math.log(2.0 * math.pi) + math_ops.log(self.scale)
+        return log_unnormalized - log_normalization
+
+    def _log_cdf(self, x):
+        return _log_ndtr(self._z(x))
+
+    def _cdf(self, x):
+        return _ndtr(self._z(x))
+
+    def _log_survival_function(self, x):
+        return _log_ndtr(-self._z(x))
+
+    def _survival_function(self, x):
+        return _ndtr(-self._z(x))
+
+    def _quantile(self, p):
+        return self.loc + self.scale * special_math_ops.ndtri(p)
+
+    def _entropy(self):
+        scale = self.scale * array_ops.ones_like(self.loc)
+        return 0.5 * math.log(2.0 * math.pi * math.e) + math_ops.log(scale)
+
+    def _mean(self):
+        return self.loc * array_ops.ones_like(self.scale)
+
+    def _stddev(self):
+        return self.scale * array_ops.ones_like(self.loc)
+
+    _mode = _mean
+
+
+class Uniform(Distribution):
+    """The uniform distribution on ``[low, high)``."""
+
+    def __init__(self, low=0.0, high=1.0, validate_args=False, allow_nan_stats=True, name="Uniform"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[low, high]) as scope:
+            (self._low, self._high), dtype = _float_params([("low", low), ("high", high)], False)
+            if validate_args:
+                with ops.control_dependencies(
+                    [
+                        check_ops.assert_less(
+                            self._low, self._high, message="uniform not defined when low >= high."
+                        )
+                    ]
+                ):
+                    self._low = array_ops.identity(self._low)
+                    self._high = array_ops.identity(self._high)
+        super().__init__(
+            dtype,
+            FULLY_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._low, self._high],
+            scope,
+        )
+
+    @property
+    def low(self):
+        return self._low
+
+    @property
+    def high(self):
+        return self._high
+
+    def range(self, name="range"):
+        with self._name_scope(name):
+            return self.high - self.low
+
+    def _batch_shape_tensor(self):
+        return array_ops_extra.broadcast_dynamic_shape(array_ops.shape(self.low), array_ops.shape(self.high))
+
+    def _batch_shape(self):
+        return array_ops_extra.broadcast_static_shape(self.low.shape, self.high.shape)
+
+    def _sample_n(self, n, seed=None):
+        shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
+        samples = random_ops.random_uniform(shape=shape, dtype=self.dtype, seed=seed)
+        return self.low + self.range() * samples
+
+    def _prob(self, x):
+        broadcasted_x = x * array_ops.ones(self.batch_shape_tensor(), dtype=x.dtype)
+        return array_ops.where(
+            math_ops.is_nan(broadcasted_x),
+            broadcasted_x,
+            array_ops.where(
+                math_ops.logical_or(broadcasted_x < self.low, broadcasted_x >= self.high),
+                array_ops.zeros_like(broadcasted_x),
+                array_ops.ones_like(broadcasted_x) / self.range(),
+            ),
+        )
+
+    def _log_prob(self, x):
+        return math_ops.log(self._prob(x))
+
+    def _cdf(self, x):
+        broadcast_shape = array_ops_extra.broadcast_dynamic_shape(
+            array_ops.shape(x), self.batch_shape_tensor()
+        )
+        zeros = array_ops.zeros(broadcast_shape, dtype=self.dtype)
+        ones = array_ops.ones(broadcast_shape, dtype=self.dtype)
+        broadcasted_x = x * ones
+        result_if_not_big = array_ops.where(x < self.low, zeros, (broadcasted_x - self.low) / self.range())
+        return array_ops.where(x >= self.high, ones, result_if_not_big)
+
+    def _entropy(self):
+        return math_ops.log(self.range())
+
+    def _mean(self):
+        return (self.low + self.high) / 2.0
+
+    def _variance(self):
+        return math_ops.square(self.range()) / 12.0
+
+    def _stddev(self):
+        return self.range() / math.sqrt(12.0)
+
+
+def _logits_and_probs(logits, probs, multidimensional, validate_args, dtype=None):
+    """One of logits/probs given: the other derived as TensorFlow's get_logits_and_probs does."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Must pass probs or logits, but not both.")
+    if probs is None:
+        logits = ops.convert_to_tensor(logits, name="logits", dtype=dtype)
+        if not logits.dtype.is_floating:
+            raise TypeError("logits must having floating type.")
+        with ops.name_scope("probs"):
+            probs = nn_ops.softmax(logits) if multidimensional else math_ops.sigmoid(logits)
+        return logits, probs
+    probs = ops.convert_to_tensor(probs, name="probs", dtype=dtype)
+    if not probs.dtype.is_floating:
+        raise TypeError("probs must having floating type.")
+    if validate_args:
+        deps = [
+            check_ops.assert_non_negative(probs, message="probs has components less than 0."),
+            check_ops.assert_less_equal(probs, 1.0, message="probs has components greater than 1."),
+        ]
+        with ops.control_dependencies(deps):
+            probs = array_ops.identity(probs)
+    with ops.name_scope("logits"):
+        if multidimensional:
+            logits = math_ops.log(probs)
+        else:
+            logits = math_ops.log(probs) - math_ops.log1p(-1.0 * probs)
+    return logits, probs
+
+
+class Bernoulli(Distribution):
+    """Bernoulli distribution over {0, 1}, parameterized by ``logits`` or ``probs`` (P[1])."""
+
+    def __init__(
+        self,
+        logits=None,
+        probs=None,
+        dtype=dtypes.int32,
+        validate_args=False,
+        allow_nan_stats=True,
+        name="Bernoulli",
+    ):
+        parameters = dict(locals())
+        with ops.name_scope(name) as scope:
+            self._logits, self._probs = _logits_and_probs(logits, probs, False, validate_args)
+        super().__init__(
+            dtypes.as_dtype(dtype),
+            NOT_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._logits, self._probs],
+            scope,
+        )
+
+    @property
+    def logits(self):
+        return self._logits
+
+    @property
+    def probs(self):
+        return self._probs
+
+    def _value_dtype(self):
+        return None
+
+    def _batch_shape_tensor(self):
+        return array_ops.shape(self._logits)
+
+    def _batch_shape(self):
+        return self._logits.shape
+
+    def _sample_n(self, n, seed=None):
+        new_shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
+        uniform = random_ops.random_uniform(new_shape, seed=seed, dtype=self.probs.dtype)
+        sample = math_ops.less(uniform, self.probs)
+        return array_ops.cast(sample, self.dtype)
+
+    def _log_prob(self, event):
+        event = array_ops.cast(event, self.logits.dtype)
+        logits = self.logits
+        if not (
+            event.shape.is_fully_defined() and logits.shape.is_fully_defined() and event.shape == logits.shape
+        ):
+            logits, event = array_ops.ones_like(event) * logits, array_ops.ones_like(logits) * event
+        return -nn_ops.sigmoid_cross_entropy_with_logits(labels=event, logits=logits)
+
+    def _entropy(self):
+        return -self.logits * (math_ops.sigmoid(self.logits) - 1) + nn_ops.softplus(-self.logits)
+
+    def _mean(self):
+        return array_ops.identity(self.probs)
+
+    def _variance(self):
+        return self._mean() * (1.0 - self.probs)
+
+    def _mode(self):
+        return array_ops.cast(math_ops.greater(self.probs, 0.5), self.dtype)
+
+
+class Categorical(Distribution):
+    """Categorical distribution over ``{0, ..., K-1}``, parameterized by ``logits`` or ``probs`` ([..., K])."""
+
+    def __init__(
+        self,
+        logits=None,
+        probs=None,
+        dtype=dtypes.int32,
+        validate_args=False,
+        allow_nan_stats=True,
+        name="Categorical",
+    ):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[logits, probs]) as scope:
+            self._logits, self._probs = _logits_and_probs(logits, probs, True, validate_args)
+            ndims = self._logits.shape.ndims
+            if ndims == 0:
+                raise ValueError("logits/probs of a Categorical need at least one dimension, got a scalar")
+            self._event_size = (
+                self._logits.shape.dims[-1].value
+                if ndims is not None and self._logits.shape.dims[-1].value is not None
+                else array_ops.shape(self._logits, name="event_size")[-1]
+            )
+        super().__init__(
+            dtypes.as_dtype(dtype),
+            NOT_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._logits, self._probs],
+            scope,
+        )
+
+    @property
+    def event_size(self):
+        return self._event_size
+
+    @property
+    def logits(self):
+        return self._logits
+
+    @property
+    def probs(self):
+        return self._probs
+
+    def _value_dtype(self):
+        return None
+
+    def _batch_shape_tensor(self):
+        return array_ops.shape(self.logits)[:-1]
+
+    def _batch_shape(self):
+        return self.logits.shape[:-1]
+
+    def _sample_n(self, n, seed=None):
+        if self.logits.shape.ndims == 2:
+            logits_2d = self.logits
+        else:
+            logits_2d = array_ops.reshape(self.logits, [-1, self.event_size])
+        sample_dtype = dtypes.int64 if self.dtype.size > 4 else dtypes.int32
+        draws = stateless_random_ops.multinomial(logits_2d, n, seed=seed, output_dtype=sample_dtype)
+        draws = array_ops.reshape(
+            array_ops.transpose(draws), array_ops.concat([[n], self.batch_shape_tensor()], 0)
+        )
+        return array_ops.cast(draws, self.dtype)
+
+    def _log_prob(self, k):
+        if self.logits.shape[:-1] == k.shape:
+            logits = self.logits
+        else:
+            logits = self.logits * array_ops.ones_like(array_ops.expand_dims(k, -1), dtype=self.logits.dtype)
+            logits_shape = array_ops.shape(logits)[:-1]
+            k = k * array_ops.ones(logits_shape, dtype=k.dtype)
+            k.set_shape(logits.shape[:-1])
+        return -nn_ops.sparse_softmax_cross_entropy_with_logits(labels=k, logits=logits)
+
+    def _entropy(self):
+        return -math_ops.reduce_sum(nn_ops.log_softmax(self.logits) * self.probs, axis=-1)
+
+    def _mode(self):
+        ret = math_ops.argmax(self.logits, axis=-1)
+        ret = array_ops.cast(ret, self.dtype)
+        ret.set_shape(self.batch_shape)
+        return ret
+
+    def _mean(self):
+        raise NotImplementedError("mean is not implemented: Categorical")
+
+    def _variance(self):
+        raise NotImplementedError("variance is not implemented: Categorical")
+
+
+# KL divergence registry.
+_DIVERGENCES = {}
+
+
+class RegisterKL:
+    """Decorator registering ``fn(dist_a, dist_b, name=None)`` as KL(a || b) for a pair of classes."""
+
+    def __init__(self, dist_cls_a, dist_cls_b):
+        self._key = (dist_cls_a, dist_cls_b)
+
+    def __call__(self, kl_fn):
+        if not callable(kl_fn):
+            raise TypeError(f"kl_fn must be callable, received: {kl_fn}")
+        if self._key in _DIVERGENCES:
+            raise ValueError(
+                f"KL({self._key[0].__name__} || {self._key[1].__name__}) has already been registered to: {_DIVERGENCES[self._key]}"
+            )
+        _DIVERGENCES[self._key] = kl_fn
+        return kl_fn
+
+
+def _registered_kl(type_a, type_b):
+    """The registered function for the closest pair of ancestors (the sum of MRO distances, as TF picks)."""
+    best, best_dist = None, None
+    for i, a in enumerate(type_a.__mro__):
+        for j, b in enumerate(type_b.__mro__):
+            fn = _DIVERGENCES.get((a, b))
+            if fn is not None and (best_dist is None or i + j < best_dist):
+                best, best_dist = fn, i + j
+    return best
+
+
+def kl_divergence(distribution_a, distribution_b, allow_nan_stats=True, name=None):
+    """KL(distribution_a || distribution_b), from the function registered for their types."""
+    kl_fn = _registered_kl(type(distribution_a), type(distribution_b))
+    if kl_fn is None:
+        raise NotImplementedError(
+            f"No KL(distribution_a || distribution_b) registered for distribution_a type {type(distribution_a).__name__} and distribution_b "
+            f"type {type(distribution_b).__name__}"
+        )
+    with ops.name_scope("KullbackLeibler"):
+        kl_t = kl_fn(distribution_a, distribution_b, name=name)
+        if allow_nan_stats:
+            return kl_t
+        kl_t = array_ops.identity(kl_t, name="kl")
+        with ops.control_dependencies(
+            [
+                check_ops.assert_equal(
+                    math_ops.reduce_any(math_ops.is_nan(kl_t)),
+                    False,
+                    message=f"KL calculation between {distribution_a.name} and {distribution_b.name} returned NaN values (and was called with "
+                    "allow_nan_stats=False). Values:",
+                )
+            ]
+        ):
+            return array_ops.identity(kl_t, name="checked_kl")
+
+
+@RegisterKL(Normal, Normal)
+def _kl_normal_normal(n_a, n_b, name=None):
+    with ops.name_scope(name, "kl_normal_normal", [n_a.loc, n_b.loc]):
+        s_a_squared = math_ops.square(n_a.scale)
+        s_b_squared = math_ops.square(n_b.scale)
+        ratio = s_a_squared / s_b_squared
+        return math_ops.squared_difference(n_a.loc, n_b.loc) / (2.0 * s_b_squared) + 0.5 * (
+            ratio - 1.0 - math_ops.log(ratio)
+        )
+
+
+@RegisterKL(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(a, b, name=None):
+    with ops.name_scope(name, "kl_bernoulli_bernoulli", values=[a.logits, b.logits]):
+        delta_probs0 = nn_ops.softplus(-b.logits) - nn_ops.softplus(-a.logits)
+        delta_probs1 = nn_ops.softplus(b.logits) - nn_ops.softplus(a.logits)
+        return math_ops.sigmoid(a.logits) * delta_probs0 + math_ops.sigmoid(-a.logits) * delta_probs1
+
+
+@RegisterKL(Categorical, Categorical)
+def _kl_categorical_categorical(a, b, name=None):
+    with ops.name_scope(name, "kl_categorical_categorical", values=[a.logits, b.logits]):
+        delta_log_probs1 = nn_ops.log_softmax(a.logits) - nn_ops.log_softmax(b.logits)
+        return math_ops.reduce_sum(nn_ops.softmax(a.logits) * delta_log_probs1, axis=-1)
