@@ -919,3 +919,25 @@ def test_unique_floats_strings_and_errors():
         with tf.Session() as sess:
             with pytest.raises(tf.errors.InvalidArgumentError, match="1D vector"):
                 sess.run(tf.unique(p), {p: [[1, 2]]})
+
+
+def test_cast_sparse_tensor_and_indexed_slices():
+    # TF1 speech programs do tf.cast(decoded, tf.int64) on ctc_greedy_decoder's SparseTensor before
+    # tf.edit_distance; TensorFlow casts the values and keeps indices and dense_shape.
+    sp = tf.SparseTensor([[0, 0], [1, 2]], [1, 2], [2, 3])
+    as_float = tf.cast(sp, tf.float32)
+    as_int64 = tf.to_int64(sp)
+    assert isinstance(as_float, tf.SparseTensor) and as_float.dtype == tf.float32
+    assert as_float.indices is sp.indices and as_float.dense_shape is sp.dense_shape
+    assert as_float.values.op.name == "Cast"
+    assert tf.cast(sp, tf.int32).values is sp.values
+    sl = tf.IndexedSlices(tf.constant([[1, 2]]), tf.constant([1]), tf.constant([3, 2]))
+    sl_cast = tf.cast(sl, tf.float64)
+    assert isinstance(sl_cast, tf.IndexedSlices) and sl_cast.indices is sl.indices
+    dist = tf.edit_distance(as_int64, tf.cast(tf.SparseTensor([[0, 0]], [1], [2, 3]), tf.int64))
+    with tf.Session() as sess:
+        v, s, d = sess.run([as_float, sl_cast, dist])
+    np.testing.assert_array_equal(v.values, np.array([1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(v.indices, [[0, 0], [1, 2]])
+    np.testing.assert_array_equal(s.values, np.array([[1.0, 2.0]]))
+    np.testing.assert_allclose(d, [0.0, np.inf])

@@ -611,6 +611,14 @@ def cast(x, dtype, name=None):
         from ferroflow.ops import ragged_dispatch
 
         return ragged_dispatch.cast(x, dtype, name)
+    from ferroflow.framework import indexed_slices, sparse_tensor
+
+    if isinstance(x, sparse_tensor.SparseTensor):
+        with ops.name_scope(name, "Cast", [x]) as scope:
+            return sparse_tensor.SparseTensor(x.indices, cast(x.values, dtype, name=scope), x.dense_shape)
+    if isinstance(x, indexed_slices.IndexedSlices):
+        with ops.name_scope(name, "Cast", [x]) as scope:
+            return indexed_slices.IndexedSlices(cast(x.values, dtype, name=scope), x.indices, x.dense_shape)
     if hasattr(x, "_as_tensor") and not isinstance(x, ops.Tensor):
         x = x._as_tensor()
     if isinstance(x, ops.Tensor):
