@@ -401,6 +401,7 @@ from ferroflow.summary.summary_ops import (  # noqa: F401
 from ferroflow import (  # noqa: E402,F401
     app,
     bitwise,
+    config,
     data,
     debugging,
     distribute,
@@ -439,16 +440,26 @@ from ferroflow import (  # noqa: E402,F401
     summary,
     test,
     train,
+    version,
 )
 from ferroflow.eager.backprop import GradientTape  # noqa: F401,E402
 from ferroflow.eager.def_function import function  # noqa: F401,E402
 from ferroflow.eager.wrap_function import wrap_function  # noqa: F401,E402
-from ferroflow.framework.versions import GRAPH_DEF_VERSION, VERSION, __version__  # noqa: F401
+from ferroflow.framework.dtypes import QUANTIZED_DTYPES  # noqa: F401,E402
+from ferroflow.framework.versions import (  # noqa: F401
+    COMPILER_VERSION,
+    GIT_VERSION,
+    GRAPH_DEF_VERSION,
+    GRAPH_DEF_VERSION_MIN_CONSUMER,
+    GRAPH_DEF_VERSION_MIN_PRODUCER,
+    VERSION,
+    __version__,
+)
 from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: tracking imports variables)
 
 _SUBMODULES = (
-    "app", "bitwise", "compat", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
+    "app", "bitwise", "compat", "config", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
     "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "ragged", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
-    "test", "train",
+    "test", "train", "version",
 )
