@@ -9,7 +9,7 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.ops.optional_ops import Optional
 
 __all__ = [
-    "AUTOTUNE", "Optional", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
+    "AUTOTUNE", "CsvDataset", "Optional", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
     "make_one_shot_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
 ]
 
@@ -106,3 +106,59 @@ def unbatch():
         return ds.unbatch()
 
     return apply
+
+
+_CSV_TYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.string)
+
+
+class CsvDataset(Dataset):
+    """The records of CSV files, one tuple of scalars per line (``tf.data.experimental.CsvDataset``).
+
+    ``record_defaults`` gives each selected column's type: a dtype (the field is required) or a default
+    value. Built as TensorFlow's graph would read them: each file's lines (``TextLineDataset``, the first one
+    skipped with ``header``) parsed by ``decode_csv`` with the same options, so the errors are decode_csv's
+    (a required field missing, a field not a number, too few or too many fields). Unlike TensorFlow's own
+    reader, a quoted field cannot span lines.
+    """
+
+    def __init__(self, filenames, record_defaults, compression_type=None, buffer_size=None, header=False,
+                 field_delim=",", use_quote_delim=True, na_value="", select_cols=None):
+        from ferroflow.data.readers import TextLineDataset
+        from ferroflow.ops import array_ops, parsing_ops
+
+        args = (filenames, record_defaults, compression_type, buffer_size, header, field_delim, use_quote_delim,
+                na_value, select_cols)
+        specs = []
+        for i, d in enumerate(record_defaults):
+            if isinstance(d, dtypes.DType):
+                dtype, value = d.base_dtype, None
+            else:
+                t = d if isinstance(d, ops.Tensor) else ops.convert_to_tensor(d, name=f"record_defaults_{i}")
+                dtype, value = t.dtype.base_dtype, d
+            if dtype not in _CSV_TYPES:
+                raise TypeError(f"record_defaults[{i}] has type {dtype.name}; CsvDataset reads "
+                                "float32, float64, int32, int64 and string columns.")
+            specs.append((dtype, value))
+        if select_cols is not None and len(select_cols) != len(specs):
+            raise ValueError("Length of select_cols and record_defaults do not match.")
+        with ops.name_scope(None, "CsvDataset"):
+            names = ops.convert_to_tensor(filenames, dtype=dtypes.string, name="filenames")
+            if names.shape.rank not in (None, 0, 1):
+                raise TypeError("`filenames` must be a `tf.Tensor` of `tf.string` of rank 0 or 1.")
+            files = Dataset.from_tensor_slices(array_ops.reshape(names, [-1]))
+
+            def lines(f):
+                ds = TextLineDataset(f, compression_type=compression_type, buffer_size=buffer_size)
+                return ds.skip(1) if header else ds
+
+            def parse(line):
+                defaults = [ops.convert_to_tensor([], dtype=dt) if v is None else
+                            (v if isinstance(v, ops.Tensor) else ops.convert_to_tensor(v, dtype=dt))
+                            for dt, v in specs]
+                return tuple(parsing_ops.decode_csv(line, defaults, field_delim=field_delim,
+                                                    use_quote_delim=use_quote_delim, na_value=na_value,
+                                                    select_cols=select_cols))
+
+            ds = files.flat_map(lines).map(parse)
+        super().__init__(ds._variant_tensor, ds._structure)
+        self._rebuild = lambda: type(self)(*args)

@@ -1,0 +1,82 @@
+"""tf.data.experimental.CsvDataset (the TF1 "Importing Data" guide's CSV section), checked against Python's
+csv module reading the same files; the failures are TensorFlow's (checked by hand with TF 2.21)."""
+
+import csv
+
+import numpy as np
+import pytest
+
+import ferroflow as tf
+
+ROWS = [["1", "2.5", "x"], ["3", "", "q,r"], ["5", "6.5", "z"]]
+
+
+def _write(tmp_path):
+    f1 = tmp_path / "f1.csv"
+    f1.write_bytes(b'a,b,c\n1,2.5,x\n3,,"q,r"\n5,6.5,z\r\n')
+    f2 = tmp_path / "f2.csv"
+    f2.write_bytes(b"a,b,c\n7,8,w\n")
+    return [str(f1), str(f2)]
+
+
+def _all(ds):
+    nxt = ds.make_one_shot_iterator().get_next()
+    out = []
+    with tf.Session() as sess:
+        while True:
+            try:
+                out.append(sess.run(nxt))
+            except tf.errors.OutOfRangeError:
+                return out
+
+
+def test_rows_as_the_csv_module_reads_them(tmp_path):
+    files = _write(tmp_path)
+    want = []
+    for f in files:
+        with open(f, newline="") as fh:
+            want.extend(list(csv.reader(fh))[1:])
+    ds = tf.data.experimental.CsvDataset(files, [tf.int32, [0.0], ["d"]], header=True)
+    assert ds.output_types == (tf.int32, tf.float32, tf.string)
+    assert [s.as_list() for s in ds.output_shapes] == [[], [], []]
+    got = _all(ds)
+    assert len(got) == len(want) == 4
+    for (a, b, c), row in zip(got, want):
+        assert a == int(row[0]) and isinstance(a, np.int32)
+        assert b == np.float32(float(row[1]) if row[1] else 0.0)
+        assert c == row[2].encode()
+
+
+def test_select_cols_na_value_and_one_column(tmp_path):
+    files = _write(tmp_path)
+    got = _all(tf.data.experimental.CsvDataset(files, [[0], ["d"]], header=True, select_cols=[0, 2]))
+    assert [(int(a), c) for a, c in got] == [(1, b"x"), (3, b"q,r"), (5, b"z"), (7, b"w")]
+    one = tf.data.experimental.CsvDataset(files[0], [[-1.0]], header=True, select_cols=[1], na_value="6.5")
+    assert one.output_types == (tf.float32,)
+    assert [t for (t,) in _all(one)] == [2.5, -1.0, -1.0]
+
+
+def test_errors_as_tensorflow(tmp_path):
+    files = _write(tmp_path)
+    cases = [
+        (dict(record_defaults=[tf.int32, tf.float32, ["d"]], header=True), "Field 1 is required but missing"),
+        (dict(record_defaults=[[0], [0.0], ["d"]]), "not a valid int32: a"),
+        (dict(record_defaults=[[0]], header=True), "Expect 1 fields but have 3"),
+        (dict(record_defaults=[[0], [0.0], ["d"]], header=True, use_quote_delim=False), "Expect 3 fields but have 4"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            _all(tf.data.experimental.CsvDataset(files, **kwargs))
+    with pytest.raises(ValueError, match="do not match"):
+        tf.data.experimental.CsvDataset(files, [[0]], select_cols=[0, 1])
+    with pytest.raises(TypeError, match="bool"):
+        tf.data.experimental.CsvDataset(files, [tf.bool])
+
+
+def test_in_a_training_pipeline(tmp_path):
+    files = _write(tmp_path)
+    ds = tf.data.experimental.CsvDataset(files, [[0], [0.0], ["d"]], header=True, select_cols=[0, 1, 2])
+    ds = ds.map(lambda a, b, c: (tf.stack([tf.cast(a, tf.float32), b]), c)).repeat(2).batch(3)
+    batches = _all(ds)
+    assert [len(b[1]) for b in batches] == [3, 3, 2]
+    np.testing.assert_allclose(batches[0][0], [[1.0, 2.5], [3.0, 0.0], [5.0, 6.5]])
