@@ -258,6 +258,14 @@ pub fn checked_fixed_to_tensor(
                 let (v, crc) = copy_and_crc::<u16>(b);
                 (Data::U16(v.into()), crc)
             }
+            DType::UInt32 => {
+                let (v, crc) = copy_and_crc::<u32>(b);
+                (Data::U32(v.into()), crc)
+            }
+            DType::UInt64 => {
+                let (v, crc) = copy_and_crc::<u64>(b);
+                (Data::U64(v.into()), crc)
+            }
             DType::Complex64 => {
                 let (v, crc) = copy_and_crc::<Complex32>(b);
                 (Data::C64(v.into()), crc)
@@ -327,6 +335,8 @@ pub fn fixed_to_tensor(dtype: i32, shape: &[i64], b: &[u8]) -> Result<Tensor> {
             DType::Int64 => Data::I64(from_bytes::<i64>(b).into()),
             DType::UInt8 => Data::U8(b.to_vec().into()),
             DType::UInt16 => Data::U16(from_bytes::<u16>(b).into()),
+            DType::UInt32 => Data::U32(from_bytes::<u32>(b).into()),
+            DType::UInt64 => Data::U64(from_bytes::<u64>(b).into()),
             DType::Complex64 => Data::C64(from_bytes::<Complex32>(b).into()),
             DType::Complex128 => Data::C128(from_bytes::<Complex64>(b).into()),
             // Any non-zero byte is true (a bool byte other than 0/1 is not

@@ -336,6 +336,8 @@ fn tf_name(d: DType) -> &'static str {
         DType::Int64 => "int64",
         DType::UInt8 => "uint8",
         DType::UInt16 => "uint16",
+        DType::UInt32 => "uint32",
+        DType::UInt64 => "uint64",
         DType::Bool => "bool",
         DType::String => "string",
         DType::Complex64 => "complex64",
@@ -932,6 +934,28 @@ pub fn parse_tensor(bytes: &[u8]) -> Result<Tensor> {
             )?;
             Tensor::from_vec(dims, v.into_iter().map(|x| x as u16).collect())?
         }
+        DataType::DtUint32 => Tensor::from_vec(
+            dims,
+            values_from(
+                c,
+                4,
+                &p.uint32_val,
+                n,
+                |b| u32::from_le_bytes(b.try_into().unwrap()),
+                0,
+            )?,
+        )?,
+        DataType::DtUint64 => Tensor::from_vec(
+            dims,
+            values_from(
+                c,
+                8,
+                &p.uint64_val,
+                n,
+                |b| u64::from_le_bytes(b.try_into().unwrap()),
+                0,
+            )?,
+        )?,
         DataType::DtHalf => {
             let v = values_from(
                 c,
@@ -1092,6 +1116,8 @@ fn gather_values(v: &Tensor, rows: &[usize]) -> Result<Tensor> {
         Data::I64(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::U8(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::U16(s) => Tensor::from_vec(n, pick(s, rows))?,
+        Data::U32(s) => Tensor::from_vec(n, pick(s, rows))?,
+        Data::U64(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::Bool(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::Str(s) => Tensor::from_vec(n, pick(s, rows))?,
         Data::C64(s) => Tensor::from_vec(n, pick(s, rows))?,

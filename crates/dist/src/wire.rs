@@ -392,6 +392,8 @@ fn read_tensor(r: &mut impl Read, meta: &TensorMeta) -> Result<Tensor> {
         DType::Int64 => Data::I64(fill::<i64>(r, n)?.into()),
         DType::UInt8 => Data::U8(fill::<u8>(r, n)?.into()),
         DType::UInt16 => Data::U16(fill::<u16>(r, n)?.into()),
+        DType::UInt32 => Data::U32(fill::<u32>(r, n)?.into()),
+        DType::UInt64 => Data::U64(fill::<u64>(r, n)?.into()),
         DType::Complex64 => Data::C64(fill::<Complex32>(r, n)?.into()),
         DType::Complex128 => Data::C128(fill::<Complex64>(r, n)?.into()),
         // Quantized tensors travel as their storage integers.

@@ -73,7 +73,7 @@ pub fn to_tensor(obj: &Bound<'_, PyAny>, hint: Option<DType>) -> PyResult<Tensor
             return Tensor::from_vec(shape, v).map_err(|e| PyValueError::new_err(e.to_string()));
         }
     }
-    try_type!(f32, f64, i32, i64, bool, u8, i8, i16, u16, f16, Complex32, Complex64);
+    try_type!(f32, f64, i32, i64, bool, u8, i8, i16, u16, u32, u64, f16, Complex32, Complex64);
     let kind = match obj.cast::<PyUntypedArray>() {
         Ok(a) => format!("an array of dtype {}", a.dtype()),
         Err(_) => format!("a {}", obj.get_type().name()?),
@@ -116,6 +116,8 @@ pub fn to_py<'py>(py: Python<'py>, t: Tensor) -> PyResult<Bound<'py, PyAny>> {
         DType::Int64 => numpy_array::<i64>(py, t),
         DType::UInt8 => numpy_array::<u8>(py, t),
         DType::UInt16 => numpy_array::<u16>(py, t),
+        DType::UInt32 => numpy_array::<u32>(py, t),
+        DType::UInt64 => numpy_array::<u64>(py, t),
         DType::Bool => numpy_array::<bool>(py, t),
         DType::Complex64 => numpy_array::<Complex32>(py, t),
         DType::Complex128 => numpy_array::<Complex64>(py, t),

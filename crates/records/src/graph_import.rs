@@ -144,6 +144,18 @@ pub fn tensor_from_proto(p: &TensorProto) -> Result<Tensor> {
             })?;
             Tensor::from_vec(dims, v.into_iter().map(|x| x as u16).collect())?
         }
+        DataType::DtUint32 => {
+            let v = values(c, 4, &p.uint32_val, n, |b| {
+                u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+            })?;
+            Tensor::from_vec(dims, v)?
+        }
+        DataType::DtUint64 => {
+            let v = values(c, 8, &p.uint64_val, n, |b| {
+                u64::from_le_bytes(b.try_into().unwrap_or([0; 8]))
+            })?;
+            Tensor::from_vec(dims, v)?
+        }
         DataType::DtHalf | DataType::DtBfloat16 => {
             let v = values(c, 2, &p.half_val, n, |b| {
                 i32::from(u16::from_le_bytes([b[0], b[1]]))

@@ -188,6 +188,8 @@ fn to_f32_values(t: &Tensor) -> Result<Vec<f32>> {
         Data::I64(v) => v.iter().map(|&x| x as f32).collect(),
         Data::U8(v) => v.iter().map(|&x| x as f32).collect(),
         Data::U16(v) => v.iter().map(|&x| x as f32).collect(),
+        Data::U32(v) => v.iter().map(|&x| x as f32).collect(),
+        Data::U64(v) => v.iter().map(|&x| x as f32).collect(),
         Data::Bool(_) | Data::Str(_) | Data::C64(_) | Data::C128(_) => {
             return Err(Error::invalid_argument(format!(
                 "values must be real numbers, got {}",
@@ -374,6 +376,8 @@ pub fn tensor_to_proto(t: &Tensor) -> TensorProto {
         DType::Bool => DataType::DtBool,
         DType::BFloat16 => DataType::DtBfloat16,
         DType::UInt16 => DataType::DtUint16,
+        DType::UInt32 => DataType::DtUint32,
+        DType::UInt64 => DataType::DtUint64,
         DType::Float16 => DataType::DtHalf,
         DType::Complex64 => DataType::DtComplex64,
         DType::Complex128 => DataType::DtComplex128,
@@ -401,6 +405,8 @@ pub fn tensor_to_proto(t: &Tensor) -> TensorProto {
         Data::I64(v) => content.extend(v.iter().flat_map(|x| x.to_le_bytes())),
         Data::U8(v) => content.extend_from_slice(v),
         Data::U16(v) => content.extend(v.iter().flat_map(|x| x.to_le_bytes())),
+        Data::U32(v) => content.extend(v.iter().flat_map(|x| x.to_le_bytes())),
+        Data::U64(v) => content.extend(v.iter().flat_map(|x| x.to_le_bytes())),
         Data::Bool(v) => content.extend(v.iter().map(|&b| b as u8)),
         Data::C64(v) => content.extend(
             v.iter()

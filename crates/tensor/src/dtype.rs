@@ -40,12 +40,14 @@ pub enum DType {
     Resource = 20,
     /// An opaque value (a dataset): graph edges only, like `Resource`.
     Variant = 21,
+    UInt32 = 22,
+    UInt64 = 23,
 }
 
 impl DType {
     /// Every dtype a tensor can hold, in enum order (not the handle types
     /// [`DType::Resource`] and [`DType::Variant`]).
-    pub const ALL: [DType; 14] = [
+    pub const ALL: [DType; 16] = [
         DType::Float32,
         DType::Float64,
         DType::Int32,
@@ -60,6 +62,8 @@ impl DType {
         DType::UInt16,
         DType::Complex128,
         DType::Float16,
+        DType::UInt32,
+        DType::UInt64,
     ];
 
     /// The quantized dtypes, in enum order.
@@ -123,6 +127,8 @@ impl DType {
             DType::Bool => "bool",
             DType::BFloat16 => "bfloat16",
             DType::UInt16 => "uint16",
+            DType::UInt32 => "uint32",
+            DType::UInt64 => "uint64",
             DType::Float16 => "float16",
             DType::Complex64 => "complex64",
             DType::Complex128 => "complex128",
@@ -150,6 +156,8 @@ impl DType {
             "int64" => DType::Int64,
             "uint8" => DType::UInt8,
             "uint16" => DType::UInt16,
+            "uint32" => DType::UInt32,
+            "uint64" => DType::UInt64,
             "bool" => DType::Bool,
             "string" => DType::String,
             "complex64" => DType::Complex64,
@@ -169,8 +177,8 @@ impl DType {
     pub fn size(self) -> Option<usize> {
         Some(match self {
             DType::Complex128 => 16,
-            DType::Float64 | DType::Int64 | DType::Complex64 => 8,
-            DType::Float32 | DType::Int32 | DType::QInt32 => 4,
+            DType::Float64 | DType::Int64 | DType::UInt64 | DType::Complex64 => 8,
+            DType::Float32 | DType::Int32 | DType::UInt32 | DType::QInt32 => 4,
             DType::Float16 | DType::BFloat16 | DType::Int16 | DType::UInt16 => 2,
             DType::QInt16 | DType::QUInt16 => 2,
             DType::Int8 | DType::UInt8 | DType::Bool | DType::QInt8 | DType::QUInt8 => 1,
@@ -188,7 +196,14 @@ impl DType {
     pub fn is_integer(self) -> bool {
         matches!(
             self,
-            DType::Int8 | DType::Int16 | DType::Int32 | DType::Int64 | DType::UInt8 | DType::UInt16
+            DType::Int8
+                | DType::Int16
+                | DType::Int32
+                | DType::Int64
+                | DType::UInt8
+                | DType::UInt16
+                | DType::UInt32
+                | DType::UInt64
         )
     }
 
@@ -208,7 +223,10 @@ impl DType {
     }
 
     pub fn is_unsigned(self) -> bool {
-        matches!(self, DType::UInt8 | DType::UInt16)
+        matches!(
+            self,
+            DType::UInt8 | DType::UInt16 | DType::UInt32 | DType::UInt64
+        )
     }
 
     /// A handle type: its values are not tensors.
@@ -248,6 +266,11 @@ mod tests {
         assert_eq!(DType::from_enum(16), Some(DType::QUInt16));
         assert_eq!(DType::QInt32.storage(), DType::Int32);
         assert_eq!(DType::QUInt8.size(), Some(1));
+        assert_eq!(DType::from_enum(22), Some(DType::UInt32));
+        assert_eq!(DType::from_enum(123), Some(DType::UInt64));
+        assert_eq!(DType::UInt32.size(), Some(4));
+        assert_eq!(DType::UInt64.size(), Some(8));
+        assert!(DType::UInt64.is_unsigned() && DType::UInt32.is_integer());
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub enum Data {
     I64(Arc<Vec<i64>>),
     U8(Arc<Vec<u8>>),
     U16(Arc<Vec<u16>>),
+    U32(Arc<Vec<u32>>),
+    U64(Arc<Vec<u64>>),
     Bool(Arc<Vec<bool>>),
     Str(Arc<Vec<Vec<u8>>>),
     /// `complex64`: pairs of `f32` (num-complex's `Complex<f32>`, laid out
@@ -53,6 +55,8 @@ macro_rules! with_data {
             $crate::Data::I64($v) => $body,
             $crate::Data::U8($v) => $body,
             $crate::Data::U16($v) => $body,
+            $crate::Data::U32($v) => $body,
+            $crate::Data::U64($v) => $body,
             $crate::Data::Bool($v) => $body,
             $crate::Data::Str($v) => $body,
             $crate::Data::C64($v) => $body,
@@ -75,6 +79,8 @@ macro_rules! with_real {
             $crate::Data::I64($v) => $body,
             $crate::Data::U8($v) => $body,
             $crate::Data::U16($v) => $body,
+            $crate::Data::U32($v) => $body,
+            $crate::Data::U64($v) => $body,
             #[allow(unreachable_patterns)]
             _ => $other,
         }
@@ -125,6 +131,8 @@ impl_element!(i32, I32, Int32);
 impl_element!(i64, I64, Int64);
 impl_element!(u8, U8, UInt8);
 impl_element!(u16, U16, UInt16);
+impl_element!(u32, U32, UInt32);
+impl_element!(u64, U64, UInt64);
 impl_element!(bool, Bool, Bool);
 impl_element!(Vec<u8>, Str, String);
 impl_element!(Complex32, C64, Complex64);
@@ -143,6 +151,8 @@ impl Data {
             Data::I64(_) => DType::Int64,
             Data::U8(_) => DType::UInt8,
             Data::U16(_) => DType::UInt16,
+            Data::U32(_) => DType::UInt32,
+            Data::U64(_) => DType::UInt64,
             Data::Bool(_) => DType::Bool,
             Data::Str(_) => DType::String,
             Data::C64(_) => DType::Complex64,
@@ -171,6 +181,8 @@ impl Data {
             DType::Int64 => Data::I64(Arc::new(vec![0; n])),
             DType::UInt8 => Data::U8(Arc::new(vec![0; n])),
             DType::UInt16 => Data::U16(Arc::new(vec![0; n])),
+            DType::UInt32 => Data::U32(Arc::new(vec![0; n])),
+            DType::UInt64 => Data::U64(Arc::new(vec![0; n])),
             DType::Bool => Data::Bool(Arc::new(vec![false; n])),
             DType::Complex64 => Data::C64(Arc::new(vec![Complex32::new(0.0, 0.0); n])),
             DType::Complex128 => Data::C128(Arc::new(vec![Complex64::new(0.0, 0.0); n])),
@@ -206,6 +218,8 @@ impl Data {
             Data::I64(v) => bytes(v),
             Data::U8(v) => bytes(v),
             Data::U16(v) => bytes(v),
+            Data::U32(v) => bytes(v),
+            Data::U64(v) => bytes(v),
             Data::Bool(v) => bytes(v),
             Data::C64(v) => bytes(v),
             Data::C128(v) => bytes(v),
@@ -469,6 +483,9 @@ impl Tensor {
             Data::I8(v) => Ok(v.iter().map(|&x| x as i64).collect()),
             Data::U8(v) => Ok(v.iter().map(|&x| x as i64).collect()),
             Data::U16(v) => Ok(v.iter().map(|&x| x as i64).collect()),
+            Data::U32(v) => Ok(v.iter().map(|&x| x as i64).collect()),
+            // Values above i64::MAX keep their bits (two's complement).
+            Data::U64(v) => Ok(v.iter().map(|&x| x as i64).collect()),
             _ => Err(Error::invalid_argument(format!(
                 "expected an int32 or int64 tensor, got {}",
                 self.dtype()
@@ -483,6 +500,7 @@ impl Tensor {
             Data::F64(v) => Ok(v.to_vec()),
             Data::F16(v) => Ok(v.iter().map(|x| x.to_f64()).collect()),
             Data::BF16(v) => Ok(v.iter().map(|x| x.to_f64()).collect()),
+            Data::U64(v) => Ok(v.iter().map(|&x| x as f64).collect()),
             Data::Bool(v) => Ok(v.iter().map(|&x| x as u8 as f64).collect()),
             Data::Str(_) => Err(Error::invalid_argument(
                 "expected a numeric tensor, got string",

@@ -178,7 +178,7 @@ class _FetchPlan:
 _FEED_AS_IS = {
     dt.as_datatype_enum: np.dtype(dt.as_numpy_dtype)
     for dt in (dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64,
-               dtypes.uint8, dtypes.uint16, dtypes.bool)
+               dtypes.uint8, dtypes.uint16, dtypes.uint32, dtypes.uint64, dtypes.bool)
 }
 
 
@@ -231,6 +231,30 @@ def _sparse_feed_pairs(key, value):
             f"(indices, values, dense_shape) tuple, got {type(value).__name__}."
         )
     return tuple(zip((key.indices, key.values, key.dense_shape), value))
+
+
+def _flatten_feed_items(feed_dict):
+    """TensorFlow's ``nest.flatten_dict_items``: a tuple key (an RNN's state, ``{cell_state: state}``) feeds each
+    of its tensors from the matching leaf of the value."""
+    from ferroflow.ops import _nest
+
+    flat = {}
+    for key, value in feed_dict.items():
+        if not isinstance(key, tuple):
+            pairs = [(key, value)]
+        else:
+            keys, values = _nest.flatten(key), _nest.flatten(value)
+            if len(keys) != len(values):
+                raise ValueError(
+                    f"Could not flatten dictionary. Key had {len(keys)} elements, but value had {len(values)} "
+                    f"elements. Key: {keys}, value: {values}."
+                )
+            pairs = zip(keys, values)
+        for k, v in pairs:
+            if k in flat:
+                raise ValueError(f"Could not flatten dictionary: key {k} is not unique.")
+            flat[k] = v
+    return flat.items()
 
 
 def _resolve_feed_key(graph, key):
@@ -444,7 +468,10 @@ class BaseSession:
             return feed_ids, feed_vals, feed_types
         graph = self._graph
         unfeedable = graph._unfeedable
-        for key, value in feed_dict.items():
+        items = feed_dict.items()
+        if any(type(k) is not _Tensor and isinstance(k, tuple) for k in feed_dict):
+            items = _flatten_feed_items(feed_dict)
+        for key, value in items:
             if isinstance(key, _Tensor):
                 pairs = ((key, value),)
             elif isinstance(key, SparseTensor):

@@ -253,7 +253,7 @@ qint16 = _BY_ENUM[15]
 quint16 = _BY_ENUM[16]
 
 #: dtypes the Rust core computes with.
-SUPPORTED = frozenset(e for e in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 17, 18, 19))
+SUPPORTED = frozenset(e for e in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 14, 17, 18, 19, 22, 23))
 
 _STR_TO_DTYPE = {d.name: d for d in _BY_ENUM.values()}
 _STR_TO_DTYPE.update({"float": float32, "double": float64, "half": float16})

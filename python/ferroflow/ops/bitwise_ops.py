@@ -1,5 +1,5 @@
 """``tf.bitwise``: elementwise bit operations on integer tensors (int8, int16, int32, int64, uint8,
-uint16; TensorFlow also takes uint32 and uint64, which ferroflow has no dtype for).
+uint16, uint32, uint64).
 
 Shift amounts are clamped to ``[0, bits - 1]`` as TensorFlow's kernels clamp them, left shifts wrap,
 right shifts of signed values keep the sign. None of these ops has a gradient.

@@ -150,7 +150,9 @@ _TRUEDIV_TARGET = {
     dtypes.int16: dtypes.float32,
     dtypes.uint16: dtypes.float32,
     dtypes.int32: dtypes.float64,
+    dtypes.uint32: dtypes.float64,
     dtypes.int64: dtypes.float64,
+    dtypes.uint64: dtypes.float64,
 }
 
 

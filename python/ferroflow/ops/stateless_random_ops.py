@@ -95,7 +95,8 @@ def get_key_counter_alg(seed, alg):
     return key, counter, ops.convert_to_tensor(alg, dtype=dtypes.int32, name="alg")
 
 
-_UNIFORM_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64)
+_UNIFORM_DTYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64,
+                   dtypes.uint32, dtypes.uint64)
 
 
 def _v2(op_type, shape, seed, dtype, alg, extra=(), name=None):
@@ -123,6 +124,12 @@ def stateless_random_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.fl
             raise ValueError(
                 f"For integer `dtype` argument {dtype}, argument `minval` and `maxval` must be both None or "
                 f"not None. Got `minval`={minval} and `maxval`={maxval}."
+            )
+        if minval is not None and dtype in (dtypes.uint32, dtypes.uint64):
+            # (TensorFlow draws unsigned integers over their full range only.)
+            raise ValueError(
+                f"Argument `dtype` got invalid value {dtype} when argument `minval` is not None. Please don't use "
+                "unsigned integers in this case."
             )
     elif maxval is None:
         maxval = 1

@@ -1296,6 +1296,8 @@ fn encode_element(e: &Element) -> Result<Vec<u8>> {
             Data::I64(v) => le!(v),
             Data::U8(v) => le!(v),
             Data::U16(v) => le!(v),
+            Data::U32(v) => le!(v),
+            Data::U64(v) => le!(v),
             Data::Bool(v) => out.extend(v.iter().map(|&b| b as u8)),
             Data::C64(v) => {
                 for z in v.iter() {
@@ -1377,6 +1379,8 @@ fn decode_element(mut b: &[u8], path: &str) -> Result<Element> {
             DType::Int64 => le!(i64),
             DType::UInt8 => le!(u8),
             DType::UInt16 => le!(u16),
+            DType::UInt32 => le!(u32),
+            DType::UInt64 => le!(u64),
             DType::Complex64 => {
                 let bytes = take(&mut b, count * 8).ok_or_else(bad)?;
                 let part = |c: &[u8]| f32::from_le_bytes(c.try_into().expect("chunk of the width"));

@@ -1,6 +1,6 @@
 //! Ops that gradient graphs are built from.
 
-use super::{single, InferContext, OpDef, FLOATS, INDEX, NUMERIC};
+use super::{single, InferContext, OpDef, FLOATS, INDEX, NUMERIC_WIDE};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
@@ -37,7 +37,7 @@ fn invert_permutation(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn unsorted_segment_sum(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
     ctx.expect_dtype(2, INDEX)?;
     let num = ctx
@@ -65,7 +65,7 @@ fn scatter_nd(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn bias_add_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     let nchw = matches!(ctx.attrs().get("data_format"), Some(crate::AttrValue::Str(s)) if s.as_slice() == b"NCHW");
     let c = ctx
         .shape(0)

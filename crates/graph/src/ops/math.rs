@@ -1,7 +1,9 @@
 //! Elementwise math, comparisons, casts, reductions and matrix products.
 
 use super::complex::expect_dtype_or_complex;
-use super::{axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC, SIGNED_NUMERIC};
+use super::{
+    axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC, NUMERIC_WIDE, SIGNED_NUMERIC,
+};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
@@ -13,6 +15,11 @@ fn unary_float(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 
 fn unary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
+    single(d, ctx.shape(0).clone())
+}
+
+fn unary_wide(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC_WIDE)?;
     single(d, ctx.shape(0).clone())
 }
 
@@ -55,6 +62,10 @@ fn binary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     binary_with(ctx, NUMERIC, None)
 }
 
+fn binary_wide(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    binary_with(ctx, NUMERIC_WIDE, None)
+}
+
 /// TensorFlow's `Add` (unlike `AddV2`) also concatenates strings.
 fn add_or_concat(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     const ADD_TYPES: [DType; 11] = [
@@ -78,7 +89,7 @@ fn binary_float(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn compare_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    binary_with(ctx, NUMERIC, Some(DType::Bool))
+    binary_with(ctx, NUMERIC_WIDE, Some(DType::Bool))
 }
 
 fn compare_any(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -132,7 +143,7 @@ pub fn reduced_shape(ctx: &InferContext) -> Result<PartialShape> {
 }
 
 fn reduce_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC_WIDE)?;
     single(d, reduced_shape(ctx)?)
 }
 
@@ -142,7 +153,7 @@ fn reduce_bool(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn arg_reduce(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    ctx.expect_dtype(0, NUMERIC)?;
+    ctx.expect_dtype(0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
     let out = ctx.type_or("output_type", DType::Int64)?;
     let shape = match (ctx.shape(0).dims(), ctx.const_ints(1)) {
@@ -232,7 +243,7 @@ fn add_n(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     if ctx.num_inputs() == 0 {
         return Err(ctx.shape_error("AddN needs at least one input"));
     }
-    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC_WIDE)?;
     let mut shape = ctx.shape(0).clone();
     for i in 1..ctx.num_inputs() {
         ctx.expect_same(0, i)?;
@@ -278,7 +289,7 @@ fn select_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn cumulative(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = expect_dtype_or_complex(ctx, 0, NUMERIC)?;
+    let d = expect_dtype_or_complex(ctx, 0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
     if let (Some(r), Some(a)) = (ctx.shape(0).rank(), ctx.const_ints(1)) {
         axis_in(ctx, a.first().copied().unwrap_or(0), r)?;
@@ -320,18 +331,20 @@ const UNARY_FLOAT: [OpDef; 17] = defs!(
 );
 // TensorFlow rejects unsigned integers for these.
 const UNARY_SIGNED: [OpDef; 3] = defs!(unary_signed, &["x"], "Neg", "Abs", "Sign");
-const UNARY_NUMERIC: [OpDef; 5] = defs!(
-    unary_numeric,
-    &["x"],
-    "Square",
-    "Round",
-    "Reciprocal",
-    "Relu",
-    "Relu6"
-);
+const UNARY_NUMERIC: [OpDef; 3] = defs!(unary_numeric, &["x"], "Round", "Reciprocal", "Relu6");
+// TensorFlow's CPU kernels of these also take uint32 and uint64.
+const UNARY_WIDE: [OpDef; 2] = defs!(unary_wide, &["x"], "Square", "Relu");
 const PREDICATES: [OpDef; 3] = defs!(float_predicate, &["x"], "IsFinite", "IsInf", "IsNan");
-const BINARY_NUMERIC: [OpDef; 11] = defs!(
+const BINARY_NUMERIC: [OpDef; 3] = defs!(
     binary_numeric,
+    &["x", "y"],
+    "TruncateMod",
+    "SquaredDifference",
+    "Pow"
+);
+// TensorFlow's CPU kernels of these also take uint32 and uint64.
+const BINARY_WIDE: [OpDef; 8] = defs!(
+    binary_wide,
     &["x", "y"],
     "AddV2",
     "Sub",
@@ -339,11 +352,8 @@ const BINARY_NUMERIC: [OpDef; 11] = defs!(
     "Div",
     "FloorDiv",
     "FloorMod",
-    "TruncateMod",
     "Maximum",
-    "Minimum",
-    "SquaredDifference",
-    "Pow"
+    "Minimum"
 );
 const BINARY_FLOAT: [OpDef; 3] = defs!(binary_float, &["x", "y"], "RealDiv", "DivNoNan", "Atan2");
 const COMPARE: [OpDef; 4] = defs!(
@@ -387,8 +397,10 @@ pub fn ops() -> Vec<OpDef> {
         &UNARY_FLOAT[..],
         &UNARY_SIGNED,
         &UNARY_NUMERIC,
+        &UNARY_WIDE,
         &PREDICATES,
         &BINARY_NUMERIC,
+        &BINARY_WIDE,
         &BINARY_FLOAT,
         &COMPARE,
         &EQUALITY,

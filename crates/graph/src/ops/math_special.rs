@@ -38,8 +38,9 @@ fn binary_f32_f64(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     broadcast_with(ctx, F32_F64)
 }
 
+/// TensorFlow's `TruncateDiv` CPU kernels include uint32 and uint64.
 fn binary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    broadcast_with(ctx, NUMERIC)
+    broadcast_with(ctx, super::NUMERIC_WIDE)
 }
 
 /// `Betainc`: a, b and x share one shape, or are scalars.

@@ -200,6 +200,22 @@ pub const NUMERIC: &[DType] = &[
     DType::UInt8,
     DType::UInt16,
 ];
+/// [`NUMERIC`] and uint32/uint64: the ops TensorFlow registers CPU kernels
+/// of those two types for (arithmetic, comparisons, reductions) take these.
+pub const NUMERIC_WIDE: &[DType] = &[
+    DType::Float16,
+    DType::BFloat16,
+    DType::Float32,
+    DType::Float64,
+    DType::Int8,
+    DType::Int16,
+    DType::Int32,
+    DType::Int64,
+    DType::UInt8,
+    DType::UInt16,
+    DType::UInt32,
+    DType::UInt64,
+];
 pub const SIGNED_NUMERIC: &[DType] = &[
     DType::Float16,
     DType::BFloat16,

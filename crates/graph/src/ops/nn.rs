@@ -1,6 +1,6 @@
 //! Neural-network ops: softmax, bias_add, fused cross-entropies, top-k.
 
-use super::{single, InferContext, OpDef, FLOATS, INDEX, NUMERIC};
+use super::{single, InferContext, OpDef, FLOATS, INDEX, NUMERIC_WIDE};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
@@ -19,7 +19,7 @@ fn leaky_relu(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn bias_add(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     ctx.expect_same(0, 1)?;
     ctx.expect_rank(1, 1)?;
     let value = ctx.shape(0);
@@ -83,7 +83,7 @@ fn l2_loss(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn top_k(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     let k = ctx.const_value(1).and_then(|t| t.scalar_i64().ok());
     let shape = match ctx.shape(0).dims() {
         Some([]) => return Err(ctx.shape_error("Shape must be at least rank 1 but is rank 0")),

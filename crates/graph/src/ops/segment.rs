@@ -6,14 +6,14 @@
 //! `DynamicPartition` / `DynamicStitch` / `ParallelDynamicStitch`, with
 //! TensorFlow's op names, inputs, attrs and shape functions.
 
-use super::{InferContext, OpDef, INDEX, NUMERIC};
+use super::{InferContext, OpDef, INDEX, NUMERIC, NUMERIC_WIDE};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
 
 /// `Segment*(data, segment_ids)`: `[?] + data.shape[1:]`.
 fn segment(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
     ctx.expect_rank(1, 1)?;
     let shape = match ctx.shape(0).dims() {
@@ -40,7 +40,7 @@ fn segment(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 /// `UnsortedSegment*(data, segment_ids, num_segments)`:
 /// `[num_segments] + data.shape[rank(segment_ids):]`.
 fn unsorted_segment(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
     ctx.expect_dtype(2, INDEX)?;
     ctx.expect_rank(2, 0)?;
@@ -163,7 +163,7 @@ fn tensor_scatter(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(1, INDEX)?;
     let d = ctx.expect_same(0, 2)?;
     if ctx.def.name != "TensorScatterUpdate" {
-        ctx.expect_dtype(0, NUMERIC)?;
+        ctx.expect_dtype(0, NUMERIC_WIDE)?;
     }
     if let Some(want) = nd_updates_shape(ctx, ctx.shape(0), ctx.shape(1))? {
         check_equal_shapes(ctx, ctx.shape(2), &want)?;

@@ -2,7 +2,7 @@
 //! tensor's three parts: int64 `indices` `[N, rank]`, `values` `[N]` and an
 //! int64 `dense_shape` `[rank]`. Names, inputs and attrs are TensorFlow's.
 
-use super::{single, InferContext, OpDef, INDEX, NUMERIC};
+use super::{single, InferContext, OpDef, INDEX, NUMERIC_WIDE};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
@@ -155,7 +155,7 @@ fn reduced_dims(ctx: &InferContext) -> Option<Vec<Option<usize>>> {
 
 fn reduce(ctx: &InferContext) -> Infer {
     check_triple(ctx, 0)?;
-    ctx.expect_dtype(1, NUMERIC)?;
+    ctx.expect_dtype(1, NUMERIC_WIDE)?;
     ctx.expect_dtype(3, &[DType::Int32])?;
     let shape = reduced_dims(ctx).map_or_else(PartialShape::unknown, PartialShape::from_dims);
     single(ctx.dtype(1), shape)
@@ -163,7 +163,7 @@ fn reduce(ctx: &InferContext) -> Infer {
 
 fn reduce_sparse(ctx: &InferContext) -> Infer {
     check_triple(ctx, 0)?;
-    ctx.expect_dtype(1, NUMERIC)?;
+    ctx.expect_dtype(1, NUMERIC_WIDE)?;
     ctx.expect_dtype(3, &[DType::Int32])?;
     let rank = reduced_dims(ctx).map(|d| d.len());
     Ok(triple_out(ctx.dtype(1), rank))
@@ -274,7 +274,7 @@ fn segment_shape(ctx: &InferContext, data: usize, segments: Option<usize>) -> Pa
 }
 
 fn segment(ctx: &InferContext) -> Infer {
-    ctx.expect_dtype(0, NUMERIC)?;
+    ctx.expect_dtype(0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
     ctx.expect_dtype(2, INDEX)?;
     ctx.expect_rank(1, 1)?;

@@ -31,7 +31,7 @@ fn assign(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn assign_update(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, super::NUMERIC)?;
+    let d = ctx.expect_dtype(0, super::NUMERIC_WIDE)?;
     ctx.expect_same(0, 1)?;
     let shape = ctx.shape(0).merge(ctx.shape(1)).ok_or_else(|| {
         ctx.shape_error(format!(

@@ -173,6 +173,8 @@ pub fn const_tensor_proto(t: &Tensor) -> TensorProto {
         Data::I32(v) => proto.int_val = v.to_vec(),
         Data::U8(v) => proto.int_val = v.iter().map(|&x| x as i32).collect(),
         Data::U16(v) => proto.int_val = v.iter().map(|&x| x as i32).collect(),
+        Data::U32(v) => proto.uint32_val = v.to_vec(),
+        Data::U64(v) => proto.uint64_val = v.to_vec(),
         Data::I64(v) => proto.int64_val = v.to_vec(),
         Data::Bool(v) => proto.bool_val = v.to_vec(),
         Data::C64(v) => proto.scomplex_val = v.iter().flat_map(|z| [z.re, z.im]).collect(),

@@ -908,6 +908,8 @@ fn raw_bytes(t: &Tensor) -> Result<Vec<u8>> {
         Data::I8(v) => le!(v),
         Data::U8(v) => v.to_vec(),
         Data::U16(v) => le!(v),
+        Data::U32(v) => le!(v),
+        Data::U64(v) => le!(v),
         Data::Bool(v) => v.iter().map(|&b| u8::from(b)).collect(),
         Data::F16(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),
         Data::BF16(v) => v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect(),

@@ -6,8 +6,8 @@ use crate::shape::Shape;
 use crate::tensor::{Data, Element, Tensor};
 use half::{bf16, f16};
 
-/// The dtypes `Bitcast` accepts (TensorFlow's list, less the types ferroflow
-/// has no tensors of: uint32/64 and the quantized ones).
+/// The dtypes `Bitcast` accepts (TensorFlow's list, less the quantized
+/// ones).
 pub const BITCAST_TYPES: &[DType] = &[
     DType::Complex64,
     DType::Complex128,
@@ -19,6 +19,8 @@ pub const BITCAST_TYPES: &[DType] = &[
     DType::Int32,
     DType::UInt8,
     DType::UInt16,
+    DType::UInt32,
+    DType::UInt64,
     DType::Int8,
     DType::Int16,
 ];
@@ -108,6 +110,8 @@ pub fn bitcast(x: &Tensor, to: DType) -> Result<Tensor> {
         Data::I64(v) => bytes_of(v),
         Data::U8(v) => bytes_of(v),
         Data::U16(v) => bytes_of(v),
+        Data::U32(v) => bytes_of(v),
+        Data::U64(v) => bytes_of(v),
         Data::C64(v) => bytes_of(v),
         Data::C128(v) => bytes_of(v),
         Data::Bool(_) | Data::Str(_) => unreachable!("refused by bitcast_shape"),
@@ -123,6 +127,8 @@ pub fn bitcast(x: &Tensor, to: DType) -> Result<Tensor> {
         DType::Int64 => from_bytes::<i64>(&bytes),
         DType::UInt8 => from_bytes::<u8>(&bytes),
         DType::UInt16 => from_bytes::<u16>(&bytes),
+        DType::UInt32 => from_bytes::<u32>(&bytes),
+        DType::UInt64 => from_bytes::<u64>(&bytes),
         DType::Complex64 => from_bytes::<crate::Complex32>(&bytes),
         DType::Complex128 => from_bytes::<crate::Complex64>(&bytes),
         other => unreachable!("refused by bitcast_shape: {other}"),

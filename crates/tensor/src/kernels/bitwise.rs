@@ -34,9 +34,7 @@ impl BitwiseOp {
     }
 }
 
-/// The integer element types ferroflow stores that TensorFlow's bitwise ops
-/// accept (TensorFlow also takes uint32 and uint64, which ferroflow has no
-/// dtype for).
+/// The integer element types TensorFlow's bitwise ops accept.
 pub const BITWISE_TYPES: &[DType] = &[
     DType::Int8,
     DType::Int16,
@@ -44,6 +42,8 @@ pub const BITWISE_TYPES: &[DType] = &[
     DType::Int64,
     DType::UInt8,
     DType::UInt16,
+    DType::UInt32,
+    DType::UInt64,
 ];
 
 /// What the kernels need of an integer element type.
@@ -85,7 +85,7 @@ macro_rules! bits {
     )*};
 }
 
-bits!(i8, i16, i32, i64, u8, u16);
+bits!(i8, i16, i32, i64, u8, u16, u32, u64);
 
 fn apply<T: Bits>(op: BitwiseOp, a: &Tensor, b: &Tensor, plan: &Broadcast) -> Result<Tensor> {
     let (x, y) = (a.as_slice::<T>()?, b.as_slice::<T>()?);
@@ -101,7 +101,7 @@ fn apply<T: Bits>(op: BitwiseOp, a: &Tensor, b: &Tensor, plan: &Broadcast) -> Re
 
 fn type_error(op: &str, dtype: DType) -> Error {
     Error::invalid_argument(format!(
-        "{op}: expected an integer tensor (int8, int16, int32, int64, uint8 or uint16), got {}",
+        "{op}: expected an integer tensor (int8, int16, int32, int64, uint8, uint16, uint32 or uint64), got {}",
         dtype.name()
     ))
 }
@@ -124,6 +124,8 @@ pub fn bitwise_binary(op: BitwiseOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         DType::Int64 => apply::<i64>(op, a, b, &plan),
         DType::UInt8 => apply::<u8>(op, a, b, &plan),
         DType::UInt16 => apply::<u16>(op, a, b, &plan),
+        DType::UInt32 => apply::<u32>(op, a, b, &plan),
+        DType::UInt64 => apply::<u64>(op, a, b, &plan),
         other => Err(type_error(op.name(), other)),
     }
 }
@@ -144,6 +146,8 @@ pub fn invert(x: &Tensor) -> Result<Tensor> {
         DType::Int64 => map_bits::<i64, _>(x, Bits::not),
         DType::UInt8 => map_bits::<u8, _>(x, Bits::not),
         DType::UInt16 => map_bits::<u16, _>(x, Bits::not),
+        DType::UInt32 => map_bits::<u32, _>(x, Bits::not),
+        DType::UInt64 => map_bits::<u64, _>(x, Bits::not),
         other => Err(type_error("Invert", other)),
     }
 }
@@ -157,6 +161,8 @@ pub fn population_count(x: &Tensor) -> Result<Tensor> {
         DType::Int64 => map_bits::<i64, _>(x, Bits::ones),
         DType::UInt8 => map_bits::<u8, _>(x, Bits::ones),
         DType::UInt16 => map_bits::<u16, _>(x, Bits::ones),
+        DType::UInt32 => map_bits::<u32, _>(x, Bits::ones),
+        DType::UInt64 => map_bits::<u64, _>(x, Bits::ones),
         other => Err(type_error("PopulationCount", other)),
     }
 }
@@ -200,6 +206,25 @@ mod tests {
         )
         .unwrap();
         assert_eq!(u.as_slice::<u16>().unwrap(), &[1]);
+    }
+
+    #[test]
+    fn wide_unsigned_shifts_and_bits() {
+        // TensorFlow 2.21: amounts clamp to 31 (63); the values wrap.
+        let x = Tensor::vector(vec![u32::MAX, u32::MAX - 1, 1 << 31, 3]);
+        let s = Tensor::vector(vec![32u32, 35, 200, 2]);
+        let l = bitwise_binary(BitwiseOp::LeftShift, &x, &s).unwrap();
+        assert_eq!(l.as_slice::<u32>().unwrap(), &[1 << 31, 0, 0, 12]);
+        let r = bitwise_binary(BitwiseOp::RightShift, &x, &s).unwrap();
+        assert_eq!(r.as_slice::<u32>().unwrap(), &[1, 1, 1, 0]);
+        let y = Tensor::vector(vec![u64::MAX, 3]);
+        let l = bitwise_binary(BitwiseOp::LeftShift, &y, &Tensor::vector(vec![64u64, 31])).unwrap();
+        assert_eq!(l.as_slice::<u64>().unwrap(), &[1 << 63, 6_442_450_944]);
+        assert_eq!(invert(&y).unwrap().as_slice::<u64>().unwrap(), &[0, !3]);
+        assert_eq!(
+            population_count(&y).unwrap().as_slice::<u8>().unwrap(),
+            &[64, 2]
+        );
     }
 
     #[test]

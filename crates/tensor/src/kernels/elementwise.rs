@@ -307,6 +307,8 @@ fn int_unary(op: UnaryOp, x: Tensor) -> Result<Tensor> {
         DType::Int64 => go::<i64>(op, x),
         DType::UInt8 => go::<u8>(op, x),
         DType::UInt16 => go::<u16>(op, x),
+        DType::UInt32 => go::<u32>(op, x),
+        DType::UInt64 => go::<u64>(op, x),
         _ => Err(unsupported(op, dtype)),
     }
 }
@@ -410,6 +412,8 @@ pub fn binary(op: BinaryOp, a: Tensor, b: Tensor) -> Result<Tensor> {
                 DType::Int64 => int_binary::<i64>(op, a, b, &plan),
                 DType::UInt8 => int_binary::<u8>(op, a, b, &plan),
                 DType::UInt16 => int_binary::<u16>(op, a, b, &plan),
+                DType::UInt32 => int_binary::<u32>(op, a, b, &plan),
+                DType::UInt64 => int_binary::<u64>(op, a, b, &plan),
                 _ => Err(unsupported(op, da)),
             }
         }
@@ -725,6 +729,9 @@ trait CastElement: Element + Copy + Default {
     fn to_i64(self) -> i64;
     fn from_f64(v: f64) -> Self;
     fn from_i64(v: i64) -> Self;
+    /// From a `uint64` source: integers keep the low bits, floats round to
+    /// nearest (values above `i64::MAX` must not pass through `i64`).
+    fn from_u64(v: u64) -> Self;
 }
 
 macro_rules! cast_prim {
@@ -735,10 +742,14 @@ macro_rules! cast_prim {
             #[inline(always)] fn to_i64(self) -> i64 { self as i64 }
             #[inline(always)] fn from_f64(v: f64) -> Self { v as $t }
             #[inline(always)] fn from_i64(v: i64) -> Self { v as $t }
+            #[inline(always)] fn from_u64(v: u64) -> Self { v as $t }
         }
     )*};
 }
-cast_prim!(f32: true, f64: true, i8: false, i16: false, i32: false, i64: false, u8: false, u16: false);
+cast_prim!(
+    f32: true, f64: true, i8: false, i16: false, i32: false, i64: false, u8: false, u16: false,
+    u32: false, u64: false
+);
 
 impl CastElement for bool {
     const FLOAT_SOURCE: bool = false;
@@ -754,6 +765,9 @@ impl CastElement for bool {
     fn from_i64(v: i64) -> Self {
         v != 0
     }
+    fn from_u64(v: u64) -> Self {
+        v != 0
+    }
 }
 
 macro_rules! cast_half {
@@ -764,6 +778,7 @@ macro_rules! cast_half {
             fn to_i64(self) -> i64 { <$t>::to_f64(self) as i64 }
             fn from_f64(v: f64) -> Self { <$t>::from_f64(v) }
             fn from_i64(v: i64) -> Self { <$t>::from_f64(v as f64) }
+            fn from_u64(v: u64) -> Self { <$t>::from_f64(v as f64) }
         }
     )*};
 }
@@ -772,12 +787,98 @@ cast_half!(f16, bf16);
 fn cast_slice<S: CastElement, T: CastElement>(src: &[S]) -> Vec<T> {
     if S::FLOAT_SOURCE {
         parallel::map(src, |x| T::from_f64(x.to_f64()))
+    } else if S::DTYPE == DType::UInt64 {
+        // `to_i64` kept the bits; reading them back as u64 is exact.
+        parallel::map(src, |x| T::from_u64(x.to_i64() as u64))
     } else {
         parallel::map(src, |x| T::from_i64(x.to_i64()))
     }
 }
 
+/// x86's truncating float to `i32` conversion (`cvttsd2si`): NaN and values
+/// whose truncation falls outside `i32` give `i32::MIN`.
+#[inline(always)]
+fn cvtt_i32(x: f64) -> i32 {
+    if x > -2_147_483_649.0 && x < 2_147_483_648.0 {
+        x as i32
+    } else {
+        i32::MIN
+    }
+}
+
+/// Like [`cvtt_i32`] for `i64`: out of range or NaN gives `i64::MIN`.
+#[inline(always)]
+fn cvtt_i64(x: f64) -> i64 {
+    // -2^63 is the lowest value that truncates into range (f64 has no
+    // representable value in (-2^63 - 1, -2^63)).
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&x) {
+        x as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// Float to `uint64` as TensorFlow's CPU kernel computes it (the compiler's
+/// unsigned conversion built from two signed ones): a value that converts to
+/// a non-negative `i64` keeps it; otherwise the first conversion's bits are
+/// or-ed with those of `x - 2^63`. So -1.0 gives 2^64-1, 1.5e19 converts
+/// exactly, and NaN, infinities and values out of range give 2^63.
+#[inline(always)]
+fn float_to_u64(x: f64) -> u64 {
+    let lo = cvtt_i64(x);
+    if lo >= 0 {
+        lo as u64
+    } else {
+        (lo | cvtt_i64(x - 9_223_372_036_854_775_808.0)) as u64
+    }
+}
+
+/// Float to `uint32`, the rule of TensorFlow's vectorized loop (packets of
+/// 8): the same two-conversion construction at 32 bits, so NaN, infinities,
+/// values of 2^32 and up and values below -2^31 give 2^31.
+#[inline(always)]
+fn float_to_u32_packet(x: f64) -> u32 {
+    let lo = cvtt_i32(x);
+    if lo >= 0 {
+        lo as u32
+    } else {
+        (lo | cvtt_i32(x - 2_147_483_648.0)) as u32
+    }
+}
+
+/// Float to `uint32`, the rule of TensorFlow's scalar loop (the last
+/// `n % 8` elements of a tensor): convert to `i64` as [`cvtt_i64`] does and
+/// keep the low 32 bits, so NaN and values out of `i64` give 0 and 1e10
+/// gives 1e10 mod 2^32.
+#[inline(always)]
+fn float_to_u32_scalar(x: f64) -> u32 {
+    cvtt_i64(x) as u32
+}
+
+/// How many elements TensorFlow's cast loops convert in packets; the rest
+/// go through its scalar loop.
+const CAST_PACKET: usize = 8;
+
+/// Float to `uint32`/`uint64` the way TensorFlow 2.x's x86 CPU kernel does
+/// (its results for NaN and out-of-range values are what its compiled code
+/// happens to produce, and for `uint32` they differ between the packet and
+/// the tail loops: `tools/make_uint_cast_fixture.py` records them).
+fn float_to_unsigned<S: CastElement>(src: &[S], to: DType) -> Data {
+    if to == DType::UInt64 {
+        return u64::wrap(parallel::map(src, |x| float_to_u64(x.to_f64())));
+    }
+    let mut v = parallel::map(src, |x| float_to_u32_packet(x.to_f64()));
+    let tail = src.len() - src.len() % CAST_PACKET;
+    for (o, x) in v[tail..].iter_mut().zip(&src[tail..]) {
+        *o = float_to_u32_scalar(x.to_f64());
+    }
+    u32::wrap(v)
+}
+
 fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
+    if S::FLOAT_SOURCE && matches!(to, DType::UInt32 | DType::UInt64) {
+        return Ok(float_to_unsigned(src, to));
+    }
     Ok(match to {
         DType::Float32 => f32::wrap(cast_slice(src)),
         DType::Float64 => f64::wrap(cast_slice(src)),
@@ -789,6 +890,8 @@ fn cast_from<S: CastElement>(src: &[S], to: DType) -> Result<Data> {
         DType::Int64 => i64::wrap(cast_slice(src)),
         DType::UInt8 => u8::wrap(cast_slice(src)),
         DType::UInt16 => u16::wrap(cast_slice(src)),
+        DType::UInt32 => u32::wrap(cast_slice(src)),
+        DType::UInt64 => u64::wrap(cast_slice(src)),
         DType::Bool => bool::wrap(cast_slice(src)),
         DType::Complex64 => super::complex::from_reals::<f32>(&cast_slice(src)),
         DType::Complex128 => super::complex::from_reals::<f64>(&cast_slice(src)),
@@ -832,6 +935,8 @@ pub fn cast(x: &Tensor, to: DType) -> Result<Tensor> {
         Data::I64(v) => cast_from(v, to)?,
         Data::U8(v) => cast_from(v, to)?,
         Data::U16(v) => cast_from(v, to)?,
+        Data::U32(v) => cast_from(v, to)?,
+        Data::U64(v) => cast_from(v, to)?,
         Data::Bool(v) => cast_from(v, to)?,
         Data::C64(v) => from_complex(super::complex::cast_from(v, to), to)?,
         Data::C128(v) => from_complex(super::complex::cast_from(v, to), to)?,
@@ -942,6 +1047,76 @@ mod tests {
 
     fn f32s(t: &Tensor) -> Vec<f32> {
         t.as_slice::<f32>().unwrap().to_vec()
+    }
+
+    #[test]
+    fn floats_to_unsigned_follow_tensorflows_two_loops() {
+        // 9 elements: the first 8 take the packet rule, the last the tail
+        // rule (values from TensorFlow 2.21, tests/fixtures/uint32_64).
+        let x = Tensor::vector(vec![
+            f32::NAN,
+            -1.0,
+            4_294_967_296.0,
+            1e10,
+            3e9,
+            -0.5,
+            f32::INFINITY,
+            -3e9,
+            f32::NAN,
+        ]);
+        let u = cast(&x, DType::UInt32).unwrap();
+        let top = 1u32 << 31;
+        assert_eq!(
+            u.as_slice::<u32>().unwrap(),
+            &[top, u32::MAX, top, top, 3_000_000_000, 0, top, top, 0]
+        );
+        let tail = cast(&Tensor::vector(vec![1e10f64, -3e9, -1.0]), DType::UInt32).unwrap();
+        assert_eq!(
+            tail.as_slice::<u32>().unwrap(),
+            &[1_410_065_408, 1_294_967_296, u32::MAX]
+        );
+        let w = cast(&x, DType::UInt64).unwrap();
+        let big = 1u64 << 63;
+        assert_eq!(
+            w.as_slice::<u64>().unwrap(),
+            &[
+                big,
+                u64::MAX,
+                1 << 32,
+                10_000_000_000,
+                3_000_000_000,
+                0,
+                big,
+                u64::MAX - 2_999_999_999,
+                big
+            ]
+        );
+        let exact = cast(&Tensor::vector(vec![1.5e19f64]), DType::UInt64).unwrap();
+        assert_eq!(
+            exact.as_slice::<u64>().unwrap(),
+            &[15_000_000_000_000_000_000]
+        );
+    }
+
+    #[test]
+    fn uint64_casts_do_not_pass_through_int64() {
+        let x = Tensor::vector(vec![u64::MAX, 1 << 63, 7]);
+        let f = cast(&x, DType::Float64).unwrap();
+        assert_eq!(
+            f.as_slice::<f64>().unwrap(),
+            &[1.8446744073709552e19, 9.223372036854776e18, 7.0]
+        );
+        let h = cast(&x, DType::Float16).unwrap();
+        assert!(h.as_slice::<f16>().unwrap()[0].is_infinite());
+        let i = cast(&x, DType::Int32).unwrap();
+        assert_eq!(i.as_slice::<i32>().unwrap(), &[-1, 0, 7]);
+        let back = cast(&cast(&x, DType::Int64).unwrap(), DType::UInt64).unwrap();
+        assert_eq!(
+            back.as_slice::<u64>().unwrap(),
+            x.as_slice::<u64>().unwrap()
+        );
+        let n = cast(&Tensor::vector(vec![-1i8, 5]), DType::UInt32).unwrap();
+        assert_eq!(n.as_slice::<u32>().unwrap(), &[u32::MAX, 5]);
     }
 
     #[test]

@@ -232,9 +232,10 @@ fn reduce_scalar<T: Scalar>(op: ReduceOp, p: &ReducePlan) -> Result<Vec<T>> {
     let (o, r, i) = (p.outer, p.red, p.inner);
     Ok(match op {
         ReduceOp::Sum => fold_axis(x, o, r, i, T::zero(), |a, b| a.add(b)),
-        ReduceOp::Mean if !T::IS_FLOAT => {
+        ReduceOp::Mean if !T::IS_FLOAT && T::DTYPE != DType::UInt64 => {
             // TensorFlow sums narrow integers without overflow (int64 wraps)
-            // and divides with truncation toward zero.
+            // and divides with truncation toward zero. (uint64 wraps in its
+            // own type and divides unsigned: the arm below.)
             let wide: Vec<i64> = x.iter().map(|v| v.to_i64()).collect();
             let s = fold_axis(&wide, o, r, i, 0i64, i64::wrapping_add);
             let n = (r as i64).max(1);
@@ -322,6 +323,8 @@ pub fn reduce(op: ReduceOp, x: &Tensor, axes: Option<&[i64]>, keep_dims: bool) -
         DType::Int64 => Tensor::from_vec(out, reduce_scalar::<i64>(op, &p)?),
         DType::UInt8 => Tensor::from_vec(out, reduce_scalar::<u8>(op, &p)?),
         DType::UInt16 => Tensor::from_vec(out, reduce_scalar::<u16>(op, &p)?),
+        DType::UInt32 => Tensor::from_vec(out, reduce_scalar::<u32>(op, &p)?),
+        DType::UInt64 => Tensor::from_vec(out, reduce_scalar::<u64>(op, &p)?),
         DType::Complex64 | DType::Complex128 => {
             super::complex::reduce_axis(op, &p.input, p.outer, p.red, p.inner, out)
         }
@@ -487,6 +490,21 @@ mod tests {
 
     fn t(shape: &[usize], v: Vec<f64>) -> Tensor {
         Tensor::from_vec(Shape::new(shape), v).unwrap()
+    }
+
+    #[test]
+    fn unsigned_means_follow_tensorflow() {
+        // uint32 sums without overflow; uint64 wraps in its own type and
+        // divides unsigned.
+        let x = Tensor::from_vec([3], vec![u32::MAX, 4, 8]).unwrap();
+        let m = reduce(ReduceOp::Mean, &x, None, false).unwrap();
+        assert_eq!(m.as_slice::<u32>().unwrap(), &[1_431_655_769]);
+        let y = Tensor::from_vec([2], vec![u64::MAX, 3]).unwrap();
+        let m = reduce(ReduceOp::Mean, &y, None, false).unwrap();
+        assert_eq!(m.as_slice::<u64>().unwrap(), &[1]);
+        let y = Tensor::from_vec([2], vec![u64::MAX, u64::MAX - 2]).unwrap();
+        let m = reduce(ReduceOp::Mean, &y, None, false).unwrap();
+        assert_eq!(m.as_slice::<u64>().unwrap(), &[u64::MAX / 2 - 1]);
     }
 
     #[test]

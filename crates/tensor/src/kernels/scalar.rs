@@ -57,7 +57,7 @@ macro_rules! impl_int_scalar {
     )*};
 }
 
-impl_int_scalar!(i8: true, i16: true, i32: true, i64: true, u8: false, u16: false);
+impl_int_scalar!(i8: true, i16: true, i32: true, i64: true, u8: false, u16: false, u32: false, u64: false);
 
 macro_rules! impl_float_scalar {
     ($($t:ty),*) => {$(

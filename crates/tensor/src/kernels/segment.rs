@@ -70,7 +70,7 @@ macro_rules! impl_extremes {
         }
     )*};
 }
-impl_extremes!(f32, f64, i8, i16, i32, i64, u8, u16);
+impl_extremes!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
 
 /// An integer index type (`int32` or `int64` ids).
 pub trait Index: Element + Copy {
@@ -142,6 +142,8 @@ macro_rules! real_dispatch {
             DType::Int16 => $go::<i16>($($arg),*),
             DType::UInt8 => $go::<u8>($($arg),*),
             DType::UInt16 => $go::<u16>($($arg),*),
+            DType::UInt32 => $go::<u32>($($arg),*),
+            DType::UInt64 => $go::<u64>($($arg),*),
             _ => $other,
         }
     };

@@ -420,8 +420,17 @@ pub fn stateless_int(
             });
             Tensor::from_vec(shape.clone(), v)
         }
+        // Full-range unsigned draws are the signed draws' bits.
+        DType::UInt32 | DType::UInt64 if range.is_none() => {
+            let signed = if dtype == DType::UInt32 {
+                DType::Int32
+            } else {
+                DType::Int64
+            };
+            super::bitcast::bitcast(&stateless_int(gen, shape, signed, None)?, dtype)
+        }
         d => Err(Error::invalid_argument(format!(
-            "stateless random integers need int32 or int64, got {d}"
+            "stateless random integers need int32 or int64 (or uint32/uint64 over their full range), got {d}"
         ))),
     }
 }

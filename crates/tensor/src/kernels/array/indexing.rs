@@ -595,6 +595,8 @@ pub fn scatter(var: &mut Tensor, indices: &Tensor, updates: &Tensor, op: Scatter
         DType::Int16 => go::<i16>(var, &idx, updates, inner, op, scalar_update),
         DType::UInt8 => go::<u8>(var, &idx, updates, inner, op, scalar_update),
         DType::UInt16 => go::<u16>(var, &idx, updates, inner, op, scalar_update),
+        DType::UInt32 => go::<u32>(var, &idx, updates, inner, op, scalar_update),
+        DType::UInt64 => go::<u64>(var, &idx, updates, inner, op, scalar_update),
         other => {
             // Half types: compute in f32 and round back.
             let mut wide = crate::kernels::elementwise::cast(var, DType::Float32)?;

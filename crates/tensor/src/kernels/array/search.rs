@@ -35,9 +35,15 @@ pub fn unique(x: &Tensor, out_idx: DType) -> Result<(Tensor, Tensor)> {
         // Integer ids (embedding lookups): a hash of the value alone, with
         // room reserved up front; SipHash over the general key made this
         // most of an embedding step's Unique.
-        Data::I32(_) | Data::I64(_) | Data::I8(_) | Data::I16(_) | Data::U8(_) | Data::U16(_) => {
-            unique_ints(&x.to_i64_vec()?)
-        }
+        // (uint64 ids keep their bits through i64, so equal stays equal.)
+        Data::I32(_)
+        | Data::I64(_)
+        | Data::I8(_)
+        | Data::I16(_)
+        | Data::U8(_)
+        | Data::U16(_)
+        | Data::U32(_)
+        | Data::U64(_) => unique_ints(&x.to_i64_vec()?),
         _ => {
             let keys: Vec<Option<Key<'_>>> = match x.data() {
                 Data::Str(v) => v.iter().map(|b| Some(Key::Bytes(b))).collect(),
