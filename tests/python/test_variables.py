@@ -211,3 +211,21 @@ def test_initializer_errors():
     with tf.Session() as sess:
         sess.run(v.initializer)
         np.testing.assert_array_equal(sess.run(v), [[1, 2], [3, 4]])
+
+
+def test_assert_variables_initialized_fails_with_the_read_error():
+    # TensorFlow stacks the variables' ranks, read from each variable: an uninitialized one fails with the
+    # read's FailedPreconditionError (programs catch that class), and the default list includes local variables.
+    a = tf.Variable(1.0, name="a")
+    b = tf.Variable([2.0, 3.0], name="b")
+    loc = tf.Variable(tf.zeros([2, 2]), name="loc", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    check = tf.assert_variables_initialized()
+    only_b = tf.assert_variables_initialized([b])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        with pytest.raises(tf.errors.FailedPreconditionError, match="uninitialized value loc"):
+            sess.run(check)
+        sess.run(tf.local_variables_initializer())
+        np.testing.assert_array_equal(sess.run(check), [0, 1, 2])
+        assert sess.run(only_b) == 1
+    assert tf.assert_variables_initialized([]) is None

@@ -470,16 +470,18 @@ def is_variable_initialized(variable):
 
 
 def assert_variables_initialized(var_list=None):
-    """An op that fails if any of ``var_list`` (default: global variables) is uninitialized."""
-    from ferroflow.ops import math_ops
-
+    """A tensor that fails to compute if any of ``var_list`` (default: global and local variables) is
+    uninitialized: TensorFlow's stack of the variables' ranks, each read from the variable itself, so the failure
+    is the read's FailedPreconditionError ("Attempting to use uninitialized value ...")."""
     if var_list is None:
-        var_list = global_variables()
+        var_list = global_variables() + local_variables()
     if not var_list:
         return None
-    with ops.name_scope("assert_variables_initialized"):
-        ranks = [is_variable_initialized(v) for v in var_list]
-        return control_flow_ops.Assert(math_ops.reduce_all(array_ops.stack(ranks)), ["Uninitialized variables"])
+    ranks = []
+    for var in var_list:
+        with ops.colocate_with(var.op):
+            ranks.append(array_ops.rank(ops.convert_to_tensor(var)))
+    return ranks[0] if len(ranks) == 1 else array_ops.stack(ranks)
 
 
 def report_uninitialized_variables(var_list=None, name="report_uninitialized_variables"):
