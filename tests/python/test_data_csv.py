@@ -1,12 +1,15 @@
 """tf.data.experimental.CsvDataset (the TF1 "Importing Data" guide's CSV section), checked against Python's
-csv module reading the same files; the failures are TensorFlow's (checked by hand with TF 2.21)."""
+csv module reading the same files, the failures TensorFlow's (checked by hand with TF 2.21); make_csv_dataset
+and Counter against TF 2.21 (fixture from tools/make_csv_dataset_fixtures.py, calls in _csv_dataset_cases.py)."""
 
 import csv
+import json
 
 import numpy as np
 import pytest
 
 import ferroflow as tf
+from _csv_dataset_cases import cases, write_files
 
 ROWS = [["1", "2.5", "x"], ["3", "", "q,r"], ["5", "6.5", "z"]]
 
@@ -62,7 +65,10 @@ def test_errors_as_tensorflow(tmp_path):
         (dict(record_defaults=[tf.int32, tf.float32, ["d"]], header=True), "Field 1 is required but missing"),
         (dict(record_defaults=[[0], [0.0], ["d"]]), "not a valid int32: a"),
         (dict(record_defaults=[[0]], header=True), "Expect 1 fields but have 3"),
-        (dict(record_defaults=[[0], [0.0], ["d"]], header=True, use_quote_delim=False), "Expect 3 fields but have 4"),
+        (
+            dict(record_defaults=[[0], [0.0], ["d"]], header=True, use_quote_delim=False),
+            "Expect 3 fields but have 4",
+        ),
     ]
     for kwargs, message in cases:
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
@@ -80,3 +86,24 @@ def test_in_a_training_pipeline(tmp_path):
     batches = _all(ds)
     assert [len(b[1]) for b in batches] == [3, 3, 2]
     np.testing.assert_allclose(batches[0][0], [[1.0, 2.5], [3.0, 0.0], [5.0, 6.5]])
+
+
+def test_make_csv_dataset_and_counter_against_tensorflow(tmp_path, fixtures):
+    expected = json.loads((fixtures / "csv_dataset.json").read_text())
+    write_files(tmp_path)
+    got = json.loads(json.dumps(cases(tf, tmp_path)))
+    assert got == expected
+
+
+def test_make_csv_dataset_errors(tmp_path):
+    write_files(tmp_path)
+    a = str(tmp_path / "a.csv")
+    with pytest.raises(ValueError, match="must be one of the columns"):
+        tf.data.experimental.make_csv_dataset(a, 2, label_name="nope")
+    with pytest.raises(ValueError, match="without a header line"):
+        tf.data.experimental.make_csv_dataset(a, 2, header=False)
+    with pytest.raises(ValueError, match="No files match"):
+        tf.data.experimental.make_csv_dataset(str(tmp_path / "none*.csv"), 2)
+    (tmp_path / "c.csv").write_text("x,y\n1,2\n")
+    with pytest.raises(ValueError, match="different column names"):
+        tf.data.experimental.make_csv_dataset(str(tmp_path / "*.csv"), 2)

@@ -9,7 +9,7 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.ops.optional_ops import Optional
 
 __all__ = [
-    "AUTOTUNE", "CsvDataset", "Optional", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
+    "AUTOTUNE", "Counter", "CsvDataset", "Optional", "make_csv_dataset", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
     "make_one_shot_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
 ]
 
@@ -162,3 +162,156 @@ class CsvDataset(Dataset):
             ds = files.flat_map(lines).map(parse)
         super().__init__(ds._variant_tensor, ds._structure)
         self._rebuild = lambda: type(self)(*args)
+
+
+def Counter(start=0, step=1, dtype=dtypes.int64):  # noqa: N802 - TensorFlow's name
+    """The numbers ``start, start + step, ...`` without end (``tf.data.experimental.Counter``)."""
+    from ferroflow.ops import math_ops
+
+    with ops.name_scope(None, "Counter"):
+        end = -(2**63) if (not isinstance(step, ops.Tensor) and step < 0) else 2**63 - 1
+        ds = Dataset.range(start, end, step)
+        if dtypes.as_dtype(dtype) != dtypes.int64:
+            ds = ds.map(lambda x: math_ops.cast(x, dtype))
+    return ds
+
+
+def _csv_rows(filenames, field_delim, use_quote_delim, header):
+    import csv
+
+    from ferroflow.platform import gfile
+
+    for fn in filenames:
+        with gfile.GFile(fn, "r") as f:
+            rdr = csv.reader(f, delimiter=field_delim,
+                             quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE)
+            if header:
+                next(rdr, None)
+            yield from rdr
+
+
+def _csv_type(value, na_value, prev):
+    """TensorFlow's type inference for one field: the first of int32, int64, float32, float64, string that
+    holds it and every value seen before (empty and na values say nothing)."""
+    import numpy as np
+
+    if value in ("", na_value):
+        return prev
+
+    def is_int(bits):
+        try:
+            v = int(value)
+        except ValueError:
+            return False
+        return -(2 ** (bits - 1)) <= v < 2 ** (bits - 1)
+
+    def is_float(np_type):
+        try:
+            with np.errstate(over="ignore"):
+                return bool(np_type(value) < np.inf)
+        except ValueError:
+            return False
+
+    order = [dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64, dtypes.string]
+    checks = [lambda: is_int(32), lambda: is_int(64), lambda: is_float(np.float32), lambda: is_float(np.float64),
+              lambda: True]
+    for i, (dt, ok) in enumerate(zip(order, checks)):
+        if ok() and (prev is None or prev in order[: i + 1]):
+            return dt
+    return dtypes.string
+
+
+def make_csv_dataset(file_pattern, batch_size, column_names=None, column_defaults=None, label_name=None,
+                     select_columns=None, field_delim=",", use_quote_delim=True, na_value="", header=True,
+                     num_epochs=None, shuffle=True, shuffle_buffer_size=10000, shuffle_seed=None,
+                     prefetch_buffer_size=None, num_parallel_reads=None, sloppy=False, num_rows_for_inference=100,
+                     compression_type=None, ignore_errors=False):
+    """Batches of CSV rows as an OrderedDict of columns (and the label column apart with ``label_name``), as
+    TensorFlow's ``make_csv_dataset``: column names from the header, types inferred from the first
+    ``num_rows_for_inference`` rows where ``column_defaults`` are not given, files read in turn, shuffled and
+    repeated ``num_epochs`` times (forever by default, whole batches only then)."""
+    import collections
+    import csv
+
+    from ferroflow.platform import gfile
+
+    patterns = file_pattern if isinstance(file_pattern, (list, tuple)) else [file_pattern]
+    filenames = []
+    for p in patterns:
+        matched = sorted(gfile.Glob(p))
+        if not matched:
+            raise ValueError(f"No files match `file_pattern` {p}.")
+        filenames.extend(matched)
+    if column_names is None:
+        if not header:
+            raise ValueError("Cannot infer column names without a header line.")
+        for i, fn in enumerate(filenames):
+            with gfile.GFile(fn, "r") as f:
+                names = next(csv.reader(f, delimiter=field_delim,
+                                        quoting=csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE))
+            if i == 0:
+                column_names = names
+            elif names != column_names:
+                raise ValueError("Files have different column names in the header row.")
+    column_names = list(column_names)
+    if len(column_names) != len(set(column_names)):
+        raise ValueError("Cannot have duplicate column names.")
+    if label_name is not None and label_name not in column_names:
+        raise ValueError(f"`label_name` provided must be one of the columns: {column_names}. Received: {label_name}.")
+    if select_columns is not None:
+        if all(isinstance(c, int) for c in select_columns):
+            indices = sorted(select_columns)
+            if indices and (indices[0] < 0 or indices[-1] >= len(column_names)):
+                raise ValueError("Column index out of range in `select_columns`.")
+        else:
+            missing = [c for c in select_columns if c not in column_names]
+            if missing:
+                raise ValueError(f"Column names in `select_columns` are not in the header: {missing}")
+            indices = sorted(column_names.index(c) for c in select_columns)
+        if label_name is not None and column_names.index(label_name) not in indices:
+            raise ValueError("`label_name` provided must be in `select_columns`.")
+        column_names = [column_names[i] for i in indices]
+    else:
+        indices = None
+    if column_defaults is not None:
+        if len(column_defaults) != len(column_names):
+            raise ValueError("The number of `column_defaults` must match the number of selected columns.")
+        record_defaults = [c if isinstance(c, dtypes.DType) else c if isinstance(c, ops.Tensor) else [c]
+                           for c in column_defaults]
+    else:
+        types = [None] * len(column_names)
+        n_cols = len(column_names) if indices is None else None
+        for i, row in enumerate(_csv_rows(filenames, field_delim, use_quote_delim, header)):
+            if num_rows_for_inference is not None and i >= num_rows_for_inference:
+                break
+            if n_cols is not None and len(row) != n_cols:
+                raise ValueError("Problem inferring types: CSV row has different number of fields than expected.")
+            for j, col in enumerate(indices if indices is not None else range(len(column_names))):
+                types[j] = _csv_type(row[col], na_value, types[j])
+        record_defaults = [ops.convert_to_tensor(["" if t in (None, dtypes.string) else 0],
+                                                 dtype=t or dtypes.string) for t in types]
+
+    def filename_to_dataset(filename):
+        ds = CsvDataset(filename, record_defaults, compression_type=compression_type, header=header,
+                        field_delim=field_delim, use_quote_delim=use_quote_delim, na_value=na_value,
+                        select_cols=indices)
+        return ds.apply(ignore_errors()) if ignore_errors else ds
+
+    def map_fn(*columns):
+        features = collections.OrderedDict(zip(column_names, columns))
+        if label_name is not None:
+            return features, features.pop(label_name)
+        return features
+
+    ds = Dataset.from_tensor_slices(filenames)
+    if shuffle:
+        ds = ds.shuffle(len(filenames), shuffle_seed)
+    ds = ds.interleave(filename_to_dataset, cycle_length=num_parallel_reads or 1, block_length=1)
+    if num_epochs != 1 and shuffle:
+        ds = ds.shuffle(shuffle_buffer_size, shuffle_seed).repeat(num_epochs)
+    elif shuffle:
+        ds = ds.shuffle(shuffle_buffer_size, shuffle_seed)
+    elif num_epochs != 1:
+        ds = ds.repeat(num_epochs)
+    ds = ds.batch(batch_size, drop_remainder=num_epochs is None).map(map_fn)
+    return ds.prefetch(prefetch_buffer_size or AUTOTUNE)
