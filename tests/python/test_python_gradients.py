@@ -144,3 +144,20 @@ def _fresh_graph():
     tf.reset_default_graph()
     yield
 
+
+
+def test_override_to_stop_gradient_and_away_from_it():
+    # TensorFlow registers StopGradient as not differentiable and looks gradients up by the override name:
+    # an op overridden to "StopGradient" passes nothing back (it raised LookupError here), and a
+    # StopGradient op overridden to "Identity" passes its gradient through.
+    x = tf.constant([1.0, 2.0])
+    g = tf.get_default_graph()
+    with g.gradient_override_map({"Square": "StopGradient"}):
+        y = tf.square(x)
+    assert tf.gradients(tf.reduce_sum(y), x) == [None]
+    with g.gradient_override_map({"StopGradient": "Identity"}):
+        z = tf.stop_gradient(x * 3.0)
+    (gz,) = tf.gradients(tf.reduce_sum(z * z), x)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(gz), [18.0, 36.0])
+    assert tf.gradients(tf.reduce_sum(tf.stop_gradient(x) * x), x)[0] is not None

@@ -367,9 +367,7 @@ fn visit(
     if out_grads.iter().all(Option::is_none) {
         return Ok(None);
     }
-    if node.op == "StopGradient"
-        || (0..node.outputs.len()).any(|i| ctx.stop.contains(&Output::new(id, i)))
-    {
+    if (0..node.outputs.len()).any(|i| ctx.stop.contains(&Output::new(id, i))) {
         return Ok(None);
     }
     // Inputs that need no gradient: not between xs and ys, or not float.
@@ -386,6 +384,12 @@ fn visit(
         Some(AttrValue::Str(s)) => String::from_utf8_lossy(s).into_owned(),
         _ => node.op.clone(),
     };
+    // StopGradient has no gradient (TensorFlow's NotDifferentiable): by op type, or
+    // named by `gradient_override_map({"Identity": "StopGradient"})`. A StopGradient
+    // op overridden to another gradient uses that one, as in TensorFlow.
+    if grad_type == "StopGradient" {
+        return Ok(None);
+    }
     let mut dense = Vec::with_capacity(out_grads.len());
     for g in &out_grads {
         dense.push(match g {
