@@ -408,6 +408,7 @@ from ferroflow import (  # noqa: E402,F401
     distributions,
     dtypes,
     errors,
+    estimator,
     feature_column,
     flags,
     gfile,
@@ -458,7 +459,7 @@ from ferroflow.framework.versions import (  # noqa: F401
 from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: tracking imports variables)
 
 _SUBMODULES = (
-    "app", "bitwise", "compat", "config", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "feature_column", "flags", "gfile", "graph_util", "image",
+    "app", "bitwise", "compat", "config", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "estimator", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io",
     "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "python_io", "quantization", "queue", "ragged", "random", "raw_ops", "saved_model", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train", "version",

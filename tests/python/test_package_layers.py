@@ -54,6 +54,7 @@ LAYER_OF_PREFIX = {
     "ferroflow.saved_model": LIBRARY,
     "ferroflow.lite": LIBRARY,
     "ferroflow.distribute": LIBRARY,
+    "ferroflow.estimator": LIBRARY,
     "ferroflow.test_util": LIBRARY,
     "ferroflow.signal": LIBRARY,
     "ferroflow.cli": PROGRAMS,
@@ -65,7 +66,7 @@ LAYER_OF_PREFIX = {
 
 # Faces that are packages of their own: their __init__ re-exports the library modules beside it.
 FACE_PACKAGES = ("ferroflow.layers", "ferroflow.feature_column", "ferroflow.saved_model", "ferroflow.lite",
-                 "ferroflow.distribute", "ferroflow.signal")
+                 "ferroflow.distribute", "ferroflow.signal", "ferroflow.estimator")
 
 
 def _module_name(path):

@@ -1,0 +1,196 @@
+"""tf.estimator.Estimator with a custom model_fn against the same model trained, evaluated and run by hand with
+tf.train (TensorFlow 2.21 has no tf.estimator to make fixtures with): same losses, metrics, predictions and
+checkpoints; plus EstimatorSpec/RunConfig/numpy_input_fn checks as TensorFlow 1.15 makes them."""
+
+import os
+
+import numpy as np
+import pytest
+
+import ferroflow as tf
+
+RNG = np.random.RandomState(0)
+X = RNG.rand(24, 3).astype(np.float32)
+Y = (X @ np.array([1.0, -2.0, 0.5], np.float32) > 0).astype(np.int32)
+W0 = RNG.randn(3, 2).astype(np.float32) * 0.3
+
+
+def model(features, labels, mode, params):
+    w = tf.get_variable("w", initializer=tf.constant(W0))
+    b = tf.get_variable("b", [2], initializer=tf.zeros_initializer())
+    logits = tf.matmul(features["x"], w) + b
+    predictions = {"classes": tf.argmax(logits, 1), "logits": logits}
+    if mode == tf.estimator.ModeKeys.PREDICT:
+        return tf.estimator.EstimatorSpec(mode, predictions=predictions)
+    loss = tf.losses.sparse_softmax_cross_entropy(labels=labels, logits=logits)
+    train_op = tf.train.GradientDescentOptimizer(params["lr"]).minimize(
+        loss, global_step=tf.train.get_global_step()
+    )
+    return tf.estimator.EstimatorSpec(
+        mode,
+        loss=loss,
+        train_op=train_op,
+        eval_metric_ops={"accuracy": tf.metrics.accuracy(labels, predictions["classes"])},
+    )
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(({"x": X}, Y)).repeat().batch(8)
+
+
+def eval_input_fn():
+    return tf.estimator.inputs.numpy_input_fn({"x": X}, Y, batch_size=10, num_epochs=1, shuffle=False)()
+
+
+def by_hand(steps):
+    """The same training with tf.train only: losses per step, then the metrics over X and the logits."""
+    with tf.Graph().as_default():
+        gs = tf.train.get_or_create_global_step()
+        x, y = (
+            tf.data.Dataset.from_tensor_slices(({"x": X}, Y))
+            .repeat()
+            .batch(8)
+            .make_one_shot_iterator()
+            .get_next()
+        )
+        spec = model(x, y, tf.estimator.ModeKeys.TRAIN, {"lr": 0.5})
+        losses = []
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(steps):
+                losses.append(sess.run([spec.train_op, spec.loss])[1])
+            w, b = sess.run(["w:0", "b:0"])
+            assert sess.run(gs) == steps
+    logits = X @ w + b
+    shifted = logits - logits.max(1, keepdims=True)
+    xent = -(shifted[np.arange(len(Y)), Y] - np.log(np.exp(shifted).sum(1)))
+    return losses, logits, xent, w
+
+
+def test_train_evaluate_predict_as_by_hand(tmp_path):
+    est = tf.estimator.Estimator(
+        model,
+        model_dir=str(tmp_path),
+        params={"lr": 0.5},
+        config=tf.estimator.RunConfig(log_step_count_steps=None),
+    )
+    seen = []
+
+    class Losses(tf.train.SessionRunHook):
+        def before_run(self, run_context):
+            return tf.train.SessionRunArgs("sparse_softmax_cross_entropy_loss/value:0")
+
+        def after_run(self, run_context, run_values):
+            seen.append(run_values.results)
+
+    est.train(input_fn, steps=6, hooks=[Losses()])
+    want_losses, logits, xent, w = by_hand(6)
+    np.testing.assert_allclose(seen, want_losses, rtol=1e-6)
+    assert est.latest_checkpoint().endswith("model.ckpt-6")
+    np.testing.assert_allclose(est.get_variable_value("w"), w, rtol=1e-6)
+    assert sorted(est.get_variable_names()) == ["b", "global_step", "w"]
+
+    result = est.evaluate(eval_input_fn)
+    assert sorted(result) == ["accuracy", "global_step", "loss"]
+    assert result["global_step"] == 6
+    assert result["accuracy"] == pytest.approx(np.mean(logits.argmax(1) == Y))
+    # The loss metric is the mean of the batches' mean losses (batches of 10, 10 and 4).
+    batch_means = [xent[i : i + 10].mean() for i in range(0, 24, 10)]
+    assert result["loss"] == pytest.approx(np.mean(batch_means), rel=1e-5)
+    events = [f for f in os.listdir(tmp_path / "eval") if f.startswith("events.out.tfevents")]
+    assert len(events) == 1
+    tags = {
+        v.tag for e in tf.train.summary_iterator(str(tmp_path / "eval" / events[0])) for v in e.summary.value
+    }
+    assert tags == {"accuracy", "loss"}
+
+    preds = list(est.predict(tf.estimator.inputs.numpy_input_fn({"x": X[:5]}, num_epochs=1, shuffle=False)))
+    assert len(preds) == 5 and sorted(preds[0]) == ["classes", "logits"]
+    np.testing.assert_allclose([p["logits"] for p in preds], logits[:5], rtol=1e-5)
+    batches = list(
+        est.predict(
+            lambda: tf.data.Dataset.from_tensors({"x": X[:4]}),
+            predict_keys=["classes"],
+            yield_single_examples=False,
+        )
+    )
+    assert len(batches) == 1 and list(batches[0]) == ["classes"]
+
+    # Resuming: max_steps counts from the checkpoint's global step; reached already means no training.
+    est.train(input_fn, max_steps=9)
+    assert est.get_variable_value("global_step") == 9
+    est.train(input_fn, max_steps=9)
+    assert est.get_variable_value("global_step") == 9
+    assert est.latest_checkpoint().endswith("model.ckpt-9")
+
+
+def test_train_and_evaluate(tmp_path):
+    est = tf.estimator.Estimator(model, model_dir=str(tmp_path), params={"lr": 0.5})
+    metrics, exports = tf.estimator.train_and_evaluate(
+        est, tf.estimator.TrainSpec(input_fn, max_steps=4), tf.estimator.EvalSpec(eval_input_fn, steps=None)
+    )
+    assert exports == [] and metrics["global_step"] == 4
+    assert metrics == est.evaluate(eval_input_fn)
+
+
+def test_model_fn_arguments_and_spec_checks(tmp_path):
+    with pytest.raises(ValueError, match="must include features argument"):
+        tf.estimator.Estimator(lambda x, mode: None)
+    with pytest.raises(ValueError, match="does not include params argument"):
+        tf.estimator.Estimator(lambda features, mode: None, params={"a": 1})
+    with pytest.raises(ValueError, match="different values"):
+        tf.estimator.Estimator(model, model_dir="/a", config=tf.estimator.RunConfig(model_dir="/b"))
+
+    def no_labels(features, mode):
+        return tf.estimator.EstimatorSpec(mode, predictions=features["x"])
+
+    est = tf.estimator.Estimator(no_labels, model_dir=str(tmp_path))
+    with pytest.raises(ValueError, match="does not take labels, but input_fn returns labels"):
+        est.train(input_fn, steps=1)
+    with pytest.raises(ValueError, match="Can not provide both steps and max_steps"):
+        est.train(input_fn, steps=1, max_steps=2)
+
+    x = tf.constant([1.0])
+    with pytest.raises(ValueError, match="Missing train_op"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.TRAIN, loss=tf.constant(1.0))
+    with pytest.raises(ValueError, match="Missing loss"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL)
+    with pytest.raises(ValueError, match="Missing predictions"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.PREDICT)
+    with pytest.raises(ValueError, match="Loss must be scalar"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=tf.constant([1.0, 2.0]))
+    with pytest.raises(TypeError, match="metric_value, update_op"):
+        tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=x[0], eval_metric_ops={"m": x})
+    assert tf.estimator.EstimatorSpec(tf.estimator.ModeKeys.EVAL, loss=x).loss.shape.ndims == 0
+    assert tf.estimator.ModeKeys.PREDICT == "infer"
+
+
+def test_run_config_and_numpy_input_fn():
+    config = tf.estimator.RunConfig()
+    assert config.save_checkpoints_secs == 600 and config.save_checkpoints_steps is None
+    assert config.is_chief and config.num_ps_replicas == 0 and config.master == ""
+    stepped = config.replace(save_checkpoints_steps=10)
+    assert stepped.save_checkpoints_steps == 10 and stepped.save_checkpoints_secs is None
+    with pytest.raises(ValueError, match="Can not specify both"):
+        tf.estimator.RunConfig(save_checkpoints_steps=1, save_checkpoints_secs=1)
+    with pytest.raises(ValueError, match="not a valid property"):
+        config.replace(bogus=1)
+
+    with pytest.raises(ValueError, match="shuffle must be provided"):
+        tf.estimator.inputs.numpy_input_fn({"x": X})
+    with pytest.raises(ValueError, match="duplicate keys"):
+        tf.estimator.inputs.numpy_input_fn({"x": X}, {"x": Y}, shuffle=False)
+    feats, labels = tf.estimator.inputs.numpy_input_fn(
+        {"x": X}, Y, batch_size=5, num_epochs=None, shuffle=True
+    )()
+    assert feats["x"].shape.as_list() == [5, 3] and labels.shape.as_list() == [5]
+    one = tf.estimator.inputs.numpy_input_fn(X, batch_size=10, num_epochs=1, shuffle=False)()
+    assert one.shape.as_list() == [None, 3]
+    with tf.Session() as sess:
+        sizes = []
+        while True:
+            try:
+                sizes.append(len(sess.run(one)))
+            except tf.errors.OutOfRangeError:
+                break
+    assert sizes == [10, 10, 4]
