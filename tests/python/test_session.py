@@ -327,3 +327,22 @@ def test_list_devices():
     with tf.Session() as sess:
         devices = sess.list_devices()
     assert any("CPU" in d.name for d in devices)
+
+
+def test_feed_dict_tuple_keys_are_flattened():
+    # char-rnn's sampler feeds {model.initial_state: state}: a tuple of LSTMStateTuples as one key with the
+    # state fetched by the previous run as its value (TensorFlow's nest.flatten_dict_items).
+    cell = tf.nn.rnn_cell.MultiRNNCell([tf.nn.rnn_cell.BasicLSTMCell(3) for _ in range(2)])
+    init = cell.zero_state(1, tf.float32)
+    total = tf.add_n([tf.reduce_sum(t) for t in tf.nest.flatten(init)])
+    state = tuple(tf.nn.rnn_cell.LSTMStateTuple(np.full((1, 3), i + 1.0), np.full((1, 3), 10.0)) for i in range(2))
+    a = tf.placeholder(tf.float32, [])
+    b = tf.placeholder(tf.float32, [])
+    with tf.Session() as sess:
+        assert sess.run(total, {init: state}) == pytest.approx(3 * (1 + 10 + 2 + 10))
+        assert sess.run(a + b, {(a, b): (1.0, 2.0)}) == 3.0
+        assert sess.run(a + b, {(a, (b,)): [5.0, [6.0]]}) == 11.0
+        with pytest.raises(ValueError, match="Key had 2 elements, but value had 1 elements"):
+            sess.run(a + b, {(a, b): 1.0})
+        with pytest.raises(ValueError, match="is not unique"):
+            sess.run(a + b, {(a, b): (1.0, 2.0), a: 3.0})
