@@ -107,3 +107,18 @@ def test_make_csv_dataset_errors(tmp_path):
     (tmp_path / "c.csv").write_text("x,y\n1,2\n")
     with pytest.raises(ValueError, match="different column names"):
         tf.data.experimental.make_csv_dataset(str(tmp_path / "*.csv"), 2)
+
+
+def test_dataset_enumerate_counter_ignore_errors():
+    # TF 2.21 gives the same (checked by hand): int64 indexes from `start`, the counter's values, the failed
+    # element dropped.
+    ds = tf.data.Dataset.from_tensor_slices(["a", "b", "c"]).enumerate(start=5)
+    assert ds.output_types == (tf.int64, tf.string)
+    assert [s.as_list() for s in ds.output_shapes] == [[], []]
+    counter = tf.data.Dataset.counter(3, 2).take(2)
+    kept = tf.data.Dataset.from_tensor_slices([1.0, 0.0, 2.0]).map(lambda x: tf.check_numerics(1 / x, "inf"))
+    assert _all(ds) == [(5, b"a"), (6, b"b"), (7, b"c")]
+    assert _all(counter) == [3, 5]
+    assert _all(kept.ignore_errors()) == [1.0, 0.5]
+    assert _all(tf.data.Dataset.range(4).map_with_legacy_function(lambda x: x * 2)) == [0, 2, 4, 6]
+    assert _all(tf.data.Dataset.range(4).filter_with_legacy_function(lambda x: x > 1)) == [2, 3]

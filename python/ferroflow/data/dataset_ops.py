@@ -514,6 +514,31 @@ class Dataset(structure.HasElements):
             attrs={"require_non_empty": False}, name=name,
         )
 
+    def enumerate(self, start=0, name=None):
+        """``(index, element)`` pairs, the int64 index counting from ``start``."""
+        return Dataset.zip((Dataset.range(start, np.iinfo(np.int64).max), self))
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=dtypes.int64, name=None):
+        """``start, start + step, ...`` without end (``tf.data.experimental.Counter``)."""
+        from ferroflow.data.experimental import Counter
+
+        return Counter(start, step, dtype)
+
+    def ignore_errors(self, log_warning=False, name=None):
+        """The elements whose computation did not fail (``tf.data.experimental.ignore_errors``)."""
+        from ferroflow.data.experimental import ignore_errors
+
+        return self.apply(ignore_errors(log_warning))
+
+    def map_with_legacy_function(self, map_func, num_parallel_calls=None, deterministic=None):
+        """``map`` (TensorFlow's legacy tracing of ``map_func`` is the one map uses here)."""
+        return self.map(map_func, num_parallel_calls=num_parallel_calls, deterministic=deterministic)
+
+    def filter_with_legacy_function(self, predicate):
+        """``filter`` (TensorFlow's legacy tracing of ``predicate`` is the one filter uses here)."""
+        return self.filter(predicate)
+
     def apply(self, transformation_func):
         """``transformation_func(self)``, which must return a Dataset."""
         ds = transformation_func(self)
