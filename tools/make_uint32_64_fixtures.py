@@ -123,9 +123,9 @@ def op_cases():
             add(op, dtype, [("x", x), ("y", shifts)], {}, lambda a, b, fn=fn: fn(x=a, y=b))
         # Broadcasting a scalar.
         add("AddV2", dtype, [("x", x), ("y", big)], {}, lambda a, b: raw.AddV2(x=a, y=b))
-        for op in ["Invert", "PopulationCount", "Square", "Relu"]:
+        for op in ["Invert", "PopulationCount", "Square", "Relu", "Relu6"]:
             fn = getattr(raw, op)
-            key = "features" if op == "Relu" else "x"
+            key = "features" if op.startswith("Relu") else "x"
             add(op, dtype, [("x", x)], {}, lambda a, fn=fn, key=key: fn(**{key: a}))
         m = [[1, big, 3], [4, 5, 2**31], [big, 0, 9], [7, 8, 9]]
         for op in ["Sum", "Prod", "Max", "Min", "Mean"]:

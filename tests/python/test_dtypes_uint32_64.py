@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import ferroflow as tf
-from ferroflow.ops._op_util import make
+from ferroflow.ops._op_util import make, type_attr
 
 FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "uint32_64"
 DATA = json.loads((FIXTURES / "values.json").read_text())
@@ -150,6 +150,7 @@ _BUILDERS = {
     "PopulationCount": lambda a: tf.raw_ops.PopulationCount(x=a),
     "Square": lambda a: tf.square(a),
     "Relu": lambda a: tf.nn.relu(a),
+    "Relu6": lambda a: tf.nn.relu6(a),
     "Sum": lambda a, ax: tf.reduce_sum(a, axis=ax),
     "Prod": lambda a, ax: tf.reduce_prod(a, axis=ax),
     "Max": lambda a, ax: tf.reduce_max(a, axis=ax),
@@ -196,6 +197,36 @@ def test_matmul_is_refused_like_tf(dtype, np_dtype):
     a = tf.constant(np.ones([2, 2], np_dtype))
     with pytest.raises((TypeError, tf.errors.NotFoundError, tf.errors.InvalidArgumentError)):
         run(tf.matmul(a, a))
+
+
+def test_string_to_number_reads_unsigned_like_tf():
+    # TF 2.21: whitespace and "+" are accepted; "-1", out-of-range values, "1.5" and "0x10" are errors.
+    got = run({
+        "u32": tf.strings.to_number(["4294967295", " 12", "+5"], tf.uint32),
+        "u64": tf.strings.to_number(["18446744073709551615", "4294967296"], tf.uint64),
+    })
+    assert got["u32"].dtype == np.uint32 and got["u32"].tolist() == [2**32 - 1, 12, 5]
+    assert got["u64"].dtype == np.uint64 and got["u64"].tolist() == [2**64 - 1, 2**32]
+    for text, dtype in (("-1", tf.uint32), ("4294967296", tf.uint32), ("1.5", tf.uint64), ("0x10", tf.uint64),
+                        ("-1", tf.uint64)):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="could not correctly convert string"):
+            run(tf.strings.to_number([text], dtype))
+
+
+def test_range_is_refused_like_tf():
+    # TF 2.21's Range op definition lists uint32 but it registers no kernel for it (nor uint64).
+    for np_dtype in (np.uint32, np.uint64):
+        c = [tf.constant(np_dtype(v)) for v in (0, 5, 1)]
+        with pytest.raises(TypeError, match="Range"):
+            make("Range", c, {"Tidx": type_attr(c[0].dtype)})
+
+
+def test_as_string_prints_every_digit():
+    # TF 2.21: b"18446744073709551615", b"7" and b"  4294967295" (width 12).
+    big = tf.strings.as_string(tf.constant(np.array([2**64 - 1, 7], np.uint64)))
+    wide = tf.strings.as_string(tf.constant(np.array([2**32 - 1], np.uint32)), width=12)
+    got_big, got_wide = run([big, wide])
+    assert got_big.tolist() == [b"18446744073709551615", b"7"] and got_wide.tolist() == [b"  4294967295"]
 
 
 # ------------------------------------------------------------------------ wrap-around against NumPy

@@ -85,8 +85,7 @@ pub enum RawData {
     Strings(Vec<Vec<u8>>),
 }
 
-/// A tensor as stored, for any dtype TensorFlow writes (ferroflow's
-/// [`Tensor`] has no complex or uint32/64 types; these come back this way).
+/// A tensor as stored, for any dtype TensorFlow writes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawTensor {
     /// TensorFlow's `DataType` enum value.
@@ -109,7 +108,7 @@ impl RawTensor {
     }
 
     /// As a ferroflow tensor (`UnimplementedError` for dtypes ferroflow
-    /// tensors do not have, such as complex64).
+    /// tensors do not have).
     pub fn into_tensor(self, name: &str) -> Result<Tensor> {
         to_tensor(name, "", self)
     }

@@ -21,9 +21,9 @@
 //!   and kernels, plus `ShardedFilename`, the one string op of a sharded
 //!   Saver's graph that is not a general string op.
 //!
-//! Every dtype ferroflow has is supported; other fixed-size TensorFlow
-//! dtypes (complex64/128, uint32/64, quantized) are read and written as
-//! raw bytes ([`BundleReader::read_raw`], [`BundleWriter::add_raw`]).
+//! Every dtype ferroflow has is supported; the other fixed-size TensorFlow
+//! dtypes (the quantized ones) are read and written as raw bytes
+//! ([`BundleReader::read_raw`], [`BundleWriter::add_raw`]).
 
 mod codec;
 pub mod crc;

@@ -311,8 +311,8 @@ impl BundleReader {
         to_tensor(&key_str(name), &self.prefix.display().to_string(), raw)
     }
 
-    /// Reads `name` as stored, for any dtype (complex64/128, uint32/64, the
-    /// quantized types come back as raw little-endian bytes).
+    /// Reads `name` as stored, for any dtype (fixed-size types come back as
+    /// raw little-endian bytes).
     pub fn read_raw(&self, name: impl AsRef<[u8]>) -> Result<RawTensor> {
         self.read_raw_slice(name.as_ref(), None)
     }

@@ -12,27 +12,12 @@ from __future__ import annotations
 
 import collections
 
-import numpy as np
-
-from ferroflow.framework import dtypes, errors, ops
+from ferroflow.framework import dtypes, ops
 from ferroflow.ops._op_util import make, make_op
 
 __all__ = ["decode_proto", "encode_proto"]
 
 DecodeProtoV2Output = collections.namedtuple("DecodeProtoV2", ["sizes", "values"])
-
-# TensorFlow decodes unsigned fields into uint32/uint64 tensors, which ferroflow's runtime cannot hold yet.
-_UNSIGNED = (dtypes.uint32, dtypes.uint64)
-
-
-def _refuse_unsigned(op, what, types):
-    for i, t in enumerate(types):
-        if t.base_dtype in _UNSIGNED:
-            raise errors.UnimplementedError(
-                None, None,
-                f"{op}: {what}[{i}] is {t.name}, and ferroflow has no uint32/uint64 tensors yet (fields of "
-                "type uint32, uint64, fixed32 and fixed64 cannot be decoded or encoded).")
-
 
 def decode_proto(bytes, message_type, field_names, output_types, descriptor_source="local://",  # noqa: A002
                  message_format="binary", sanitize=False, name=None):
@@ -44,7 +29,6 @@ def decode_proto(bytes, message_type, field_names, output_types, descriptor_sour
     or group field comes out as its serialized bytes. ``message_format`` is ``"binary"`` or ``"text"``.
     """
     output_types = [dtypes.as_dtype(t) for t in output_types]
-    _refuse_unsigned("decode_proto", "output_types", output_types)
     bytes = ops.convert_to_tensor(bytes, dtype=dtypes.string, name="bytes")
     op = make_op(
         "DecodeProtoV2",
@@ -70,8 +54,6 @@ def encode_proto(sizes, values, field_names, message_type, descriptor_source="lo
     Returns a string tensor of shape ``batch_shape``.
     """
     values = list(values)
-    _refuse_unsigned("encode_proto", "values", [
-        v.dtype if isinstance(v, ops.Tensor) else dtypes.as_dtype(np.asarray(v).dtype) for v in values])
     sizes = ops.convert_to_tensor(sizes, dtype=dtypes.int32, name="sizes")
     values = [ops.convert_to_tensor(v, name=f"values_{i}") for i, v in enumerate(values)]
     return make(

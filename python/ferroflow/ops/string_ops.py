@@ -304,7 +304,8 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
 
 
 def string_to_number(string_tensor=None, out_type=dtypes.float32, name=None, input=None):  # noqa: A002
-    """Parses each string as ``out_type`` (float32, float64, int32 or int64); a string that is not a number is
+    """Parses each string as ``out_type`` (float32, float64, int32, int64, uint32 or uint64); a string that is
+    not a number (of that type) is
     an InvalidArgumentError ("StringToNumberOp could not correctly convert string: ...")."""
     string_tensor = _pick(string_tensor, "string_tensor", input, "input")
     with ops.name_scope(name, "StringToNumber", [string_tensor]) as scope:

@@ -411,6 +411,8 @@ fn values_of<'a>(t: &'a Tensor, field: &Field) -> Result<Values<'a>> {
         DType::Float64 => Values::F64(t.as_slice()?),
         DType::Int32 => Values::I32(t.as_slice()?),
         DType::Int64 => Values::I64(t.as_slice()?),
+        DType::UInt32 => Values::U32(t.as_slice()?),
+        DType::UInt64 => Values::U64(t.as_slice()?),
         DType::Bool => Values::Bool(t.as_slice()?),
         DType::String => Values::Str(t.as_slice()?),
         d => {

@@ -72,9 +72,7 @@ impl FieldType {
     }
 
     /// The dtypes TensorFlow reads this field into and writes it from
-    /// (`proto_utils::IsCompatibleType`). The unsigned fields' `uint32` /
-    /// `uint64` have no ferroflow tensors yet, so nothing is compatible with
-    /// them here.
+    /// (`proto_utils::IsCompatibleType`).
     pub(crate) fn dtypes(self) -> &'static [DType] {
         use FieldType::*;
         match self {
@@ -85,7 +83,8 @@ impl FieldType {
             Enum => &[DType::Int32],
             Bool => &[DType::Bool],
             String | Group | Message | Bytes => &[DType::String],
-            Uint64 | Fixed64 | Fixed32 | Uint32 => &[],
+            Uint64 | Fixed64 => &[DType::UInt64],
+            Uint32 | Fixed32 => &[DType::UInt32, DType::UInt64],
         }
     }
 
@@ -154,6 +153,8 @@ pub(crate) enum Default {
     F64(f64),
     I32(i32),
     I64(i64),
+    U32(u32),
+    U64(u64),
     Bool(bool),
     Str(Vec<u8>),
 }
@@ -177,6 +178,8 @@ impl Default {
             DType::Float64 => Default::F64(f),
             DType::Int32 => Default::I32(i as i32),
             DType::Int64 => Default::I64(i as i64),
+            DType::UInt32 => Default::U32(i as u32),
+            DType::UInt64 => Default::U64(i as u64),
             DType::Bool => Default::Bool(i != 0),
             _ => Default::Str(Vec::new()),
         }

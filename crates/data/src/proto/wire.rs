@@ -349,6 +349,8 @@ pub(crate) enum Column {
     F64(Vec<f64>),
     I32(Vec<i32>),
     I64(Vec<i64>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
     Bool(Vec<bool>),
     Str(Vec<Vec<u8>>),
 }
@@ -360,6 +362,8 @@ impl Column {
             DType::Float64 => Column::F64(vec![0.0; n]),
             DType::Int32 => Column::I32(vec![0; n]),
             DType::Int64 => Column::I64(vec![0; n]),
+            DType::UInt32 => Column::U32(vec![0; n]),
+            DType::UInt64 => Column::U64(vec![0; n]),
             DType::Bool => Column::Bool(vec![false; n]),
             _ => Column::Str(vec![Vec::new(); n]),
         }
@@ -371,6 +375,8 @@ impl Column {
             Column::F64(v) => Tensor::from_vec(shape, v),
             Column::I32(v) => Tensor::from_vec(shape, v),
             Column::I64(v) => Tensor::from_vec(shape, v),
+            Column::U32(v) => Tensor::from_vec(shape, v),
+            Column::U64(v) => Tensor::from_vec(shape, v),
             Column::Bool(v) => Tensor::from_vec(shape, v),
             Column::Str(v) => Tensor::from_vec(shape, v),
         }
@@ -408,6 +414,9 @@ impl Filler<'_> {
             (Column::F64(c), Scalar::F64(x)) => c[i] = x,
             (Column::I32(c), Scalar::I64(x)) => c[i] = x as i32,
             (Column::I64(c), Scalar::I64(x)) => c[i] = x,
+            // (Unsigned values travel as their bits in an i64.)
+            (Column::U32(c), Scalar::I64(x)) => c[i] = x as u32,
+            (Column::U64(c), Scalar::I64(x)) => c[i] = x as u64,
             (Column::Bool(c), Scalar::Bool(x)) => c[i] = x,
             _ => {
                 return Err(Error::internal(
@@ -438,6 +447,8 @@ impl Filler<'_> {
             (Column::F64(c), Default::F64(d)) => c[range].fill(*d),
             (Column::I32(c), Default::I32(d)) => c[range].fill(*d),
             (Column::I64(c), Default::I64(d)) => c[range].fill(*d),
+            (Column::U32(c), Default::U32(d)) => c[range].fill(*d),
+            (Column::U64(c), Default::U64(d)) => c[range].fill(*d),
             (Column::Bool(c), Default::Bool(d)) => c[range].fill(*d),
             (Column::Str(c), Default::Str(d)) => c[range].iter_mut().for_each(|s| s.clone_from(d)),
             _ => {}
@@ -452,7 +463,9 @@ fn read_scalar(r: &mut Reader<'_>, field: &Field) -> Option<Scalar> {
         Double => Scalar::F64(f64::from_le_bytes(r.fixed::<8>()?)),
         Float => Scalar::F64(f32::from_le_bytes(r.fixed::<4>()?) as f64),
         Int64 | Uint64 => Scalar::I64(r.varint()? as i64),
-        Int32 | Enum | Uint32 => Scalar::I64(r.varint32()? as i32 as i64),
+        Int32 | Enum => Scalar::I64(r.varint32()? as i32 as i64),
+        // Zero-extended: a uint32 field read into a uint64 output.
+        Uint32 => Scalar::I64(r.varint32()? as i64),
         Sint32 => Scalar::I64(zigzag32(r.varint32()?) as i64),
         Sint64 => Scalar::I64(zigzag64(r.varint()?)),
         Fixed64 | Sfixed64 => Scalar::I64(i64::from_le_bytes(r.fixed::<8>()?)),
@@ -600,6 +613,8 @@ pub(crate) enum Values<'a> {
     F64(&'a [f64]),
     I32(&'a [i32]),
     I64(&'a [i64]),
+    U32(&'a [u32]),
+    U64(&'a [u64]),
     Bool(&'a [bool]),
     Str(&'a [Vec<u8>]),
 }
@@ -609,6 +624,9 @@ impl Values<'_> {
         match self {
             Values::I32(v) => v[i] as i64,
             Values::I64(v) => v[i],
+            Values::U32(v) => v[i] as i64,
+            // The bits: every write below keeps the low 64 (or 32) of them.
+            Values::U64(v) => v[i] as i64,
             Values::Bool(v) => v[i] as i64,
             Values::F32(v) => v[i] as i64,
             Values::F64(v) => v[i] as i64,

@@ -331,9 +331,9 @@ const UNARY_FLOAT: [OpDef; 17] = defs!(
 );
 // TensorFlow rejects unsigned integers for these.
 const UNARY_SIGNED: [OpDef; 3] = defs!(unary_signed, &["x"], "Neg", "Abs", "Sign");
-const UNARY_NUMERIC: [OpDef; 3] = defs!(unary_numeric, &["x"], "Round", "Reciprocal", "Relu6");
+const UNARY_NUMERIC: [OpDef; 2] = defs!(unary_numeric, &["x"], "Round", "Reciprocal");
 // TensorFlow's CPU kernels of these also take uint32 and uint64.
-const UNARY_WIDE: [OpDef; 2] = defs!(unary_wide, &["x"], "Square", "Relu");
+const UNARY_WIDE: [OpDef; 3] = defs!(unary_wide, &["x"], "Square", "Relu", "Relu6");
 const PREDICATES: [OpDef; 3] = defs!(float_predicate, &["x"], "IsFinite", "IsInf", "IsNan");
 const BINARY_NUMERIC: [OpDef; 3] = defs!(
     binary_numeric,

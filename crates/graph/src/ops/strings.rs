@@ -49,10 +49,15 @@ fn string_to_number(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let out = ctx.type_or("out_type", DType::Float32)?;
     if !matches!(
         out,
-        DType::Float32 | DType::Float64 | DType::Int32 | DType::Int64
+        DType::Float32
+            | DType::Float64
+            | DType::Int32
+            | DType::Int64
+            | DType::UInt32
+            | DType::UInt64
     ) {
         return Err(ctx.shape_error(format!(
-            "out_type must be one of float, double, int32, int64, got {out}"
+            "out_type must be one of float, double, int32, int64, uint32, uint64, got {out}"
         )));
     }
     elementwise(out)(ctx)

@@ -601,6 +601,10 @@ fn as_string_kernel(ctx: &mut OpContext<'_>, f: Printf) -> Result<()> {
                 f.float(x).into_bytes()
             })
             .collect(),
+        Data::U64(v) => v
+            .iter()
+            .map(|&x| f.int(i128::from(x)).into_bytes())
+            .collect(),
         _ => t
             .to_i64_vec()?
             .into_iter()
@@ -713,6 +717,17 @@ fn parse_int(s: &str) -> Option<i64> {
     t.parse::<i64>().ok()
 }
 
+/// An unsigned decimal (surrounding whitespace and a leading `+` allowed,
+/// no sign `-`), as TensorFlow's `safe_strtou64` reads one.
+fn parse_uint(s: &str) -> Option<u64> {
+    let t = s.trim_matches(|c: char| c.is_ascii_whitespace());
+    let digits = t.strip_prefix('+').unwrap_or(t);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<u64>().ok()
+}
+
 fn to_number_kernel(ctx: &mut OpContext<'_>, out: DType) -> Result<()> {
     let t = ctx.input(0)?;
     let strings = strs(t, "StringToNumber")?;
@@ -759,6 +774,24 @@ fn to_number_kernel(ctx: &mut OpContext<'_>, out: DType) -> Result<()> {
                 .iter()
                 .map(|s| parse_int(&text(s)).ok_or_else(|| bad(s)))
                 .collect::<Result<Vec<i64>>>()?;
+            Tensor::from_vec(shape, v)?
+        }
+        DType::UInt32 => {
+            let v = strings
+                .iter()
+                .map(|s| {
+                    parse_uint(&text(s))
+                        .and_then(|x| u32::try_from(x).ok())
+                        .ok_or_else(|| bad(s))
+                })
+                .collect::<Result<Vec<u32>>>()?;
+            Tensor::from_vec(shape, v)?
+        }
+        DType::UInt64 => {
+            let v = strings
+                .iter()
+                .map(|s| parse_uint(&text(s)).ok_or_else(|| bad(s)))
+                .collect::<Result<Vec<u64>>>()?;
             Tensor::from_vec(shape, v)?
         }
         d => {

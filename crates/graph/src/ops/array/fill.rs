@@ -26,6 +26,12 @@ fn zeros_like(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 
 fn range(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let d = ctx.dtype(0);
+    if matches!(d, DType::UInt32 | DType::UInt64) {
+        // TensorFlow's op definition lists uint32, but no CPU kernel has it.
+        return Err(ferroflow_tensor::Error::type_error(format!(
+            "Range has no kernel for {d} values (TensorFlow registers none)"
+        )));
+    }
     for i in 1..3 {
         ctx.expect_same(0, i)?;
     }
