@@ -194,3 +194,90 @@ def test_run_config_and_numpy_input_fn():
             except tf.errors.OutOfRangeError:
                 break
     assert sizes == [10, 10, 4]
+
+
+def _columns():
+    return [tf.feature_column.numeric_column(k) for k in ("a", "b", "c")]
+
+
+def _feats(x):
+    return {"a": x[:, 0], "b": x[:, 1], "c": x[:, 2]}
+
+
+def _batches(x, y, n):
+    return lambda: tf.data.Dataset.from_tensor_slices((_feats(x), y)).batch(n)
+
+
+def test_dnn_classifier_heads_against_numpy(tmp_path):
+    y3 = (X[:, 0] * 3).astype(np.int32).clip(0, 2)
+    est = tf.estimator.DNNClassifier(
+        [5],
+        _columns(),
+        n_classes=3,
+        model_dir=str(tmp_path / "m"),
+        config=tf.estimator.RunConfig(tf_random_seed=2),
+    )
+    est.train(lambda: tf.data.Dataset.from_tensor_slices((_feats(X), y3)).repeat().batch(8), steps=5)
+    names = est.get_variable_names()
+    assert "dnn/hiddenlayer_0/kernel" in names and "dnn/logits/bias/Adagrad" in names
+    preds = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices(_feats(X)).batch(10)))
+    logits = np.array([p["logits"] for p in preds])
+    probs = np.exp(logits - logits.max(1, keepdims=True))
+    probs /= probs.sum(1, keepdims=True)
+    np.testing.assert_allclose([p["probabilities"] for p in preds], probs, rtol=1e-5, atol=1e-7)
+    assert [p["class_ids"][0] for p in preds] == list(logits.argmax(1))
+    assert preds[0]["classes"][0] == str(logits[0].argmax()).encode()
+    assert list(preds[0]["all_class_ids"]) == [0, 1, 2] and list(preds[0]["all_classes"]) == [
+        b"0",
+        b"1",
+        b"2",
+    ]
+    result = est.evaluate(_batches(X, y3, 10))
+    xent = -np.log(probs[np.arange(len(y3)), y3])
+    assert result["average_loss"] == pytest.approx(xent.mean(), rel=1e-5)
+    # The v1 heads train on the SUM over the batch; 'loss' is that sum's mean over the batches.
+    assert result["loss"] == pytest.approx(
+        np.mean([xent[i : i + 10].sum() for i in range(0, 24, 10)]), rel=1e-5
+    )
+    assert result["accuracy"] == pytest.approx(np.mean(logits.argmax(1) == y3))
+
+
+def test_binary_linear_classifier_and_regressors_against_numpy(tmp_path):
+    est = tf.estimator.LinearClassifier(_columns(), model_dir=str(tmp_path / "lin"))
+    est.train(lambda: tf.data.Dataset.from_tensor_slices((_feats(X), Y)).repeat().batch(8), steps=4)
+    assert "linear/linear_model/a/weights" in est.get_variable_names()
+    preds = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices(_feats(X)).batch(24)))
+    logits = np.array([p["logits"][0] for p in preds])
+    p1 = 1 / (1 + np.exp(-logits))
+    np.testing.assert_allclose([p["logistic"][0] for p in preds], p1, rtol=1e-5)
+    np.testing.assert_allclose(
+        [p["probabilities"] for p in preds], np.stack([1 - p1, p1], 1), rtol=1e-5, atol=1e-6
+    )
+    result = est.evaluate(_batches(X, Y, 24))
+    assert result["accuracy"] == pytest.approx(np.mean((logits > 0) == Y))
+    assert result["accuracy_baseline"] == pytest.approx(max(Y.mean(), 1 - Y.mean()))
+    assert result["label/mean"] == pytest.approx(Y.mean()) and result["prediction/mean"] == pytest.approx(
+        p1.mean()
+    )
+    assert 0.0 <= result["auc"] <= 1.0 and {"precision", "recall", "auc_precision_recall"} <= set(result)
+
+    target = X.sum(1)
+    for cls, kwargs in (
+        (tf.estimator.DNNRegressor, {"hidden_units": [4]}),
+        (tf.estimator.LinearRegressor, {}),
+    ):
+        reg = cls(feature_columns=_columns(), model_dir=str(tmp_path / cls.__name__), **kwargs)
+        reg.train(lambda: tf.data.Dataset.from_tensor_slices((_feats(X), target)).repeat().batch(8), steps=3)
+        out = np.array(
+            [
+                p["predictions"][0]
+                for p in reg.predict(lambda: tf.data.Dataset.from_tensor_slices(_feats(X)).batch(24))
+            ]
+        )
+        res = reg.evaluate(_batches(X, target, 24))
+        assert res["average_loss"] == pytest.approx(np.mean((out - target) ** 2), rel=1e-5)
+        assert res["loss"] == pytest.approx(np.sum((out - target) ** 2), rel=1e-5)
+    with pytest.raises(ValueError, match="n_classes must be > 1"):
+        tf.estimator.DNNClassifier([3], _columns(), n_classes=1)
+    with pytest.raises(NotImplementedError, match="weight_column"):
+        tf.estimator.LinearClassifier(_columns(), weight_column="w")

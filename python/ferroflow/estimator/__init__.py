@@ -1,7 +1,14 @@
-"""``tf.estimator``: Estimator with a custom ``model_fn``, EstimatorSpec, ModeKeys, RunConfig,
+"""``tf.estimator``: Estimator with a custom ``model_fn``, the DNN and linear premade estimators, EstimatorSpec,
+ModeKeys, RunConfig,
 inputs.numpy_input_fn, train_and_evaluate, and TensorFlow's aliases of the tf.train hooks."""
 
 from ferroflow.estimator import inputs  # noqa: F401
+from ferroflow.estimator.canned import (  # noqa: F401
+    DNNClassifier,
+    DNNRegressor,
+    LinearClassifier,
+    LinearRegressor,
+)
 from ferroflow.estimator.estimator import Estimator, WarmStartSettings  # noqa: F401
 from ferroflow.estimator.model_fn import EstimatorSpec, ModeKeys  # noqa: F401
 from ferroflow.estimator.run_config import RunConfig  # noqa: F401

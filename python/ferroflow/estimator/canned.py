@@ -1,0 +1,333 @@
+"""TensorFlow 1.15's premade estimators over feature columns: ``DNNClassifier``, ``DNNRegressor``,
+``LinearClassifier`` and ``LinearRegressor`` (``tf.estimator``'s v1 classes, as the premade-estimator iris
+tutorial and the census wide model use them).
+
+Their graphs follow TF 1.15's canned ``dnn.py``/``linear.py`` and ``head.py``: the DNN's
+``dnn/input_from_feature_columns`` input layer, ``dnn/hiddenlayer_N`` dense layers (glorot uniform kernels, ReLU,
+dropout only while training) and ``dnn/logits``; the linear model's ``linear/linear_model``; a softmax (n_classes
+> 2), sigmoid (2 classes) or mean-squared-error head whose training loss is the SUM of the examples' losses (the
+v1 default reduction); TF's prediction keys (``logits``, ``probabilities``, ``class_ids``, ``classes``,
+``all_class_ids``, ``all_classes``; ``logistic`` for two classes; ``predictions`` for regressors) and evaluation
+metrics (``accuracy``, ``average_loss``, ``loss``; ``auc``, ``auc_precision_recall``, ``precision``, ``recall``,
+``accuracy_baseline``, ``label/mean``, ``prediction/mean`` for two classes; ``label/mean`` and
+``prediction/mean`` for regressors). Default optimizers: Adagrad(0.05) for the DNNs, FTRL(min(0.2, 1/sqrt(number of
+columns))) for the linear models. Not provided: ``weight_column``, ``label_vocabulary``, batch norm, partitioners,
+the combined DNN-linear estimators and the boosted trees.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ferroflow.estimator import model_fn as model_fn_lib
+from ferroflow.estimator.estimator import Estimator
+from ferroflow.feature_column import _layers as fc_lib
+from ferroflow.framework import dtypes, ops
+from ferroflow.layers import core as core_layers
+from ferroflow.ops import array_ops, losses_impl, math_ops, metrics_impl, nn_ops, string_ops, variable_scope
+from ferroflow.summary import summary_ops
+from ferroflow.training import optimizers, training_util
+
+_OPTIMIZERS = {
+    "Adagrad": optimizers.AdagradOptimizer,
+    "Adam": optimizers.AdamOptimizer,
+    "Ftrl": optimizers.FtrlOptimizer,
+    "RMSProp": optimizers.RMSPropOptimizer,
+    "SGD": optimizers.GradientDescentOptimizer,
+}
+
+
+def _optimizer(opt, learning_rate):
+    if isinstance(opt, str):
+        if opt not in _OPTIMIZERS:
+            raise ValueError(f"Unsupported optimizer name: {opt}. Supported names are: {sorted(_OPTIMIZERS)}")
+        return _OPTIMIZERS[opt](learning_rate=learning_rate)
+    if callable(opt) and not isinstance(opt, optimizers.Optimizer):
+        opt = opt()
+    if not isinstance(opt, optimizers.Optimizer):
+        raise ValueError(f"The given object is not an Optimizer instance. Given: {opt}")
+    return opt
+
+
+def _hidden_summary(value, tag):
+    summary_ops.scalar(f"{tag}/fraction_of_zero_values", nn_ops.zero_fraction(value))
+    summary_ops.histogram(f"{tag}/activation", value)
+
+
+def _dnn_logits(features, mode, units, hidden_units, feature_columns, activation_fn, dropout):
+    with variable_scope.variable_scope("dnn"):
+        with variable_scope.variable_scope("input_from_feature_columns"):
+            net = fc_lib.input_layer(features=features, feature_columns=feature_columns)
+        for layer_id, num_units in enumerate(hidden_units):
+            with variable_scope.variable_scope(f"hiddenlayer_{layer_id}") as scope:
+                net = core_layers.dense(
+                    net, units=num_units, activation=activation_fn, kernel_initializer=_glorot(), name=scope
+                )
+                if dropout is not None and mode == model_fn_lib.ModeKeys.TRAIN:
+                    net = core_layers.dropout(net, rate=dropout, training=True)
+            _hidden_summary(net, scope.name)
+        with variable_scope.variable_scope("logits") as scope:
+            logits = core_layers.dense(
+                net, units=units, activation=None, kernel_initializer=_glorot(), name=scope
+            )
+        _hidden_summary(logits, scope.name)
+    return logits
+
+
+def _glorot():
+    from ferroflow.ops import init_ops
+
+    return init_ops.glorot_uniform_initializer()
+
+
+def _linear_logits(features, units, feature_columns, sparse_combiner):
+    with variable_scope.variable_scope("linear"):
+        logits = fc_lib.linear_model(features, feature_columns, units=units, sparse_combiner=sparse_combiner)
+        bias = [v for v in variable_scope.get_variable_scope().global_variables() if "bias_weights" in v.name]
+        if bias:
+            if units > 1:
+                summary_ops.histogram("bias", bias[0])
+            else:
+                summary_ops.scalar("bias", bias[0][0])
+    return logits
+
+
+def _labels(labels, shape_last, dtype):
+    if labels is None:
+        raise ValueError(
+            "You must provide a labels Tensor. Given: None. Suggested troubleshooting steps: Check "
+            "that your data contain your label feature. Check that your input_fn properly parses "
+            "and returns labels."
+        )
+    if isinstance(labels, dict):
+        raise ValueError("labels must be a Tensor, not a dict (multi-head estimators are not supported).")
+    labels = ops.convert_to_tensor(labels)
+    if labels.shape.ndims == 1:
+        labels = array_ops.expand_dims(labels, -1)
+    return math_ops.cast(labels, dtype) if dtype is not None else labels
+
+
+def _class_predictions(logits, class_ids, probabilities, n_classes):
+    batch = array_ops.shape(logits)[0]
+    all_ids = array_ops.tile(array_ops.expand_dims(array_ops.range(n_classes), 0), [batch, 1])
+    return {
+        "logits": logits,
+        "probabilities": probabilities,
+        "class_ids": class_ids,
+        "classes": string_ops.as_string(class_ids, name="str_classes"),
+        "all_class_ids": all_ids,
+        "all_classes": string_ops.as_string(all_ids),
+    }
+
+
+def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None):
+    """The EstimatorSpec of TF 1.15's multi-class / binary / regression head over ``logits``."""
+    if kind == "multi_class":
+        probabilities = nn_ops.softmax(logits, name="probabilities")
+        class_ids = array_ops.expand_dims(math_ops.argmax(logits, axis=1), -1, name="class_ids")
+        predictions = _class_predictions(logits, class_ids, probabilities, n_classes)
+    elif kind == "binary":
+        logistic = math_ops.sigmoid(logits, name="logistic")
+        two = array_ops.concat([array_ops.zeros_like(logits), logits], axis=1)
+        probabilities = nn_ops.softmax(two, name="probabilities")
+        class_ids = array_ops.expand_dims(math_ops.argmax(two, axis=1), -1, name="class_ids")
+        predictions = _class_predictions(logits, class_ids, probabilities, 2)
+        predictions["logistic"] = logistic
+    else:
+        predictions = {"predictions": logits}
+    if mode == model_fn_lib.ModeKeys.PREDICT:
+        return model_fn_lib.EstimatorSpec(mode, predictions=predictions)
+
+    none = losses_impl.Reduction.NONE
+    if kind == "multi_class":
+        labels = _labels(labels, 1, dtypes.int64)
+        unreduced = losses_impl.sparse_softmax_cross_entropy(labels, logits, reduction=none)
+        unreduced = array_ops.expand_dims(unreduced, -1)
+    elif kind == "binary":
+        labels = _labels(labels, 1, dtypes.float32)
+        unreduced = losses_impl.sigmoid_cross_entropy(labels, logits, reduction=none)
+    else:
+        labels = _labels(labels, logits.shape[-1], dtypes.float32)
+        unreduced = losses_impl.mean_squared_error(labels, logits, reduction=none)
+    training_loss = losses_impl.compute_weighted_loss(unreduced, reduction=losses_impl.Reduction.SUM)
+    summary_ops.scalar("loss", training_loss)
+    summary_ops.scalar("average_loss", math_ops.reduce_mean(unreduced))
+
+    if mode == model_fn_lib.ModeKeys.TRAIN:
+        train_op = optimizer.minimize(training_loss, global_step=training_util.get_global_step())
+        return model_fn_lib.EstimatorSpec(
+            mode, predictions=predictions, loss=training_loss, train_op=train_op
+        )
+
+    metrics = {"average_loss": metrics_impl.mean(unreduced, name="average_loss")}
+    if kind in ("multi_class", "binary"):
+        metrics["accuracy"] = metrics_impl.accuracy(labels, predictions["class_ids"], name="accuracy")
+    if kind == "binary":
+        logistic = predictions["logistic"]
+        metrics["precision"] = metrics_impl.precision(labels, predictions["class_ids"], name="precision")
+        metrics["recall"] = metrics_impl.recall(labels, predictions["class_ids"], name="recall")
+        metrics["prediction/mean"] = metrics_impl.mean(logistic, name="prediction/mean")
+        label_mean = metrics_impl.mean(labels, name="label/mean")
+        metrics["label/mean"] = label_mean
+        metrics["accuracy_baseline"] = (
+            math_ops.maximum(label_mean[0], 1.0 - label_mean[0]),
+            math_ops.maximum(label_mean[1], 1.0 - label_mean[1]),
+        )
+        metrics["auc"] = metrics_impl.auc(labels, logistic, name="auc")
+        metrics["auc_precision_recall"] = metrics_impl.auc(
+            labels, logistic, curve="PR", name="auc_precision_recall"
+        )
+    if kind == "regression":
+        metrics["prediction/mean"] = metrics_impl.mean(logits, name="prediction/mean")
+        metrics["label/mean"] = metrics_impl.mean(labels, name="label/mean")
+    return model_fn_lib.EstimatorSpec(
+        mode, predictions=predictions, loss=training_loss, eval_metric_ops=metrics
+    )
+
+
+def _class_kind(n_classes):
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be > 1 for classification: {n_classes}")
+    return "binary" if n_classes == 2 else "multi_class"
+
+
+def _check_unsupported(weight_column, label_vocabulary):
+    if weight_column is not None:
+        raise NotImplementedError("weight_column is not supported by ferroflow's premade estimators")
+    if label_vocabulary is not None:
+        raise NotImplementedError("label_vocabulary is not supported by ferroflow's premade estimators")
+
+
+def _check_columns(feature_columns):
+    feature_columns = tuple(feature_columns or ())
+    if not feature_columns:
+        raise ValueError("feature_columns must be defined.")
+    return feature_columns
+
+
+class DNNClassifier(Estimator):
+    """A feed-forward classifier over ``feature_columns`` (TF 1.15's ``tf.estimator.DNNClassifier``)."""
+
+    def __init__(
+        self,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Adagrad",
+        activation_fn=nn_ops.relu,
+        dropout=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=None,
+        batch_norm=False,
+    ):
+        _check_unsupported(weight_column, label_vocabulary)
+        if batch_norm:
+            raise NotImplementedError("batch_norm is not supported by ferroflow's DNNClassifier")
+        kind, columns = _class_kind(n_classes), _check_columns(feature_columns)
+        units = 1 if kind == "binary" else n_classes
+
+        def _model_fn(features, labels, mode, config):
+            logits = _dnn_logits(features, mode, units, hidden_units, columns, activation_fn, dropout)
+            return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), kind, n_classes)
+
+        super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNRegressor(Estimator):
+    """A feed-forward regressor over ``feature_columns`` (TF 1.15's ``tf.estimator.DNNRegressor``)."""
+
+    def __init__(
+        self,
+        hidden_units,
+        feature_columns,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Adagrad",
+        activation_fn=nn_ops.relu,
+        dropout=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=None,
+        batch_norm=False,
+    ):
+        _check_unsupported(weight_column, None)
+        if batch_norm:
+            raise NotImplementedError("batch_norm is not supported by ferroflow's DNNRegressor")
+        columns = _check_columns(feature_columns)
+
+        def _model_fn(features, labels, mode, config):
+            logits = _dnn_logits(
+                features, mode, label_dimension, hidden_units, columns, activation_fn, dropout
+            )
+            return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), "regression")
+
+        super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+def _linear_rate(columns):
+    return min(0.2, 1.0 / math.sqrt(len(columns)))
+
+
+class LinearClassifier(Estimator):
+    """A linear classifier over ``feature_columns`` (TF 1.15's ``tf.estimator.LinearClassifier``)."""
+
+    def __init__(
+        self,
+        feature_columns,
+        model_dir=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        optimizer="Ftrl",
+        config=None,
+        partitioner=None,
+        warm_start_from=None,
+        loss_reduction=None,
+        sparse_combiner="sum",
+    ):
+        _check_unsupported(weight_column, label_vocabulary)
+        kind, columns = _class_kind(n_classes), _check_columns(feature_columns)
+        units = 1 if kind == "binary" else n_classes
+
+        def _model_fn(features, labels, mode, config):
+            logits = _linear_logits(features, units, columns, sparse_combiner)
+            return _head_spec(
+                mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), kind, n_classes
+            )
+
+        super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class LinearRegressor(Estimator):
+    """A linear regressor over ``feature_columns`` (TF 1.15's ``tf.estimator.LinearRegressor``)."""
+
+    def __init__(
+        self,
+        feature_columns,
+        model_dir=None,
+        label_dimension=1,
+        weight_column=None,
+        optimizer="Ftrl",
+        config=None,
+        partitioner=None,
+        warm_start_from=None,
+        loss_reduction=None,
+        sparse_combiner="sum",
+    ):
+        _check_unsupported(weight_column, None)
+        columns = _check_columns(feature_columns)
+
+        def _model_fn(features, labels, mode, config):
+            logits = _linear_logits(features, label_dimension, columns, sparse_combiner)
+            return _head_spec(
+                mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), "regression"
+            )
+
+        super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
