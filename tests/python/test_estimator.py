@@ -281,3 +281,49 @@ def test_binary_linear_classifier_and_regressors_against_numpy(tmp_path):
         tf.estimator.DNNClassifier([3], _columns(), n_classes=1)
     with pytest.raises(NotImplementedError, match="weight_column"):
         tf.estimator.LinearClassifier(_columns(), weight_column="w")
+
+
+def test_export_saved_model_serves_the_predictions(tmp_path):
+    est = tf.estimator.Estimator(model, model_dir=str(tmp_path / "m"), params={"lr": 0.5})
+    est.train(input_fn, steps=3)
+    want = [p["logits"] for p in est.predict(lambda: tf.data.Dataset.from_tensor_slices({"x": X}).batch(24))]
+    receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.placeholder(tf.float32, [None, 3], name="x")}
+    )
+    path = est.export_saved_model(str(tmp_path / "export"), receiver_fn)
+    assert isinstance(path, bytes) and os.path.basename(path).isdigit()
+    with tf.Session(graph=tf.Graph()) as sess:
+        meta = tf.saved_model.loader.load(sess, [tf.saved_model.tag_constants.SERVING], path)
+        sig = meta.signature_def["serving_default"]
+        assert sorted(sig.outputs) == ["classes", "logits"]
+        got = sess.run(sig.outputs["logits"].name, {sig.inputs["x"].name: X})
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+    # A premade classifier behind a parsing receiver: TF's classify signature and the predict one.
+    cls = tf.estimator.DNNClassifier([4], _columns(), n_classes=3, model_dir=str(tmp_path / "dnn"))
+    y3 = (X[:, 0] * 3).astype(np.int32).clip(0, 2)
+    cls.train(lambda: tf.data.Dataset.from_tensor_slices((_feats(X), y3)).repeat().batch(8), steps=2)
+    spec = tf.feature_column.make_parse_example_spec(_columns())
+    path = cls.export_savedmodel(
+        str(tmp_path / "export2"), tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)
+    )
+    example = tf.train.Example(
+        features=tf.train.Features(
+            feature={
+                k: tf.train.Feature(float_list=tf.train.FloatList(value=[float(X[0, i])]))
+                for i, k in enumerate("abc")
+            }
+        )
+    )
+    want = next(cls.predict(lambda: tf.data.Dataset.from_tensor_slices(_feats(X[:1])).batch(1)))
+    with tf.Session(graph=tf.Graph()) as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], path)
+        assert sorted(meta.signature_def) == ["classification", "predict", "serving_default"]
+        sig = meta.signature_def["serving_default"]
+        assert sig.method_name == "tensorflow/serving/classify"
+        scores, classes = sess.run(
+            [sig.outputs["scores"].name, sig.outputs["classes"].name],
+            {sig.inputs["inputs"].name: [example.SerializeToString()]},
+        )
+    np.testing.assert_allclose(scores[0], want["probabilities"], rtol=1e-5)
+    assert list(classes[0]) == [b"0", b"1", b"2"]

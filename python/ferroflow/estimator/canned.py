@@ -136,7 +136,20 @@ def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None):
     else:
         predictions = {"predictions": logits}
     if mode == model_fn_lib.ModeKeys.PREDICT:
-        return model_fn_lib.EstimatorSpec(mode, predictions=predictions)
+        from ferroflow.estimator import export as export_lib
+
+        if kind == "regression":
+            serving = export_lib.RegressionOutput(logits) if logits.shape[-1] == 1 else None
+            outputs = {"serving_default": serving, "regression": serving} if serving else {}
+        else:
+            classify = export_lib.ClassificationOutput(
+                scores=predictions["probabilities"], classes=predictions["all_classes"]
+            )
+            outputs = {"serving_default": classify, "classification": classify}
+            if kind == "binary":
+                outputs["regression"] = export_lib.RegressionOutput(predictions["logistic"])
+        outputs["predict"] = export_lib.PredictOutput(predictions)
+        return model_fn_lib.EstimatorSpec(mode, predictions=predictions, export_outputs=outputs)
 
     none = losses_impl.Reduction.NONE
     if kind == "multi_class":

@@ -5,8 +5,8 @@ call resumes from the latest checkpoint; ``evaluate`` restores it into the EVAL 
 ops until the input ends (or ``steps``) and writes the values under ``model_dir/eval``; ``predict`` yields the
 PREDICT graph's predictions example by example.
 
-Not provided: the premade estimators (DNNClassifier, LinearRegressor, ...), exporting SavedModels
-(``export_saved_model`` and serving input receivers) and distribution strategies.
+``export_saved_model`` writes the PREDICT graph on a serving input receiver's features as a SavedModel. The
+premade DNN/linear estimators are in ``canned.py``. Not provided: distribution strategies.
 """
 
 from __future__ import annotations
@@ -210,6 +210,35 @@ class Estimator:
             random_seed.set_random_seed(self._config.tf_random_seed)
         training_util.get_or_create_global_step(g)
         return g, ctx
+
+    # Exporting.
+    def export_saved_model(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+    ):
+        """Writes a SavedModel (tag ``serve``) of the PREDICT graph fed by ``serving_input_receiver_fn`` with the
+        latest (or given) checkpoint's values under ``export_dir_base/<timestamp>``; returns that path (bytes)."""
+        return _export_saved_model(
+            self, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+        )
+
+    def export_savedmodel(
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        strip_default_attrs=False,
+    ):
+        """TF1's older name of ``export_saved_model``."""
+        return self.export_saved_model(
+            export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+        )
 
     # Training.
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
@@ -419,6 +448,64 @@ class Estimator:
                             yield {k: v[i] for k, v in values.items()}
         finally:
             ctx.__exit__(None, None, None)
+
+
+def _export_saved_model(
+    est, export_dir_base, serving_input_receiver_fn, assets_extra, as_text, checkpoint_path
+):
+    import shutil
+
+    from ferroflow.estimator import export as export_lib
+    from ferroflow.ops import control_flow_ops as cf
+    from ferroflow.ops import lookup_ops, variables
+    from ferroflow.saved_model import builder as builder_lib
+    from ferroflow.saved_model import tag_constants
+
+    if serving_input_receiver_fn is None:
+        raise ValueError("An input_receiver_fn must be defined.")
+    path = checkpoint_path or est.latest_checkpoint()
+    if not path:
+        raise ValueError(f"Couldn't find trained model at {est.model_dir}.")
+    export_dir = export_lib.timestamped_dir(export_dir_base)
+    temp_dir = os.path.join(os.fsencode(export_dir_base), b"temp-" + os.path.basename(export_dir))
+    g, ctx = est._new_graph()
+    try:
+        receiver = serving_input_receiver_fn()
+        spec = est._call_model_fn(receiver.features, None, model_fn_lib.ModeKeys.PREDICT)
+        defs = export_lib.signature_defs(receiver, spec.export_outputs, spec.predictions)
+        if not defs:
+            raise ValueError(
+                "None of the export_outputs could be served by the serving input receiver's tensors."
+            )
+        restorer = spec.scaffold.saver or saver.Saver(sharded=True)
+        from ferroflow.client.session import Session
+
+        with Session(config=est.config.session_config) as sess:
+            restorer.restore(sess, path)
+            local_init = spec.scaffold.local_init_op or cf.group(
+                variables.local_variables_initializer(), lookup_ops.tables_initializer()
+            )
+            builder = builder_lib.SavedModelBuilder(os.fsdecode(temp_dir))
+            builder.add_meta_graph_and_variables(
+                sess,
+                [tag_constants.SERVING],
+                signature_def_map=defs,
+                assets_collection=g.get_collection(ops.GraphKeys.ASSET_FILEPATHS),
+                main_op=local_init,
+                strip_default_attrs=True,
+                saver=restorer,
+            )
+            builder.save(as_text)
+    finally:
+        ctx.__exit__(None, None, None)
+    if assets_extra:
+        extra_dir = os.path.join(os.fsdecode(temp_dir), "assets.extra")
+        for dest, source in assets_extra.items():
+            target = os.path.join(extra_dir, dest)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(source, target)
+    os.rename(temp_dir, export_dir)
+    return export_dir
 
 
 def _check_hooks(hooks):
