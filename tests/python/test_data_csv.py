@@ -122,3 +122,28 @@ def test_dataset_enumerate_counter_ignore_errors():
     assert _all(kept.ignore_errors()) == [1.0, 0.5]
     assert _all(tf.data.Dataset.range(4).map_with_legacy_function(lambda x: x * 2)) == [0, 2, 4, 6]
     assert _all(tf.data.Dataset.range(4).filter_with_legacy_function(lambda x: x > 1)) == [2, 3]
+
+
+def test_options_as_tensorflow():
+    # TF 2.21's behaviour, checked by hand: typed properties, unknown names refused, later options win through
+    # the pipeline, the pipeline itself unchanged.
+    o = tf.data.Options()
+    assert o.deterministic is None and o.experimental_distribute.auto_shard_policy == 0
+    with pytest.raises(AttributeError, match="Cannot set the property bogus on Options"):
+        o.bogus = 1
+    with pytest.raises(TypeError, match='Property "deterministic" must be of type'):
+        o.experimental_deterministic = 3
+    o.experimental_optimization.map_parallelization = True
+    o2 = tf.data.Options()
+    o2.experimental_deterministic = False
+    merged = o.merge(o2)
+    assert merged.deterministic is False and merged.experimental_optimization.map_parallelization is True
+    assert merged != o and o != tf.data.Options()
+    ds = tf.data.Dataset.range(3).with_options(o).map(lambda x: x + 1)
+    assert ds.options().experimental_optimization.map_parallelization is True
+    o3 = tf.data.Options()
+    o3.experimental_deterministic = True
+    assert ds.with_options(o2).options().experimental_deterministic is False
+    assert ds.with_options(o2).with_options(o3).options().deterministic is True
+    assert tf.data.Dataset.range(2).options() == tf.data.Options()
+    assert _all(ds.with_options(o2)) == [1, 2, 3]

@@ -8,13 +8,15 @@ from ferroflow.data.dataset_ops import (
     get_output_shapes,
     get_output_types,
 )
+from ferroflow.data.experimental import Options, ThreadingOptions
 from ferroflow.data.iterator_ops import Iterator, make_initializable_iterator, make_one_shot_iterator
 from ferroflow.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 
 DatasetV1 = Dataset
 
 __all__ = [
-    "AUTOTUNE", "Dataset", "DatasetV1", "FixedLengthRecordDataset", "Iterator", "TFRecordDataset",
+    "AUTOTUNE", "Dataset", "DatasetV1", "FixedLengthRecordDataset", "Iterator", "Options", "TFRecordDataset",
+    "ThreadingOptions",
     "TextLineDataset", "experimental", "get_output_classes", "get_output_shapes", "get_output_types",
     "make_initializable_iterator", "make_one_shot_iterator",
 ]

@@ -514,6 +514,19 @@ class Dataset(structure.HasElements):
             attrs={"require_non_empty": False}, name=name,
         )
 
+    def with_options(self, options, name=None):
+        """This dataset with ``options`` (a ``tf.data.Options``) merged over those set before; ferroflow runs the
+        pipeline the same way whatever they say."""
+        from ferroflow.data.experimental import _with_options
+
+        return _with_options(self, options)
+
+    def options(self):
+        """The ``tf.data.Options`` set on this dataset and the ones it is built from (later ones win)."""
+        from ferroflow.data.experimental import _options_of
+
+        return _options_of(self)
+
     def enumerate(self, start=0, name=None):
         """``(index, element)`` pairs, the int64 index counting from ``start``."""
         return Dataset.zip((Dataset.range(start, np.iinfo(np.int64).max), self))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import weakref
+
 from ferroflow.data import _structure as structure
 from ferroflow.data.dataset_ops import AUTOTUNE, Dataset, _bool, _int64, _Traced
 from ferroflow.data.iterator_ops import make_initializable_iterator, make_one_shot_iterator
@@ -9,7 +11,8 @@ from ferroflow.framework import dtypes, ops
 from ferroflow.ops.optional_ops import Optional
 
 __all__ = [
-    "AUTOTUNE", "Counter", "CsvDataset", "Optional", "make_csv_dataset", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
+    "AUTOTUNE", "AutoShardPolicy", "AutotuneOptions", "Counter", "CsvDataset", "DistributeOptions",
+    "ExternalStatePolicy", "OptimizationOptions", "Optional", "Options", "ThreadingOptions", "make_csv_dataset", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
     "make_one_shot_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
 ]
 
@@ -315,3 +318,152 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
         ds = ds.repeat(num_epochs)
     ds = ds.batch(batch_size, drop_remainder=num_epochs is None).map(map_fn)
     return ds.prefetch(prefetch_buffer_size or AUTOTUNE)
+
+
+# tf.data.Options: what TensorFlow's options hold and how they merge. ferroflow's pipelines run the same way
+# whatever they say (deterministic order, no graph rewrites): with_options records them and options() reads them.
+class AutoShardPolicy:
+    OFF, AUTO, FILE, DATA, HINT = -1, 0, 1, 2, 3
+
+
+class ExternalStatePolicy:
+    WARN, IGNORE, FAIL = 0, 1, 2
+
+
+class _OptionsBase:
+    """Options with a fixed set of typed properties (None: unset); unknown names and wrong types raise."""
+
+    _PROPS = {}
+    _NESTED = {}
+
+    def __init__(self):
+        object.__setattr__(self, "_values", {})
+        for name, cls in self._NESTED.items():
+            self._values[name] = cls()
+
+    def __getattr__(self, name):
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        if name in type(self)._PROPS:
+            return type(self)._PROPS[name][1]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        props, nested = type(self)._PROPS, type(self)._NESTED
+        if name in nested:
+            if not isinstance(value, nested[name]):
+                raise TypeError(f"Property \"{name}\" must be of type {nested[name]}, got: {value!r} "
+                                f"(type: {type(value)})")
+        elif name in props:
+            ty = props[name][0]
+            if value is not None and not (isinstance(value, ty) and not (ty is int and isinstance(value, bool))):
+                raise TypeError(f"Property \"{name}\" must be of type {ty}, got: {value!r} (type: {type(value)})")
+        else:
+            raise AttributeError(f"Cannot set the property {name} on {type(self).__name__}.")
+        self._values[name] = value
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._all() == other._all()
+
+    __hash__ = None
+
+    def _all(self):
+        out = {n: getattr(self, n) for n in type(self)._PROPS}
+        out.update({n: getattr(self, n)._all() for n in type(self)._NESTED})
+        return out
+
+    def _merge_from(self, other):
+        for name in type(other)._PROPS:
+            if name in other._values and other._values[name] is not None:
+                self._values[name] = other._values[name]
+        for name in type(other)._NESTED:
+            self._values[name]._merge_from(other._values[name])
+
+
+class AutotuneOptions(_OptionsBase):
+    _PROPS = {"enabled": (bool, None), "cpu_budget": (int, None), "ram_budget": (int, None),
+              "autotune_algorithm": (int, None), "initial_parallelism": (int, None),
+              "min_parallelism": (int, None)}
+
+
+class DistributeOptions(_OptionsBase):
+    _PROPS = {"auto_shard_policy": (int, AutoShardPolicy.AUTO), "num_devices": (int, None)}
+
+
+class OptimizationOptions(_OptionsBase):
+    _PROPS = {name: (bool, None) for name in (
+        "apply_default_optimizations", "filter_fusion", "filter_parallelization", "inject_prefetch",
+        "map_and_batch_fusion", "map_and_filter_fusion", "map_fusion", "map_parallelization", "noop_elimination",
+        "parallel_batch", "seq_interleave_prefetch", "shuffle_and_repeat_fusion")}
+
+
+class ThreadingOptions(_OptionsBase):
+    _PROPS = {"max_intra_op_parallelism": (int, None), "private_threadpool_size": (int, None)}
+
+
+class _ServiceOptions(_OptionsBase):
+    _PROPS = {"pinned": (bool, None)}
+
+
+class Options(_OptionsBase):
+    """``tf.data.Options`` (TF 2.21's properties; ``experimental_deterministic`` and ``experimental_threading``
+    are the older names of ``deterministic`` and ``threading``)."""
+
+    _PROPS = {"deterministic": (bool, None), "experimental_external_state_policy": (int, None),
+              "experimental_slack": (bool, None), "experimental_symbolic_checkpoint": (bool, None),
+              "experimental_warm_start": (bool, None), "dataset_name": (str, None), "framework_type": (list, None)}
+    _NESTED = {"autotune": AutotuneOptions, "experimental_distribute": DistributeOptions,
+               "experimental_optimization": OptimizationOptions, "threading": ThreadingOptions,
+               "experimental_service": _ServiceOptions}
+    _ALIASES = {"experimental_deterministic": "deterministic", "experimental_threading": "threading"}
+
+    def __getattr__(self, name):
+        return super().__getattr__(Options._ALIASES.get(name, name))
+
+    def __setattr__(self, name, value):
+        super().__setattr__(Options._ALIASES.get(name, name), value)
+
+    def merge(self, options):
+        """A new Options: this one's values, overridden by those ``options`` sets."""
+        out = Options()
+        out._merge_from(self)
+        out._merge_from(options)
+        return out
+
+
+_GRAPH_OPTIONS = weakref.WeakKeyDictionary()  # graph -> {with_options op name: Options}
+
+
+def _with_options(ds, options):
+    from ferroflow.ops import array_ops
+
+    if not isinstance(options, Options):
+        raise TypeError(f"`options` must be a tf.data.Options, got {type(options).__name__}")
+    v = array_ops.identity(ds._variant_tensor, name="OptionsDataset")
+    _GRAPH_OPTIONS.setdefault(v.graph, {})[v.op.name] = options
+    out = Dataset(v, ds._structure)
+    out._rebuild = lambda: _with_options(ds._rebuilt(), options)
+    return out
+
+
+def _options_of(ds):
+    """The options set by with_options on ``ds`` and the datasets it is built from, later ones winning."""
+    table = _GRAPH_OPTIONS.get(ds._variant_tensor.graph, {})
+    found, seen = [], set()
+
+    def walk(op):
+        if op.name in seen:
+            return
+        seen.add(op.name)
+        for t in op.inputs:
+            if t.dtype == dtypes.variant:
+                walk(t.op)
+        if op.name in table:
+            found.append(table[op.name])
+
+    walk(ds._variant_tensor.op)
+    out = Options()
+    for o in found:
+        out._merge_from(o)
+    return out
