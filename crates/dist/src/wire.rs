@@ -514,6 +514,8 @@ mod tests {
             Tensor::from_vec([3], vec![b"ab".to_vec(), Vec::new(), b"xyz".to_vec()]).unwrap(),
             Tensor::scalar(5i32),
             Tensor::from_vec([0, 3], Vec::<f64>::new()).unwrap(),
+            Tensor::from_vec([2], vec![u32::MAX, 7]).unwrap(),
+            Tensor::from_vec([2], vec![u64::MAX, 1 << 63]).unwrap(),
         ];
         let out = round_trip(&ts);
         assert_eq!(out.len(), ts.len());
