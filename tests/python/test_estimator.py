@@ -327,3 +327,45 @@ def test_export_saved_model_serves_the_predictions(tmp_path):
         )
     np.testing.assert_allclose(scores[0], want["probabilities"], rtol=1e-5)
     assert list(classes[0]) == [b"0", b"1", b"2"]
+
+
+def test_train_and_evaluate_runs_the_exporters(tmp_path, monkeypatch):
+    # Export directories are named by the second; a counter stands in for the clock so the test need not wait.
+    from ferroflow.estimator import export as export_lib
+
+    stamps = iter(range(1000, 2000))
+    monkeypatch.setattr(
+        export_lib,
+        "timestamped_dir",
+        lambda base: os.path.join(os.fsencode(base), str(next(stamps)).encode()),
+    )
+    receiver_fn = tf.estimator.export.build_raw_serving_input_receiver_fn(
+        {"x": tf.placeholder(tf.float32, [None, 3], name="x")}
+    )
+    est = tf.estimator.Estimator(
+        model,
+        model_dir=str(tmp_path),
+        params={"lr": 0.5},
+        config=tf.estimator.RunConfig(save_checkpoints_steps=2),
+    )
+    exporters = [
+        tf.estimator.FinalExporter("final", receiver_fn),
+        tf.estimator.LatestExporter("latest", receiver_fn, exports_to_keep=1),
+        tf.estimator.BestExporter(serving_input_receiver_fn=receiver_fn),
+    ]
+    metrics, paths = tf.estimator.train_and_evaluate(
+        est,
+        tf.estimator.TrainSpec(input_fn, max_steps=4),
+        tf.estimator.EvalSpec(eval_input_fn, steps=None, throttle_secs=0, exporters=exporters),
+    )
+    assert metrics["global_step"] == 4 and len(paths) == 3
+    final, latest, _ = paths
+    assert os.path.dirname(final) == os.fsencode(tmp_path / "export" / "final")
+    assert os.listdir(tmp_path / "export" / "latest") == [os.path.basename(latest).decode()]
+    assert os.listdir(tmp_path / "export" / "best_exporter")
+    with pytest.raises(ValueError, match="unique names"):
+        tf.estimator.EvalSpec(
+            eval_input_fn, exporters=[exporters[0], tf.estimator.FinalExporter("final", receiver_fn)]
+        )
+    with pytest.raises(TypeError, match="must be an Exporter"):
+        tf.estimator.EvalSpec(eval_input_fn, exporters=["nope"])

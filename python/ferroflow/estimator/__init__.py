@@ -12,7 +12,15 @@ from ferroflow.estimator.canned import (  # noqa: F401
 from ferroflow.estimator.estimator import Estimator, WarmStartSettings  # noqa: F401
 from ferroflow.estimator.model_fn import EstimatorSpec, ModeKeys  # noqa: F401
 from ferroflow.estimator.run_config import RunConfig  # noqa: F401
-from ferroflow.estimator.training import EvalSpec, TrainSpec, train_and_evaluate  # noqa: F401
+from ferroflow.estimator.training import (  # noqa: F401
+    BestExporter,
+    EvalSpec,
+    Exporter,
+    FinalExporter,
+    LatestExporter,
+    TrainSpec,
+    train_and_evaluate,
+)
 from ferroflow.training.basic_session_run_hooks import (  # noqa: F401
     CheckpointSaverHook,
     CheckpointSaverListener,
