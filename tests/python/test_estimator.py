@@ -369,3 +369,35 @@ def test_train_and_evaluate_runs_the_exporters(tmp_path, monkeypatch):
         )
     with pytest.raises(TypeError, match="must be an Exporter"):
         tf.estimator.EvalSpec(eval_input_fn, exporters=["nope"])
+
+
+def test_early_stopping_hooks_read_the_eval_directory(tmp_path):
+    est = tf.estimator.Estimator(model, model_dir=str(tmp_path), params={"lr": 0.5})
+    writer = tf.summary.FileWriter(est.eval_dir())
+    for step, loss in ((10, 0.9), (20, 0.5), (30, 0.6), (40, 0.7)):
+        writer.add_summary(tf.Summary(value=[tf.Summary.Value(tag="loss", simple_value=loss)]), step)
+    writer.close()
+    assert list(tf.estimator.experimental.read_eval_metrics(est.eval_dir())) == [10, 20, 30, 40]
+
+    def stops(hook):
+        hook.begin()
+        ctx = tf.train.SessionRunContext(None, None)
+        hook.after_run(ctx, tf.train.SessionRunValues(results=0, options=None, run_metadata=None))
+        return ctx.stop_requested
+
+    exp = tf.estimator.experimental
+    assert stops(exp.stop_if_no_decrease_hook(est, "loss", 20, run_every_secs=None, run_every_steps=1))
+    assert not stops(exp.stop_if_no_decrease_hook(est, "loss", 25, run_every_secs=None, run_every_steps=1))
+    assert stops(exp.stop_if_lower_hook(est, "loss", 0.6, run_every_secs=None, run_every_steps=1))
+    assert not stops(
+        exp.stop_if_lower_hook(est, "loss", 0.6, min_steps=25, run_every_secs=None, run_every_steps=1)
+    )
+    assert stops(exp.stop_if_higher_hook(est, "loss", 0.8, run_every_secs=None, run_every_steps=1))
+    assert not stops(exp.stop_if_no_increase_hook(est, "loss", 40, run_every_secs=None, run_every_steps=1))
+    # In training: stops at once because the evaluations already show no decrease.
+    est.train(
+        input_fn,
+        steps=50,
+        hooks=[exp.stop_if_no_decrease_hook(est, "loss", 20, run_every_secs=None, run_every_steps=1)],
+    )
+    assert est.get_variable_value("global_step") == 1

@@ -2,7 +2,7 @@
 ModeKeys, RunConfig,
 inputs.numpy_input_fn, train_and_evaluate, and TensorFlow's aliases of the tf.train hooks."""
 
-from ferroflow.estimator import export, inputs  # noqa: F401
+from ferroflow.estimator import experimental, export, inputs  # noqa: F401
 from ferroflow.estimator.canned import (  # noqa: F401
     DNNClassifier,
     DNNRegressor,
