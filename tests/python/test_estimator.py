@@ -401,3 +401,36 @@ def test_early_stopping_hooks_read_the_eval_directory(tmp_path):
         hooks=[exp.stop_if_no_decrease_hook(est, "loss", 20, run_every_secs=None, run_every_steps=1)],
     )
     assert est.get_variable_value("global_step") == 1
+
+
+def test_wide_and_deep_classifier(tmp_path):
+    rng = np.random.RandomState(3)
+    n = 40
+    feats = {
+        "age": rng.randint(18, 70, n).astype(np.float32),
+        "job": rng.choice(["a", "b", "c"], n),
+        "city": rng.choice(["x", "y"], n),
+    }
+    label = ((feats["age"] > 40) ^ (feats["job"] == "a")).astype(np.int32)
+    age = tf.feature_column.numeric_column("age")
+    job = tf.feature_column.categorical_column_with_vocabulary_list("job", ["a", "b", "c"])
+    city = tf.feature_column.categorical_column_with_hash_bucket("city", 4)
+    buckets = tf.feature_column.bucketized_column(age, [30, 40, 50])
+    wide = [job, city, buckets, tf.feature_column.crossed_column([buckets, "job"], 16)]
+    deep = [age, tf.feature_column.indicator_column(job), tf.feature_column.embedding_column(city, 2)]
+    est = tf.estimator.DNNLinearCombinedClassifier(
+        model_dir=str(tmp_path),
+        linear_feature_columns=wide,
+        dnn_feature_columns=deep,
+        dnn_hidden_units=[6, 3],
+    )
+    train = lambda: tf.data.Dataset.from_tensor_slices((feats, label)).repeat().batch(10)  # noqa: E731
+    est.train(train, steps=12)
+    names = est.get_variable_names()
+    assert est.get_variable_value("global_step") == 12
+    assert "dnn/hiddenlayer_1/kernel/Adagrad" in names and "linear/linear_model/job/weights/Ftrl" in names
+    result = est.evaluate(lambda: tf.data.Dataset.from_tensor_slices((feats, label)).batch(40))
+    preds = list(est.predict(lambda: tf.data.Dataset.from_tensor_slices(feats).batch(40)))
+    assert result["accuracy"] == pytest.approx(np.mean([p["class_ids"][0] for p in preds] == label))
+    with pytest.raises(ValueError, match="dnn_hidden_units must be defined"):
+        tf.estimator.DNNLinearCombinedClassifier(dnn_feature_columns=deep)

@@ -5,6 +5,7 @@ inputs.numpy_input_fn, train_and_evaluate, and TensorFlow's aliases of the tf.tr
 from ferroflow.estimator import experimental, export, inputs  # noqa: F401
 from ferroflow.estimator.canned import (  # noqa: F401
     DNNClassifier,
+    DNNLinearCombinedClassifier,
     DNNRegressor,
     LinearClassifier,
     LinearRegressor,

@@ -1,6 +1,6 @@
 """TensorFlow 1.15's premade estimators over feature columns: ``DNNClassifier``, ``DNNRegressor``,
-``LinearClassifier`` and ``LinearRegressor`` (``tf.estimator``'s v1 classes, as the premade-estimator iris
-tutorial and the census wide model use them).
+``LinearClassifier``, ``LinearRegressor`` and ``DNNLinearCombinedClassifier`` (``tf.estimator``'s v1 classes, as
+the premade-estimator iris tutorial and the census wide-and-deep tutorial use them).
 
 Their graphs follow TF 1.15's canned ``dnn.py``/``linear.py`` and ``head.py``: the DNN's
 ``dnn/input_from_feature_columns`` input layer, ``dnn/hiddenlayer_N`` dense layers (glorot uniform kernels, ReLU,
@@ -11,8 +11,9 @@ v1 default reduction); TF's prediction keys (``logits``, ``probabilities``, ``cl
 metrics (``accuracy``, ``average_loss``, ``loss``; ``auc``, ``auc_precision_recall``, ``precision``, ``recall``,
 ``accuracy_baseline``, ``label/mean``, ``prediction/mean`` for two classes; ``label/mean`` and
 ``prediction/mean`` for regressors). Default optimizers: Adagrad(0.05) for the DNNs, FTRL(min(0.2, 1/sqrt(number of
-columns))) for the linear models. Not provided: ``weight_column``, ``label_vocabulary``, batch norm, partitioners,
-the combined DNN-linear estimators and the boosted trees.
+columns))) for the linear models; the combined classifier trains each part with its own optimizer and then
+increments the global step, as TF. Not provided: ``weight_column``, ``label_vocabulary``, batch norm,
+partitioners, the combined regressor and the boosted trees.
 """
 
 from __future__ import annotations
@@ -167,7 +168,11 @@ def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None):
     summary_ops.scalar("average_loss", math_ops.reduce_mean(unreduced))
 
     if mode == model_fn_lib.ModeKeys.TRAIN:
-        train_op = optimizer.minimize(training_loss, global_step=training_util.get_global_step())
+        train_op = (
+            optimizer(training_loss)
+            if callable(optimizer) and not isinstance(optimizer, optimizers.Optimizer)
+            else optimizer.minimize(training_loss, global_step=training_util.get_global_step())
+        )
         return model_fn_lib.EstimatorSpec(
             mode, predictions=predictions, loss=training_loss, train_op=train_op
         )
@@ -342,5 +347,85 @@ class LinearRegressor(Estimator):
             return _head_spec(
                 mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), "regression"
             )
+
+        super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNLinearCombinedClassifier(Estimator):
+    """Wide (linear) and deep (DNN) logits added, each part trained by its own optimizer (TF 1.15's
+    ``tf.estimator.DNNLinearCombinedClassifier``, the census wide-and-deep tutorial's model)."""
+
+    def __init__(
+        self,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=nn_ops.relu,
+        dnn_dropout=None,
+        n_classes=2,
+        weight_column=None,
+        label_vocabulary=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=None,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
+        _check_unsupported(weight_column, label_vocabulary)
+        if batch_norm:
+            raise NotImplementedError(
+                "batch_norm is not supported by ferroflow's DNNLinearCombinedClassifier"
+            )
+        kind = _class_kind(n_classes)
+        units = 1 if kind == "binary" else n_classes
+        linear_columns = tuple(linear_feature_columns or ())
+        dnn_columns = tuple(dnn_feature_columns or ())
+        if not linear_columns and not dnn_columns:
+            raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
+        if dnn_columns and not dnn_hidden_units:
+            raise ValueError(
+                "dnn_hidden_units must be defined when dnn_feature_columns is specified. "
+                f"Given: {dnn_hidden_units}"
+            )
+
+        def _model_fn(features, labels, mode, config):
+            logits = []
+            if dnn_columns:
+                logits.append(
+                    _dnn_logits(
+                        features, mode, units, dnn_hidden_units, dnn_columns, dnn_activation_fn, dnn_dropout
+                    )
+                )
+            if linear_columns:
+                logits.append(_linear_logits(features, units, linear_columns, linear_sparse_combiner))
+            total = logits[0] if len(logits) == 1 else logits[0] + logits[1]
+
+            def train_both(loss):
+                from ferroflow.ops import state_ops
+
+                ops_ = []
+                global_step = training_util.get_global_step()
+                if dnn_columns:
+                    ops_.append(
+                        _optimizer(dnn_optimizer, 0.05).minimize(
+                            loss, var_list=ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope="dnn")
+                        )
+                    )
+                if linear_columns:
+                    ops_.append(
+                        _optimizer(linear_optimizer, _linear_rate(linear_columns)).minimize(
+                            loss,
+                            var_list=ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope="linear"),
+                        )
+                    )
+                with ops.control_dependencies(ops_):
+                    with ops.colocate_with(global_step):
+                        return state_ops.assign_add(global_step, 1)
+
+            return _head_spec(mode, total, labels, train_both, kind, n_classes)
 
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
