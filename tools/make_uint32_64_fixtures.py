@@ -128,7 +128,7 @@ def op_cases():
             key = "features" if op.startswith("Relu") else "x"
             add(op, dtype, [("x", x)], {}, lambda a, fn=fn, key=key: fn(**{key: a}))
         m = [[1, big, 3], [4, 5, 2**31], [big, 0, 9], [7, 8, 9]]
-        for op in ["Sum", "Prod", "Max", "Min", "Mean"]:
+        for op in ["Sum", "Prod", "Max", "Min", "Mean", "EuclideanNorm"]:
             fn = getattr(raw, op)
             for axis in (0, 1):
                 add(op, dtype, [("input", m), ("axis", [axis])], {"keep_dims": False},

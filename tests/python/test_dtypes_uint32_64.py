@@ -156,6 +156,7 @@ _BUILDERS = {
     "Max": lambda a, ax: tf.reduce_max(a, axis=ax),
     "Min": lambda a, ax: tf.reduce_min(a, axis=ax),
     "Mean": lambda a, ax: tf.reduce_mean(a, axis=ax),
+    "EuclideanNorm": lambda a, ax: tf.math.reduce_euclidean_norm(a, axis=ax),
     "ArgMax": lambda a, ax: tf.argmax(a, axis=ax),
     "ArgMin": lambda a, ax: tf.argmin(a, axis=ax),
     "Cumsum": lambda a, ax: tf.cumsum(a, axis=ax),
@@ -308,6 +309,15 @@ def test_layout_ops_move_unsigned_values(dtype, np_dtype):
         "unique": (tf.unique(tf.constant(np.array([top, 1, top], np_dtype))).y, np.array([top, 1], np_dtype)),
         "segment_sum": (tf.math.segment_sum(tf.constant(a[0, 0]), [0, 0, 1, 1]),
                         np.array([a[0, 0, 0] + a[0, 0, 1], a[0, 0, 2] + a[0, 0, 3]], np_dtype)),
+        "segment_max": (tf.math.unsorted_segment_max(tf.constant(a[1, 2]), [1, 0, 1, 0], 2),
+                        np.array([max(a[1, 2, 1], a[1, 2, 3]), max(a[1, 2, 0], a[1, 2, 2])], np_dtype)),
+        "setdiff": (tf.compat.v1.setdiff1d(tf.constant(a[0, 0]), tf.constant(a[0, 0, 1:3]))[0], a[0, 0, [0, 3]]),
+        "diag": (tf.linalg.diag(tf.constant(a[0, 0, :2])), np.diag(a[0, 0, :2])),
+        "roll": (tf.roll(x, 1, 2), np.roll(a, 1, 2)),
+        "space_to_depth": (tf.nn.space_to_depth(tf.reshape(x[:, :2], [1, 4, 4, 1]), 2),
+                           a[:, :2].reshape(1, 2, 2, 2, 2, 1).transpose(0, 1, 3, 2, 4, 5).reshape(1, 2, 2, 4)),
+        "stitch": (tf.dynamic_stitch([[1, 0]], [tf.constant(a[0, 0, :2])]), a[0, 0, 1::-1]),
+        "mask": (tf.boolean_mask(tf.constant(a[0, 0]), [True, False, False, True]), a[0, 0, [0, 3]]),
     }
     outs = run({k: v[0] for k, v in checks.items()})
     for k, (_, want) in checks.items():

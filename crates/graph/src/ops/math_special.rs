@@ -4,7 +4,7 @@
 //! TensorFlow's op types, inputs and attrs.
 
 use super::math::reduced_shape;
-use super::{axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC};
+use super::{axis_in, single, InferContext, OpDef, FLOATS, INDEX, NUMERIC_WIDE};
 use crate::graph::OutputInfo;
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
@@ -40,7 +40,7 @@ fn binary_f32_f64(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 
 /// TensorFlow's `TruncateDiv` CPU kernels include uint32 and uint64.
 fn binary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    broadcast_with(ctx, super::NUMERIC_WIDE)
+    broadcast_with(ctx, NUMERIC_WIDE)
 }
 
 /// `Betainc`: a, b and x share one shape, or are scalars.
@@ -79,7 +79,7 @@ fn cumulative_logsumexp(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 }
 
 fn euclidean_norm(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC)?;
+    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
     single(d, reduced_shape(ctx)?)
 }
 

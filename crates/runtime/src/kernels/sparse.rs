@@ -2097,6 +2097,12 @@ fn list_diff(ctx: &mut OpContext<'_>, out_idx: DType) -> Result<()> {
     let (out, idx) = match x.data() {
         ferroflow_tensor::Data::I32(v) => list_diff_typed(v, y, out_idx)?,
         ferroflow_tensor::Data::I64(v) => list_diff_typed(v, y, out_idx)?,
+        ferroflow_tensor::Data::I8(v) => list_diff_typed(v, y, out_idx)?,
+        ferroflow_tensor::Data::I16(v) => list_diff_typed(v, y, out_idx)?,
+        ferroflow_tensor::Data::U8(v) => list_diff_typed(v, y, out_idx)?,
+        ferroflow_tensor::Data::U16(v) => list_diff_typed(v, y, out_idx)?,
+        ferroflow_tensor::Data::U32(v) => list_diff_typed(v, y, out_idx)?,
+        ferroflow_tensor::Data::U64(v) => list_diff_typed(v, y, out_idx)?,
         ferroflow_tensor::Data::Str(v) => list_diff_typed(v, y, out_idx)?,
         _ => return Err(unsupported("ListDiff", x.dtype())),
     };
