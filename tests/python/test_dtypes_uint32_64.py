@@ -67,6 +67,14 @@ def test_constants_feeds_and_fetches_keep_every_bit(dtype, np_dtype):
     np.testing.assert_array_equal(run(tf.constant([top, 3], dtype)), np.array([top, 3], np_dtype))
 
 
+def test_python_ints_beyond_int64_are_uint64_like_tf():
+    # TF 2.21 (graph mode): 2**63 + 5 and [2**63] become uint64; [[2**64 - 1], [3]] (NumPy: float64) float32.
+    a, b, c = tf.constant(2**63 + 5), tf.constant([2**63]), tf.constant([[2**64 - 1], [3]])
+    assert (a.dtype, b.dtype, c.dtype) == (tf.uint64, tf.uint64, tf.float32)
+    got = run([a, b])
+    assert int(got[0]) == 2**63 + 5 and got[1].tolist() == [2**63]
+
+
 @pytest.mark.parametrize("dtype,np_dtype", UINTS)
 def test_feeding_other_dtypes_is_refused_or_converted_like_tf(dtype, np_dtype):
     p = tf.placeholder(dtype, [2])

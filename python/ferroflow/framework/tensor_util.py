@@ -35,6 +35,9 @@ def infer_dtype(value):
     if arr.dtype.kind == "b":
         return dtypes.bool
     if arr.dtype.kind in "iu":
+        if arr.dtype == np.uint64:
+            # Python ints above int64's range (NumPy's uint64), as TensorFlow infers them.
+            return dtypes.uint64
         if arr.size == 0 or (arr.min() >= _INT32_MIN and arr.max() <= _INT32_MAX):
             return dtypes.int32
         return dtypes.int64
