@@ -862,7 +862,7 @@ const CAST_PACKET: usize = 8;
 /// Float to `uint32`/`uint64` the way TensorFlow 2.x's x86 CPU kernel does
 /// (its results for NaN and out-of-range values are what its compiled code
 /// happens to produce, and for `uint32` they differ between the packet and
-/// the tail loops: `tools/make_uint_cast_fixture.py` records them).
+/// the tail loops: `tools/make_uint32_64_fixtures.py` records them).
 fn float_to_unsigned<S: CastElement>(src: &[S], to: DType) -> Data {
     if to == DType::UInt64 {
         return u64::wrap(parallel::map(src, |x| float_to_u64(x.to_f64())));
