@@ -8,11 +8,16 @@
 //! transposed product scattered back (col2im); the filter gradient sums
 //! `patchesᵀ @ out_backprop` over tiles.
 //!
+//! On CPUs with AVX-512, f32 convolutions run the direct kernels of
+//! `direct` instead (no im2col; the input gradient there at unit strides
+//! only); `FERROFLOW_DIRECT_CONV=0` turns them off.
+//!
 //! Tiles (and the groups of tiles whose filter-gradient partial sums are
 //! added) depend only on the problem's shape, never on the thread count, and
 //! scatters into one image run on one thread: results are identical whatever
 //! the number of threads.
 
+use super::direct::{self, Window};
 use super::{
     conv_dispatch, dims4, four, same_dtype, sum_partials, to_f32, windowed_output, ConvScalar,
     Padding,
@@ -167,6 +172,29 @@ impl ConvGeom {
             oh,
             ow,
         })
+    }
+
+    /// Whether the direct kernels take this convolution: f32, and not
+    /// pointwise (that is a plain GEMM already).
+    fn direct(&self, dtype: DType) -> bool {
+        dtype == DType::Float32 && !self.pointwise() && direct::available()
+    }
+
+    /// The geometry the direct kernels take.
+    fn window(&self) -> Window {
+        Window {
+            n: self.n,
+            ih: self.ih,
+            iw: self.iw,
+            c: self.ic,
+            kh: self.kh,
+            kw: self.kw,
+            stride: (self.sh, self.sw),
+            dilation: (self.dh, self.dw),
+            pad: (self.pt, self.pl),
+            oh: self.oh,
+            ow: self.ow,
+        }
     }
 
     /// Elements of one patch: the GEMM's inner dimension.
@@ -508,10 +536,16 @@ pub fn conv2d(input: &Tensor, filter: &Tensor, p: &Conv2dParams) -> Result<Tenso
     let x = dims4(op, "convolution input", input.dims())?;
     let f = dims4(op, "convolution filter", filter.dims())?;
     let g = ConvGeom::new(op, x, f, p)?;
+    let shape = [g.n, g.oh, g.ow, g.oc];
+    // Fewer than 16 output channels would leave most vector lanes idle.
+    if g.direct(input.dtype()) && g.oc >= 16 {
+        let out = direct::forward(input.as_slice()?, filter.as_slice()?, &g.window(), g.oc);
+        return Tensor::from_vec(shape, out);
+    }
     conv_dispatch!(
         op,
         input.dtype(),
-        [g.n, g.oh, g.ow, g.oc],
+        shape,
         conv2d(&to_f32(input)?, &to_f32(filter)?, p),
         |T| conv2d_typed::<T>(input.as_slice()?, filter.as_slice()?, &g)
     )
@@ -532,6 +566,13 @@ pub fn conv2d_backprop_input(
     let dy = dims4(op, "out_backprop", out_backprop.dims())?;
     let g = ConvGeom::new(op, x, f, p)?;
     g.check_out_backprop(op, dy)?;
+    // Its outputs are the input's channels: at least 16, as for `conv2d`.
+    if g.direct(filter.dtype()) && g.ic >= 16 {
+        let (w, dy) = (filter.as_slice()?, out_backprop.as_slice()?);
+        if let Some(dx) = direct::backprop_input(w, dy, &g.window(), g.oc) {
+            return Tensor::from_vec(x, dx);
+        }
+    }
     conv_dispatch!(
         op,
         filter.dtype(),
@@ -556,6 +597,10 @@ pub fn conv2d_backprop_filter(
     let dy = dims4(op, "out_backprop", out_backprop.dims())?;
     let g = ConvGeom::new(op, x, f, p)?;
     g.check_out_backprop(op, dy)?;
+    if g.direct(input.dtype()) {
+        let (x, dy) = (input.as_slice()?, out_backprop.as_slice()?);
+        return Tensor::from_vec(f, direct::backprop_filter(x, dy, &g.window(), g.oc));
+    }
     conv_dispatch!(
         op,
         input.dtype(),

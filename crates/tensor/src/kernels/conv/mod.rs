@@ -7,6 +7,7 @@
 //!   kernel files import (shape and dtype checks, partial sums, the
 //!   half-precision dispatch macros, `Lowest`);
 //! * `conv2d`: [`Conv2dParams`] and the convolution and its two gradients;
+//! * `direct`: f32 convolutions without im2col on AVX-512;
 //! * `gemm`: the strided GEMM each element type convolves with
 //!   (`ConvScalar`, also used by the 3-D convolutions);
 //! * `pool`: [`Pool2dParams`], the window walk, max and average pooling and
@@ -19,6 +20,7 @@
 //! the problem's shape, never by the thread count (see `conv2d` and `pool`).
 
 mod conv2d;
+mod direct;
 mod gemm;
 mod pool;
 
