@@ -1,36 +1,62 @@
-"""Graph- and op-level random seeds (TensorFlow's rules)."""
+"""Graph- and op-level random seeds, derived as TensorFlow 2.21 derives them.
+
+``get_seed(op_seed)`` returns the ``(seed, seed2)`` attrs of a stateful
+random op:
+
+* with a graph seed (``tf.set_random_seed``) and an op seed: both, each
+  reduced modulo ``2**31 - 1``;
+* with a graph seed and no op seed: the op seed is a per-graph counter that
+  starts at 0 and goes up by one on every such call (TF 2.21 counts calls;
+  TF 1.x used the graph's last op id, which depends on how many ops each
+  wrapper builds). Rebuilding the same program in a fresh graph therefore
+  replays the same numbers, and ferroflow matches TF whenever the program
+  draws its seeds in the same order;
+* with only an op seed: the graph seed is ``DEFAULT_GRAPH_SEED``;
+* with neither: ``(None, None)`` (the kernels draw a fresh seed per session).
+
+``(0, 0)`` would mean "nondeterministic" to the kernels, so it becomes
+``(0, 2**31 - 1)``. With equal seeds, the stateful kernels
+(``RandomUniform``, ``RandomStandardNormal``, ``TruncatedNormal``,
+``RandomUniformInt``, ``RandomShuffle``) give TF 2.21's CPU bits, run after
+run (tests/python/test_random_tf_bits.py).
+
+Not matched: eager-mode seeds (TF draws eager op seeds from a Python
+``random.Random(global_seed)``; ferroflow runs graphs only).
+"""
 
 from __future__ import annotations
+
+import weakref
 
 from ferroflow.framework import ops
 
 DEFAULT_GRAPH_SEED = 87654321
 _MAXINT32 = 2**31 - 1
 
+# Per graph: how many op seeds have been derived from its graph seed.
+_graph_op_seed_counter: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
 
 def get_seed(op_seed):
-    """The (graph seed, op seed) pair a random op uses.
-
-    With a graph seed and no op seed, the op seed is derived from the number
-    of ops created so far, so a rebuilt graph replays the same numbers.
-    """
-    global_seed = ops.get_default_graph().seed
+    """The ``(graph seed, op seed)`` pair a random op uses (see the module doc)."""
+    graph = ops.get_default_graph()
+    global_seed = graph.seed
     if global_seed is not None:
         if op_seed is None:
-            op_seed = ops.get_default_graph()._last_id
+            op_seed = _graph_op_seed_counter.get(graph, 0)
+            _graph_op_seed_counter[graph] = op_seed + 1
         seeds = (_truncate(global_seed), _truncate(op_seed))
     elif op_seed is not None:
         seeds = (DEFAULT_GRAPH_SEED, _truncate(op_seed))
     else:
         seeds = (None, None)
     if seeds == (0, 0):
-        # (0, 0) means "draw a fresh seed" to the kernels; keep it deterministic.
-        seeds = (0, _MAXINT32)
+        return (0, _MAXINT32)
     return seeds
 
 
 def _truncate(seed):
-    return int(seed) % (2**63)
+    return int(seed) % _MAXINT32
 
 
 def set_random_seed(seed):
