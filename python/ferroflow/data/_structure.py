@@ -25,6 +25,55 @@ from ferroflow.framework.tensor_shape import TensorShape
 from ferroflow.framework.type_spec import SparseTensorSpec, TensorSpec
 from ferroflow.ops.ragged import RaggedTensor, RaggedTensorSpec, RaggedTensorValue
 
+
+class DatasetSpec:
+    """A leaf that is itself a dataset (TensorFlow's ``tf.data.DatasetSpec``), of elements ``element_spec``.
+
+    Its one component is the dataset (a ``variant``), as ``group_by_window``'s reduce function gets its
+    window; a window of ``Dataset.window`` (``stacked``) is instead carried as its rows stacked along a new
+    first dimension, one component per leaf of ``element_spec``, and read back as the dataset of those rows.
+    """
+
+    def __init__(self, element_spec, dataset_shape=(), stacked=False):
+        self._element_spec = element_spec
+        self._dataset_shape = TensorShape(dataset_shape)
+        self._stacked = stacked
+
+    element_spec = property(lambda self: self._element_spec)
+    shape = property(lambda self: self._dataset_shape)
+    dtype = property(lambda self: dtypes.variant)
+
+    @property
+    def value_type(self):
+        from ferroflow.data.dataset_ops import Dataset
+
+        return Dataset
+
+    def _component_specs(self):
+        if not self._stacked:
+            return [(dtypes.variant, TensorShape([]))]
+        return [(d, TensorShape([None]).concatenate(sh)) for d, sh in component_specs(self._element_spec)]
+
+    def _from_components(self, comps):
+        from ferroflow.data.dataset_ops import Dataset
+
+        if not self._stacked:
+            return Dataset(comps[0], self._element_spec)
+        return Dataset.from_tensor_slices(pack_as(self._element_spec, comps))
+
+    def __eq__(self, other):
+        return (isinstance(other, DatasetSpec) and self._stacked == other._stacked
+                and self._dataset_shape == other._dataset_shape
+                and same_structure(self._element_spec, other._element_spec)
+                and flatten(self._element_spec) == flatten(other._element_spec))
+
+    def __hash__(self):
+        return hash((DatasetSpec, self._dataset_shape))
+
+    def __repr__(self):
+        return f"DatasetSpec({self._element_spec!r}, TensorShape({self._dataset_shape.as_list()}))"
+
+
 # -- nesting: tuples, namedtuples and dicts are structure; anything else a leaf --
 
 
@@ -142,7 +191,9 @@ def component_specs(structure):
     """(dtype, shape) of each flat component of ``structure``."""
     out = []
     for spec in flatten(structure):
-        if isinstance(spec, SparseTensorSpec):
+        if isinstance(spec, DatasetSpec):
+            out.extend(spec._component_specs())
+        elif isinstance(spec, SparseTensorSpec):
             rank = spec.shape.rank
             out.append((dtypes.int64, TensorShape([None, rank])))
             out.append((spec.dtype, TensorShape([None])))
@@ -175,6 +226,8 @@ def _outer_splits_shape(spec):
 
 
 def _num_components(spec):
+    if isinstance(spec, DatasetSpec):
+        return len(spec._component_specs())
     if isinstance(spec, SparseTensorSpec):
         return 3
     if isinstance(spec, RaggedTensorSpec):
@@ -235,7 +288,11 @@ def from_components(structure, comps):
     leaves = []
     i = 0
     for spec in flatten(structure):
-        if isinstance(spec, SparseTensorSpec):
+        if isinstance(spec, DatasetSpec):
+            k = _num_components(spec)
+            leaves.append(spec._from_components(comps[i:i + k]))
+            i += k
+        elif isinstance(spec, SparseTensorSpec):
             leaves.append(SparseTensor(comps[i], comps[i + 1], comps[i + 2]))
             i += 3
         elif isinstance(spec, RaggedTensorSpec):
@@ -281,7 +338,7 @@ def shapes_of(structure):
 
 def classes_of(structure):
     """TF1's ``output_classes``: a leaf's value type, or for a ragged leaf its spec (as TensorFlow gives)."""
-    return map_structure(lambda s: s if isinstance(s, RaggedTensorSpec) else s.value_type, structure)
+    return map_structure(lambda s: s if isinstance(s, (RaggedTensorSpec, DatasetSpec)) else s.value_type, structure)
 
 
 def structure_from(types, shapes=None, classes=None):
@@ -294,7 +351,8 @@ def structure_from(types, shapes=None, classes=None):
     if not (len(flat_t) == len(flat_s) == len(flat_c)):
         raise ValueError("output_types, output_shapes and output_classes must have the same structure")
     specs = [
-        with_shape(c, s) if isinstance(c, RaggedTensorSpec)
+        c if isinstance(c, DatasetSpec)
+        else with_shape(c, s) if isinstance(c, RaggedTensorSpec)
         else SparseTensorSpec(s, t) if c is SparseTensor else TensorSpec(s, t)
         for t, s, c in zip(flat_t, flat_s, flat_c)
     ]

@@ -298,12 +298,13 @@ class Dataset(structure.HasElements):
         with ops.name_scope(name, "MapDataset"):
             f = _Traced(map_func, self._structure, "map")
             attrs = structure.type_attrs(f.result_structure)
+            # TF1's map does not promise to keep the number of elements (cardinality() is unknown after it).
             if num_parallel_calls is None:
-                attrs.update(use_inter_op_parallelism=True, preserve_cardinality=True)
+                attrs.update(use_inter_op_parallelism=True, preserve_cardinality=False)
                 v = f.op("MapDataset", [self._variant_tensor], [], attrs, None)
             else:
                 attrs.update(
-                    use_inter_op_parallelism=True, preserve_cardinality=True,
+                    use_inter_op_parallelism=True, preserve_cardinality=False,
                     deterministic="default" if deterministic is None else ("true" if deterministic else "false"),
                 )
                 v = f.op(
@@ -558,6 +559,101 @@ class Dataset(structure.HasElements):
         if not isinstance(ds, Dataset):
             raise TypeError("`transformation_func` must return a Dataset.")
         return ds
+
+    # -- windows, groups, scans and choices (see _windowing.py) ---------------
+    @_replayable
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        """Windows of ``size`` elements (every ``stride``-th, from a start every ``shift``, default ``size``),
+        each a structure of datasets like the element's (fewer at the end unless ``drop_remainder``)."""
+        from ferroflow.data import _windowing
+
+        return _windowing.window(self, size, shift, stride, drop_remainder, name)
+
+    @_replayable
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        """Elements grouped by ``key_func`` (an int64) into windows of ``window_size`` (or
+        ``window_size_func(key)``); each window (and, at the end, each partial one in key order) becomes the
+        dataset ``reduce_func(key, window)``."""
+        from ferroflow.data import _windowing
+
+        return _windowing.group_by_window(self, key_func, reduce_func, window_size, window_size_func, name)
+
+    @_replayable
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        """Elements batched with others of similar length (buckets split at ``bucket_boundaries``), padded."""
+        from ferroflow.data import _windowing
+
+        return _windowing.bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+            pad_to_bucket_boundary, no_padding, drop_remainder, name)
+
+    @_replayable
+    def scan(self, initial_state, scan_func, name=None):
+        """``scan_func(state, element)`` gives ``(new_state, output)`` for each element in turn."""
+        from ferroflow.data import _windowing
+
+        return _windowing.scan(self, initial_state, scan_func, name)
+
+    def reduce(self, initial_state, reduce_func, name=None):
+        """The state after ``reduce_func(state, element)`` over every element (tensors, run in the graph)."""
+        from ferroflow.data import _windowing
+
+        return _windowing.reduce(self, initial_state, reduce_func, name)
+
+    @_replayable
+    def take_while(self, predicate, name=None):
+        """The elements before the first for which ``predicate`` is false."""
+        from ferroflow.data import _windowing
+
+        return _windowing.take_while(self, predicate, name)
+
+    @_replayable
+    def unique(self, name=None):
+        """Each element the first time it occurs (int32, int64 or string elements)."""
+        from ferroflow.data import _windowing
+
+        return _windowing.unique(self, name)
+
+    @staticmethod
+    @_replayable
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        """The next element of ``datasets[i]`` for each ``i`` of ``choice_dataset``."""
+        from ferroflow.data import _windowing
+
+        return _windowing.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    @_replayable
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        """Elements of ``datasets`` picked at random with probabilities ``weights`` (a list, tensor or dataset
+        of them; default uniform)."""
+        from ferroflow.data import _windowing
+
+        return _windowing.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset,
+                                               rerandomize_each_iteration)
+
+    @staticmethod
+    def random(seed=None, rerandomize_each_iteration=None, name=None):
+        """int64s drawn without end."""
+        from ferroflow.data import _windowing
+
+        return _windowing.random_dataset(seed)
+
+    def get_single_element(self, name=None):
+        """The one element of this dataset, as tensors (InvalidArgumentError when it has none or more)."""
+        from ferroflow.data import _windowing
+
+        return _windowing.get_single_element(self, name)
+
+    def cardinality(self):
+        """An int64 scalar tensor: the number of elements, ``INFINITE_CARDINALITY`` (-1) or
+        ``UNKNOWN_CARDINALITY`` (-2), as TensorFlow reckons it from the pipeline."""
+        from ferroflow.data import _windowing
+
+        return _windowing.cardinality(self)
 
     # -- iterators -----------------------------------------------------------
     def make_one_shot_iterator(self):

@@ -14,7 +14,77 @@ __all__ = [
     "AUTOTUNE", "AutoShardPolicy", "AutotuneOptions", "Counter", "CsvDataset", "DistributeOptions",
     "ExternalStatePolicy", "OptimizationOptions", "Optional", "Options", "ThreadingOptions", "make_csv_dataset", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
     "make_one_shot_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
+    "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "RandomDataset", "bucket_by_sequence_length", "cardinality",
+    "choose_from_datasets", "get_single_element", "group_by_window", "reduce", "sample_from_datasets", "scan",
+    "take_while", "unique",
 ]
+
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+
+def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):
+    """A transformation: ``Dataset.group_by_window``."""
+    return lambda ds: ds.group_by_window(key_func, reduce_func, window_size, window_size_func)
+
+
+def bucket_by_sequence_length(element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes=None,
+                              padding_values=None, pad_to_bucket_boundary=False, no_padding=False,
+                              drop_remainder=False):
+    """A transformation: ``Dataset.bucket_by_sequence_length``."""
+    return lambda ds: ds.bucket_by_sequence_length(
+        element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+        pad_to_bucket_boundary, no_padding, drop_remainder)
+
+
+def scan(initial_state, scan_func):
+    """A transformation: ``Dataset.scan``."""
+    return lambda ds: ds.scan(initial_state, scan_func)
+
+
+def take_while(predicate):
+    """A transformation: ``Dataset.take_while``."""
+    return lambda ds: ds.take_while(predicate)
+
+
+def unique():
+    """A transformation: ``Dataset.unique``."""
+    return lambda ds: ds.unique()
+
+
+def reduce(dataset, initial_state, reduce_func):
+    """``dataset.reduce(initial_state, reduce_func)``."""
+    return dataset.reduce(initial_state, reduce_func)
+
+
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=False):
+    """``Dataset.choose_from_datasets`` (this endpoint runs on past an exhausted input by default)."""
+    return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+
+def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+    """``Dataset.sample_from_datasets``."""
+    return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+
+def RandomDataset(seed=None, rerandomize_each_iteration=None, name=None):  # noqa: N802 - TensorFlow's name
+    """int64s drawn without end."""
+    return Dataset.random(seed)
+
+
+def get_single_element(dataset):
+    """``dataset.get_single_element()``."""
+    from ferroflow.data._windowing import get_single_element as single
+
+    return single(dataset)
+
+
+def cardinality(dataset):
+    """``dataset.cardinality()``."""
+    from ferroflow.data._windowing import cardinality as card
+
+    return card(dataset)
+
 
 
 def ignore_errors(log_warning=False):

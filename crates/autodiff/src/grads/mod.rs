@@ -122,6 +122,11 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "PopulationCount",
     "LeftShift",
     "RightShift",
+    // tf.sets (TensorFlow's sets_impl.py marks them so).
+    "SetSize",
+    "DenseToDenseSetOperation",
+    "DenseToSparseSetOperation",
+    "SparseToSparseSetOperation",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {

@@ -24,6 +24,7 @@ mod ops;
 mod ragged;
 mod sources;
 mod transforms;
+mod windows;
 
 pub use ragged::RaggedLeaf;
 
@@ -40,6 +41,12 @@ pub type Element = Vec<Tensor>;
 pub trait Dataset: Send + Sync + 'static {
     /// A fresh iterator over the elements, from the start.
     fn iterate(&self, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>>;
+
+    /// How many elements an iteration gives, as TensorFlow's
+    /// `cardinality()` counts them: `-1` infinite, `-2` unknown.
+    fn cardinality(&self) -> i64 {
+        windows::UNKNOWN
+    }
 }
 
 /// A running pipeline stage.
@@ -148,7 +155,14 @@ impl Func {
 
     /// Calls a function returning one dataset (`flat_map`, `interleave`).
     pub fn call_dataset(&self, args: Element) -> Result<DatasetRef> {
-        let mut out = self.call_values(args)?;
+        self.call_dataset_values(args.into_iter().map(Value::Tensor).collect())
+    }
+
+    /// Like [`Func::call_dataset`], with arguments that may be datasets
+    /// (`group_by_window`'s reduce function gets its window as one).
+    pub fn call_dataset_values(&self, mut args: Vec<Value>) -> Result<DatasetRef> {
+        args.extend(self.captured.iter().cloned());
+        let mut out = self.plan.run_function(&self.state, args)?;
         match (out.len(), out.pop()) {
             (1, Some(Value::Resource(r))) => r
                 .downcast::<DatasetRef>()

@@ -10,6 +10,10 @@ use super::transforms::{
     Interleave, Map, PaddedBatch, ParallelMap, Prefetch, Repeat, Shard, Shuffle, Skip, Take,
     Unbatch, Zip,
 };
+use super::windows::{
+    reduce, single_element, DirectedInterleave, GroupByWindow, RandomStream, Scan, TakeWhile,
+    Unique, UnknownCardinality, Window,
+};
 use super::{Composites, Dataset, DatasetRef, Func, RaggedLeaf};
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::blocking::Cancellable;
@@ -189,6 +193,42 @@ fn op_defs() -> Vec<OpDef> {
         ds("CacheDataset", &["input_dataset", "filename"]),
         ds("ShardDataset", &["input_dataset", "num_shards", "index"]),
         ds("IgnoreErrorsDataset", &["input_dataset"]),
+        ds(
+            "WindowDataset",
+            &["input_dataset", "size", "shift", "stride", "drop_remainder"],
+        ),
+        fds(
+            "GroupByWindowDataset",
+            &[
+                "input_dataset",
+                "key_func_other_arguments*",
+                "reduce_func_other_arguments*",
+                "window_size_func_other_arguments*",
+            ],
+        ),
+        fds(
+            "ScanDataset",
+            &["input_dataset", "initial_state*", "other_arguments*"],
+        ),
+        fds("TakeWhileDataset", &["input_dataset", "other_arguments*"]),
+        ds("UniqueDataset", &["input_dataset"]),
+        ds(
+            "DirectedInterleaveDataset",
+            &["selector_input_dataset", "data_input_datasets*"],
+        ),
+        ds("RandomDataset", &["seed", "seed2"]),
+        OpDef::new(
+            "ReduceDataset",
+            &["input_dataset", "initial_state*", "other_arguments*"],
+            components,
+        )
+        .ref_input(listed_ref)
+        .stateful(),
+        OpDef::new("DatasetToSingleElement", &["dataset"], components).stateful(),
+        OpDef::new("DatasetCardinality", &["input_dataset"], |_| {
+            Ok(vec![OutputInfo::new(DType::Int64, PartialShape::scalar())])
+        })
+        .stateful(),
         OpDef::new("IteratorV2", &[], resource).stateful(),
         OpDef::new("OneShotIteratorFromDataset", &["dataset"], resource).stateful(),
         OpDef::new("OneShotIterator", &[], resource).stateful(),
@@ -533,34 +573,8 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 Ok(())
             }),
         ),
-        (
-            "MapDataset",
-            with_func("f", 0, |ctx, f, _, _layout| {
-                let input = input_dataset(ctx, 0)?;
-                output_dataset(ctx, Map { input, f });
-                Ok(())
-            }),
-        ),
-        (
-            "ParallelMapDatasetV2",
-            with_func("f", 1, |ctx, f, end, _layout| {
-                let input = input_dataset(ctx, 0)?;
-                let parallelism = autotune(int_input(ctx, end, "num_parallel_calls")?);
-                if parallelism <= 1 {
-                    output_dataset(ctx, Map { input, f });
-                } else {
-                    output_dataset(
-                        ctx,
-                        ParallelMap {
-                            input,
-                            f,
-                            parallelism,
-                        },
-                    );
-                }
-                Ok(())
-            }),
-        ),
+        ("MapDataset", map_factory(false)),
+        ("ParallelMapDatasetV2", map_factory(true)),
         (
             "FilterDataset",
             with_func("predicate", 0, |ctx, predicate, _, _layout| {
@@ -791,6 +805,74 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 Ok(())
             }),
         ),
+        ("WindowDataset", simple(window)),
+        ("GroupByWindowDataset", factory(group_by_window)),
+        ("ScanDataset", factory(scan)),
+        (
+            "TakeWhileDataset",
+            with_func("predicate", 0, |ctx, predicate, _, _layout| {
+                let input = input_dataset(ctx, 0)?;
+                output_dataset(ctx, TakeWhile { input, predicate });
+                Ok(())
+            }),
+        ),
+        (
+            "UniqueDataset",
+            simple(|ctx| {
+                let d = Unique(input_dataset(ctx, 0)?);
+                output_dataset(ctx, d);
+                Ok(())
+            }),
+        ),
+        (
+            "DirectedInterleaveDataset",
+            factory(|init| {
+                let stop_on_empty = init.node.attrs.bool_or("stop_on_empty_dataset", false)?;
+                Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+                    let selector = input_dataset(ctx, 0)?;
+                    let inputs = (1..ctx.num_inputs())
+                        .map(|i| input_dataset(ctx, i))
+                        .collect::<Result<_>>()?;
+                    output_dataset(
+                        ctx,
+                        DirectedInterleave {
+                            selector,
+                            inputs,
+                            stop_on_empty,
+                        },
+                    );
+                    Ok(())
+                }))
+            }),
+        ),
+        (
+            "RandomDataset",
+            simple(|ctx| {
+                let (seed, seed2) = (int_input(ctx, 0, "seed")?, int_input(ctx, 1, "seed2")?);
+                let seed = (seed != 0 || seed2 != 0).then(|| seed_of(seed, seed2));
+                output_dataset(ctx, RandomStream { seed });
+                Ok(())
+            }),
+        ),
+        ("ReduceDataset", factory(reduce_dataset)),
+        (
+            "DatasetToSingleElement",
+            simple(|ctx| {
+                let input = input_dataset(ctx, 0)?;
+                for t in single_element(&input)? {
+                    ctx.output(t);
+                }
+                Ok(())
+            }),
+        ),
+        (
+            "DatasetCardinality",
+            simple(|ctx| {
+                let n = input_dataset(ctx, 0)?.0.cardinality();
+                ctx.output(Tensor::scalar(n));
+                Ok(())
+            }),
+        ),
         ("IteratorV2", factory(iterator_v2)),
         ("OneShotIteratorFromDataset", factory(one_shot)),
         ("OneShotIterator", factory(one_shot_factory)),
@@ -911,4 +993,148 @@ fn padded_batch(ctx: &mut OpContext<'_>) -> Result<()> {
         },
     );
     Ok(())
+}
+
+// --- map, window, group_by_window, scan, reduce ----------------------------
+
+/// `MapDataset` / `ParallelMapDatasetV2` (`parallel`: a trailing
+/// `num_parallel_calls` input). Without `preserve_cardinality` (TF1's
+/// `map`) the result's cardinality is unknown, as in TensorFlow.
+fn map_factory(parallel: bool) -> KernelFactory {
+    factory(move |init| {
+        let t = FuncTemplate::compile(init, "f")?;
+        let preserve = init.node.attrs.bool_or("preserve_cardinality", false)?;
+        let trailing = usize::from(parallel);
+        Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+            let end = ctx.num_inputs() - trailing;
+            let f = t.bind(ctx, 1, end);
+            let input = input_dataset(ctx, 0)?;
+            let parallelism = if parallel {
+                autotune(int_input(ctx, end, "num_parallel_calls")?)
+            } else {
+                1
+            };
+            let d: Arc<dyn Dataset> = if parallelism <= 1 {
+                Arc::new(Map { input, f })
+            } else {
+                Arc::new(ParallelMap {
+                    input,
+                    f,
+                    parallelism,
+                })
+            };
+            let d = if preserve {
+                d
+            } else {
+                Arc::new(UnknownCardinality(DatasetRef(d)))
+            };
+            ctx.output_resource(Arc::new(DatasetRef(d)));
+            Ok(())
+        }))
+    })
+}
+
+// --- window, group_by_window, scan, reduce ---------------------------------
+
+fn window(ctx: &mut OpContext<'_>) -> Result<()> {
+    let input = input_dataset(ctx, 0)?;
+    let size = int_input(ctx, 1, "size")?;
+    let shift = int_input(ctx, 2, "shift")?;
+    let stride = int_input(ctx, 3, "stride")?;
+    ensure!(
+        size > 0,
+        invalid_argument,
+        "Window size must be greater than zero."
+    );
+    ensure!(
+        shift > 0,
+        invalid_argument,
+        "Window shift must be greater than zero."
+    );
+    ensure!(
+        stride > 0,
+        invalid_argument,
+        "Window stride must be greater than zero."
+    );
+    let drop_remainder = bool_input(ctx, 4, "drop_remainder")?;
+    output_dataset(
+        ctx,
+        Window {
+            input,
+            size: size as usize,
+            shift: shift as usize,
+            stride: stride as usize,
+            drop_remainder,
+        },
+    );
+    Ok(())
+}
+
+/// The number of entries of a list-of-types attr (how many inputs of a
+/// list input there are).
+fn list_len(init: &KernelInit<'_>, attr: &str) -> Result<usize> {
+    Ok(init.node.attrs.dtypes(attr).map(|v| v.len()).unwrap_or(0))
+}
+
+fn group_by_window(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let key = FuncTemplate::compile(init, "key_func")?;
+    let reduce_f = FuncTemplate::compile(init, "reduce_func")?;
+    let size = FuncTemplate::compile(init, "window_size_func")?;
+    let nk = list_len(init, "Tkey_func_other_arguments")?;
+    let nr = list_len(init, "Treduce_func_other_arguments")?;
+    Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+        let end = ctx.num_inputs();
+        let key_f = key.bind(ctx, 1, 1 + nk);
+        let reduce_f = reduce_f.bind(ctx, 1 + nk, 1 + nk + nr);
+        let size_f = size.bind(ctx, 1 + nk + nr, end);
+        let input = input_dataset(ctx, 0)?;
+        output_dataset(
+            ctx,
+            GroupByWindow {
+                input,
+                key_f,
+                reduce_f,
+                size_f,
+            },
+        );
+        Ok(())
+    }))
+}
+
+/// The initial state (inputs `1..1 + Tstate`) and the bound function of
+/// `ScanDataset` / `ReduceDataset`.
+fn state_and_func(
+    ctx: &mut OpContext<'_>,
+    t: &FuncTemplate,
+    n_state: usize,
+) -> Result<(Vec<Tensor>, Func)> {
+    let initial = (1..1 + n_state)
+        .map(|i| ctx.input(i).cloned())
+        .collect::<Result<Vec<_>>>()?;
+    let end = ctx.num_inputs();
+    Ok((initial, t.bind(ctx, 1 + n_state, end)))
+}
+
+fn scan(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let t = FuncTemplate::compile(init, "f")?;
+    let n_state = list_len(init, "Tstate")?;
+    Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+        let (initial, f) = state_and_func(ctx, &t, n_state)?;
+        let input = input_dataset(ctx, 0)?;
+        output_dataset(ctx, Scan { input, initial, f });
+        Ok(())
+    }))
+}
+
+fn reduce_dataset(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let t = FuncTemplate::compile(init, "f")?;
+    let n_state = list_len(init, "Tstate")?;
+    Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+        let (initial, f) = state_and_func(ctx, &t, n_state)?;
+        let input = input_dataset(ctx, 0)?;
+        for t in reduce(&input, initial, &f)? {
+            ctx.output(t);
+        }
+        Ok(())
+    }))
 }

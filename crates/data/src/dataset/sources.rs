@@ -52,6 +52,15 @@ enum TensorSlicesIter {
 }
 
 impl Dataset for TensorSlices {
+    fn cardinality(&self) -> i64 {
+        if self.composites.is_empty() {
+            self.components[0].dims()[0] as i64
+        } else {
+            super::Rows::new(self.components.clone(), &self.composites)
+                .map_or(-2, |r| r.len() as i64)
+        }
+    }
+
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
         Ok(Box::new(if self.composites.is_empty() {
             TensorSlicesIter::Dense {
@@ -121,6 +130,10 @@ pub struct Tensors {
 struct Once(Option<Element>);
 
 impl Dataset for Tensors {
+    fn cardinality(&self) -> i64 {
+        1
+    }
+
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
         Ok(Box::new(Once(Some(self.components.clone()))))
     }
@@ -148,6 +161,18 @@ struct RangeIter {
 }
 
 impl Dataset for Range {
+    fn cardinality(&self) -> i64 {
+        let (start, stop, step) = (self.start as i128, self.stop as i128, self.step as i128);
+        let n = if step > 0 {
+            (stop - start + step - 1).div_euclid(step)
+        } else if step < 0 {
+            (start - stop - step - 1).div_euclid(-step)
+        } else {
+            0
+        };
+        n.max(0) as i64
+    }
+
     fn iterate(&self, _: &IterCtx) -> Result<Box<dyn DatasetIter>> {
         ensure!(
             self.step != 0,

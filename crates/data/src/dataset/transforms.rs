@@ -32,6 +32,19 @@ pub struct Zip(pub Vec<DatasetRef>);
 struct ZipIter(Vec<Iter>);
 
 impl Dataset for Zip {
+    fn cardinality(&self) -> i64 {
+        let mut out = -1;
+        for d in &self.0 {
+            match d.0.cardinality() {
+                -2 => return -2,
+                -1 => {}
+                n if out == -1 || n < out => out = n,
+                _ => {}
+            }
+        }
+        out
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         let its = self
             .0
@@ -66,6 +79,14 @@ struct ConcatIter {
 }
 
 impl Dataset for Concatenate {
+    fn cardinality(&self) -> i64 {
+        match (self.0 .0.cardinality(), self.1 .0.cardinality()) {
+            (-2, _) | (_, -2) => -2,
+            (-1, _) | (_, -1) => -1,
+            (a, b) => a + b,
+        }
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(ConcatIter {
             first: Some(self.0 .0.iterate(ctx)?),
@@ -108,6 +129,10 @@ struct MapIter {
 }
 
 impl Dataset for Map {
+    fn cardinality(&self) -> i64 {
+        self.input.0.cardinality()
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(MapIter {
             input: self.input.0.iterate(ctx)?,
@@ -143,6 +168,10 @@ struct ParallelMapIter {
 }
 
 impl Dataset for ParallelMap {
+    fn cardinality(&self) -> i64 {
+        self.input.0.cardinality()
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(ParallelMapIter {
             input: self.input.0.iterate(ctx)?,
@@ -469,6 +498,19 @@ fn batch_sparse(elements: &[Element], c: usize) -> Result<[Tensor; 3]> {
     ])
 }
 
+/// How many batches of `size` an input of `n` elements gives.
+fn batched_cardinality(n: i64, size: usize, drop_remainder: bool) -> i64 {
+    if n < 0 || size == 0 {
+        return n;
+    }
+    let size = size as i64;
+    if drop_remainder {
+        n / size
+    } else {
+        (n + size - 1) / size
+    }
+}
+
 /// `batch(batch_size, drop_remainder)`.
 pub struct Batch {
     pub input: DatasetRef,
@@ -487,6 +529,14 @@ struct BatchIter {
 }
 
 impl Dataset for Batch {
+    fn cardinality(&self) -> i64 {
+        batched_cardinality(
+            self.input.0.cardinality(),
+            self.batch_size,
+            self.drop_remainder,
+        )
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         ensure!(
             self.batch_size != 0,
@@ -594,6 +644,14 @@ struct PaddedSpec {
 }
 
 impl Dataset for PaddedBatch {
+    fn cardinality(&self) -> i64 {
+        batched_cardinality(
+            self.input.0.cardinality(),
+            self.batch_size,
+            self.drop_remainder,
+        )
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         ensure!(
             self.batch_size != 0,
@@ -767,6 +825,10 @@ struct ShuffleIter {
 }
 
 impl Dataset for Shuffle {
+    fn cardinality(&self) -> i64 {
+        self.input.0.cardinality()
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         ensure!(
             self.buffer_size != 0,
@@ -831,6 +893,20 @@ struct RepeatIter {
 }
 
 impl Dataset for Repeat {
+    fn cardinality(&self) -> i64 {
+        let n = self.input.0.cardinality();
+        if self.count < 0 {
+            return if n == 0 { 0 } else { -1 };
+        }
+        if self.count == 0 {
+            return 0;
+        }
+        if n < 0 {
+            return n;
+        }
+        n.saturating_mul(self.count)
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(RepeatIter {
             input: self.input.clone(),
@@ -917,6 +993,19 @@ struct TakeIter {
 }
 
 impl Dataset for Take {
+    fn cardinality(&self) -> i64 {
+        let n = self.input.0.cardinality();
+        if n == -2 {
+            -2
+        } else if n == -1 {
+            self.count
+        } else if self.count < 0 {
+            n
+        } else {
+            n.min(self.count)
+        }
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(TakeIter {
             input: self.input.0.iterate(ctx)?,
@@ -950,6 +1039,17 @@ struct SkipIter {
 }
 
 impl Dataset for Skip {
+    fn cardinality(&self) -> i64 {
+        let n = self.input.0.cardinality();
+        if n < 0 {
+            n
+        } else if self.count < 0 {
+            0
+        } else {
+            (n - self.count).max(0)
+        }
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(SkipIter {
             input: self.input.0.iterate(ctx)?,
@@ -988,6 +1088,16 @@ struct ShardIter {
 }
 
 impl Dataset for Shard {
+    fn cardinality(&self) -> i64 {
+        let n = self.input.0.cardinality();
+        if n < 0 {
+            n
+        } else {
+            let (k, i) = (self.num_shards as i64, self.index as i64);
+            n / k + i64::from(n % k > i)
+        }
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(ShardIter {
             input: self.input.0.iterate(ctx)?,
@@ -1057,6 +1167,10 @@ struct CacheReader {
 }
 
 impl Dataset for Cache {
+    fn cardinality(&self) -> i64 {
+        self.input.0.cardinality()
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         if let Some(elements) = self.cached.lock().clone() {
             return Ok(Box::new(CacheReader { elements, index: 0 }));
@@ -1132,6 +1246,10 @@ struct PrefetchIter {
 }
 
 impl Dataset for Prefetch {
+    fn cardinality(&self) -> i64 {
+        self.input.0.cardinality()
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         let mut input = self.input.0.iterate(ctx)?;
         let shared = Arc::new(PrefetchShared {
@@ -1420,6 +1538,10 @@ fn decode_element(mut b: &[u8], path: &str) -> Result<Element> {
 }
 
 impl Dataset for FileCache {
+    fn cardinality(&self) -> i64 {
+        self.input.0.cardinality()
+    }
+
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         let path = self.path();
         if std::path::Path::new(&path).exists() {

@@ -31,6 +31,7 @@ mod random;
 mod sdca;
 mod segment;
 mod sobol;
+mod sets;
 mod sparse;
 mod state;
 mod stateless_random;
@@ -143,6 +144,7 @@ static REGISTRY: LazyLock<RwLock<HashMap<&'static str, OpDef>>> = LazyLock::new(
         sdca::ops(),
         segment::ops(),
         sobol::ops(),
+        sets::ops(),
         sparse::ops(),
         state::ops(),
         stateless_random::ops(),

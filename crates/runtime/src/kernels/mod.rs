@@ -28,6 +28,7 @@ mod scalar_loop;
 mod sdca;
 mod segment;
 mod sobol;
+mod sets;
 mod sparse;
 mod state;
 mod stateless_random;
@@ -66,6 +67,7 @@ pub(crate) fn register_builtin(reg: &mut dyn FnMut(&str, KernelFactory)) {
     sdca::register(reg);
     segment::register(reg);
     sobol::register(reg);
+    sets::register(reg);
     sparse::register(reg);
     state::register(reg);
     stateless_random::register(reg);
