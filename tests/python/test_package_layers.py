@@ -49,6 +49,7 @@ LAYER_OF_PREFIX = {
     "ferroflow.data.readers": LIBRARY,
     "ferroflow.data._structure": LIBRARY,
     "ferroflow.data.experimental": LIBRARY,
+    "ferroflow.data._windowing": LIBRARY,
     "ferroflow.layers": LIBRARY,
     "ferroflow.feature_column": LIBRARY,
     "ferroflow.saved_model": LIBRARY,
