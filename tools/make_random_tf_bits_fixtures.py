@@ -68,6 +68,19 @@ def cases():
             ["dropout", dict(shape=[17], rate=0.5, seed=3)],
         ],
     }
+    # The samplers that share the generator's layout (multinomial, gamma, Poisson).
+    out["samplers"] = {
+        "graph_seed": 8,
+        "ops": [
+            ["multinomial", dict(probs=[[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]], num_samples=7, seed=4)],
+            ["multinomial", dict(probs=[[0.5, 0.5]], num_samples=1)],
+            ["random_gamma", dict(shape=[5], alpha=[0.5, 2.0], seed=4)],
+            ["random_gamma", dict(shape=[3], alpha=[1.0, 7.5], beta=[2.0, 0.5], dtype="float64")],
+            ["random_poisson", dict(lam=[1.0, 20.0], shape=[4], seed=4)],
+            ["random_poisson", dict(lam=[0.5, 3.0, 150.0], shape=[3], dtype="int32")],
+            ["random_poisson", dict(lam=[2.0, 12.0], shape=[2], dtype="float64")],
+        ],
+    }
     return out
 
 
@@ -93,6 +106,8 @@ def build(tf, fn, kw):
         return tf.get_variable(kw["name"], kw["shape"], initializer=initializer), True
     if fn == "dropout":
         return tf.nn.dropout(tf.ones(kw["shape"]), rate=kw["rate"], seed=kw.get("seed")), False
+    if fn == "multinomial":
+        return tf.multinomial(tf.log(tf.constant(kw["probs"])), kw["num_samples"], seed=kw.get("seed")), False
     if fn == "random_crop":
         x = tf.constant(np.arange(np.prod(kw["shape"]), dtype=np.float32).reshape(kw["shape"]))
         return tf.random_crop(x, kw["size"], seed=kw.get("seed")), False

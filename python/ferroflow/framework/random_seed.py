@@ -17,11 +17,18 @@ random op:
 ``(0, 0)`` would mean "nondeterministic" to the kernels, so it becomes
 ``(0, 2**31 - 1)``. With equal seeds, the stateful kernels
 (``RandomUniform``, ``RandomStandardNormal``, ``TruncatedNormal``,
-``RandomUniformInt``, ``RandomShuffle``) give TF 2.21's CPU bits, run after
-run (tests/python/test_random_tf_bits.py).
+``RandomUniformInt``, ``RandomShuffle``, ``Multinomial``, ``RandomGamma``,
+``RandomPoisson(V2)``) give TF 2.21's CPU bits, run after run
+(tests/python/test_random_tf_bits.py); so do the initializers, ``dropout``
+and ``random_crop`` built on them.
 
 Not matched: eager-mode seeds (TF draws eager op seeds from a Python
-``random.Random(global_seed)``; ferroflow runs graphs only).
+``random.Random(global_seed)``; ferroflow runs graphs only); ``tf.layers``
+kernels, which TF 2.21 (tf_keras) initializes with stateless ops under a
+fresh random seed per build even when a graph seed is set, so TF itself does
+not repeat them; ``Multinomial`` when TF splits a large batch across threads
+(each shard then skips ahead by its first row; ferroflow draws rows from one
+stream, which is TF's layout for a single shard).
 """
 
 from __future__ import annotations

@@ -214,7 +214,8 @@ fn multinomial_kernel(
     Tensor::check_allocation("Multinomial", out, &[batch, ns])?;
     let gen = match (gen, stream) {
         (Some(g), _) => g,
-        (None, Some(s)) => s.reserve((batch * ns.div_ceil(4) * 2) as u64 + 1),
+        // TF: ReserveRandomOutputs(batch * ceil4(num_samples) * 2, 256).
+        (None, Some(s)) => s.reserve(256 * (batch * ns.div_ceil(4) * 4 * 2) as u64),
         _ => unreachable!("a generator or a stream"),
     };
     let l = logits.to_f64_vec()?;
@@ -500,7 +501,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     return Ok(());
                 }
                 let per = samples_per(&shape, rate.dims(), "StatelessRandomPoisson", "rate")?;
-                let double = !matches!(rate.dtype(), DType::Float16 | DType::Float32);
+                let double = true; // TF computes in double for every rate dtype.
                 let v = poisson(&gen, &rate.to_f64_vec()?, per, double);
                 ctx.output(from_f64s(shape, v, dtype)?);
                 Ok(())
@@ -530,7 +531,7 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                         return Ok(());
                     }
                     let gen = st.reserve(256 * n as u64);
-                    let double = !matches!(rate.dtype(), DType::Float16 | DType::Float32);
+                    let double = true; // TF computes in double for every rate dtype.
                     let v = poisson(&gen, &rate.to_f64_vec()?, n / rate.num_elements(), double);
                     ctx.output(from_f64s(shape, v, dtype)?);
                     Ok(())
