@@ -76,7 +76,8 @@ def test_unseeded_ops_differ_between_sessions_and_thread_count_does_not_matter()
         assert not np.array_equal(a, b)
     cfg = tf.ConfigProto(intra_op_parallelism_threads=1, inter_op_parallelism_threads=1)
     with tf.Graph().as_default():
-        y = tf.truncated_normal([5000], seed=3)
+        # Above the kernels' parallel threshold (2**16 elements), so the work is split by thread.
+        y = tf.truncated_normal([70001], seed=3)
         with tf.Session(config=cfg) as s:
             one = s.run(y)
         with tf.Session() as s:
@@ -92,3 +93,17 @@ def test_bad_arguments_raise_typed_errors():
             with pytest.raises(tf.errors.InvalidArgumentError, match="Need minval < maxval"):
                 s.run(bad)
             assert s.run(empty).shape == (0,)
+
+
+def test_parallel_fill_keeps_tensorflow_bits():
+    # Values depend on the element index only, so a draw above the parallel threshold starts with the
+    # same values as TF's 1025-element draw under the same seeds (first run).
+    case = SPECS["s0_n1025"]
+    for k, (fn, kw) in enumerate(case["ops"]):
+        if fn not in ("truncated_normal", "random_uniform") or kw["dtype"] not in ("float32", "float64"):
+            continue
+        with tf.Graph().as_default():
+            big = getattr(tf, fn)([70001], dtype=getattr(tf, kw["dtype"]), seed=kw["seed"])
+            with tf.Session() as s:
+                have = s.run(big)[:1025]
+        np.testing.assert_array_equal(have, DATA[f"s0_n1025/{k}/0"], err_msg=f"{fn} {kw}")
