@@ -107,3 +107,11 @@ def test_parallel_fill_keeps_tensorflow_bits():
             with tf.Session() as s:
                 have = s.run(big)[:1025]
         np.testing.assert_array_equal(have, DATA[f"s0_n1025/{k}/0"], err_msg=f"{fn} {kw}")
+
+
+def test_random_crop_larger_than_value_is_an_invalid_argument():
+    with tf.Graph().as_default():
+        crop = tf.random_crop(np.zeros((3, 4), np.float32), [4, 2], seed=1)
+        with tf.Session() as s:
+            with pytest.raises(tf.errors.InvalidArgumentError, match="Need value.shape >= size"):
+                s.run(crop)

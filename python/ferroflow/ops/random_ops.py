@@ -59,14 +59,22 @@ def random_shuffle(value, seed=None, name=None):
 
 
 def random_crop(value, size, seed=None, name=None):
+    """A ``size`` slice of ``value`` at a uniformly drawn offset (TF's draw: int32 offsets mod the slack)."""
     with ops.name_scope(name, "random_crop", [value, size]) as scope:
-        from ferroflow.ops import array_ops
+        from ferroflow.ops import array_ops, control_flow_ops
 
         value = ops.convert_to_tensor(value, name="value")
         size = ops.convert_to_tensor(size, dtype=dtypes.int32, name="size")
         shape = array_ops.shape(value)
+        check = control_flow_ops.Assert(
+            math_ops.reduce_all(math_ops.greater_equal(shape, size)),
+            ["Need value.shape >= size, got ", shape, size],
+            summarize=1000,
+        )
+        shape = control_flow_ops.with_dependencies([check], shape)
         limit = math_ops.add(math_ops.subtract(shape, size), 1)
         offset = math_ops.floormod(
-            random_uniform(array_ops.shape(shape), dtype=dtypes.int32, maxval=dtypes.int32.max, seed=seed), limit
+            random_uniform(array_ops.shape(shape), dtype=dtypes.int32, maxval=dtypes.int32.max, seed=seed),
+            limit,
         )
         return array_ops.slice(value, offset, size, name=scope)
