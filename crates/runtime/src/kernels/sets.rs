@@ -8,7 +8,7 @@ use super::boxed;
 use crate::kernel::{factory, KernelFactory, OpContext};
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::{bail, ensure, DType, Data, Result, Tensor};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// One set member: integers compare as integers, strings bytewise.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -17,7 +17,15 @@ enum Key {
     Bytes(Vec<u8>),
 }
 
-type Sets = BTreeMap<Vec<i64>, BTreeSet<Key>>;
+/// The non-empty sets of an operand by group index (row-major order), each
+/// sorted and without repeats.
+type Sets = Vec<(Vec<i64>, Vec<Key>)>;
+
+fn sorted_set(mut v: Vec<Key>) -> Vec<Key> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
 
 fn keys(op: &str, t: &Tensor) -> Result<Vec<Key>> {
     fn ints<T: Copy + Into<i64>>(v: &[T]) -> Vec<Key> {
@@ -98,7 +106,7 @@ fn dense_sets(op: &str, t: &Tensor) -> Result<(Vec<i64>, Sets)> {
                 idx[d] = r % group[d];
                 r /= group[d];
             }
-            sets.insert(idx, chunk.iter().cloned().collect());
+            sets.push((idx, sorted_set(chunk.to_vec())));
         }
     }
     Ok((group, sets))
@@ -133,7 +141,7 @@ fn sparse_sets(
     );
     let idx = ind.to_i64_vec()?;
     let values = keys(op, vals)?;
-    let mut sets = Sets::new();
+    let mut by_group: BTreeMap<Vec<i64>, Vec<Key>> = BTreeMap::new();
     for (k, value) in values.into_iter().enumerate() {
         let row = &idx[k * rank..(k + 1) * rank];
         if validate {
@@ -160,10 +168,15 @@ fn sparse_sets(
                 );
             }
         }
-        sets.entry(row[..rank - 1].to_vec())
+        by_group
+            .entry(row[..rank - 1].to_vec())
             .or_default()
-            .insert(value);
+            .push(value);
     }
+    let sets = by_group
+        .into_iter()
+        .map(|(g, v)| (g, sorted_set(v)))
+        .collect();
     Ok((shape[..rank - 1].to_vec(), sets))
 }
 
@@ -174,6 +187,9 @@ fn set_size(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
     let total: usize = dims.iter().product();
     let mut out = vec![0i32; total];
     for (idx, set) in &sets {
+        if set.is_empty() {
+            continue;
+        }
         let mut flat = 0usize;
         for (d, &x) in idx.iter().enumerate() {
             flat = flat * dims[d] + x as usize;
@@ -182,6 +198,51 @@ fn set_size(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
     }
     ctx.output(Tensor::from_vec(dims, out)?);
     Ok(())
+}
+
+/// `op` of two sorted sets without repeats, by one merge pass.
+fn merge(x: &[Key], y: &[Key], op: SetOp) -> Vec<Key> {
+    let (x, y, op) = match op {
+        SetOp::BMinusA => (y, x, SetOp::AMinusB),
+        other => (x, y, other),
+    };
+    let (keep_x, keep_y, keep_both) = match op {
+        SetOp::AMinusB => (true, false, false),
+        SetOp::Intersection => (false, false, true),
+        _ => (true, true, true),
+    };
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => {
+                if keep_x {
+                    out.push(x[i].clone());
+                }
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                if keep_y {
+                    out.push(y[j].clone());
+                }
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                if keep_both {
+                    out.push(x[i].clone());
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    if keep_x {
+        out.extend_from_slice(&x[i..]);
+    }
+    if keep_y {
+        out.extend_from_slice(&y[j..]);
+    }
+    out
 }
 
 #[derive(Clone, Copy)]
@@ -247,23 +308,38 @@ fn set_operation(ctx: &mut OpContext<'_>, form: Form, op: SetOp, validate: bool)
         shape_text(&g1),
         shape_text(&g2)
     );
-    let empty = BTreeSet::new();
-    let groups: BTreeSet<&Vec<i64>> = a.keys().chain(b.keys()).collect();
     let mut indices = Vec::new();
     let mut values = Vec::new();
     let mut widest = 0usize;
-    for g in groups {
-        let (x, y) = (a.get(g).unwrap_or(&empty), b.get(g).unwrap_or(&empty));
-        let result: Vec<Key> = match op {
-            SetOp::AMinusB => x.difference(y).cloned().collect(),
-            SetOp::BMinusA => y.difference(x).cloned().collect(),
-            SetOp::Intersection => x.intersection(y).cloned().collect(),
-            SetOp::Union => x.union(y).cloned().collect(),
+    let empty: Vec<Key> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    // Both lists are in group order: walk them together.
+    while i < a.len() || j < b.len() {
+        let order = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) => x.0.cmp(&y.0),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
         };
+        let (g, x, y) = match order {
+            std::cmp::Ordering::Less => {
+                i += 1;
+                (&a[i - 1].0, &a[i - 1].1, &empty)
+            }
+            std::cmp::Ordering::Greater => {
+                j += 1;
+                (&b[j - 1].0, &empty, &b[j - 1].1)
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+                (&a[i - 1].0, &a[i - 1].1, &b[j - 1].1)
+            }
+        };
+        let result = merge(x, y, op);
         widest = widest.max(result.len());
-        for (j, v) in result.into_iter().enumerate() {
+        for (k, v) in result.into_iter().enumerate() {
             indices.extend_from_slice(g);
-            indices.push(j as i64);
+            indices.push(k as i64);
             values.push(v);
         }
     }
