@@ -22,6 +22,9 @@
 
 use std::borrow::Cow;
 
+use std::mem::MaybeUninit;
+
+use crate::kernels::parallel::{advise_huge_pages, zeroed};
 use crate::team;
 
 /// Output channels per register tile (two vectors of 16 lanes).
@@ -136,7 +139,7 @@ impl Window {
         }
         let c = self.c;
         let (img_in, img_out) = (self.ih * self.iw * c, h * w * c);
-        let mut data = vec![0.0f32; self.n * img_out];
+        let mut data: Vec<f32> = zeroed(self.n * img_out);
         let rows = self.ih.min(h.saturating_sub(pt));
         let cols = self.iw.min(w.saturating_sub(pl));
         let copy = |b: usize, dst: &mut [f32]| {
@@ -170,7 +173,7 @@ impl Window {
         let c = self.c;
         let blocks = c.div_ceil(LANES);
         let (img_in, img_out) = (self.ih * self.iw * c, blocks * h * w * LANES);
-        let mut data = vec![0.0f32; self.n * img_out];
+        let mut data: Vec<f32> = zeroed(self.n * img_out);
         let rows = self.ih.min(h.saturating_sub(pt));
         let cols = self.iw.min(w.saturating_sub(pl));
         let copy = |b: usize, dst: &mut [f32]| {
@@ -235,9 +238,8 @@ pub(super) fn forward(x: &[f32], w: &[f32], win: &Window, oc: usize) -> Vec<f32>
     let depth = win.depth();
     let rows_out = win.n * win.oh;
     let row_len = win.ow * oc;
-    let mut out = vec![0.0f32; rows_out * row_len];
-    if out.is_empty() || depth == 0 {
-        return out;
+    if rows_out * row_len == 0 || depth == 0 {
+        return zeroed(rows_out * row_len);
     }
     assert!(x.len() >= win.n * win.ih * win.iw * win.c && w.len() >= depth * oc);
     let kernel = if win.c >= BLOCKED_MIN_CHANNELS {
@@ -245,9 +247,16 @@ pub(super) fn forward(x: &[f32], w: &[f32], win: &Window, oc: usize) -> Vec<f32>
     } else {
         Forward::offsets(x, w, win, oc)
     };
+    // Every output element is written exactly once below (the rows cover
+    // the images, a row's tiles its pixels, the panels its channels), so
+    // the output is not cleared first.
+    let mut out: Vec<MaybeUninit<f32>> = Vec::with_capacity(rows_out * row_len);
+    // SAFETY: `MaybeUninit` elements need no initialisation.
+    unsafe { out.set_len(rows_out * row_len) };
+    advise_huge_pages(&out);
     // Output rows `first..` filling `dst`, two of one image at a time
     // where the kernel takes pairs.
-    let rows = |first: usize, dst: &mut [f32]| {
+    let rows = |first: usize, dst: &mut [MaybeUninit<f32>]| {
         let end = first + dst.len() / row_len;
         let mut r = first;
         while r < end {
@@ -266,7 +275,10 @@ pub(super) fn forward(x: &[f32], w: &[f32], win: &Window, oc: usize) -> Vec<f32>
     } else {
         rows(0, &mut out);
     }
-    out
+    let mut out = std::mem::ManuallyDrop::new(out);
+    // SAFETY: every element was written (see above); `MaybeUninit<f32>`
+    // and `f32` have one layout, so the allocation is a `Vec<f32>`'s.
+    unsafe { Vec::from_raw_parts(out.as_mut_ptr().cast::<f32>(), out.len(), out.capacity()) }
 }
 
 /// A forward convolution ready to run row by row: the image as the
@@ -349,7 +361,7 @@ impl<'a> Forward<'a> {
 
     /// Output rows `oy..oy + n` of image `b` (`n * ow * oc` floats); `n`
     /// is 2 only when the kernel [`pairs`](Self::pairs) rows.
-    fn rows(&self, b: usize, oy: usize, n: usize, dst: &mut [f32]) {
+    fn rows(&self, b: usize, oy: usize, n: usize, dst: &mut [MaybeUninit<f32>]) {
         let win = &self.win;
         let (oc, depth) = (self.oc, self.depth);
         let data = &self.img.data;
@@ -379,7 +391,7 @@ impl<'a> Forward<'a> {
                 let o0 = p * PANEL;
                 let cols = (oc - o0).min(PANEL);
                 let out = Out {
-                    c: dst[ox * oc + o0..].as_mut_ptr(),
+                    c: dst[ox * oc + o0..].as_mut_ptr().cast::<f32>(),
                     ldc: oc,
                     row: win.ow * oc,
                     cols,
