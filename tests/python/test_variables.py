@@ -216,9 +216,9 @@ def test_initializer_errors():
 def test_assert_variables_initialized_fails_with_the_read_error():
     # TensorFlow stacks the variables' ranks, read from each variable: an uninitialized one fails with the
     # read's FailedPreconditionError (programs catch that class), and the default list includes local variables.
-    a = tf.Variable(1.0, name="a")
+    tf.Variable(1.0, name="a")
     b = tf.Variable([2.0, 3.0], name="b")
-    loc = tf.Variable(tf.zeros([2, 2]), name="loc", collections=[tf.GraphKeys.LOCAL_VARIABLES])
+    tf.Variable(tf.zeros([2, 2]), name="loc", collections=[tf.GraphKeys.LOCAL_VARIABLES])
     check = tf.assert_variables_initialized()
     only_b = tf.assert_variables_initialized([b])
     with tf.Session() as sess:
