@@ -19,7 +19,8 @@ import argparse
 import os
 import subprocess
 import sys
-import time
+
+from scaling import rate  # benches/ is this script's sys.path[0]
 
 # (input NHWC, filter HWIO, stride)
 CASES = [
@@ -31,15 +32,9 @@ CASES = [
 ]
 
 
-def rate(fn, seconds):
-    for _ in range(2):
-        fn()
-    t0 = time.perf_counter()
-    n = 0
-    while time.perf_counter() - t0 < seconds or n < 3:
-        fn()
-        n += 1
-    return (time.perf_counter() - t0) / n
+def per_call(fn, seconds):
+    """Seconds per call of ``fn`` (the training sweep's timing loop)."""
+    return 1.0 / rate(fn, seconds)
 
 
 def flops(xs, ws, stride):
@@ -73,7 +68,7 @@ def child_graph(framework, threads, seconds):
             ]
             with tf.Session(config=config) as sess:
                 sess.run(tf.global_variables_initializer())
-                times = [rate(lambda op=op: sess.run(op), seconds) for op in ops]
+                times = [per_call(lambda op=op: sess.run(op), seconds) for op in ops]
         report(framework, threads, xs, ws, s, times)
 
 
@@ -98,9 +93,9 @@ def torch_times(torch, g, xs, ws, s, seconds):
     grad = torch.nn.grad
     with torch.no_grad():
         return [
-            rate(lambda: conv(x, w, stride=s, padding=pad), seconds),
-            rate(lambda: grad.conv2d_input(x.shape, w, dy, stride=s, padding=pad), seconds),
-            rate(lambda: grad.conv2d_weight(x, w.shape, dy, stride=s, padding=pad), seconds),
+            per_call(lambda: conv(x, w, stride=s, padding=pad), seconds),
+            per_call(lambda: grad.conv2d_input(x.shape, w, dy, stride=s, padding=pad), seconds),
+            per_call(lambda: grad.conv2d_weight(x, w.shape, dy, stride=s, padding=pad), seconds),
         ]
 
 
