@@ -881,6 +881,30 @@ mod tests {
         }
     }
 
+    /// The blocked forward kernel (paired rows), the input gradient through
+    /// it and the filter gradient's groups, large enough to run in
+    /// parallel: the same bits with one thread and with three.
+    #[test]
+    fn bits_do_not_depend_on_thread_count() {
+        let params = super::super::tests::params(1, 1, Padding::Same);
+        let (xd, wd) = ([4, 21, 20, 16], [3, 3, 16, 24]);
+        let x = tensor32(xd, &values(xd.iter().product(), 11));
+        let w = tensor32(wd, &values(wd.iter().product(), 12));
+        let run = || {
+            let y = conv2d(&x, &w, &params).unwrap();
+            let dx = conv2d_backprop_input(&xd, &w, &y, &params).unwrap();
+            let dw = conv2d_backprop_filter(&x, &wd, &y, &params).unwrap();
+            [y, dx, dw].map(|t| t.as_slice::<f32>().unwrap().to_vec())
+        };
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        assert!(pool(1).install(run) == pool(3).install(run));
+    }
+
     /// Empty batches give empty outputs and a zero filter gradient of the right shape.
     #[test]
     fn empty_shapes() {
