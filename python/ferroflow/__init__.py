@@ -416,6 +416,7 @@ from ferroflow import (  # noqa: E402,F401
     image,
     initializers,
     io,
+    keras,
     layers,
     linalg,
     lite,
@@ -462,7 +463,7 @@ from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: t
 
 _SUBMODULES = (
     "app", "bitwise", "compat", "config", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "estimator", "feature_column", "flags", "gfile", "graph_util", "image",
-    "initializers", "io",
+    "initializers", "io", "keras",
     "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "profiler", "python_io", "quantization", "queue", "ragged", "random", "raw_ops", "saved_model", "sets", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train", "version",
 )

@@ -56,6 +56,7 @@ LAYER_OF_PREFIX = {
     "ferroflow.lite": LIBRARY,
     "ferroflow.distribute": LIBRARY,
     "ferroflow.estimator": LIBRARY,
+    "ferroflow.keras": LIBRARY,
     "ferroflow.test_util": LIBRARY,
     "ferroflow.signal": LIBRARY,
     "ferroflow.cli": PROGRAMS,
@@ -67,7 +68,7 @@ LAYER_OF_PREFIX = {
 
 # Faces that are packages of their own: their __init__ re-exports the library modules beside it.
 FACE_PACKAGES = ("ferroflow.layers", "ferroflow.feature_column", "ferroflow.saved_model", "ferroflow.lite",
-                 "ferroflow.distribute", "ferroflow.signal", "ferroflow.estimator")
+                 "ferroflow.distribute", "ferroflow.signal", "ferroflow.estimator", "ferroflow.keras")
 
 
 def _module_name(path):

@@ -1,0 +1,847 @@
+"""Keras's ``Model`` on TF1 graphs: the functional model (``Model(inputs, outputs)``), subclassed models, and
+``compile``/``fit``/``evaluate``/``predict`` as Keras ran them on TensorFlow 1.x.
+
+``compile`` builds the loss in the graph (``loss/<output>_loss``: the mean of the per-sample loss, plus the
+layers' regularization losses) and one (sum, count) pair per metric; the train op (``training/...``) is made
+by the optimizer on the first ``fit``. Each step feeds a batch and the learning phase (True) and runs the train
+op with the layers' updates (batch normalization's moving averages); the loss fetched is the batch's before
+the update. An epoch's ``loss`` is the batch losses' mean weighted by batch size and a metric is its mean over
+every sample of the epoch, as TF 1.x's ``BaseLogger`` and stateful metrics report them; metric names are TF
+1.x's (``'accuracy'`` is logged as ``'acc'``, ``'mae'`` as ``'mean_absolute_error'``).
+
+``save_weights``/``load_weights`` write/read a TensorFlow checkpoint (``tf.train.Saver``, V2 format) whose
+keys follow the layers' order (``layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE``), so weights load
+into the same architecture built again under other names. HDF5 files need h5py, which ferroflow does not use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ferroflow.framework import dtypes, errors, ops
+from ferroflow.keras import backend as K
+from ferroflow.keras import callbacks as callbacks_mod
+from ferroflow.keras import losses as losses_mod
+from ferroflow.keras import metrics as metrics_mod
+from ferroflow.keras import optimizers as optimizers_mod
+from ferroflow.keras.engine.base_layer import Layer
+from ferroflow.keras.engine.input_layer import InputLayer
+from ferroflow.ops import _nest as nest
+from ferroflow.ops import array_ops, control_flow_ops, math_ops
+
+__all__ = ["Model"]
+
+_H5_SUFFIXES = (".h5", ".hdf5", ".keras")
+
+
+def _is_h5(filepath, save_format):
+    return save_format in ("h5", "hdf5", "keras") or str(filepath).endswith(_H5_SUFFIXES)
+
+
+def _h5_error(what):
+    try:
+        import h5py  # noqa: F401
+    except ImportError:
+        return ImportError(f"{what} in HDF5 format requires h5py, which is not installed; ferroflow writes "
+                           "TensorFlow checkpoints instead (use a path without .h5, or save_format='tf').")
+    return NotImplementedError(f"{what} in HDF5 format is not supported by ferroflow yet; use a TensorFlow "
+                               "checkpoint path (without .h5).")
+
+
+def _batches(n, batch_size):
+    return [(i, min(i + batch_size, n)) for i in range(0, n, batch_size)]
+
+
+def _slice(arrays, idx):
+    return [a[idx] for a in arrays]
+
+
+class Model(Layer):
+    """``Model(inputs, outputs)`` (functional) or a subclass whose ``call`` computes the outputs."""
+
+    def __init__(self, *args, **kwargs):
+        inputs = kwargs.pop("inputs", None)
+        outputs = kwargs.pop("outputs", None)
+        if len(args) >= 2:
+            inputs, outputs = args[0], args[1]
+        elif len(args) == 1:
+            inputs = args[0]
+        name = kwargs.pop("name", None)
+        object.__setattr__(self, "_tracked_layers", [])
+        Layer.__init__(self, name=name, trainable=kwargs.pop("trainable", True), dtype=kwargs.pop("dtype", None),
+                       **kwargs)
+        self.inputs = []
+        self.outputs = []
+        self._nested_outputs = None
+        self._nodes_in_order = []
+        self._graph_layers = []
+        self._is_graph_network = False
+        self.optimizer = None
+        self.stop_training = False
+        self.history = None
+        self._compiled = False
+        self._train_op = None
+        self.metrics_names = ["loss"]
+        if inputs is not None and outputs is not None:
+            self._init_graph_network(inputs, outputs)
+
+    # -- layers and weights ---------------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        tracked = self.__dict__.get("_tracked_layers")
+        if tracked is not None and isinstance(value, Layer) and not name.startswith("_") and \
+                all(value is not t for t in tracked):
+            tracked.append(value)
+        elif tracked is not None and isinstance(value, (list, tuple)) and not name.startswith("_"):
+            for v in value:
+                if isinstance(v, Layer) and all(v is not t for t in tracked):
+                    tracked.append(v)
+        object.__setattr__(self, name, value)
+
+    @property
+    def layers(self):
+        if self._is_graph_network:
+            return list(self._graph_layers)
+        return [t for t in self._tracked_layers if t is not self]
+
+    def get_layer(self, name=None, index=None):
+        """The layer named ``name`` or at position ``index`` of ``layers``."""
+        if index is not None:
+            if len(self.layers) <= index:
+                raise ValueError(f"Was asked to retrieve layer at index {index} but model only has "
+                                 f"{len(self.layers)} layers.")
+            return self.layers[index]
+        for layer in self.layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}.")
+
+    def _gather(self, attr):
+        seen, out = set(), []
+        for layer in self.layers:
+            for w in getattr(layer, attr):
+                if id(w) not in seen:
+                    seen.add(id(w))
+                    out.append(w)
+        for w in getattr(Layer, attr).fget(self):
+            if id(w) not in seen:
+                seen.add(id(w))
+                out.append(w)
+        return out
+
+    @property
+    def trainable_weights(self):
+        return self._gather("trainable_weights") if self._trainable else []
+
+    @property
+    def non_trainable_weights(self):
+        if self._trainable:
+            return self._gather("non_trainable_weights")
+        return self._gather("weights")
+
+    @property
+    def weights(self):
+        return self.trainable_weights + self.non_trainable_weights
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    @property
+    def losses(self):
+        out = []
+        for layer in self.layers:
+            out.extend(layer.losses)
+        out.extend(self._losses)
+        return out
+
+    @property
+    def updates(self):
+        if not self._trainable:
+            return []
+        out = []
+        for layer in self.layers:
+            out.extend(layer.updates)
+        out.extend(self._updates)
+        return out
+
+    def _layer_weights(self):
+        """Weights layer by layer (TF 1.x's ``get_weights``/``set_weights`` order)."""
+        seen, out = set(), []
+        for layer in self.layers:
+            for w in layer.weights:
+                if id(w) not in seen:
+                    seen.add(id(w))
+                    out.append(w)
+        return out
+
+    def get_weights(self):
+        """Every layer's weights, layer by layer, as numpy arrays."""
+        return K.batch_get_value(self._layer_weights())
+
+    def set_weights(self, weights):
+        """Assigns ``weights`` (numpy arrays in ``get_weights`` order)."""
+        params = self._layer_weights()
+        if len(params) != len(weights):
+            raise ValueError(f"You called `set_weights(weights)` on model \"{self.name}\" with a weight list of "
+                             f"length {len(weights)}, but the model was expecting {len(params)} weights.")
+        pairs = []
+        for p, w in zip(params, weights):
+            w = np.asarray(w)
+            if tuple(p.shape.as_list()) != w.shape:
+                raise ValueError(f"Layer weight shape {tuple(p.shape.as_list())} of {p.name} not compatible with "
+                                 f"provided weight shape {w.shape}")
+            pairs.append((p, w))
+        K.batch_set_value(pairs)
+
+    def count_params(self):
+        return int(sum(np.prod(w.shape.as_list()) for w in self.weights))
+
+    # -- the graph network ---------------------------------------------------------------------------------
+    def _init_graph_network(self, inputs, outputs):
+        self._nested_outputs = outputs
+        self.inputs = list(nest.flatten(inputs))
+        self.outputs = list(nest.flatten(outputs))
+        for t in self.inputs + self.outputs:
+            if K.tensor_meta(t, "history") is None:
+                raise ValueError(f"Tensor {t.name} is not the output of a Keras layer (or an Input): model inputs "
+                                 "and outputs must come from tf.keras.Input and Keras layers (wrap TensorFlow ops "
+                                 "in a tf.keras.layers.Lambda).")
+        input_ids = {id(t) for t in self.inputs}
+        order, seen_nodes, layers = [], set(), []
+
+        def visit(tensor):
+            layer, node_index, _ = K.tensor_meta(tensor, "history")
+            node = layer._inbound_nodes[node_index]
+            if id(node) in seen_nodes:
+                return
+            seen_nodes.add(id(node))
+            if id(tensor) not in input_ids:
+                if isinstance(layer, InputLayer):
+                    raise ValueError(f"Graph disconnected: cannot obtain value for tensor {tensor.name} at layer "
+                                     f"\"{layer.name}\". It is not among the model's inputs.")
+                for t in node.input_tensors:
+                    if K.tensor_meta(t, "history") is None:
+                        raise ValueError(f"Tensor {t.name}, an input of layer \"{layer.name}\", is not the output "
+                                         "of a Keras layer: wrap TensorFlow ops in a tf.keras.layers.Lambda.")
+                    visit(t)
+            order.append(node)
+
+        for t in self.inputs:
+            visit(t)
+        for t in self.outputs:
+            visit(t)
+        for node in order:
+            if all(node.layer is not lay for lay in layers):
+                layers.append(node.layer)
+        self._nodes_in_order = order
+        self._graph_layers = layers
+        self._is_graph_network = True
+        self.built = True
+        self.input_names = [K.tensor_meta(t, "history")[0].name for t in self.inputs]
+        self.output_names = [K.tensor_meta(t, "history")[0].name for t in self.outputs]
+
+    def call(self, inputs, training=None, mask=None):
+        """Applies the model's layers, in the order of the graph, to new ``inputs``."""
+        if not self._is_graph_network:
+            raise NotImplementedError("A subclassed Model must implement call()")
+        flat = nest.flatten(inputs)
+        if len(flat) != len(self.inputs):
+            raise ValueError(f"Model {self.name} expects {len(self.inputs)} input(s), got {len(flat)}")
+        mapping = {id(a): b for a, b in zip(self.inputs, flat)}
+        for node in self._nodes_in_order:
+            if isinstance(node.layer, InputLayer):
+                continue
+            args = nest.map_structure(lambda t: mapping[id(t)], node.inputs)
+            kwargs = dict(node.kwargs)
+            if training is not None and node.layer._expects_training_arg and "training" not in kwargs:
+                kwargs["training"] = training
+            outs = node.layer(args, **kwargs)
+            for a, b in zip(node.output_tensors, nest.flatten(outs)):
+                mapping[id(a)] = b
+        return nest.map_structure(lambda t: mapping[id(t)], self._nested_outputs)
+
+    def _ensure_built(self, x_list):
+        """A model without inputs yet (deferred Sequential, subclassed model) is built from the data's shapes."""
+        if self.outputs:
+            return
+        graph = ops.get_default_graph()
+        with graph.as_default():
+            placeholders = []
+            for i, x in enumerate(x_list):
+                x = np.asarray(x)
+                dtype = K.floatx() if x.dtype.kind == "f" else x.dtype
+                placeholders.append(array_ops.placeholder(dtypes.as_dtype(dtype), shape=(None,) + x.shape[1:],
+                                                          name=f"input_{i + 1}"))
+            self._build_on(placeholders if len(placeholders) > 1 else placeholders[0])
+
+    def _build_on(self, inputs):
+        outputs = self(inputs)
+        self.inputs = list(nest.flatten(inputs))
+        self.outputs = list(nest.flatten(outputs))
+        self._nested_outputs = outputs
+        self.input_names = [f"input_{i + 1}" for i in range(len(self.inputs))]
+        self.output_names = [f"output_{i + 1}" for i in range(len(self.outputs))]
+        if self._compile_args is not None:
+            self._build_training_graph()
+
+    # -- compile ------------------------------------------------------------------------------------------
+    _compile_args = None
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None, sample_weight_mode=None,
+                weighted_metrics=None, target_tensors=None, **kwargs):
+        """Sets the optimizer (a name, a Keras or ``tf.train`` optimizer), the loss(es) and the metrics."""
+        if kwargs:
+            raise TypeError(f"Invalid keyword argument(s) in `compile`: {sorted(kwargs)}")
+        if sample_weight_mode is not None or weighted_metrics:
+            raise NotImplementedError("sample weights are not supported by ferroflow's Keras yet")
+        if loss is None:
+            raise ValueError("The model must be compiled with a loss")
+        self.optimizer = optimizers_mod.get(optimizer)
+        self.loss = loss
+        self._compile_args = {"loss": loss, "metrics": metrics or [], "loss_weights": loss_weights,
+                              "target_tensors": target_tensors}
+        self._train_op = None
+        self._compiled = True
+        if self.outputs:
+            self._build_training_graph()
+
+    def _per_output(self, value, what):
+        n = len(self.outputs)
+        if isinstance(value, dict):
+            return [value.get(name) for name in self.output_names]
+        if isinstance(value, (list, tuple)) and what != "metrics":
+            if len(value) != n:
+                raise ValueError(f"When passing a list as {what}, it should have one entry per model output. The "
+                                 f"model has {n} outputs, but you passed {what}={value!r}")
+            return list(value)
+        if what == "metrics" and isinstance(value, (list, tuple)) and value and \
+                all(isinstance(v, (list, tuple)) for v in value):
+            return [list(v) for v in value]
+        return [value] * n
+
+    @staticmethod
+    def _metric_fn(metric, loss_fn, output):
+        """The function and TF 1.x's name of a metric given as a string or a callable."""
+        if metric in ("accuracy", "acc"):
+            last = output.shape.as_list()[-1] if output.shape.rank else None
+            if loss_fn is losses_mod.binary_crossentropy or last == 1:
+                return metrics_mod.binary_accuracy, "acc"
+            if loss_fn is losses_mod.sparse_categorical_crossentropy:
+                return metrics_mod.sparse_categorical_accuracy, "acc"
+            return metrics_mod.categorical_accuracy, "acc"
+        if metric in ("crossentropy", "ce"):
+            if loss_fn is losses_mod.sparse_categorical_crossentropy:
+                return losses_mod.sparse_categorical_crossentropy, "ce"
+            if loss_fn is losses_mod.binary_crossentropy:
+                return losses_mod.binary_crossentropy, "ce"
+            return losses_mod.categorical_crossentropy, "ce"
+        fn = metrics_mod.get(metric)
+        return fn, getattr(fn, "__name__", type(fn).__name__)
+
+    def _build_training_graph(self):
+        args = self._compile_args
+        graph = self.outputs[0].graph
+        with graph.as_default():
+            loss_fns = [losses_mod.get(v) for v in self._per_output(args["loss"], "loss")]
+            weights = args["loss_weights"]
+            weights = self._per_output(weights, "loss_weights") if weights is not None else [1.0] * len(self.outputs)
+            targets = args["target_tensors"]
+            targets = list(nest.flatten(targets)) if targets is not None else None
+            metric_lists = self._per_output(args["metrics"], "metrics")
+            self._targets = []
+            for i, (out, name) in enumerate(zip(self.outputs, self.output_names)):
+                if targets is not None:
+                    self._targets.append(targets[i])
+                    continue
+                rank = out.shape.rank
+                shape = None if rank is None else [None] * rank
+                with ops.name_scope(""):
+                    self._targets.append(array_ops.placeholder(dtypes.float32, shape=shape, name=f"{name}_target"))
+            multi = len(self.outputs) > 1
+            output_losses = []
+            with ops.name_scope("loss"):
+                total = None
+                for out, tgt, fn, w, name in zip(self.outputs, self._targets, loss_fns, weights, self.output_names):
+                    if fn is None:
+                        continue
+                    with ops.name_scope(f"{name}_loss"):
+                        per_sample = fn(tgt, out)
+                        value = math_ops.reduce_mean(math_ops.cast(per_sample, dtypes.float32), name="value")
+                    output_losses.append(value)
+                    term = value if w == 1.0 else math_ops.multiply(value, float(w))
+                    total = term if total is None else math_ops.add(total, term)
+                if total is None:
+                    raise ValueError("The model cannot be compiled because it has no loss to optimize.")
+                reg = self.losses
+                if reg:
+                    total = math_ops.add(total, math_ops.add_n([math_ops.cast(r, dtypes.float32) for r in reg]))
+            self.total_loss = total
+            self._output_losses = output_losses if multi else []
+            names = ["loss"] + ([f"{n}_loss" for n, f in zip(self.output_names, loss_fns) if f is not None]
+                                if multi else [])
+            self._metric_tensors = []
+            with ops.name_scope("metrics"):
+                for out, tgt, fn, metrics, oname in zip(self.outputs, self._targets, loss_fns, metric_lists,
+                                                        self.output_names):
+                    for m in metrics or []:
+                        mfn, mname = self._metric_fn(m, fn, out)
+                        full = f"{oname}_{mname}" if multi else mname
+                        with ops.name_scope(full):
+                            vals = math_ops.cast(mfn(tgt, out), dtypes.float32)
+                            total_m = math_ops.reduce_sum(vals)
+                            count_m = math_ops.cast(array_ops.size(vals), dtypes.float32)
+                        self._metric_tensors.append((total_m, count_m))
+                        names.append(full)
+            self.metrics_names = names
+
+    def _make_train_op(self):
+        if self._train_op is not None:
+            return self._train_op
+        if not self._compiled:
+            raise RuntimeError("You must compile your model before training/testing. Use `model.compile(optimizer, "
+                               "loss)`.")
+        graph = self.total_loss.graph
+        before = {id(v) for v in graph.get_collection(ops.GraphKeys.GLOBAL_VARIABLES)}
+        with graph.as_default(), ops.name_scope("training"):
+            deps = [self.total_loss] + [t for pair in self._metric_tensors for t in pair] + self._output_losses
+            with ops.control_dependencies(deps):
+                params = self.trainable_weights
+                ops_ = []
+                if params:
+                    grads = self.optimizer.compute_gradients(self.total_loss, var_list=params)
+                    if all(g is None for g, _ in grads):
+                        raise ValueError("No gradients provided for any variable of the model")
+                    ops_.append(self.optimizer.apply_gradients([(g, v) for g, v in grads if g is not None]))
+                ops_.extend(self.updates)
+                self._train_op = control_flow_ops.group(*ops_) if ops_ else control_flow_ops.no_op()
+        for v in graph.get_collection(ops.GraphKeys.GLOBAL_VARIABLES):
+            if id(v) not in before:
+                K._track_variable(v)  # the optimizer's slots: get_session initializes them
+        return self._train_op
+
+    # -- data -----------------------------------------------------------------------------------------------
+    def _x_list(self, x):
+        if isinstance(x, dict):
+            names = getattr(self, "input_names", None) or list(x)
+            return [np.asarray(x[n]) for n in names]
+        if isinstance(x, (list, tuple)):
+            if len(self.inputs) > 1:
+                return [np.asarray(v) for v in x]
+            if not self.inputs and len(x) > 1 and all(isinstance(v, np.ndarray) for v in x):
+                return [np.asarray(v) for v in x]
+        return [np.asarray(x)]
+
+    def _y_list(self, y):
+        if y is None:
+            return None
+        if isinstance(y, dict):
+            ys = [np.asarray(y[n]) for n in self.output_names]
+        elif isinstance(y, (list, tuple)) and len(self.outputs) > 1:
+            ys = [np.asarray(v) for v in y]
+        else:
+            ys = [np.asarray(y)]
+        out = []
+        for v, t in zip(ys, self._targets):
+            rank = t.shape.rank
+            if rank is not None and v.ndim == rank - 1:
+                v = v.reshape(v.shape + (1,))
+            out.append(v)
+        return out
+
+    def _feed(self, xs, ys=None, training=False):
+        feed = {ph: v for ph, v in zip(self.inputs, xs)}
+        if ys is not None:
+            feed.update({ph: v for ph, v in zip(self._targets, ys)})
+        phase = K.learning_phase()
+        if isinstance(phase, ops.Tensor):
+            feed[phase] = bool(training)
+        return feed
+
+    def _check_lengths(self, arrays):
+        lengths = {len(a) for a in arrays}
+        if len(lengths) > 1:
+            raise ValueError(f"All input arrays (x) and target arrays (y) should have the same number of samples. "
+                             f"Got array sizes: {sorted(lengths)}")
+        return lengths.pop() if lengths else 0
+
+    # -- fit / evaluate / predict -------------------------------------------------------------------------
+    def _run_batches(self, batches, fetch_train, callbacks=None, mode="train"):
+        """Runs each (xs, ys) of ``batches``; returns the epoch's averaged loss(es) and metrics by name."""
+        session = K.get_session()
+        loss_fetches = [self.total_loss] + list(self._output_losses)
+        metric_fetches = [t for pair in self._metric_tensors for t in pair]
+        fetches = loss_fetches + metric_fetches + ([fetch_train] if fetch_train is not None else [])
+        n_loss = len(loss_fetches)
+        loss_sums = np.zeros(n_loss)
+        metric_sums = np.zeros(len(self._metric_tensors))
+        metric_counts = np.zeros(len(self._metric_tensors))
+        seen = 0
+        for b, (xs, ys) in enumerate(batches):
+            size = len(xs[0])
+            logs = {"batch": b, "size": size}
+            if callbacks is not None:
+                (callbacks.on_train_batch_begin if mode == "train" else callbacks.on_test_batch_begin)(b, logs)
+            values = session.run(fetches, feed_dict=self._feed(xs, ys, training=mode == "train"))
+            loss_sums += np.asarray(values[:n_loss], np.float64) * size
+            pairs = values[n_loss:n_loss + 2 * len(self._metric_tensors)]
+            metric_sums += np.asarray(pairs[0::2], np.float64)
+            metric_counts += np.asarray(pairs[1::2], np.float64)
+            seen += size
+            if callbacks is not None:
+                for name, v in zip(self.metrics_names[:n_loss], values[:n_loss]):
+                    logs[name] = float(v)
+                for name, s, c in zip(self.metrics_names[n_loss:], metric_sums, metric_counts):
+                    logs[name] = float(s / c) if c else 0.0
+                (callbacks.on_train_batch_end if mode == "train" else callbacks.on_test_batch_end)(b, logs)
+            if mode == "train" and self.stop_training:
+                break
+        if seen == 0:
+            raise ValueError("No data to run the model on (0 samples)")
+        results = {}
+        for name, s in zip(self.metrics_names[:n_loss], loss_sums):
+            results[name] = float(s / seen)
+        for name, s, c in zip(self.metrics_names[n_loss:], metric_sums, metric_counts):
+            results[name] = float(s / c) if c else 0.0
+        return results
+
+    def _array_batches(self, xs, ys, batch_size, shuffle=False):
+        n = self._check_lengths(xs + (ys or []))
+        index = np.arange(n)
+        if shuffle == "batch":
+            chunks = [index[a:b] for a, b in _batches(n, batch_size)]
+            np.random.shuffle(chunks)
+            index = np.concatenate(chunks) if chunks else index
+        elif shuffle:
+            np.random.shuffle(index)
+        for a, b in _batches(n, batch_size):
+            idx = index[a:b]
+            yield _slice(xs, idx), (_slice(ys, idx) if ys is not None else None)
+
+    def _dataset_batches(self, dataset, steps):
+        """Batches drawn from a ``tf.data`` dataset (or an iterator) of ``(x, y)`` elements."""
+        session = K.get_session()
+        if hasattr(dataset, "get_next"):
+            element = dataset.get_next()
+        else:
+            iterator = getattr(self, "_dataset_iterators", {}).get(id(dataset))
+            if iterator is None:
+                iterator = dataset.make_initializable_iterator()
+                self.__dict__.setdefault("_dataset_iterators", {})[id(dataset)] = (iterator, dataset)
+            else:
+                iterator = iterator[0]
+            if steps is None:
+                session.run(iterator.initializer)
+            elif not getattr(iterator, "_ff_initialized", False):
+                session.run(iterator.initializer)
+                iterator._ff_initialized = True
+            element = iterator.get_next()
+        step = 0
+        while steps is None or step < steps:
+            try:
+                value = session.run(element)
+            except errors.OutOfRangeError:
+                if steps is not None:
+                    raise ValueError(f"The dataset ran out of data after {step} of {steps} steps (use "
+                                     f"dataset.repeat())") from None
+                return
+            if isinstance(value, tuple) and len(value) >= 2:
+                xv, yv = value[0], value[1]
+            else:
+                xv, yv = value, None
+            yield self._x_list(xv), (self._y_list(yv) if yv is not None else None)
+            step += 1
+
+    def _generator_batches(self, generator, steps):
+        for _ in range(steps):
+            value = next(generator)
+            xv, yv = value[0], value[1]
+            yield self._x_list(xv), self._y_list(yv)
+
+    @staticmethod
+    def _is_dataset(x):
+        return hasattr(x, "make_initializable_iterator") or (hasattr(x, "get_next") and hasattr(x, "initializer"))
+
+    def _first_batch_shapes(self, x):
+        if self._is_dataset(x):
+            shapes = getattr(x, "output_shapes", None)
+            types = getattr(x, "output_types", None)
+            if shapes is None:
+                raise ValueError("Build the model (give input_shape) before fitting it on a dataset")
+            first_shape, first_type = (shapes[0], types[0]) if isinstance(shapes, tuple) else (shapes, types)
+            dims = first_shape.as_list()
+            return [np.zeros([1] + dims[1:], dtype=first_type.as_numpy_dtype)]
+        return self._x_list(x)
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose=1, callbacks=None, validation_split=0.0,
+            validation_data=None, shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0,
+            steps_per_epoch=None, validation_steps=None, validation_freq=1, **kwargs):
+        """Trains for ``epochs`` epochs; returns the ``History`` (``history.history['loss']``, ...)."""
+        if kwargs:
+            raise TypeError(f"Unrecognized keyword arguments: {sorted(kwargs)}")
+        if class_weight is not None or sample_weight is not None:
+            raise NotImplementedError("class_weight and sample_weight are not supported by ferroflow's Keras yet")
+        if x is None:
+            raise ValueError("fit needs x (numpy arrays, a tf.data dataset or an iterator)")
+        self._ensure_built(self._first_batch_shapes(x))
+        train_op = self._make_train_op()
+        batch_size = 32 if batch_size is None else int(batch_size)
+        dataset = self._is_dataset(x)
+        val_x = val_y = None
+        if not dataset:
+            xs, ys = self._x_list(x), self._y_list(y)
+            if ys is None:
+                raise ValueError("fit on arrays needs y (the targets)")
+            n = self._check_lengths(xs + ys)
+            if validation_data is not None:
+                val_x, val_y = self._x_list(validation_data[0]), self._y_list(validation_data[1])
+            elif validation_split and 0.0 < validation_split < 1.0:
+                split = int(n * (1.0 - validation_split))
+                val_x, val_y = [a[split:] for a in xs], [a[split:] for a in ys]
+                xs, ys = [a[:split] for a in xs], [a[:split] for a in ys]
+                n = split
+        else:
+            n = None
+            if validation_data is not None:
+                if self._is_dataset(validation_data):
+                    val_x = validation_data
+                else:
+                    val_x, val_y = self._x_list(validation_data[0]), self._y_list(validation_data[1])
+        do_validation = val_x is not None
+        if verbose and n is not None:
+            if do_validation and val_y is not None:
+                print(f"Train on {n} samples, validate on {len(val_x[0])} samples")
+            else:
+                print(f"Train on {n} samples")
+        self.history = callbacks_mod.History()
+        cbs = list(callbacks or []) + [self.history]
+        if verbose:
+            cbs.append(callbacks_mod.ProgbarLogger())
+        cb = callbacks_mod.CallbackList(cbs)
+        cb.set_model(self)
+        names = list(self.metrics_names)
+        cb.set_params({"batch_size": batch_size, "epochs": epochs, "steps": steps_per_epoch, "samples": n,
+                       "verbose": verbose, "do_validation": do_validation,
+                       "metrics": names + (["val_" + m for m in names] if do_validation else [])})
+        self.stop_training = False
+        cb.on_train_begin()
+        for epoch in range(initial_epoch, epochs):
+            cb.on_epoch_begin(epoch, {})
+            if dataset:
+                batches = self._dataset_batches(x, steps_per_epoch)
+            else:
+                batches = self._array_batches(xs, ys, batch_size, shuffle=shuffle)
+            logs = self._run_batches(batches, train_op, callbacks=cb, mode="train")
+            if do_validation and (epoch + 1) % validation_freq == 0:
+                if val_y is None:
+                    val_logs = self._run_batches(self._dataset_batches(val_x, validation_steps), None, mode="test")
+                else:
+                    val_logs = self._run_batches(self._array_batches(val_x, val_y, batch_size), None, mode="test")
+                logs.update({"val_" + k: v for k, v in val_logs.items()})
+            cb.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        cb.on_train_end()
+        return self.history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None, steps=None, callbacks=None,
+                 **kwargs):
+        """The loss (and metrics) over ``x``/``y``: a scalar, or ``[loss, metric, ...]`` (``metrics_names``)."""
+        if sample_weight is not None:
+            raise NotImplementedError("sample_weight is not supported by ferroflow's Keras yet")
+        self._ensure_built(self._first_batch_shapes(x))
+        if not self._compiled:
+            raise RuntimeError("You must compile your model before training/testing. Use `model.compile(optimizer, "
+                               "loss)`.")
+        batch_size = 32 if batch_size is None else int(batch_size)
+        if self._is_dataset(x):
+            batches = self._dataset_batches(x, steps)
+        else:
+            batches = self._array_batches(self._x_list(x), self._y_list(y), batch_size)
+        logs = self._run_batches(batches, None, mode="test")
+        if verbose:
+            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+        values = [logs[name] for name in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
+        """The outputs for ``x`` (the learning phase off), batch by batch, concatenated."""
+        self._ensure_built(self._first_batch_shapes(x))
+        session = K.get_session()
+        batch_size = 32 if batch_size is None else int(batch_size)
+        if self._is_dataset(x):
+            batches = ((xs, None) for xs, _ in self._dataset_batches(x, steps))
+        else:
+            batches = self._array_batches(self._x_list(x), None, batch_size)
+        parts = [[] for _ in self.outputs]
+        for xs, _ in batches:
+            values = session.run(self.outputs, feed_dict=self._feed(xs))
+            for p, v in zip(parts, values):
+                p.append(v)
+        if not parts[0]:
+            raise ValueError("predict got no data")
+        result = [np.concatenate(p, axis=0) for p in parts]
+        return result[0] if len(result) == 1 else result
+
+    def train_on_batch(self, x, y, sample_weight=None, class_weight=None, reset_metrics=True):
+        """One training step on one batch; returns its loss (and metrics)."""
+        xs = self._x_list(x)
+        self._ensure_built(xs)
+        train_op = self._make_train_op()
+        logs = self._run_batches([(xs, self._y_list(y))], train_op, mode="train")
+        values = [logs[n] for n in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    def test_on_batch(self, x, y, sample_weight=None, reset_metrics=True):
+        xs = self._x_list(x)
+        self._ensure_built(xs)
+        logs = self._run_batches([(xs, self._y_list(y))], None, mode="test")
+        values = [logs[n] for n in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    def predict_on_batch(self, x):
+        xs = self._x_list(x)
+        self._ensure_built(xs)
+        values = K.get_session().run(self.outputs, feed_dict=self._feed(xs))
+        return values[0] if len(values) == 1 else values
+
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
+                      validation_data=None, validation_steps=None, class_weight=None, max_queue_size=10, workers=1,
+                      use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        """``fit`` on a Python generator of ``(x, y)`` batches, ``steps_per_epoch`` batches an epoch."""
+        if steps_per_epoch is None:
+            steps_per_epoch = len(generator)
+        first = next(generator)
+        self._ensure_built(self._x_list(first[0]))
+        train_op = self._make_train_op()
+
+        def chained():
+            yield first
+            yield from generator
+
+        source = chained()
+        self.history = callbacks_mod.History()
+        cbs = list(callbacks or []) + [self.history] + ([callbacks_mod.ProgbarLogger()] if verbose else [])
+        cb = callbacks_mod.CallbackList(cbs)
+        cb.set_model(self)
+        cb.set_params({"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose,
+                       "do_validation": validation_data is not None, "metrics": list(self.metrics_names)})
+        self.stop_training = False
+        cb.on_train_begin()
+        for epoch in range(initial_epoch, epochs):
+            cb.on_epoch_begin(epoch, {})
+            logs = self._run_batches(self._generator_batches(source, steps_per_epoch), train_op, callbacks=cb)
+            if validation_data is not None:
+                if isinstance(validation_data, tuple):
+                    val = self._run_batches(self._array_batches(self._x_list(validation_data[0]),
+                                                                self._y_list(validation_data[1]), 32), None,
+                                            mode="test")
+                else:
+                    val = self._run_batches(self._generator_batches(validation_data, validation_steps), None,
+                                            mode="test")
+                logs.update({"val_" + k: v for k, v in val.items()})
+            cb.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        cb.on_train_end()
+        return self.history
+
+    def evaluate_generator(self, generator, steps=None, **kwargs):
+        logs = self._run_batches(self._generator_batches(generator, steps), None, mode="test")
+        values = [logs[n] for n in self.metrics_names]
+        return values[0] if len(values) == 1 else values
+
+    def predict_generator(self, generator, steps=None, **kwargs):
+        outs = [self.predict_on_batch(_x_only(next(generator)))
+                for _ in range(steps)]
+        return np.concatenate(outs, axis=0)
+
+    # -- saving ---------------------------------------------------------------------------------------------------
+    def _checkpoint_vars(self):
+        out = {}
+        index = 0
+        for layer in self.layers:
+            ws = layer.weights
+            if not ws:
+                continue
+            for w in ws:
+                short = w.op.name.rsplit("/", 1)[-1]
+                out[f"layer_with_weights-{index}/{short}/.ATTRIBUTES/VARIABLE_VALUE"] = w
+            index += 1
+        return out
+
+    def save_weights(self, filepath, overwrite=True, save_format=None):
+        """Writes the weights as a TensorFlow checkpoint at ``filepath`` (a prefix; see the module docs)."""
+        from ferroflow.training.saver import Saver
+
+        if _is_h5(filepath, save_format):
+            raise _h5_error("save_weights")
+        var_map = self._checkpoint_vars()
+        if not var_map:
+            raise ValueError(f"Model {self.name} has no weights to save (build it first)")
+        session = K.get_session()
+        with session.graph.as_default():
+            saver = Saver(var_list=var_map, max_to_keep=None)
+        saver.save(session, str(filepath), write_meta_graph=False)
+
+    def load_weights(self, filepath, by_name=False):
+        """Restores weights written by ``save_weights`` (the same architecture, layer by layer)."""
+        from ferroflow.training.saver import Saver
+
+        if _is_h5(filepath, None):
+            raise _h5_error("load_weights")
+        if by_name:
+            raise NotImplementedError("load_weights(by_name=True) applies to HDF5 files, which ferroflow does not read")
+        session = K.get_session()
+        with session.graph.as_default():
+            saver = Saver(var_list=self._checkpoint_vars())
+        saver.restore(session, str(filepath))
+        for v in self.weights:
+            v._keras_initialized = True
+
+    def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
+        raise _h5_error("model.save") if _is_h5(filepath, save_format) or save_format is None else \
+            NotImplementedError("model.save in the SavedModel format is not supported by ferroflow's Keras; use "
+                                "save_weights")
+
+    # -- summary -----------------------------------------------------------------------------------------
+    def summary(self, line_length=None, positions=None, print_fn=None):
+        """Prints the layers, their output shapes and parameter counts."""
+        if not self.built or not self.layers:
+            raise ValueError("This model has not yet been built. Build the model first by calling `build()` or "
+                             "calling `fit()` with some data, or specify an `input_shape` argument in the first "
+                             "layer(s) for automatic build.")
+        print_fn = print_fn or print
+        line_length = line_length or 65
+        positions = positions or [0.45, 0.85, 1.0]
+        stops = [int(line_length * p) if p <= 1 else p for p in positions]
+        cols = ["Layer (type)", "Output Shape", "Param #"]
+
+        def row(fields):
+            line = ""
+            for f, stop in zip(fields, stops):
+                line = (line + str(f))[: stop - 1].ljust(stop)
+            print_fn(line)
+
+        print_fn(f'Model: "{self.name}"')
+        print_fn("_" * line_length)
+        row(cols)
+        print_fn("=" * line_length)
+        layers = self.layers
+        for i, layer in enumerate(layers):
+            try:
+                shape = layer.output_shape
+            except AttributeError:
+                shape = "multiple"
+            params = int(sum(np.prod(w.shape.as_list()) for w in layer.weights))
+            row([f"{layer.name} ({type(layer).__name__})", shape, params])
+            print_fn(("=" if i == len(layers) - 1 else "_") * line_length)
+        trainable = int(sum(np.prod(w.shape.as_list()) for w in self.trainable_weights))
+        total = int(sum(np.prod(w.shape.as_list()) for w in self.weights))
+        print_fn(f"Total params: {total:,}")
+        print_fn(f"Trainable params: {trainable:,}")
+        print_fn(f"Non-trainable params: {total - trainable:,}")
+        print_fn("_" * line_length)
+
+
+def _x_only(value):
+    return value[0] if isinstance(value, tuple) else value

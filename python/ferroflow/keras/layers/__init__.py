@@ -1,0 +1,84 @@
+"""``tf.keras.layers``: the Keras layers on TF1 graphs (see ``engine/base_layer.py`` for names and scopes)."""
+
+from ferroflow.keras.engine.base_layer import InputSpec, Layer
+from ferroflow.keras.engine.input_layer import Input, InputLayer
+from ferroflow.keras.layers.convolutional import (
+    Conv1D,
+    Conv2D,
+    Conv2DTranspose,
+    Conv3D,
+    Convolution1D,
+    Convolution2D,
+    Convolution3D,
+    SeparableConv1D,
+    SeparableConv2D,
+)
+from ferroflow.keras.layers.core import (
+    Activation,
+    ActivityRegularization,
+    Dense,
+    Dropout,
+    Flatten,
+    Lambda,
+    Permute,
+    RepeatVector,
+    Reshape,
+)
+from ferroflow.keras.layers.embeddings import Embedding
+from ferroflow.keras.layers.merge import (
+    Add,
+    Average,
+    Concatenate,
+    Dot,
+    Maximum,
+    Minimum,
+    Multiply,
+    Subtract,
+    add,
+    average,
+    concatenate,
+    dot,
+    maximum,
+    minimum,
+    multiply,
+    subtract,
+)
+from ferroflow.keras.layers.normalization import BatchNormalization
+from ferroflow.keras.layers.pooling import (
+    AveragePooling1D,
+    AveragePooling2D,
+    AveragePooling3D,
+    AvgPool1D,
+    AvgPool2D,
+    AvgPool3D,
+    GlobalAveragePooling1D,
+    GlobalAveragePooling2D,
+    GlobalAveragePooling3D,
+    GlobalAvgPool1D,
+    GlobalAvgPool2D,
+    GlobalMaxPool1D,
+    GlobalMaxPool2D,
+    GlobalMaxPooling1D,
+    GlobalMaxPooling2D,
+    GlobalMaxPooling3D,
+    MaxPool1D,
+    MaxPool2D,
+    MaxPool3D,
+    MaxPooling1D,
+    MaxPooling2D,
+    MaxPooling3D,
+)
+from ferroflow.keras.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
+
+__all__ = [
+    "GRU", "LSTM", "RNN", "Activation", "ActivityRegularization", "Add", "Average", "AveragePooling1D",
+    "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization",
+    "Concatenate", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
+    "Convolution3D", "Dense", "Dot", "Dropout", "Embedding", "Flatten", "GRUCell", "GlobalAveragePooling1D",
+    "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
+    "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Input", "InputLayer",
+    "InputSpec", "LSTMCell", "Lambda", "Layer", "MaxPool1D", "MaxPool2D", "MaxPool3D", "MaxPooling1D",
+    "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "Multiply", "Permute", "RepeatVector", "Reshape",
+    "SeparableConv1D", "SeparableConv2D", "SimpleRNN", "SimpleRNNCell", "Subtract", "add", "average",
+    "concatenate", "dot", "maximum", "minimum", "multiply", "subtract",
+]

@@ -1,0 +1,153 @@
+"""Small Keras models trained the same way by ferroflow (tests/python/test_keras.py) and by TensorFlow 2.21's
+tf_keras in graph mode (tools/make_keras_fixtures.py writes tests/fixtures/keras/<case>.npz).
+
+Each case builds its model with ``tf.keras`` of the module it is given, sets every layer's weights from numpy
+(layer by layer), trains a few epochs on fixed data with ``shuffle=False`` and returns what it saw: the history,
+``evaluate``, ``predict`` and the final weights. ``TF1_NAMES`` maps tf_keras 2.21's metric names to TF 1.x's,
+which ferroflow uses.
+"""
+
+import numpy as np
+
+TF1_NAMES = {"mae": "mean_absolute_error", "mse": "mean_squared_error", "accuracy": "acc"}
+
+
+def _init_weights(model, seed):
+    rng = np.random.RandomState(seed)
+    for layer in model.layers:
+        ws = layer.get_weights()
+        if not ws:
+            continue
+        new = []
+        for w in ws:
+            if w.ndim == 1 and np.all(w == 1.0):
+                # batch normalization's gamma and moving variance: positive values around one
+                new.append(rng.uniform(0.5, 1.5, size=w.shape).astype(np.float32))
+            else:
+                new.append((rng.standard_normal(w.shape) * 0.3).astype(np.float32))
+        layer.set_weights(new)
+
+
+def _data(seed, n, shape, kind, classes=3):
+    rng = np.random.RandomState(seed)
+    x = rng.standard_normal((n,) + shape).astype(np.float32)
+    if kind == "sparse":
+        y = rng.randint(0, classes, size=n)
+    elif kind == "onehot":
+        y = np.eye(classes, dtype=np.float32)[rng.randint(0, classes, size=n)]
+    elif kind == "binary":
+        y = rng.randint(0, 2, size=(n, 1)).astype(np.float32)
+    else:
+        y = rng.standard_normal((n, 1)).astype(np.float32)
+    return x, y
+
+
+def mlp(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Flatten(input_shape=(4, 4)),
+        k.layers.Dense(8, activation="relu", kernel_regularizer=k.regularizers.l2(0.01)),
+        k.layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=k.optimizers.Adam(learning_rate=0.01) if not hasattr(k.optimizers, "legacy")
+                  else k.optimizers.legacy.Adam(learning_rate=0.01),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    x, y = _data(1, 40, (4, 4), "sparse")
+    return model, x, y, {"epochs": 3, "batch_size": 8, "validation_split": 0.25}
+
+
+def cnn(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Conv2D(4, 3, activation="relu", input_shape=(6, 6, 1)),
+        k.layers.MaxPooling2D(),
+        k.layers.BatchNormalization(),
+        k.layers.Flatten(),
+        k.layers.Dense(3, activation="softmax"),
+    ])
+    sgd = k.optimizers.legacy.SGD if hasattr(k.optimizers, "legacy") else k.optimizers.SGD
+    model.compile(optimizer=sgd(learning_rate=0.05, momentum=0.9), loss="categorical_crossentropy",
+                  metrics=["acc"])
+    x, y = _data(2, 24, (6, 6, 1), "onehot")
+    return model, x, y, {"epochs": 3, "batch_size": 6}
+
+
+def text(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Embedding(20, 4, input_length=6),
+        k.layers.GlobalAveragePooling1D(),
+        k.layers.Dense(4, activation="relu"),
+        k.layers.Dense(1, activation="sigmoid"),
+    ])
+    rms = k.optimizers.legacy.RMSprop if hasattr(k.optimizers, "legacy") else k.optimizers.RMSprop
+    model.compile(optimizer=rms(learning_rate=0.01), loss="binary_crossentropy", metrics=["accuracy"])
+    rng = np.random.RandomState(3)
+    x = rng.randint(0, 20, size=(30, 6))
+    y = rng.randint(0, 2, size=(30,)).astype(np.float32)
+    return model, x, y, {"epochs": 3, "batch_size": 10, "validation_data": (x[:8], y[:8])}
+
+
+def regression(tf):
+    k = tf.keras
+    inp = k.Input(shape=(3,))
+    h = k.layers.Dense(8, activation="relu")(inp)
+    out = k.layers.Dense(1)(h)
+    model = k.Model(inp, out)
+    rms = k.optimizers.legacy.RMSprop if hasattr(k.optimizers, "legacy") else k.optimizers.RMSprop
+    model.compile(optimizer=rms(learning_rate=0.01, momentum=0.5), loss="mse", metrics=["mae", "mse"])
+    x, y = _data(4, 32, (3,), "regression")
+    return model, x, y, {"epochs": 4, "batch_size": 8, "validation_split": 0.25}
+
+
+def rnn(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.LSTM(5, return_sequences=True, input_shape=(4, 3), recurrent_activation="hard_sigmoid",
+                      implementation=1),
+        k.layers.GRU(4, reset_after=False, recurrent_activation="hard_sigmoid"),
+        k.layers.Dense(1),
+    ])
+    sgd = k.optimizers.legacy.SGD if hasattr(k.optimizers, "legacy") else k.optimizers.SGD
+    model.compile(optimizer=sgd(learning_rate=0.1), loss="mse")
+    x, y = _data(5, 16, (4, 3), "regression")
+    return model, x, y, {"epochs": 2, "batch_size": 8}
+
+
+def merge(tf):
+    k = tf.keras
+    a = k.Input(shape=(3,), name="a")
+    b = k.Input(shape=(2,), name="b")
+    ha = k.layers.Dense(4, activation="tanh")(a)
+    hb = k.layers.Dense(4, activation="sigmoid")(b)
+    s = k.layers.add([ha, hb])
+    c = k.layers.concatenate([s, k.layers.Multiply()([ha, hb])])
+    out = k.layers.Dense(2, activation="softmax")(c)
+    model = k.Model(inputs=[a, b], outputs=out)
+    model.compile(optimizer=tf.train.GradientDescentOptimizer(0.2), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    xa, y = _data(6, 20, (3,), "sparse", classes=2)
+    xb, _ = _data(7, 20, (2,), "sparse", classes=2)
+    return model, [xa, xb], y, {"epochs": 3, "batch_size": 5}
+
+
+CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge}
+
+
+def run(tf, name):
+    """Builds, initializes (seeded numpy), trains and evaluates case ``name``; returns a dict of arrays."""
+    model, x, y, fit_args = CASES[name](tf)
+    _init_weights(model, seed=10)
+    hist = model.fit(x, y, shuffle=False, verbose=0, **fit_args)
+    ev = model.evaluate(x, y, batch_size=16, verbose=0)
+    pred = model.predict(x, batch_size=16)
+    out = {"predict": np.asarray(pred), "evaluate": np.atleast_1d(np.asarray(ev, np.float64)),
+           "metrics_names": np.array([TF1_NAMES.get(n, n) for n in model.metrics_names])}
+    for key, values in hist.history.items():
+        base = key[4:] if key.startswith("val_") else key
+        name_ = ("val_" if key.startswith("val_") else "") + TF1_NAMES.get(base, base)
+        out["hist_" + name_] = np.asarray(values, np.float64)
+    for i, w in enumerate([w for lay in model.layers for w in lay.get_weights()]):
+        out[f"weight_{i}"] = w
+    out["variables"] = np.array([v.name for lay in model.layers for v in lay.weights])
+    return out

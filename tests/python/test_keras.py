@@ -1,0 +1,232 @@
+"""tf.keras in TF1 graph mode: layers, Sequential/functional models, fit/evaluate/predict, callbacks,
+backend, utils. The six models of _keras_cases.py are checked against TensorFlow 2.21's tf_keras in graph mode
+(tests/fixtures/keras/*.npz, made by tools/make_keras_fixtures.py): same history, evaluation, predictions and
+final weights to 1e-5."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import _keras_cases
+import ferroflow as tf
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "keras"
+keras = tf.keras
+K = tf.keras.backend
+
+
+@pytest.fixture(autouse=True)
+def fresh_session():
+    K.clear_session()
+    yield
+    K.clear_session()
+
+
+@pytest.mark.parametrize("name", sorted(_keras_cases.CASES))
+def test_case_matches_tf_keras(name):
+    want = dict(np.load(FIXTURES / f"{name}.npz"))
+    np.random.seed(0)
+    got = _keras_cases.run(tf, name)
+    names = [str(n) for n in want.pop("variables")]
+    # TF 2.21 puts an RNN cell's weights under the cell's name; TF 1.x (and ferroflow) under the layer's.
+    names = [n.replace("/lstm_cell/", "/").replace("/gru_cell/", "/") for n in names]
+    assert [str(n) for n in got.pop("variables")] == names
+    assert list(got.pop("metrics_names")) == list(want.pop("metrics_names"))
+    assert sorted(got) == sorted(want)
+    for key, value in want.items():
+        np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-5, err_msg=f"{name}.{key}")
+
+
+def test_layers_in_plain_tf1_code_train_with_a_tf_train_optimizer():
+    rng = np.random.RandomState(0)
+    x_np = rng.standard_normal((32, 4)).astype(np.float32)
+    y_np = (x_np @ rng.standard_normal((4, 1))).astype(np.float32)
+    x = tf.placeholder(tf.float32, [None, 4])
+    y = tf.placeholder(tf.float32, [None, 1])
+    hidden = keras.layers.Dense(8, activation="tanh", kernel_initializer="he_normal")(x)
+    pred = keras.layers.Dense(1, kernel_initializer=keras.initializers.Zeros())(hidden)
+    loss = tf.reduce_mean(tf.square(pred - y))
+    train = tf.train.GradientDescentOptimizer(0.1).minimize(loss)
+    assert [v.name for v in tf.trainable_variables()] == ["dense/kernel:0", "dense/bias:0", "dense_1/kernel:0",
+                                                         "dense_1/bias:0"]
+    assert pred.op.name == "dense_1/BiasAdd" and hidden.op.name == "dense/Tanh"
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = sess.run(loss, {x: x_np, y: y_np})
+        assert np.all(sess.run(tf.trainable_variables()[2]) == 0)
+        for _ in range(50):
+            sess.run(train, {x: x_np, y: y_np})
+        assert sess.run(loss, {x: x_np, y: y_np}) < 0.5 * first
+
+
+def test_layer_weights_regularizers_and_trainable():
+    x = tf.placeholder(tf.float32, [None, 3])
+    layer = keras.layers.Dense(2, kernel_regularizer=keras.regularizers.l1_l2(l1=0.1, l2=0.2),
+                               bias_regularizer="l2", trainable=False)
+    out = layer(x)
+    assert layer.output is out and layer.input is x
+    assert [w.name for w in layer.weights] == ["dense/kernel:0", "dense/bias:0"]
+    assert layer.trainable_weights == [] and tf.trainable_variables() == []
+    k = np.arange(6, dtype=np.float32).reshape(3, 2) - 2.5
+    b = np.array([1.0, -2.0], np.float32)
+    layer.set_weights([k, b])
+    got_k, got_b = layer.get_weights()
+    np.testing.assert_array_equal(got_k, k)
+    np.testing.assert_array_equal(got_b, b)
+    reg = K.get_session().run(tf.add_n(layer.losses))
+    want = 0.1 * np.abs(k).sum() + 0.2 * np.square(k).sum() + 0.01 * np.square(b).sum()
+    np.testing.assert_allclose(reg, want, rtol=1e-6)
+    with pytest.raises(ValueError, match="weight shape"):
+        layer.set_weights([k.T, b])
+
+
+def test_dropout_and_batch_norm_follow_the_learning_phase():
+    model = keras.Sequential([keras.layers.Dropout(0.5, input_shape=(100,)), keras.layers.BatchNormalization()])
+    x = np.ones((4, 100), np.float32)
+    # predict: the learning phase is off, so no dropout and the moving statistics (0 and 1) are used.
+    np.testing.assert_allclose(model.predict(x), x / np.sqrt(1 + 1e-3), rtol=1e-6)
+    sess = K.get_session()
+    dropped = sess.run(model.layers[0].output, {model.inputs[0]: x, K.learning_phase(): True})
+    assert set(np.unique(dropped)) <= {0.0, 2.0} and 0 < (dropped == 0).mean() < 1
+    assert len(model.updates) == 2
+
+
+def test_functional_model_is_callable_on_new_tensors_and_shares_weights():
+    inp = keras.Input(shape=(3,))
+    out = keras.layers.Dense(2, activation="relu")(keras.layers.Dense(4)(inp))
+    model = keras.Model(inputs=inp, outputs=out)
+    assert [type(layer).__name__ for layer in model.layers] == ["InputLayer", "Dense", "Dense"]
+    other = tf.placeholder(tf.float32, [None, 3])
+    again = model(other)
+    assert len(tf.trainable_variables()) == 4
+    x = np.random.RandomState(1).standard_normal((5, 3)).astype(np.float32)
+    sess = K.get_session()
+    np.testing.assert_allclose(sess.run(again, {other: x}), model.predict(x), rtol=1e-6)
+
+
+def test_sequential_add_deferred_build_summary_and_predict_classes(capsys):
+    model = keras.models.Sequential()
+    model.add(keras.layers.Dense(4, activation="relu"))
+    model.add(keras.layers.Dense(3, activation="softmax"))
+    model.compile("sgd", "categorical_crossentropy", metrics=["accuracy"])
+    x = np.random.RandomState(2).standard_normal((10, 5)).astype(np.float32)
+    y = keras.utils.to_categorical(np.arange(10) % 3, 3)
+    history = model.fit(x, y, epochs=2, batch_size=4, verbose=0)
+    assert sorted(history.history) == ["acc", "loss"] and len(history.history["loss"]) == 2
+    assert history.epoch == [0, 1]
+    classes = model.predict_classes(x)
+    np.testing.assert_array_equal(classes, model.predict(x).argmax(-1))
+    model.summary()
+    printed = capsys.readouterr().out
+    assert 'Model: "sequential"' in printed and "Total params: 39" in printed
+    assert model.count_params() == 39
+
+
+def test_early_stopping_restores_best_weights_and_checkpoints_per_epoch(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+    model.compile(keras.optimizers.SGD(lr=0.5), "mse")
+    x = np.array([[1.0, 2.0], [2.0, 1.0], [0.0, 1.0]], np.float32)
+    y = np.array([1.0, 2.0, 3.0], np.float32)
+    seen = []
+    path = str(tmp_path / "w.{epoch:02d}.ckpt")
+    stop = keras.callbacks.EarlyStopping(monitor="loss", patience=1, restore_best_weights=True)
+    history = model.fit(x, y, epochs=30, batch_size=3, verbose=0, callbacks=[
+        stop, keras.callbacks.ModelCheckpoint(path, monitor="loss", save_weights_only=True),
+        keras.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: seen.append((epoch, logs["loss"])))])
+    losses = history.history["loss"]
+    assert len(losses) < 30 and stop.stopped_epoch == len(losses) - 1
+    assert [e for e, _ in seen] == list(range(len(losses)))
+    assert (tmp_path / "w.01.ckpt.index").exists() and (tmp_path / f"w.{len(losses):02d}.ckpt.index").exists()
+    best = int(np.argmin(losses))
+    # The weights are the best epoch's again: evaluating gives the loss of the epoch after it started from them.
+    fresh = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+    fresh.load_weights(str(tmp_path / f"w.{best + 1:02d}.ckpt"))
+    np.testing.assert_allclose(fresh.get_weights()[0], model.get_weights()[0], rtol=1e-6)
+
+
+def test_save_and_load_weights_into_a_model_with_other_names(tmp_path):
+    def build():
+        return keras.Sequential([keras.layers.Dense(3, activation="relu", input_shape=(4,)), keras.layers.Dense(2)])
+
+    a = build()
+    x = np.random.RandomState(3).standard_normal((6, 4)).astype(np.float32)
+    a.save_weights(str(tmp_path / "ckpt"))
+    b = build()
+    assert b.layers[0].name == "dense_2"
+    b.load_weights(str(tmp_path / "ckpt"))
+    np.testing.assert_allclose(b.predict(x), a.predict(x), rtol=1e-6)
+    with pytest.raises(ImportError, match="h5py"):
+        a.save_weights(str(tmp_path / "w.h5"))
+    with pytest.raises(ImportError, match="h5py"):
+        keras.models.load_model(str(tmp_path / "m.h5"))
+
+
+def test_fit_on_a_dataset_with_steps_per_epoch():
+    x = np.random.RandomState(4).standard_normal((12, 3)).astype(np.float32)
+    y = (x.sum(axis=1, keepdims=True) > 0).astype(np.float32)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat()
+    model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+    model.compile(keras.optimizers.Adam(0.1), "binary_crossentropy", metrics=["acc"])
+    history = model.fit(ds, epochs=3, steps_per_epoch=3, verbose=0)
+    assert len(history.history["loss"]) == 3 and history.history["loss"][-1] < history.history["loss"][0]
+
+
+def test_backend_functions():
+    v = K.variable(np.array([[1.0, 2.0], [3.0, 4.0]]), name="v")
+    assert K.int_shape(v) == (2, 2) and K.floatx() == "float32" and K.epsilon() == 1e-7
+    np.testing.assert_array_equal(K.get_value(v), [[1, 2], [3, 4]])
+    K.set_value(v, np.eye(2))
+    ph = K.placeholder(shape=(None, 2))
+    fn = K.function([ph], [K.dot(ph, v) * 2.0, K.sum(K.square(ph), axis=1)])
+    out, sq = fn([np.array([[1.0, 2.0]], np.float32)])
+    np.testing.assert_allclose(out, [[2.0, 4.0]])
+    np.testing.assert_allclose(sq, [5.0])
+    logits = K.constant([[1.0, 2.0, 0.5]])
+    probs = K.softmax(logits)
+    ce = K.categorical_crossentropy(K.constant([[0.0, 1.0, 0.0]]), probs)
+    e = np.exp([1.0, 2.0, 0.5])
+    np.testing.assert_allclose(K.eval(ce), [-np.log(e[1] / e.sum())], rtol=1e-6)
+    assert K.batch_get_value([K.constant(1.0), K.constant(2.0)]) == [1.0, 2.0]
+
+
+def test_clear_session_resets_layer_names():
+    assert keras.layers.Dense(1).name == "dense"
+    assert keras.layers.Dense(1).name == "dense_1"
+    K.clear_session()
+    assert keras.layers.Dense(1).name == "dense"
+
+
+def test_utils_and_preprocessing():
+    np.testing.assert_array_equal(keras.utils.to_categorical([0, 2, 1]), np.eye(3)[[0, 2, 1]])
+    padded = keras.preprocessing.sequence.pad_sequences([[1, 2, 3], [4], [5, 6, 7, 8, 9]], maxlen=4)
+    np.testing.assert_array_equal(padded, [[0, 1, 2, 3], [0, 0, 0, 4], [6, 7, 8, 9]])
+    post = keras.preprocessing.sequence.pad_sequences([[1, 2], [3]], padding="post", truncating="post", maxlen=1,
+                                                      value=-1)
+    np.testing.assert_array_equal(post, [[1], [3]])
+
+
+def test_datasets_read_the_keras_cache_and_never_download(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="does not download"):
+        keras.datasets.mnist.load_data()
+    (tmp_path / "datasets").mkdir()
+    xs = np.arange(2 * 28 * 28, dtype=np.uint8).reshape(2, 28, 28)
+    np.savez(tmp_path / "datasets" / "mnist.npz", x_train=xs, y_train=np.array([3, 4]), x_test=xs[:1],
+             y_test=np.array([5]))
+    (x_train, y_train), (x_test, y_test) = keras.datasets.mnist.load_data()
+    np.testing.assert_array_equal(x_train, xs)
+    assert list(y_test) == [5]
+
+
+def test_compat_v1_and_errors():
+    import ferroflow.compat.v1 as v1
+
+    assert v1.keras is tf.keras
+    with pytest.raises(ValueError, match="Unknown activation"):
+        keras.layers.Dense(2, activation="no_such_thing")
+    with pytest.raises(ValueError, match="Unknown optimizer"):
+        keras.Sequential([keras.layers.Dense(1, input_shape=(2,))]).compile("nope", "mse")
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+    with pytest.raises(RuntimeError, match="compile"):
+        model.evaluate(np.zeros((2, 2), np.float32), np.zeros((2, 1), np.float32), verbose=0)
