@@ -140,7 +140,9 @@ class Model(Layer):
 
     @property
     def weights(self):
-        return self.trainable_weights + self.non_trainable_weights
+        """Every weight, layer by layer (as TensorFlow's Keras lists a model's weights)."""
+        own = [w for w in Layer.weights.fget(self) if all(w is not x for x in self._layer_weights())]
+        return self._layer_weights() + own
 
     trainable_variables = trainable_weights
     non_trainable_variables = non_trainable_weights
@@ -635,7 +637,10 @@ class Model(Layer):
                 if val_y is None:
                     val_logs = self._run_batches(self._dataset_batches(val_x, validation_steps), None, mode="test")
                 else:
-                    val_logs = self._run_batches(self._array_batches(val_x, val_y, batch_size), None, mode="test")
+                    # TF 1.x's validation loop shuffles too (it leaves `shuffle` at its default): the same
+                    # numpy draws keep the next epochs' orders the same as TensorFlow's.
+                    val_logs = self._run_batches(self._array_batches(val_x, val_y, batch_size, shuffle=bool(shuffle)),
+                                                 None, mode="test")
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             cb.on_epoch_end(epoch, logs)
             if self.stop_training:
