@@ -147,7 +147,8 @@ def _format_value(v):
 
 
 class ProgbarLogger(Callback):
-    """Prints progress to stdout: a bar per epoch (verbose 1) or one line per epoch (verbose 2)."""
+    """Prints progress to stdout: a bar per epoch (verbose 1, redrawn each batch on a terminal) or one line per
+    epoch (verbose 2)."""
 
     def __init__(self, count_mode="samples", stateful_metrics=None):
         super().__init__()
@@ -166,7 +167,7 @@ class ProgbarLogger(Callback):
     def on_batch_end(self, batch, logs=None):
         logs = logs or {}
         self._seen += logs.get("size", 0)
-        if self.verbose == 1:
+        if self.verbose == 1 and sys.stdout.isatty():
             total = self.params.get("samples") or self.params.get("steps") or 0
             seen = self._seen if self.params.get("samples") else batch + 1
             width = 30
