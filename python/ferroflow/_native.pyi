@@ -75,6 +75,19 @@ class GradientRun:
     def resume(self, in_grads: Sequence[GradientIds]) -> None:
         """The input gradients of the op the last ``step`` named."""
 
+class PartialRun:
+    """The values one ``Session.partial_run_setup`` handle was fed or kept (``client/partial_run.py``)."""
+
+    def __init__(self, session: Session) -> None: ...
+    def feed(self, feed_ids: Sequence[int], feed_values: Sequence[Any], feed_dtypes: Sequence[int]) -> None:
+        """Stores fed values (tensor ids, values, dtype enums)."""
+    def step(
+        self, members: Sequence[int], fetch_ids: Sequence[int], keep_ids: Sequence[int], timeout_ms: int = 0
+    ) -> list[Any]:
+        """Runs the ops ``members`` fed with the stored values; keeps ``keep_ids``, returns ``fetch_ids``."""
+    def clear(self) -> None:
+        """Drops every stored value."""
+
 class Runner:
     """A compiled run signature (``Session.make_callable``)."""
 

@@ -5,7 +5,7 @@
 //!
 //! Where things live: `graph` (the `Graph` class and `registered_ops`),
 //! `gradients` (`GradientRun`, `has_gradient`), `session` (`Session`,
-//! `Runner`), `server` (`Server`, `parse_tf_config`, `serve`), `optimizers`
+//! `Runner`), `partial_run` (`PartialRun`), `server` (`Server`, `parse_tf_config`, `serve`), `optimizers`
 //! (the fused rule tables), `convert` (values and attributes across the
 //! boundary), `errors` (the mapping onto `tf.errors`), `checkpoint`,
 //! `records`, `graph_def` (GraphDefs in TensorFlow's form), `lite`, `py_func` and
@@ -21,6 +21,7 @@ mod graph;
 mod graph_def;
 mod lite;
 mod optimizers;
+mod partial_run;
 mod proto;
 mod py_func;
 mod records;
@@ -60,6 +61,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GradientRun>()?;
     m.add_class::<session::Session>()?;
     m.add_class::<session::Runner>()?;
+    m.add_class::<partial_run::PartialRun>()?;
     m.add_class::<server::Server>()?;
     m.add_function(wrap_pyfunction!(server::parse_tf_config, m)?)?;
     m.add_function(wrap_pyfunction!(server::serve, m)?)?;

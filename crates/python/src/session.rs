@@ -151,6 +151,16 @@ pub(crate) struct Session {
     engine: Arc<Engine>,
 }
 
+impl Session {
+    /// The in-process session; `None` for a cluster session.
+    pub(crate) fn local(&self) -> Option<Arc<CoreSession>> {
+        match &*self.engine {
+            Engine::Local(s) => Some(s.clone()),
+            Engine::Cluster(_) => None,
+        }
+    }
+}
+
 #[pymethods]
 impl Session {
     /// A session over `graph`; `intra_op_threads > 0` gives its kernels a

@@ -559,15 +559,27 @@ class BaseSession:
         return call
 
     def partial_run_setup(self, fetches, feeds=None):
-        raise NotImplementedError("partial_run is not supported by ferroflow")
+        """Declares the ``fetches`` and ``feeds`` of a partial run and returns its handle (see
+        ``client/partial_run.py``)."""
+        from ferroflow.client import partial_run
+
+        return partial_run.setup(self, fetches, feeds)
 
     def partial_run(self, handle, fetches, feed_dict=None):
-        raise NotImplementedError("partial_run is not supported by ferroflow")
+        """Feeds ``feed_dict`` to the partial run ``handle`` and returns ``fetches``, each node running once
+        per handle."""
+        from ferroflow.client import partial_run
+
+        return partial_run.run(self, handle, fetches, feed_dict)
 
     def close(self):
         """Frees the session's resources (variables)."""
         if not self._closed:
             self._closed = True
+            if "_partial_runs" in self.__dict__:
+                from ferroflow.client import partial_run
+
+                partial_run.close_all(self)
             self._native.close()
 
     def __del__(self):
