@@ -207,7 +207,12 @@ def _feed_value(tensor, value, dt=None):
         except (ValueError, TypeError) as e:
             raise TypeError(f"Cannot convert the value fed for {tensor.name!r} to {dt.name}: {e}") from None
     try:
-        arr = np.asarray(value, dtype=dt.as_numpy_dtype)
+        if dt.is_integer:
+            # Out-of-range Python ints wrap around, as TensorFlow feeds them.
+            with np.errstate(invalid="ignore", over="ignore"):
+                arr = tensor_util.wrap_integers(value, dt.as_numpy_dtype)
+        else:
+            arr = np.asarray(value, dtype=dt.as_numpy_dtype)
     except (ValueError, TypeError) as e:
         raise TypeError(
             f"Cannot convert the value fed for {tensor.name!r} to {dt.name}: {e}"

@@ -74,7 +74,7 @@ def _check_compatible(value, dtype):
         elif dtype.is_floating or dtype.is_complex:
             ok = isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (str, bytes))
         if not ok:
-            raise TypeError(f"Expected {dtype.name}, got {v!r} of type '{type(v).__name__}' instead.")
+            raise TypeError(f"Expected {dtype.name}, but got {v} of type '{type(v).__name__}'.")
 
 
 def to_numpy(value, dtype=None):
@@ -92,15 +92,32 @@ def to_numpy(value, dtype=None):
     if dtype.is_quantized:
         return quantized_storage(value, dtype), dtype
     try:
-        with np.errstate(invalid="ignore"):
-            arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
-    except (OverflowError, ValueError) as e:
-        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}: {e}") from None
-    if dtype.is_integer and not isinstance(value, (np.ndarray, np.generic)):
-        src = np.asarray(value)
-        if src.size and (src.min() < dtype.min or src.max() > dtype.max):
-            raise TypeError(f"Value out of range for {dtype.name}: {value!r}")
+        with np.errstate(invalid="ignore", over="ignore"):
+            if dtype.is_integer:
+                arr = wrap_integers(value, dtype.as_numpy_dtype)
+            else:
+                arr = np.asarray(value, dtype=dtype.as_numpy_dtype)
+    except ValueError as e:
+        raise TypeError(f"Cannot convert {value!r} to a tensor of dtype {dtype.name}: {e}") from None
     return arr, dtype
+
+
+def wrap_integers(value, np_dtype):
+    """``value`` as an array of the integer ``np_dtype``, out-of-range Python ints wrapping around
+    (``tf.constant(-1, tf.uint8)`` is 255 and 300 is 44) as TensorFlow 2.21 builds graph constants and feeds:
+    NumPy infers the array first (int64, or uint64 above int64's range), then casts it. An int beyond uint64's
+    range stays an object, whose cast raises ``OverflowError`` as in TensorFlow.
+
+    One deliberate difference: a list mixing ints above int64's range with negative ones, which NumPy infers
+    as float64, keeps every bit here (``constant([2**64 - 1, -1], tf.uint64)`` is both values; TensorFlow
+    2.21 rounds through float64 and gives 0 for the first)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind == "f" and not isinstance(value, (np.ndarray, np.generic)):
+        items = list(_flatten(value))
+        if items and all(isinstance(v, (int, np.integer)) for v in items):
+            # Every int here lies in [-2**63, 2**64): NumPy made an object array otherwise.
+            arr = np.array([int(v) % 2**64 for v in items], dtype=np.uint64).reshape(arr.shape)
+    return arr if arr.dtype == np_dtype else arr.astype(np_dtype)
 
 
 def quantized_storage(value, dtype):
