@@ -1173,3 +1173,18 @@ def test_nan_and_inf_semantics():
         zeros = e64 == 0
         np.testing.assert_array_equal(np.signbit(np.asarray(g, np.float64))[zeros], np.signbit(e64)[zeros],
                                       err_msg=str(i))
+
+
+def test_full_reduction_of_unknown_rank_is_a_scalar():
+    # TF sets the static shape of a reduction over every axis (axis=None, no keepdims) to () even when the
+    # input's rank is unknown (aymericdamien's linear_regression: reduce_sum(pow(pred - Y, 2)) of
+    # placeholder("float")); keepdims or an explicit axis leave it unknown.
+    x = tf.placeholder("float")
+    for f in (tf.reduce_sum, tf.reduce_mean, tf.reduce_max, tf.reduce_min, tf.reduce_prod, tf.count_nonzero,
+              tf.reduce_logsumexp):
+        assert f(x).shape.as_list() == [], f
+    assert tf.reduce_any(tf.placeholder(tf.bool)).shape.as_list() == []
+    assert tf.reduce_sum(x, keepdims=True).shape.ndims is None
+    assert tf.reduce_sum(x, 0).shape.ndims is None
+    with tf.Session() as sess:
+        assert sess.run(tf.reduce_sum(x), {x: [[1.0, 2.0], [3.0, 4.0]]}) == 10.0

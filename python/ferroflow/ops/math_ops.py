@@ -268,7 +268,11 @@ def _reducer(op_type, default_name):
         x = ops.convert_to_tensor(input_tensor)
         with ops.name_scope(name, default_name, [x]) as scope:
             dims = _reduction_dims(x, axis)
-            return make(op_type, [x, dims], {"keep_dims": keepdims}, scope)
+            out = make(op_type, [x, dims], {"keep_dims": keepdims}, scope)
+            if axis is None and not keepdims and x.shape.ndims is None:
+                # Every axis of an input of unknown rank: still a scalar, as TensorFlow sets it.
+                out.set_shape([])
+            return out
 
     f.__name__ = default_name.lower()
     f.__doc__ = f"``{op_type}`` over ``axis`` (every axis when None)."
