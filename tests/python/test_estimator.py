@@ -279,8 +279,9 @@ def test_binary_linear_classifier_and_regressors_against_numpy(tmp_path):
         assert res["loss"] == pytest.approx(np.sum((out - target) ** 2), rel=1e-5)
     with pytest.raises(ValueError, match="n_classes must be > 1"):
         tf.estimator.DNNClassifier([3], _columns(), n_classes=1)
-    with pytest.raises(NotImplementedError, match="weight_column"):
-        tf.estimator.LinearClassifier(_columns(), weight_column="w")
+    # weight_column and label_vocabulary are supported (test_estimator_weights.py); a vocabulary must be a list.
+    with pytest.raises(TypeError, match="label_vocabulary should be a list or tuple"):
+        tf.estimator.LinearClassifier(_columns(), label_vocabulary="ab")
 
 
 def test_export_saved_model_serves_the_predictions(tmp_path):

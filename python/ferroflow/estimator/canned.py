@@ -12,7 +12,10 @@ metrics (``accuracy``, ``average_loss``, ``loss``; ``auc``, ``auc_precision_reca
 ``accuracy_baseline``, ``label/mean``, ``prediction/mean`` for two classes; ``label/mean`` and
 ``prediction/mean`` for regressors). Default optimizers: Adagrad(0.05) for the DNNs, FTRL(min(0.2, 1/sqrt(number of
 columns))) for the linear models; the combined classifier trains each part with its own optimizer and then
-increments the global step, as TF. Not provided: ``weight_column``, ``label_vocabulary``, batch norm,
+increments the global step, as TF. ``weight_column`` (a feature key or ``numeric_column``) scales each example's
+loss and weighs every metric, the average-loss summary being the training loss over the weights' sum;
+``label_vocabulary`` (the class names, as strings) maps string labels to class ids (an unknown label fails the
+step's range check) and names the ``classes`` predictions and the exported classes. Not provided: batch norm,
 partitioners, the combined regressor and the boosted trees.
 """
 
@@ -108,31 +111,95 @@ def _labels(labels, shape_last, dtype):
     return math_ops.cast(labels, dtype) if dtype is not None else labels
 
 
-def _class_predictions(logits, class_ids, probabilities, n_classes):
+def _class_predictions(logits, class_ids, probabilities, n_classes, label_vocabulary=None):
     batch = array_ops.shape(logits)[0]
     all_ids = array_ops.tile(array_ops.expand_dims(array_ops.range(n_classes), 0), [batch, 1])
+    if label_vocabulary:
+        from ferroflow.ops import lookup_ops
+
+        table = lookup_ops.index_to_string_table_from_tensor(
+            vocabulary_list=list(label_vocabulary), name="class_string_lookup")
+        classes = table.lookup(class_ids)
+        all_classes = array_ops.tile(array_ops.expand_dims(list(label_vocabulary), 0), [batch, 1])
+    else:
+        classes = string_ops.as_string(class_ids, name="str_classes")
+        all_classes = string_ops.as_string(all_ids)
     return {
         "logits": logits,
         "probabilities": probabilities,
         "class_ids": class_ids,
-        "classes": string_ops.as_string(class_ids, name="str_classes"),
+        "classes": classes,
         "all_class_ids": all_ids,
-        "all_classes": string_ops.as_string(all_ids),
+        "all_classes": all_classes,
     }
 
 
-def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None):
-    """The EstimatorSpec of TF 1.15's multi-class / binary / regression head over ``logits``."""
+def _example_weights(features, weight_column, logits):
+    """TF 1.15's ``_get_weights_and_check_match_logits``: the float32 ``[batch, 1]`` weights of
+    ``weight_column`` (a feature key or a ``numeric_column``), or None without one."""
+    if weight_column is None:
+        return None
+    from ferroflow.feature_column import _base as fc_base
+    from ferroflow.feature_column import _categorical as fc_categorical
+    from ferroflow.ops import check_ops
+
+    if isinstance(weight_column, str):
+        weight_column = fc_categorical.numeric_column(key=weight_column, shape=(1,))
+    if not isinstance(weight_column, fc_categorical._NumericColumn):
+        raise TypeError(f"Weight column must be either a string or _NumericColumn. Given type: "
+                        f"{type(weight_column)}.")
+    with ops.name_scope(None, "weights"):
+        weights = weight_column._get_dense_tensor(fc_base._LazyBuilder(features))
+        if not (weights.dtype.is_floating or weights.dtype.is_integer):
+            raise ValueError(f"Weight column should be castable to float. Given dtype: {weights.dtype}")
+        weights = math_ops.cast(weights, dtypes.float32, name="weights")
+        if weights.shape.ndims is not None and logits.shape.ndims is not None and (
+                weights.shape.ndims == logits.shape.ndims - 1):
+            weights = array_ops.expand_dims(weights, -1)
+        expected = array_ops.concat([array_ops.shape(logits)[:-1], [1]], axis=0)
+        check = check_ops.assert_equal(
+            expected, array_ops.shape(weights), message="weights shape must be [D0, D1, ... DN] or "
+            "[D0, D1, ... DN, 1]")
+        with ops.control_dependencies([check]):
+            return array_ops.identity(weights)
+
+
+def _label_ids(labels, n_classes, label_vocabulary, dtype):
+    """Class ids of ``labels`` (looked up in ``label_vocabulary`` when given), checked to lie in
+    [0, n_classes), as ``dtype``."""
+    from ferroflow.ops import check_ops, lookup_ops
+
+    if label_vocabulary is not None:
+        if labels.dtype != dtypes.string:
+            raise ValueError(
+                f"Labels dtype should be string if there is a vocabulary. Instead got {labels.dtype}")
+        labels = lookup_ops.index_table_from_tensor(
+            vocabulary_list=tuple(label_vocabulary), name="class_id_lookup").lookup(labels)
+    elif not labels.dtype.is_integer and dtype.is_integer:
+        raise ValueError(f"Labels dtype should be integer. Instead got {labels.dtype}.")
+    labels = math_ops.cast(labels, dtype)
+    with ops.name_scope(None, "assert_range", [labels]):
+        below = check_ops.assert_less_equal(
+            labels, ops.convert_to_tensor(n_classes - 1, dtype=labels.dtype), message="Labels must <= n_classes - 1")
+        above = check_ops.assert_non_negative(labels, message="Labels must >= 0")
+        with ops.control_dependencies([below, above]):
+            return array_ops.identity(labels)
+
+
+def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None, features=None, weight_column=None,
+               label_vocabulary=None):
+    """The EstimatorSpec of TF 1.15's multi-class / binary / regression head over ``logits``, the examples
+    weighted by ``weight_column`` and string labels mapped through ``label_vocabulary`` when given."""
     if kind == "multi_class":
         probabilities = nn_ops.softmax(logits, name="probabilities")
         class_ids = array_ops.expand_dims(math_ops.argmax(logits, axis=1), -1, name="class_ids")
-        predictions = _class_predictions(logits, class_ids, probabilities, n_classes)
+        predictions = _class_predictions(logits, class_ids, probabilities, n_classes, label_vocabulary)
     elif kind == "binary":
         logistic = math_ops.sigmoid(logits, name="logistic")
         two = array_ops.concat([array_ops.zeros_like(logits), logits], axis=1)
         probabilities = nn_ops.softmax(two, name="probabilities")
         class_ids = array_ops.expand_dims(math_ops.argmax(two, axis=1), -1, name="class_ids")
-        predictions = _class_predictions(logits, class_ids, probabilities, 2)
+        predictions = _class_predictions(logits, class_ids, probabilities, 2, label_vocabulary)
         predictions["logistic"] = logistic
     else:
         predictions = {"predictions": logits}
@@ -154,18 +221,28 @@ def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None):
 
     none = losses_impl.Reduction.NONE
     if kind == "multi_class":
-        labels = _labels(labels, 1, dtypes.int64)
+        labels = _label_ids(_labels(labels, 1, None), n_classes, label_vocabulary, dtypes.int64)
         unreduced = losses_impl.sparse_softmax_cross_entropy(labels, logits, reduction=none)
         unreduced = array_ops.expand_dims(unreduced, -1)
     elif kind == "binary":
-        labels = _labels(labels, 1, dtypes.float32)
+        labels = _labels(labels, 1, None)
+        if label_vocabulary is not None or labels.dtype == dtypes.string:
+            labels = _label_ids(labels, 2, label_vocabulary, dtypes.float32)
+        else:
+            labels = math_ops.cast(labels, dtypes.float32)
         unreduced = losses_impl.sigmoid_cross_entropy(labels, logits, reduction=none)
     else:
         labels = _labels(labels, logits.shape[-1], dtypes.float32)
         unreduced = losses_impl.mean_squared_error(labels, logits, reduction=none)
-    training_loss = losses_impl.compute_weighted_loss(unreduced, reduction=losses_impl.Reduction.SUM)
+    weights = _example_weights(features or {}, weight_column, logits)
+    training_loss = losses_impl.compute_weighted_loss(
+        unreduced, weights=1.0 if weights is None else weights, reduction=losses_impl.Reduction.SUM)
     summary_ops.scalar("loss", training_loss)
-    summary_ops.scalar("average_loss", math_ops.reduce_mean(unreduced))
+    if weights is None:
+        summary_ops.scalar("average_loss", math_ops.reduce_mean(unreduced))
+    else:
+        summary_ops.scalar("average_loss", training_loss / math_ops.reduce_sum(
+            weights * array_ops.ones_like(unreduced)))
 
     if mode == model_fn_lib.ModeKeys.TRAIN:
         train_op = (
@@ -177,27 +254,30 @@ def _head_spec(mode, logits, labels, optimizer, kind, n_classes=None):
             mode, predictions=predictions, loss=training_loss, train_op=train_op
         )
 
-    metrics = {"average_loss": metrics_impl.mean(unreduced, name="average_loss")}
+    w = weights
+    metrics = {"average_loss": metrics_impl.mean(unreduced, weights=w, name="average_loss")}
     if kind in ("multi_class", "binary"):
-        metrics["accuracy"] = metrics_impl.accuracy(labels, predictions["class_ids"], name="accuracy")
+        metrics["accuracy"] = metrics_impl.accuracy(labels, predictions["class_ids"], weights=w, name="accuracy")
     if kind == "binary":
         logistic = predictions["logistic"]
-        metrics["precision"] = metrics_impl.precision(labels, predictions["class_ids"], name="precision")
-        metrics["recall"] = metrics_impl.recall(labels, predictions["class_ids"], name="recall")
-        metrics["prediction/mean"] = metrics_impl.mean(logistic, name="prediction/mean")
-        label_mean = metrics_impl.mean(labels, name="label/mean")
+        metrics["precision"] = metrics_impl.precision(labels, predictions["class_ids"], weights=w,
+                                                      name="precision")
+        metrics["recall"] = metrics_impl.recall(labels, predictions["class_ids"], weights=w, name="recall")
+        metrics["prediction/mean"] = metrics_impl.mean(logistic, weights=w, name="prediction/mean")
+        label_mean = metrics_impl.mean(labels, weights=w, name="label/mean")
         metrics["label/mean"] = label_mean
         metrics["accuracy_baseline"] = (
             math_ops.maximum(label_mean[0], 1.0 - label_mean[0]),
             math_ops.maximum(label_mean[1], 1.0 - label_mean[1]),
         )
-        metrics["auc"] = metrics_impl.auc(labels, logistic, name="auc")
+        metrics["auc"] = metrics_impl.auc(labels, logistic, weights=w, name="auc")
         metrics["auc_precision_recall"] = metrics_impl.auc(
-            labels, logistic, curve="PR", name="auc_precision_recall"
+            labels, logistic, weights=w, curve="PR", name="auc_precision_recall"
         )
     if kind == "regression":
-        metrics["prediction/mean"] = metrics_impl.mean(logits, name="prediction/mean")
-        metrics["label/mean"] = metrics_impl.mean(labels, name="label/mean")
+        wide = None if w is None else w * array_ops.ones_like(logits)
+        metrics["prediction/mean"] = metrics_impl.mean(logits, weights=wide, name="prediction/mean")
+        metrics["label/mean"] = metrics_impl.mean(labels, weights=wide, name="label/mean")
     return model_fn_lib.EstimatorSpec(
         mode, predictions=predictions, loss=training_loss, eval_metric_ops=metrics
     )
@@ -209,11 +289,12 @@ def _class_kind(n_classes):
     return "binary" if n_classes == 2 else "multi_class"
 
 
-def _check_unsupported(weight_column, label_vocabulary):
-    if weight_column is not None:
-        raise NotImplementedError("weight_column is not supported by ferroflow's premade estimators")
-    if label_vocabulary is not None:
-        raise NotImplementedError("label_vocabulary is not supported by ferroflow's premade estimators")
+def _check_vocabulary(label_vocabulary, kind):
+    if label_vocabulary is not None and not isinstance(label_vocabulary, (list, tuple)):
+        # TF 1.15's binary head raises TypeError here, its multi-class head ValueError.
+        error = TypeError if kind == "binary" else ValueError
+        what = "a list or tuple" if kind == "binary" else "a list or a tuple"
+        raise error(f"label_vocabulary should be {what}. Given type: {type(label_vocabulary)}")
 
 
 def _check_columns(feature_columns):
@@ -243,15 +324,16 @@ class DNNClassifier(Estimator):
         loss_reduction=None,
         batch_norm=False,
     ):
-        _check_unsupported(weight_column, label_vocabulary)
         if batch_norm:
             raise NotImplementedError("batch_norm is not supported by ferroflow's DNNClassifier")
         kind, columns = _class_kind(n_classes), _check_columns(feature_columns)
+        _check_vocabulary(label_vocabulary, kind)
         units = 1 if kind == "binary" else n_classes
 
         def _model_fn(features, labels, mode, config):
             logits = _dnn_logits(features, mode, units, hidden_units, columns, activation_fn, dropout)
-            return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), kind, n_classes)
+            return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), kind, n_classes, features,
+                              weight_column, label_vocabulary)
 
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
@@ -275,7 +357,6 @@ class DNNRegressor(Estimator):
         loss_reduction=None,
         batch_norm=False,
     ):
-        _check_unsupported(weight_column, None)
         if batch_norm:
             raise NotImplementedError("batch_norm is not supported by ferroflow's DNNRegressor")
         columns = _check_columns(feature_columns)
@@ -284,7 +365,8 @@ class DNNRegressor(Estimator):
             logits = _dnn_logits(
                 features, mode, label_dimension, hidden_units, columns, activation_fn, dropout
             )
-            return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), "regression")
+            return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), "regression",
+                              features=features, weight_column=weight_column)
 
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
@@ -310,14 +392,15 @@ class LinearClassifier(Estimator):
         loss_reduction=None,
         sparse_combiner="sum",
     ):
-        _check_unsupported(weight_column, label_vocabulary)
         kind, columns = _class_kind(n_classes), _check_columns(feature_columns)
+        _check_vocabulary(label_vocabulary, kind)
         units = 1 if kind == "binary" else n_classes
 
         def _model_fn(features, labels, mode, config):
             logits = _linear_logits(features, units, columns, sparse_combiner)
             return _head_spec(
-                mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), kind, n_classes
+                mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), kind, n_classes, features,
+                weight_column, label_vocabulary
             )
 
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
@@ -339,13 +422,13 @@ class LinearRegressor(Estimator):
         loss_reduction=None,
         sparse_combiner="sum",
     ):
-        _check_unsupported(weight_column, None)
         columns = _check_columns(feature_columns)
 
         def _model_fn(features, labels, mode, config):
             logits = _linear_logits(features, label_dimension, columns, sparse_combiner)
             return _head_spec(
-                mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), "regression"
+                mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), "regression",
+                features=features, weight_column=weight_column
             )
 
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
@@ -375,12 +458,12 @@ class DNNLinearCombinedClassifier(Estimator):
         batch_norm=False,
         linear_sparse_combiner="sum",
     ):
-        _check_unsupported(weight_column, label_vocabulary)
         if batch_norm:
             raise NotImplementedError(
                 "batch_norm is not supported by ferroflow's DNNLinearCombinedClassifier"
             )
         kind = _class_kind(n_classes)
+        _check_vocabulary(label_vocabulary, kind)
         units = 1 if kind == "binary" else n_classes
         linear_columns = tuple(linear_feature_columns or ())
         dnn_columns = tuple(dnn_feature_columns or ())
@@ -426,6 +509,7 @@ class DNNLinearCombinedClassifier(Estimator):
                     with ops.colocate_with(global_step):
                         return state_ops.assign_add(global_step, 1)
 
-            return _head_spec(mode, total, labels, train_both, kind, n_classes)
+            return _head_spec(mode, total, labels, train_both, kind, n_classes, features, weight_column,
+                              label_vocabulary)
 
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
