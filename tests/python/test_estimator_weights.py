@@ -109,3 +109,41 @@ def test_multi_class_dnn_with_vocabulary_and_weights(tmp_path):
         tf.estimator.LinearRegressor([tf.feature_column.numeric_column("x", shape=(2,))],
                                      weight_column=tf.feature_column.categorical_column_with_identity("w", 3)
                                      ).train(_input(X[:, 0], W), steps=1)
+
+
+def test_partitioners_split_the_variables(tmp_path):
+    cat = np.array([0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1])
+    ident = tf.feature_column.categorical_column_with_identity("c", 5)
+    est = tf.estimator.LinearClassifier(
+        [tf.feature_column.numeric_column("x", shape=(2,)), ident], model_dir=str(tmp_path / "linear"),
+        partitioner=tf.fixed_size_partitioner(2), optimizer=tf.train.GradientDescentOptimizer(0.1),
+        config=tf.estimator.RunConfig(log_step_count_steps=None))
+    est.train(lambda: tf.data.Dataset.from_tensors(({"x": X, "c": cat}, Y)).repeat(), steps=3)
+    # The checkpoint holds each partitioned variable whole (its slices saved under one name), as TF's Saver.
+    kernel = est.get_variable_value("linear/linear_model/x/weights")
+    table = est.get_variable_value("linear/linear_model/c/weights")
+    bias = est.get_variable_value("linear/linear_model/bias_weights")
+    assert table.shape == (5, 1)
+    logits = X @ kernel + table[cat] + bias
+    # The graph holds the slices: TF's fixed_size_partitioner cuts 5 rows into parts of 3 and 2.
+    assert _graph_variables(est) >= {"linear/linear_model/c/weights/part_0:0": [3, 1],
+                                     "linear/linear_model/c/weights/part_1:0": [2, 1],
+                                     "linear/linear_model/bias_weights/part_0:0": [1]}.items()
+    preds = list(est.predict(lambda: tf.data.Dataset.from_tensors({"x": X, "c": cat})))
+    np.testing.assert_allclose([p["logits"] for p in preds], logits, rtol=1e-5, atol=1e-6)
+
+    dnn = tf.estimator.DNNClassifier(
+        [3], [tf.feature_column.embedding_column(ident, 4)], model_dir=str(tmp_path / "dnn"),
+        input_layer_partitioner=tf.fixed_size_partitioner(2), config=tf.estimator.RunConfig(log_step_count_steps=None))
+    dnn.train(lambda: tf.data.Dataset.from_tensors(({"c": cat}, Y)).repeat(), steps=2)
+    prefix = "dnn/input_from_feature_columns/input_layer/c_embedding/embedding_weights/part_"
+    assert _graph_variables(dnn) >= {prefix + "0:0": [3, 4], prefix + "1:0": [2, 4],
+                                     "dnn/hiddenlayer_0/kernel:0": [4, 3]}.items()
+    assert dnn.get_variable_value(prefix[:-len("/part_")]).shape == (5, 4)
+
+
+def _graph_variables(est):
+    """{name: shape} of the global variables in the estimator's latest meta graph."""
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(est.latest_checkpoint() + ".meta")
+        return {v.name: v.shape.as_list() for v in tf.global_variables()}.items()

@@ -15,8 +15,10 @@ columns))) for the linear models; the combined classifier trains each part with 
 increments the global step, as TF. ``weight_column`` (a feature key or ``numeric_column``) scales each example's
 loss and weighs every metric, the average-loss summary being the training loss over the weights' sum;
 ``label_vocabulary`` (the class names, as strings) maps string labels to class ids (an unknown label fails the
-step's range check) and names the ``classes`` predictions and the exported classes. Not provided: batch norm,
-partitioners, the combined regressor and the boosted trees.
+step's range check) and names the ``classes`` predictions and the exported classes. ``partitioner`` (the linear
+models) and ``input_layer_partitioner`` (the DNN input layer; both parts of the combined classifier, as TF)
+split those variables into ``part_N`` slices. Not provided: batch norm, the combined regressor and the boosted
+trees.
 """
 
 from __future__ import annotations
@@ -58,9 +60,10 @@ def _hidden_summary(value, tag):
     summary_ops.histogram(f"{tag}/activation", value)
 
 
-def _dnn_logits(features, mode, units, hidden_units, feature_columns, activation_fn, dropout):
+def _dnn_logits(features, mode, units, hidden_units, feature_columns, activation_fn, dropout,
+                input_layer_partitioner=None):
     with variable_scope.variable_scope("dnn"):
-        with variable_scope.variable_scope("input_from_feature_columns"):
+        with variable_scope.variable_scope("input_from_feature_columns", partitioner=input_layer_partitioner):
             net = fc_lib.input_layer(features=features, feature_columns=feature_columns)
         for layer_id, num_units in enumerate(hidden_units):
             with variable_scope.variable_scope(f"hiddenlayer_{layer_id}") as scope:
@@ -84,8 +87,8 @@ def _glorot():
     return init_ops.glorot_uniform_initializer()
 
 
-def _linear_logits(features, units, feature_columns, sparse_combiner):
-    with variable_scope.variable_scope("linear"):
+def _linear_logits(features, units, feature_columns, sparse_combiner, partitioner=None):
+    with variable_scope.variable_scope("linear", partitioner=partitioner):
         logits = fc_lib.linear_model(features, feature_columns, units=units, sparse_combiner=sparse_combiner)
         bias = [v for v in variable_scope.get_variable_scope().global_variables() if "bias_weights" in v.name]
         if bias:
@@ -331,7 +334,8 @@ class DNNClassifier(Estimator):
         units = 1 if kind == "binary" else n_classes
 
         def _model_fn(features, labels, mode, config):
-            logits = _dnn_logits(features, mode, units, hidden_units, columns, activation_fn, dropout)
+            logits = _dnn_logits(features, mode, units, hidden_units, columns, activation_fn, dropout,
+                                 input_layer_partitioner)
             return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), kind, n_classes, features,
                               weight_column, label_vocabulary)
 
@@ -363,7 +367,8 @@ class DNNRegressor(Estimator):
 
         def _model_fn(features, labels, mode, config):
             logits = _dnn_logits(
-                features, mode, label_dimension, hidden_units, columns, activation_fn, dropout
+                features, mode, label_dimension, hidden_units, columns, activation_fn, dropout,
+                input_layer_partitioner
             )
             return _head_spec(mode, logits, labels, _optimizer(optimizer, 0.05), "regression",
                               features=features, weight_column=weight_column)
@@ -397,7 +402,7 @@ class LinearClassifier(Estimator):
         units = 1 if kind == "binary" else n_classes
 
         def _model_fn(features, labels, mode, config):
-            logits = _linear_logits(features, units, columns, sparse_combiner)
+            logits = _linear_logits(features, units, columns, sparse_combiner, partitioner)
             return _head_spec(
                 mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), kind, n_classes, features,
                 weight_column, label_vocabulary
@@ -425,7 +430,7 @@ class LinearRegressor(Estimator):
         columns = _check_columns(feature_columns)
 
         def _model_fn(features, labels, mode, config):
-            logits = _linear_logits(features, label_dimension, columns, sparse_combiner)
+            logits = _linear_logits(features, label_dimension, columns, sparse_combiner, partitioner)
             return _head_spec(
                 mode, logits, labels, _optimizer(optimizer, _linear_rate(columns)), "regression",
                 features=features, weight_column=weight_column
@@ -480,11 +485,13 @@ class DNNLinearCombinedClassifier(Estimator):
             if dnn_columns:
                 logits.append(
                     _dnn_logits(
-                        features, mode, units, dnn_hidden_units, dnn_columns, dnn_activation_fn, dnn_dropout
+                        features, mode, units, dnn_hidden_units, dnn_columns, dnn_activation_fn, dnn_dropout,
+                        input_layer_partitioner
                     )
                 )
             if linear_columns:
-                logits.append(_linear_logits(features, units, linear_columns, linear_sparse_combiner))
+                logits.append(_linear_logits(features, units, linear_columns, linear_sparse_combiner,
+                                             input_layer_partitioner))
             total = logits[0] if len(logits) == 1 else logits[0] + logits[1]
 
             def train_both(loss):
