@@ -1188,3 +1188,15 @@ def test_full_reduction_of_unknown_rank_is_a_scalar():
     assert tf.reduce_sum(x, 0).shape.ndims is None
     with tf.Session() as sess:
         assert sess.run(tf.reduce_sum(x), {x: [[1.0, 2.0], [3.0, 4.0]]}) == 10.0
+
+
+def test_reduction_indices_are_named_as_tensorflow_names_them():
+    # TF 2.21 makes a full reduction's indices before the op's name scope (graph_and_sessions' program:
+    # reduce_sum(y, name="z") adds "Const", not "z/Const"); an explicit axis is converted inside it.
+    x = tf.placeholder(tf.float32, [2, 3])
+    assert tf.reduce_sum(x, name="z").op.inputs[1].op.name == "Const"
+    assert tf.reduce_mean(x).op.inputs[1].op.name == "Const_1"
+    assert tf.reduce_max(x, 1).op.inputs[1].op.name == "Max/reduction_indices"
+    with tf.name_scope("outer"):
+        assert tf.reduce_prod(x).op.inputs[1].op.name == "outer/Const"
+    assert tf.reduce_sum(tf.placeholder(tf.float32)).op.inputs[1].op.name == "range"

@@ -63,3 +63,12 @@ def test_ragged_and_other_specs():
 def test_dataset_element_spec_is_a_tensor_spec():
     ds = tf.data.Dataset.from_tensor_slices(np.zeros((4, 3), np.float32)).batch(2)
     assert ds.element_spec == tf.TensorSpec([None, 3], tf.float32)
+
+
+def test_tensor_shape_repr_is_tf1s():
+    # TF 2.21 with v2 behavior disabled writes the dims as Dimension objects (importing_data's program prints
+    # dataset.output_shapes, a tuple of TensorShapes, through its repr).
+    assert repr(tf.TensorShape([10, None])) == "TensorShape([Dimension(10), Dimension(None)])"
+    assert repr(tf.TensorShape([])) == "TensorShape([])"
+    assert repr(tf.TensorShape(None)) == "TensorShape(None)"
+    assert str((tf.TensorShape([]), tf.TensorShape([3]))) == "(TensorShape([]), TensorShape([Dimension(3)]))"

@@ -314,7 +314,8 @@ class TensorShape:
     def __repr__(self):
         if self._dims is None:
             return "TensorShape(None)"
-        return f"TensorShape({[d.value for d in self._dims]!r})"
+        # TF 1.x's form (TensorFlow with v2 behavior disabled): the dims as Dimension objects.
+        return f"TensorShape({self._dims!r})"
 
     def __str__(self):
         if self._dims is None:

@@ -266,8 +266,12 @@ def _reducer(op_type, default_name):
 
             return ragged_dispatch.reduce(default_name.lower(), input_tensor, axis, keepdims, name)
         x = ops.convert_to_tensor(input_tensor)
+        # TF makes the indices of a full reduction before the op's name scope ("Const", not "Sum/Const");
+        # an explicit axis becomes "Sum/reduction_indices" inside it.
+        dims = _reduction_dims(x, axis) if axis is None else None
         with ops.name_scope(name, default_name, [x]) as scope:
-            dims = _reduction_dims(x, axis)
+            if dims is None:
+                dims = _reduction_dims(x, axis)
             out = make(op_type, [x, dims], {"keep_dims": keepdims}, scope)
             if axis is None and not keepdims and x.shape.ndims is None:
                 # Every axis of an input of unknown rank: still a scalar, as TensorFlow sets it.
