@@ -87,3 +87,29 @@ def test_python_module_with_tensorflows_flags(fixtures):
     run = subprocess.run([sys.executable, "-m", "ferroflow.tools.inspect_checkpoint", "--file_name=/nonexistent/x"],
                          capture_output=True, text=True, check=False)
     assert run.returncode == 1 and "/nonexistent/x" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_print_tensors_in_checkpoint_file_prints_as_tensorflow_2_21(fixtures, capsys):
+    # The Python function of TF's tool (the "Save and Restore" guide calls it as chkp.print_tensors_...):
+    # "tensor: NAME (DTYPE) [dims]" lines, values when all_tensors, and the parameter count; the
+    # saved_model_guide program checks the full text against TF 2.21's.
+    m, prefix = _case(fixtures, "partitioned")
+    values = np.load(fixtures / "checkpoints" / "partitioned" / "values.npz")
+    total = sum(int(np.prod(v["shape"])) for v in m["variables"])
+    inspect_checkpoint.print_tensors_in_checkpoint_file(prefix, tensor_name="", all_tensors=False,
+                                                        all_tensor_names=True)
+    heads = [f"tensor: {v['name']} ({v['dtype']}) {list(v['shape'])}"
+             for v in sorted(m["variables"], key=lambda v: v["name"])]
+    assert capsys.readouterr().out.splitlines() == heads + [f"# Total number of params: {total}"]
+    var = m["variables"][0]
+    with np.printoptions(threshold=10**6):
+        inspect_checkpoint.print_tensors_in_checkpoint_file(prefix, tensor_name=var["name"], all_tensors=False)
+        expected = str(values[var["npz_key"]])
+    out = capsys.readouterr().out
+    assert out == (f"tensor: {var['name']} ({var['dtype']}) {list(var['shape'])}\n{expected}\n"
+                   f"# Total number of params: {total}\n")
+    inspect_checkpoint.print_tensors_in_checkpoint_file(prefix, tensor_name="no/such", all_tensors=False)
+    assert capsys.readouterr().out == "Tensor no/such not found in checkpoint\n"
+    # An unreadable checkpoint prints its error (TF prints the exception's text) instead of raising.
+    inspect_checkpoint.print_tensors_in_checkpoint_file(prefix + "-missing", tensor_name="", all_tensors=True)
+    assert prefix + "-missing" in capsys.readouterr().out

@@ -76,6 +76,51 @@ def inspect(path, tensor_name=None, all_tensors=False, all_tensor_names=False, o
     out.write(reader.debug_string().decode("utf-8", "backslashreplace"))
 
 
+def _total_params(reader, count_exclude_pattern=""):
+    import re
+
+    shapes = reader.variable_to_shape_map()
+    if count_exclude_pattern:
+        pattern = re.compile(count_exclude_pattern)
+        excluded = [k for k in shapes if pattern.search(k)]
+        n_excluded = sum(int(np.prod(shapes[k])) for k in excluded)
+        print(f"# Excluding {len(excluded)} tensors ({n_excluded} params) that match {count_exclude_pattern} "
+              "when counting.")
+        shapes = {k: v for k, v in shapes.items() if k not in excluded}
+    return sum(int(np.prod(v)) for v in shapes.values())
+
+
+def print_tensors_in_checkpoint_file(file_name, tensor_name, all_tensors, all_tensor_names=False,
+                                     count_exclude_pattern=""):
+    """TensorFlow's Python function of this tool (the "Save and Restore" guide's ``chkp``), printing as
+    TF 2.21 prints: ``tensor: NAME (DTYPE) SHAPE`` lines (each followed by the value when asked), the debug
+    string when neither a name nor ``all_*`` is given, then ``# Total number of params: N``. A checkpoint
+    that cannot be read prints its error instead, as TF does."""
+    from ferroflow.framework import dtypes
+
+    try:
+        prefix, reader = _open(file_name)
+        shapes = reader.variable_to_shape_map()
+        types = reader.variable_to_dtype_map()
+        if all_tensors or all_tensor_names:
+            for key in sorted(shapes):
+                print(f"tensor: {key} ({dtypes.as_dtype(types[key]).name}) {list(shapes[key])}")
+                if all_tensors:
+                    print(_value(reader, prefix, key))
+        elif not tensor_name:
+            print(reader.debug_string().decode("utf-8", "ignore"))
+        else:
+            if not reader.has_tensor(tensor_name):
+                print(f"Tensor {tensor_name} not found in checkpoint")
+                return
+            print(f"tensor: {tensor_name} ({dtypes.as_dtype(types[tensor_name]).name}) "
+                  f"{list(shapes[tensor_name])}")
+            print(_value(reader, prefix, tensor_name))
+        print(f"# Total number of params: {_total_params(reader, count_exclude_pattern)}")
+    except InspectError as e:
+        print(str(e))
+
+
 def _option_value(text):
     """A --printoptions value: an int, a float (``inf`` too), a bool, else the string."""
     if text in ("True", "False"):
