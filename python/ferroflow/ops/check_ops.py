@@ -109,6 +109,11 @@ def _binary_assert(sym, opname, op_func, static_func, x, y, data, summarize, mes
 
 def assert_equal(x, y, data=None, summarize=None, message=None, name=None):
     """Assert the condition ``x == y`` holds element-wise (with broadcasting)."""
+    # TensorFlow opens an "assert_equal" name scope of its own first (to short-circuit x is y), so the check's
+    # ops land in the next one: "assert_equal_1/..." in a fresh graph.
+    with ops.name_scope(name, "assert_equal", [x, y, data]):
+        if x is y:
+            return control_flow_ops.no_op()
     return _binary_assert(
         "==", "assert_equal", math_ops.equal, np.equal, x, y, data, summarize, message, name
     )
