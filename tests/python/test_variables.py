@@ -229,3 +229,25 @@ def test_assert_variables_initialized_fails_with_the_read_error():
         np.testing.assert_array_equal(sess.run(check), [0, 1, 2])
         assert sess.run(only_b) == 1
     assert tf.assert_variables_initialized([]) is None
+
+
+def _make_w():
+    return tf.get_variable("w", [1])
+
+
+def test_duplicate_variable_error_says_where_the_first_was_defined():
+    # TF 2.21's message ends with " Originally defined at:" and the user's frames (innermost first, at most
+    # five, no source lines) of the first variable's creation (the Variables guide's duplicate conv_relu).
+    first_line = _make_w.__code__.co_firstlineno + 1
+    _make_w()
+    with pytest.raises(ValueError) as info:
+        _make_w()
+    message = str(info.value)
+    head, _, frames = message.partition(" Originally defined at:\n\n")
+    assert head == ("Variable w already exists, disallowed. Did you mean to set reuse=True or "
+                    "reuse=tf.AUTO_REUSE in VarScope?")
+    lines = frames.splitlines()
+    assert lines[0] == f'  File "{__file__}", line {first_line}, in _make_w'
+    assert "in test_duplicate_variable_error_says_where_the_first_was_defined" in lines[1]
+    assert 1 < len(lines) <= 5 and all(line.startswith("  File ") for line in lines)
+    assert "ferroflow" + "/ops" not in frames

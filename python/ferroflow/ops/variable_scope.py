@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import inspect
+import traceback as _traceback
 
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.tensor_shape import as_shape, unknown_shape
@@ -321,10 +322,15 @@ class _VariableStore:
         shape = unknown_shape() if shape is None else as_shape(shape)
         if name in self._vars:
             if reuse is False or reuse is None:
-                raise ValueError(
-                    f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
-                    "reuse=tf.AUTO_REUSE in VarScope?"
-                )
+                message = (f"Variable {name} already exists, disallowed. Did you mean to set reuse=True or "
+                           "reuse=tf.AUTO_REUSE in VarScope?")
+                op = getattr(self._vars[name], "op", None)
+                if op is not None:
+                    # As TensorFlow: where the first one was made, innermost five of the user's frames first,
+                    # without their source lines.
+                    frames = [(f, line, fn, "") for f, line, fn in op._creation_frames()[::-1][:5]]
+                    message += " Originally defined at:\n\n" + "".join(_traceback.format_list(frames))
+                raise ValueError(message)
             found = self._vars[name]
             if not shape.is_compatible_with(found.get_shape()):
                 raise ValueError(
