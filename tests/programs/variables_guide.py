@@ -32,6 +32,7 @@ def main(tf, steps=1):
         "trainable": [v.name for v in tf.trainable_variables()],
         "global": [v.name for v in tf.global_variables()],
         "custom": [v.name for v in tf.get_collection("my_collection_name")],
+        "non_trainable": [my_non_trainable in tf.trainable_variables(), my_non_trainable.trainable],
     }
 
     part = tf.get_variable("partitioned", [10, 4], initializer=tf.glorot_uniform_initializer(seed=3),
