@@ -7,19 +7,25 @@
 //! Adam on fixed data: an MLP 784-512-512-10 at batch 128 and 512, and a
 //! small convnet (two 5x5 convolutions of 32 and 64 channels with 2x2 max
 //! pooling, dense 3136-256-10) at batch 64. It ends each thread count with
-//! the engine's own f32 GEMM rate on a 2048-cube product.
+//! the engine's own f32 GEMM rate on a 2048-cube product. On request also
+//! the mixed-precision issue's MLP 784-2048-2048-10 at batch 256 (`mlp2k`)
+//! and its bare 256 x 2048 @ 2048 x 2048 product in float32 and bfloat16
+//! (`gemm256`, `bf16gemm`).
 //!
 //! Options:
 //! - `--threads 1,2,4` (default: 1, 2, 4, ... up to the CPUs this process
 //!   may use, and that count itself);
-//! - `--models mlp128,mlp512,conv64,gemm` (default: all);
+//! - `--models mlp128,mlp512,conv64,gemm` (the default; also `mlp2k`,
+//!   `gemm256`, `bf16gemm`);
 //! - `--seconds S`, time per measurement (default 2);
 //! - `--busy N`: N threads of this process spin on a core while the
 //!   children measure, the "other work holds some cores" case;
 //! - `--label NAME`: the first word of every result line (default
 //!   `ferroflow-rust`), to tell builds apart in one sweep;
 //! - `--inter-op N`: sessions run up to N independent steps at once
-//!   (`SessionOptions::inter_op_threads`; default 1, one at a time).
+//!   (`SessionOptions::inter_op_threads`; default 1, one at a time);
+//! - `--bf16`: sessions apply the bfloat16 mixed-precision rewrite
+//!   (`SessionOptions::mixed_precision_bf16`).
 
 mod common;
 
@@ -54,9 +60,11 @@ fn main() {
     let models = value("--models").unwrap_or_else(|| "mlp128,mlp512,conv64,gemm".into());
     let label = value("--label").unwrap_or_else(|| "ferroflow-rust".into());
     let inter_op = value("--inter-op").unwrap_or_else(|| "1".into());
+    let bf16 = args.iter().any(|a| a == "--bf16");
     if let Some(t) = value("--child") {
         let options = SessionOptions {
             inter_op_threads: inter_op.parse().expect("--inter-op"),
+            mixed_precision_bf16: bf16,
             ..Default::default()
         };
         return child(
@@ -99,6 +107,7 @@ fn main() {
                 .args(["--child", &t.to_string(), "--models", &models])
                 .args(["--seconds", &seconds.to_string(), "--label", &label])
                 .args(["--inter-op", &inter_op])
+                .args(bf16.then_some("--bf16"))
                 .env("RAYON_NUM_THREADS", t.to_string())
                 .status()
                 .expect("run a child");
@@ -112,11 +121,14 @@ fn main() {
 fn child(threads: usize, models: &str, seconds: f64, label: &str, options: SessionOptions) {
     for name in models.split(',') {
         let (steps, flops) = match name {
-            "gemm" => gemm_rate(seconds),
+            "gemm" => gemm_rate([2048; 3], DType::Float32, seconds),
+            "gemm256" => gemm_rate([256, 2048, 2048], DType::Float32, seconds),
+            "bf16gemm" => gemm_rate([256, 2048, 2048], DType::BFloat16, seconds),
             _ => {
                 let model = match name {
-                    "mlp128" => mlp(128, options),
-                    "mlp512" => mlp(512, options),
+                    "mlp128" => mlp(128, &[784, 512, 512, 10], options),
+                    "mlp512" => mlp(512, &[784, 512, 512, 10], options),
+                    "mlp2k" => mlp(256, &[784, 2048, 2048, 10], options),
                     "conv64" => convnet(64, options),
                     other => panic!("unknown model {other}"),
                 }
@@ -161,16 +173,20 @@ fn steps_per_second(model: &Model, seconds: f64) -> (f64, f64) {
     (rate, model.flops)
 }
 
-/// The engine's `MatMul` kernel on a 2048-cube f32 product: (calls/s, FLOPs).
-fn gemm_rate(seconds: f64) -> (f64, f64) {
-    let n = 2048;
+/// The engine's `MatMul` kernel on an `m x k @ k x n` product of `dtype`
+/// operands: (calls/s, FLOPs).
+fn gemm_rate([m, k, n]: [usize; 3], dtype: DType, seconds: f64) -> (f64, f64) {
     let mut rng = Rng(7);
-    let a = rng.tensor(&[n, n], 1.0).expect("a");
-    let b = rng.tensor(&[n, n], 1.0).expect("b");
+    let operand = |rng: &mut Rng, dims: &[usize]| {
+        let t = rng.tensor(dims, 1.0).expect("operand");
+        ferroflow::kernels::elementwise::cast(&t, dtype).expect("cast")
+    };
+    let a = operand(&mut rng, &[m, k]);
+    let b = operand(&mut rng, &[k, n]);
     let call = || {
         ferroflow::kernels::matmul::matmul(&a, &b, false, false).expect("matmul");
     };
-    (calls_per_second(call, 1, seconds), 2.0 * (n * n * n) as f64)
+    (calls_per_second(call, 1, seconds), 2.0 * (m * k * n) as f64)
 }
 
 /// The trainable variables of a model being built.
@@ -247,13 +263,12 @@ fn finish(
     })
 }
 
-/// MLP 784-512-512-10 on a fixed batch.
-fn mlp(batch: usize, options: SessionOptions) -> ferroflow::Result<Model> {
+/// An MLP of layer `sizes` on a fixed batch.
+fn mlp(batch: usize, sizes: &[usize], options: SessionOptions) -> ferroflow::Result<Model> {
     let mut rng = Rng(42);
     let mut g = GraphBuilder::new();
-    let x = g.constant(rng.tensor(&[batch, 784], 1.0)?, "x")?;
+    let x = g.constant(rng.tensor(&[batch, sizes[0]], 1.0)?, "x")?;
     let mut params = Params::default();
-    let sizes = [784usize, 512, 512, 10];
     let mut h = x;
     for (i, pair) in sizes.windows(2).enumerate() {
         let relu = i + 2 < sizes.len();

@@ -15,6 +15,11 @@
 //! the bits of a result do not depend on how the output was divided among
 //! threads.
 //!
+//! On CPUs with AMX, [`amx`] computes 32 x 32 blocks on tile registers
+//! with `tdpbf16ps`, whose documented order differs (per 16 pairs, the
+//! even and odd products are summed apart and then added to the sum);
+//! it too never splits the depth.
+//!
 //! [`Bf16Gemm::for_cpu`] picks the kernel: `vdpbf16ps` where the CPU has
 //! AVX512-BF16, otherwise the caller's float32 GEMM on widened copies (the
 //! fallback). `FERROFLOW_BF16_GEMM=f32` forces the fallback and `=portable`
@@ -25,6 +30,8 @@
 use half::bf16;
 
 use super::{Mat, SendPtr};
+
+pub mod amx;
 
 /// Rows of the output a micro-kernel computes at once.
 pub const MR: usize = 8;
@@ -38,6 +45,8 @@ const PARALLEL_MIN_MACS: usize = 1 << 18;
 /// How bfloat16 products are computed on this CPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Bf16Gemm {
+    /// 32 x 32 blocks on AMX tile registers (`tdpbf16ps`).
+    Amx,
     /// Packed pairs through AVX512-BF16's `vdpbf16ps`.
     DotBf16,
     /// Packed pairs through a plain-Rust micro-kernel with the arithmetic
@@ -50,13 +59,14 @@ pub enum Bf16Gemm {
 
 impl Bf16Gemm {
     /// The kernel for this CPU, or the one `FERROFLOW_BF16_GEMM` names
-    /// (`f32`, `portable`; `avx512bf16` only where the CPU has it).
-    /// Chosen once per process.
+    /// (`f32`, `portable`; `amx` only where the CPU has it). Chosen once
+    /// per process.
     pub fn for_cpu() -> Bf16Gemm {
         static CHOSEN: std::sync::OnceLock<Bf16Gemm> = std::sync::OnceLock::new();
         *CHOSEN.get_or_init(|| match std::env::var("FERROFLOW_BF16_GEMM").as_deref() {
             Ok("f32") => Bf16Gemm::CastF32,
             Ok("portable") => Bf16Gemm::Portable,
+            Ok("amx") if amx::available() => Bf16Gemm::Amx,
             _ if has_avx512bf16() => Bf16Gemm::DotBf16,
             _ => Bf16Gemm::CastF32,
         })
@@ -198,7 +208,8 @@ fn tile(lib: Bf16Gemm, kp: usize, a: &[u32], b: &[u32], acc: &mut [f32; MR * NR]
 /// `c = a @ b` for an `m x k @ k x n` bfloat16 product in the given
 /// layouts, `c` row-major: float32 sums rounded once to bfloat16, split
 /// across the kernel team by output tiles. `lib` must not be
-/// [`Bf16Gemm::CastF32`] (the caller handles the fallback).
+/// [`Bf16Gemm::CastF32`] (the caller handles the fallback); a kernel the
+/// CPU lacks runs as [`Bf16Gemm::Portable`].
 #[allow(clippy::too_many_arguments)] // BLAS-style signature
 pub fn gemm(
     lib: Bf16Gemm,
@@ -217,6 +228,9 @@ pub fn gemm(
     );
     if m == 0 || n == 0 {
         return;
+    }
+    if lib == Bf16Gemm::Amx && amx::available() {
+        return amx::gemm(m, k, n, a, la, b, lb, c);
     }
     let kp = k.div_ceil(2);
     let (tiles_m, panels_n) = (m.div_ceil(MR), n.div_ceil(NR));
@@ -360,24 +374,147 @@ mod tests {
     fn results_do_not_depend_on_the_thread_count() {
         let (m, k, n) = (40, 96, 100);
         let (a, b) = (values(m * k, 3), values(k * n, 4));
-        let lib = if has_avx512bf16() {
-            Bf16Gemm::DotBf16
-        } else {
-            Bf16Gemm::Portable
-        };
-        let in_pool = |threads: usize| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap()
-                .install(|| run(lib, m, k, n, &a, &b))
-        };
-        let (one, three) = (in_pool(1), in_pool(3));
-        assert_eq!(
-            one.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            three.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
-        assert_eq!(one, model(m, k, n, &a, &b));
+        for lib in vector_kernels() {
+            let in_pool = |threads: usize| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap()
+                    .install(|| run(lib, m, k, n, &a, &b))
+            };
+            let (one, three) = (in_pool(1), in_pool(3));
+            assert_eq!(
+                one.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                three.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{lib:?}"
+            );
+            let want = if lib == Bf16Gemm::Amx {
+                model_amx(m, k, n, &a, &b)
+            } else {
+                model(m, k, n, &a, &b)
+            };
+            assert_eq!(one, want, "{lib:?}");
+        }
+    }
+
+    /// The packed-pair kernels this CPU runs.
+    fn vector_kernels() -> Vec<Bf16Gemm> {
+        let mut libs = vec![Bf16Gemm::Portable];
+        if has_avx512bf16() {
+            libs.push(Bf16Gemm::DotBf16);
+        }
+        if amx_opted_in() {
+            libs.push(Bf16Gemm::Amx);
+        }
+        libs
+    }
+
+    /// The tile kernel runs in these tests where the process chose it
+    /// (`FERROFLOW_BF16_GEMM=amx` on an AMX machine): it is opt-in until it
+    /// has been checked on such a machine.
+    fn amx_opted_in() -> bool {
+        Bf16Gemm::for_cpu() == Bf16Gemm::Amx
+    }
+
+    /// `tdpbf16ps`'s documented order: per tile step of 16 depth pairs,
+    /// the even and the odd products each summed from zero in depth
+    /// order, then their sum added to the running float32 sum.
+    fn model_amx(m: usize, k: usize, n: usize, a: &[bf16], b: &[bf16]) -> Vec<bf16> {
+        let at = |i: usize, l: usize| if l < k { a[i * k + l].to_f32() } else { 0.0 };
+        let bt = |l: usize, j: usize| if l < k { b[l * n + j].to_f32() } else { 0.0 };
+        let mut c = vec![bf16::ZERO; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut s = 0f32;
+                for step in 0..k.div_ceil(32) {
+                    let (mut even, mut odd) = (0f32, 0f32);
+                    for p in step * 16..step * 16 + 16 {
+                        even += at(i, 2 * p) * bt(2 * p, j);
+                        odd += at(i, 2 * p + 1) * bt(2 * p + 1, j);
+                    }
+                    s += even + odd;
+                }
+                c[i * n + j] = bf16::from_f32(s);
+            }
+        }
+        c
+    }
+
+    /// The tile kernel's packing and blocking (ragged blocks, odd depth,
+    /// several tile steps, transposed operands, 1 and 3 threads) with each
+    /// block emulated in plain Rust give the documented order's bits.
+    #[test]
+    fn amx_packing_and_blocking_emulated() {
+        for (m, k, n) in [(1, 1, 1), (9, 7, 33), (17, 64, 40), (70, 129, 65)] {
+            let (a, b) = (values(m * k, 9), values(k * n, 10));
+            let want = model_amx(m, k, n, &a, &b);
+            // Row-major operands, then both read through transposed copies.
+            let a_t: Vec<bf16> = (0..m * k).map(|e| a[(e % m) * k + e / m]).collect();
+            let b_t: Vec<bf16> = (0..k * n).map(|e| b[(e % k) * n + e / k]).collect();
+            let row_major = (
+                Mat {
+                    rs: k as isize,
+                    cs: 1,
+                },
+                Mat {
+                    rs: n as isize,
+                    cs: 1,
+                },
+            );
+            let transposed = (
+                Mat {
+                    rs: 1,
+                    cs: m as isize,
+                },
+                Mat {
+                    rs: 1,
+                    cs: k as isize,
+                },
+            );
+            for (x, y, (la, lb)) in [(&a, &b, row_major), (&a_t, &b_t, transposed)] {
+                for threads in [1, 3] {
+                    let mut c = vec![bf16::ZERO; m * n];
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .unwrap()
+                        .install(|| amx::gemm_emulated(m, k, n, x, la, y, lb, &mut c));
+                    assert!(
+                        c.iter().zip(&want).all(|(p, q)| p.to_bits() == q.to_bits()),
+                        "{m}x{k}x{n} la {la:?} threads {threads}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// With the tile kernel chosen (above): it gives `tdpbf16ps`'s documented
+    /// bits on ragged shapes (partial blocks, odd depth, several tile
+    /// steps). A failure also says how many elements the vector kernels'
+    /// order would have matched, to tell which order the hardware keeps.
+    #[test]
+    fn amx_follows_its_documented_order() {
+        if !amx_opted_in() {
+            return;
+        }
+        for (m, k, n) in [(1, 1, 1), (9, 7, 33), (17, 64, 40), (33, 129, 65)] {
+            let (a, b) = (values(m * k, 7), values(k * n, 8));
+            let got = run(Bf16Gemm::Amx, m, k, n, &a, &b);
+            let want = model_amx(m, k, n, &a, &b);
+            let same = |x: &[bf16]| {
+                got.iter()
+                    .zip(x)
+                    .filter(|(p, q)| p.to_bits() == q.to_bits())
+                    .count()
+            };
+            assert!(
+                same(&want) == got.len(),
+                "{m}x{k}x{n}: {} of {} match the documented order, {} the vector kernels' order",
+                same(&want),
+                got.len(),
+                same(&model(m, k, n, &a, &b))
+            );
+        }
     }
 
     /// Through `matmul` (batches, transposes), every kernel this CPU runs,
@@ -394,13 +531,23 @@ mod tests {
         // b transposed, to read it with column strides.
         let b_t: Vec<bf16> = (0..n * k).map(|i| b[(i % k) * n + i / k]).collect();
         let tbt = Tensor::from_vec([n, k], b_t).unwrap();
-        let mut libs = vec![Bf16Gemm::CastF32, Bf16Gemm::Portable];
-        if has_avx512bf16() {
-            libs.push(Bf16Gemm::DotBf16);
-        }
+        // a transposed per batch, to read it with row strides.
+        let a_t: Vec<bf16> = (0..bt * k * m)
+            .map(|e| {
+                let (s, l, i) = (e / (k * m), (e / m) % k, e % m);
+                a[(s * m + i) * k + l]
+            })
+            .collect();
+        let tat = Tensor::from_vec([bt, k, m], a_t).unwrap();
+        let mut libs = vec![Bf16Gemm::CastF32];
+        libs.extend(vector_kernels());
         for lib in libs {
-            for (y, tr) in [(&tb, false), (&tbt, true)] {
-                let c = matmul_with(&ta, y, false, tr, lib).unwrap();
+            for (x, tl, y, tr) in [
+                (&ta, false, &tb, false),
+                (&ta, false, &tbt, true),
+                (&tat, true, &tb, false),
+            ] {
+                let c = matmul_with(x, y, tl, tr, lib).unwrap();
                 assert_eq!(c.dims(), &[bt, m, n]);
                 let c = c.as_slice::<bf16>().unwrap();
                 for (e, got) in c.iter().enumerate() {
@@ -418,7 +565,7 @@ mod tests {
                     let got = f64::from(got.to_f32());
                     assert!(
                         (got - want).abs() <= tol,
-                        "{lib:?} {tr} [{s},{i},{j}]: {got} vs {want}"
+                        "{lib:?} {tl} {tr} [{s},{i},{j}]: {got} vs {want}"
                     );
                 }
             }
