@@ -37,6 +37,10 @@ def _forget(tokens):
 def _register(func, graph):
     token = f"pyfunc_{next(_TOKENS)}"
     _FUNCS[token] = func
+    # A function body's graph (a Dataset.map function, a defun) is dropped once traced: the callback lives as
+    # long as the outermost graph that runs it, as in TensorFlow.
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
     tokens = graph.__dict__.get("_py_func_tokens")
     if tokens is None:
         tokens = graph._py_func_tokens = []
