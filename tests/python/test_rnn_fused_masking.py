@@ -304,3 +304,26 @@ def test_nan_padding_stays_out_of_outputs_and_states(monkeypatch):
     for got, want in zip(*results):
         assert np.isfinite(got).all()
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_bidirectional_dynamic_rnn_with_lengths_and_an_unknown_time_axis():
+    # [batch, None, depth] inputs (the CTC tutorials' features): the backward direction reverses each row up to
+    # its length although the number of steps is only known at run time; it gives what a static time axis gives.
+    rng = np.random.RandomState(0)
+    data = rng.randn(BATCH, TIME, DEPTH).astype(np.float32)
+    lengths = np.array([5, 3, 0, 1], np.int32)
+    outs = []
+    for time in (None, TIME):
+        x = tf.placeholder(tf.float32, [None, time, DEPTH])
+        seq = tf.placeholder(tf.int32, [None])
+        with tf.variable_scope("birnn", reuse=tf.AUTO_REUSE,
+                               initializer=tf.constant_initializer(np.linspace(-0.5, 0.5, 7))):
+            (fw, bw), _ = tf.nn.bidirectional_dynamic_rnn(
+                tf.nn.rnn_cell.LSTMCell(UNITS), tf.nn.rnn_cell.LSTMCell(UNITS), x, seq, dtype=tf.float32)
+        outs.append((x, seq, fw, bw))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        got = [sess.run([fw, bw], {x: data, seq: lengths}) for x, seq, fw, bw in outs]
+    for a, b in zip(got[0], got[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    assert np.abs(got[0][1][1, :3]).sum() > 0 and np.all(got[0][1][1, 3:] == 0)

@@ -217,6 +217,8 @@ def _reverse_sequence(x, lengths):
     ``gather_nd``."""
     with ops.name_scope("ReverseSequence", values=[x, lengths]):
         steps = dimension_value(x.shape[0])
+        if steps is None:  # a time axis of unknown length ([batch, None, dims] inputs)
+            steps = array_ops.shape(x, out_type=dtypes.int32)[0]
         t = array_ops.expand_dims(math_ops.range(steps, dtype=dtypes.int32), 1)
         lens = array_ops.expand_dims(math_ops.cast(lengths, dtypes.int32), 0)
         src = array_ops.where_v2(math_ops.less(t, lens), lens - 1 - t, t)
