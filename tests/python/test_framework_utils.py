@@ -94,3 +94,34 @@ def test_behaviour_switches():
 
 def test_get_logger_is_tensorflows_logger():
     assert tf.get_logger() is logging.getLogger("tensorflow")
+
+
+def test_dimensions_and_tensor_shapes_convert_as_in_tensorflow():
+    # TF1 code builds shapes from static dims: tf.zeros([x.get_shape()[-1]]), tf.reshape(x, [-1, d]) (the
+    # batch-norm-from-scratch recipe). TF 2.21 accepts Dimensions where integers are expected, converts a
+    # Dimension or a fully known TensorShape to an int32 "shape_as_tensor", and refuses the rest.
+    x = tf.placeholder(tf.float32, [None, 4])
+    d = x.get_shape()[-1]
+    assert tf.zeros([d, 2]).shape.as_list() == [4, 2]
+    assert tf.ones([d]).shape.as_list() == [4]
+    assert tf.reshape(x, [-1, d]).shape.as_list() == [None, 4]
+    assert tf.random_normal([d]).shape.as_list() == [4]
+    c = tf.constant([d, 3], tf.int32)
+    dim = tf.convert_to_tensor(d)
+    shape = tf.convert_to_tensor(tf.TensorShape([4, 3]))
+    assert (dim.dtype, dim.op.name, shape.dtype, shape.op.name) == (tf.int32, "shape_as_tensor", tf.int32,
+                                                                    "shape_as_tensor_1")
+    assert tf.convert_to_tensor(d, tf.int64).dtype == tf.int64
+    with tf.Session() as sess:
+        assert sess.run(c).tolist() == [4, 3] and sess.run(dim) == 4 and sess.run(shape).tolist() == [4, 3]
+    with pytest.raises(ValueError, match=r"Cannot convert a partially known TensorShape \(\?, 4\) to a Tensor"):
+        tf.convert_to_tensor(x.get_shape())
+    with pytest.raises(ValueError, match=r"Cannot convert unknown Dimension \? to a Tensor"):
+        tf.convert_to_tensor(tf.Dimension(None))
+    with pytest.raises(TypeError, match="Allowed dtypes are tf.int32 and tf.int64"):
+        tf.convert_to_tensor(d, tf.float32)
+    # Without a dtype a list holding a Dimension is not inferred, and floats never take one (as TF).
+    with pytest.raises(TypeError):
+        tf.constant([d])
+    with pytest.raises(TypeError, match="Expected float32, but got 4 of type 'Dimension'"):
+        tf.constant([d], tf.float32)

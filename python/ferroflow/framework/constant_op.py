@@ -51,3 +51,45 @@ def _constant_tensor_conversion_function(value, dtype=None, name=None, as_ref=Fa
 
 # Everything ``convert_to_tensor`` has no more specific conversion for becomes a constant.
 ops.register_tensor_conversion_function(object, _constant_tensor_conversion_function, 200)
+
+
+def _tensor_shape_tensor_conversion_function(s, dtype=None, name=None, as_ref=False):
+    """A fully known TensorShape as a shape vector (int32, or int64 when asked or needed), as TF converts it."""
+    from ferroflow.framework import dtypes
+
+    del as_ref
+    if not s.is_fully_defined():
+        raise ValueError(f"Cannot convert a partially known TensorShape {s} to a Tensor.")
+    dims = s.as_list()
+    int64_needed = any(d >= 2**31 for d in dims)
+    if dtype is None:
+        dtype = dtypes.int64 if int64_needed else dtypes.int32
+    elif dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"Cannot convert TensorShape {s} to dtype {dtype}. Allowed dtypes are tf.int32 and tf.int64.")
+    if dtype == dtypes.int32 and int64_needed:
+        raise ValueError(f"TensorShape {s} is too large to convert to dtype int32")
+    return constant(dims, dtype=dtype, name=name or "shape_as_tensor")
+
+
+def _dimension_tensor_conversion_function(d, dtype=None, name=None, as_ref=False):
+    """A known Dimension as a scalar (int32 unless int64 is asked for), as TF converts it."""
+    from ferroflow.framework import dtypes
+
+    del as_ref
+    if d.value is None:
+        raise ValueError(f"Cannot convert unknown Dimension {d} to a Tensor.")
+    if dtype is None:
+        dtype = dtypes.int32
+    elif dtype not in (dtypes.int32, dtypes.int64):
+        raise TypeError(f"Cannot convert Dimension {d} to dtype {dtype}. Allowed dtypes are tf.int32 and tf.int64.")
+    return constant(d.value, dtype=dtype, name=name or "shape_as_tensor")
+
+
+def _register_shape_conversions():
+    from ferroflow.framework.tensor_shape import Dimension, TensorShape
+
+    ops.register_tensor_conversion_function(TensorShape, _tensor_shape_tensor_conversion_function, 100)
+    ops.register_tensor_conversion_function(Dimension, _dimension_tensor_conversion_function, 100)
+
+
+_register_shape_conversions()

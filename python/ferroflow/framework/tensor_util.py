@@ -70,17 +70,33 @@ def _check_compatible(value, dtype):
             # TensorFlow builds quantized tensors from NumPy arrays only.
             ok = False
         elif dtype.is_integer:
-            ok = isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, float)
+            # TF's integer filter also takes Dimensions: tf.zeros([x.get_shape()[-1]]) and tf.reshape(x, [-1, d]).
+            ok = (isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, float)) or _is_dimension(v)
         elif dtype.is_floating or dtype.is_complex:
             ok = isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (str, bytes))
         if not ok:
             raise TypeError(f"Expected {dtype.name}, but got {v} of type '{type(v).__name__}'.")
 
 
+def _is_dimension(v):
+    from ferroflow.framework.tensor_shape import Dimension
+
+    return isinstance(v, Dimension)
+
+
+def _dimension_values(value):
+    """``value`` with every Dimension replaced by its int (None stays None: NumPy then refuses it)."""
+    if isinstance(value, (list, tuple)):
+        return [_dimension_values(v) for v in value]
+    return value.value if _is_dimension(value) else value
+
+
 def to_numpy(value, dtype=None):
     """Converts a Python/NumPy value to an array of ``dtype`` (inferred when None)."""
     dtype = infer_dtype(value) if dtype is None else dtypes.as_dtype(dtype).base_dtype
     _check_compatible(value, dtype)
+    if dtype.is_integer and not isinstance(value, (np.ndarray, np.generic)):
+        value = _dimension_values(value)
     if dtype == dtypes.string:
         arr = np.array(value, dtype=object)
         flat = [v.encode() if isinstance(v, str) else bytes(v) for v in arr.reshape(-1)]
