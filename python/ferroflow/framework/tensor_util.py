@@ -57,9 +57,10 @@ def infer_dtype(value):
 
 
 def _check_compatible(value, dtype):
-    """TensorFlow's check that Python values fit the requested dtype."""
+    """TensorFlow's check that Python values fit the requested dtype; True when it let a Dimension through."""
     if isinstance(value, (np.ndarray, np.generic)):
-        return
+        return False
+    dimensions = False
     for v in _flatten(value):
         ok = True
         if dtype == dtypes.string:
@@ -71,11 +72,14 @@ def _check_compatible(value, dtype):
             ok = False
         elif dtype.is_integer:
             # TF's integer filter also takes Dimensions: tf.zeros([x.get_shape()[-1]]) and tf.reshape(x, [-1, d]).
-            ok = (isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, float)) or _is_dimension(v)
+            ok = isinstance(v, (numbers.Integral, np.integer)) and not isinstance(v, float)
+            if not ok and _is_dimension(v):
+                ok = dimensions = True
         elif dtype.is_floating or dtype.is_complex:
             ok = isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (str, bytes))
         if not ok:
             raise TypeError(f"Expected {dtype.name}, but got {v} of type '{type(v).__name__}'.")
+    return dimensions
 
 
 def _is_dimension(v):
@@ -86,16 +90,20 @@ def _is_dimension(v):
 
 def _dimension_values(value):
     """``value`` with every Dimension replaced by its int (None stays None: NumPy then refuses it)."""
-    if isinstance(value, (list, tuple)):
-        return [_dimension_values(v) for v in value]
-    return value.value if _is_dimension(value) else value
+    from ferroflow.framework.tensor_shape import Dimension
+
+    def strip(v):
+        if isinstance(v, (list, tuple)):
+            return [strip(x) for x in v]
+        return v.value if isinstance(v, Dimension) else v
+
+    return strip(value)
 
 
 def to_numpy(value, dtype=None):
     """Converts a Python/NumPy value to an array of ``dtype`` (inferred when None)."""
     dtype = infer_dtype(value) if dtype is None else dtypes.as_dtype(dtype).base_dtype
-    _check_compatible(value, dtype)
-    if dtype.is_integer and not isinstance(value, (np.ndarray, np.generic)):
+    if _check_compatible(value, dtype):
         value = _dimension_values(value)
     if dtype == dtypes.string:
         arr = np.array(value, dtype=object)
