@@ -19,7 +19,7 @@ as its arguments and returning ``fetches``.
 from __future__ import annotations
 
 from ferroflow.eager.concrete_function import ConcreteFunction, trace
-from ferroflow.framework import importer, ops
+from ferroflow.framework import ops
 from ferroflow.framework.func_graph import FuncGraph, to_function
 from ferroflow.framework.type_spec import TensorSpec
 from ferroflow.ops import _nest as nest
@@ -38,6 +38,8 @@ class WrappedFunction(ConcreteFunction):
         need and ``feeds`` do not give is an error. ``input_signature`` is accepted for
         TensorFlow's signature and is not needed here (the feeds' own specs are used).
         """
+        from ferroflow.framework import importer  # only prune() needs it: kept out of `import ferroflow`
+
         del input_signature
         body = self.graph
         flat_feeds = [_body_tensor(body, t, "feeds") for t in nest.flatten(feeds)]
