@@ -10,12 +10,16 @@ use crate::kernel::{factory, KernelFactory};
 use ferroflow_graph::AttrValue;
 use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::kernels::random::Philox;
+use ferroflow_tensor::kernels::stateless_random::{PhiloxRandom, SingleSample};
 use ferroflow_tensor::{bail, ensure, Error, Tensor};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The sampling distribution.
+/// The sampling distribution of `LogUniformCandidateSampler` and
+/// `UniformCandidateSampler`, drawn as TensorFlow 2.21's CPU kernels draw
+/// (`LogUniformSampler` / `UniformSampler` over `SimplePhilox`), so a seeded
+/// sampler gives TF's candidates.
 #[derive(Copy, Clone)]
 enum Dist {
     /// `P(k) = log((k + 2) / (k + 1)) / log(range_max + 1)`.
@@ -24,21 +28,56 @@ enum Dist {
 }
 
 impl Dist {
-    fn prob(self, k: i64, range_max: i64) -> f64 {
+    /// TF's `Probability`: computed in double, returned as a float.
+    fn prob(self, k: i64, range_max: i64) -> f32 {
         match self {
             Dist::LogUniform => {
-                ((k as f64 + 2.0) / (k as f64 + 1.0)).ln() / (range_max as f64 + 1.0).ln()
+                (((k as f64 + 2.0) / (k as f64 + 1.0)).ln() / (range_max as f64).ln_1p()) as f32
             }
-            Dist::Uniform => 1.0 / range_max as f64,
+            Dist::Uniform => (1.0 / range_max as f64) as f32,
         }
     }
 
-    fn draw(self, u: f64, range_max: i64) -> i64 {
-        let k = match self {
-            Dist::LogUniform => ((u * (range_max as f64 + 1.0).ln()).exp() - 1.0).floor() as i64,
-            Dist::Uniform => (u * range_max as f64).floor() as i64,
-        };
-        k.clamp(0, range_max - 1)
+    /// TF's `Sample`: `exp(RandDouble() * log1p(range)) - 1` truncated (mod
+    /// range), or `Uniform64(range)`.
+    fn sample(self, words: &mut SingleSample, range_max: i64) -> i64 {
+        match self {
+            Dist::LogUniform => {
+                let v = (words.rand_double() * (range_max as f64).ln_1p()).exp() as i64 - 1;
+                v % range_max
+            }
+            Dist::Uniform => uniform64(words, range_max as u64) as i64,
+        }
+    }
+}
+
+/// TF's `SimplePhilox::Uniform64`: 64-bit words (low word first), a mask for
+/// a power of two, else rejection of the words below `2^64 mod n`.
+fn uniform64(words: &mut SingleSample, n: u64) -> u64 {
+    let mut rand64 = || {
+        let lo = words.next_u32() as u64;
+        let hi = words.next_u32() as u64;
+        lo | hi << 32
+    };
+    if n & (n - 1) == 0 {
+        return rand64() & (n - 1);
+    }
+    let rem = (u64::MAX % n) + 1;
+    loop {
+        let r = rand64();
+        if r >= rem {
+            return r % n;
+        }
+    }
+}
+
+/// TF's `ExpectedCountHelper`, in float as TF computes it: `p * num_sampled`
+/// when every try was kept, else `1 - (1 - p)^tries`.
+fn expected_count_f32(p: f32, num_sampled: i64, tries: i64) -> f32 {
+    if tries == num_sampled {
+        p * num_sampled as f32
+    } else {
+        -(tries as f32 * (-p).ln_1p()).exp_m1()
     }
 }
 
@@ -51,6 +90,14 @@ fn expected_count(p: f64, num_sampled: i64, tries: i64) -> f32 {
     } else {
         (-(tries as f64 * (-p).ln_1p()).exp_m1()) as f32
     }
+}
+
+/// A log-uniform or uniform sampler node's generator, as TF's
+/// `GuardedPhiloxRandom`: `PhiloxRandom(seed, seed2)`, of which every run
+/// reserves `2048 * num_sampled` words (`ReserveSamples32`).
+struct TfSamplerState {
+    gen: PhiloxRandom,
+    next: AtomicU64,
 }
 
 struct SamplerState {
@@ -274,35 +321,50 @@ pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
                     seed = h.hash_one(init.node.id);
                     seed2 = h.hash_one(seed);
                 }
-                let st = init.session.get_or_create(init.node.id, || SamplerState {
-                    gen: Philox::new(seed, seed2),
-                    next: AtomicU64::new(0),
-                })?;
+                let st = init
+                    .session
+                    .get_or_create(init.node.id, || TfSamplerState {
+                        gen: PhiloxRandom::new(
+                            [0, 0, seed2 as u32, (seed2 >> 32) as u32],
+                            [seed as u32, (seed >> 32) as u32],
+                        ),
+                        next: AtomicU64::new(0),
+                    })?;
                 boxed(move |ctx| {
                     let true_classes = ctx.input(0)?.to_i64_vec()?;
+                    if unique && num_sampled > range_max {
+                        bail!(
+                            invalid_argument,
+                            "{name}: Sampler's range is too small (num_sampled {num_sampled} > range_max {range_max} with unique=True)"
+                        );
+                    }
+                    if let Some(&k) = true_classes.iter().find(|&&k| k < 0 || k >= range_max) {
+                        bail!(
+                            invalid_argument,
+                            "{name}: `true_candidate` out of range [0, {range_max}), received {k}"
+                        );
+                    }
+                    // 2048 words per sampled class reserved, in blocks of four.
+                    let blocks = (2048 * num_sampled as u64).div_ceil(4);
+                    let gen = st.gen.skipped(st.next.fetch_add(blocks, Ordering::Relaxed));
+                    let mut words = SingleSample::new(gen);
                     let mut sampled = Vec::with_capacity(num_sampled as usize);
                     let mut seen = HashSet::new();
                     let mut tries = 0i64;
                     while (sampled.len() as i64) < num_sampled {
-                        let block = st.gen.block(st.next.fetch_add(1, Ordering::Relaxed));
-                        let u = (((block[0] as u64) << 32 | block[1] as u64) >> 11) as f64
-                            / (1u64 << 53) as f64;
-                        let k = dist.draw(u, range_max);
+                        let k = dist.sample(&mut words, range_max);
                         tries += 1;
                         if !unique || seen.insert(k) {
                             sampled.push(k);
                         }
-                        if tries > num_sampled * 1000 + range_max * 100 {
-                            bail!(internal, "candidate sampler made no progress");
-                        }
                     }
                     let true_expected: Vec<f32> = true_classes
                         .iter()
-                        .map(|&k| expected_count(dist.prob(k, range_max), num_sampled, tries))
+                        .map(|&k| expected_count_f32(dist.prob(k, range_max), num_sampled, tries))
                         .collect();
                     let sampled_expected: Vec<f32> = sampled
                         .iter()
-                        .map(|&k| expected_count(dist.prob(k, range_max), num_sampled, tries))
+                        .map(|&k| expected_count_f32(dist.prob(k, range_max), num_sampled, tries))
                         .collect();
                     let batch = true_classes.len() / num_true.max(1) as usize;
                     ctx.output(Tensor::vector(sampled));
