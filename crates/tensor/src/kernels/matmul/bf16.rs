@@ -42,6 +42,15 @@ pub const NR: usize = 32;
 /// Multiply-adds below which a product runs on one thread.
 const PARALLEL_MIN_MACS: usize = 1 << 18;
 
+/// `f(0..count)` on the kernel team when `parallel`, else in order here.
+fn run_tasks(parallel: bool, count: usize, f: &(dyn Fn(usize) + Sync)) {
+    if parallel {
+        crate::team::run(count, f)
+    } else {
+        (0..count).for_each(f)
+    }
+}
+
 /// How bfloat16 products are computed on this CPU.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Bf16Gemm {
@@ -230,19 +239,13 @@ pub fn gemm(
         return;
     }
     if lib == Bf16Gemm::Amx && amx::available() {
-        return amx::gemm(m, k, n, a, la, b, lb, c);
+        return amx::gemm(true, m, k, n, a, la, b, lb, c);
     }
     let kp = k.div_ceil(2);
     let (tiles_m, panels_n) = (m.div_ceil(MR), n.div_ceil(NR));
     let macs = m * n * k;
     let parallel = macs >= PARALLEL_MIN_MACS;
-    let run = |count: usize, f: &(dyn Fn(usize) + Sync)| {
-        if parallel {
-            crate::team::run(count, f)
-        } else {
-            (0..count).for_each(f)
-        }
-    };
+    let run = |count: usize, f: &(dyn Fn(usize) + Sync)| run_tasks(parallel, count, f);
     let at = |i: usize, l: usize| a[(i as isize * la.rs + l as isize * la.cs) as usize];
     let bt = |l: usize, j: usize| b[(l as isize * lb.rs + j as isize * lb.cs) as usize];
 
@@ -478,7 +481,7 @@ mod tests {
                         .num_threads(threads)
                         .build()
                         .unwrap()
-                        .install(|| amx::gemm_emulated(m, k, n, x, la, y, lb, &mut c));
+                        .install(|| amx::gemm(false, m, k, n, x, la, y, lb, &mut c));
                     assert!(
                         c.iter().zip(&want).all(|(p, q)| p.to_bits() == q.to_bits()),
                         "{m}x{k}x{n} la {la:?} threads {threads}"

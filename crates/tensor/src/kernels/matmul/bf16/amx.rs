@@ -21,7 +21,7 @@
 use half::bf16;
 
 use super::super::{Mat, SendPtr};
-use super::pair;
+use super::{pair, raw, run_tasks, PARALLEL_MIN_MACS};
 
 /// Rows of the output one block computes (two tiles).
 const BM: usize = 32;
@@ -31,8 +31,6 @@ const BN: usize = 32;
 const KP_STEP: usize = 16;
 /// Row blocks one task computes against one column panel.
 const ROW_BLOCKS_PER_TASK: usize = 4;
-/// Multiply-adds below which a product runs on one thread.
-const PARALLEL_MIN_MACS: usize = 1 << 18;
 
 /// Whether this CPU has AMX-TILE and AMX-BF16 and the kernel lets this
 /// process use the tile registers (asked once per process).
@@ -244,7 +242,6 @@ fn pack_pairs(out: &mut [u32], strides: (usize, usize), lanes: Lanes, k: usize, 
 /// [`block`] in plain Rust, in `tdpbf16ps`'s documented order (per tile
 /// step the even and odd products summed apart, then added to the sum):
 /// runs the packing and blocking on CPUs without AMX, in tests.
-#[cfg(test)]
 fn block_emulated(kpp: usize, a: &[u32], b: &[u32], out: &mut [f32]) {
     let lo = |x: u32| f32::from_bits(x << 16);
     let hi = |x: u32| f32::from_bits(x & 0xffff_0000);
@@ -265,52 +262,16 @@ fn block_emulated(kpp: usize, a: &[u32], b: &[u32], out: &mut [f32]) {
     }
 }
 
-/// The pointer inside; a closure calling this captures the whole (`Send`)
-/// wrapper rather than its raw field.
-fn raw<T>(p: SendPtr<T>) -> *mut T {
-    p.0
-}
-
-/// `c = a @ b` (`m x k @ k x n`, `c` row-major) on AMX tiles: float32 sums
-/// rounded once to bfloat16, blocks spread over the kernel team.
+/// `c = a @ b` (`m x k @ k x n`, `c` row-major) on AMX tiles (`hardware`)
+/// or with each block emulated by [`block_emulated`] (tests, on any CPU):
+/// float32 sums rounded once to bfloat16, blocks spread over the kernel
+/// team. The caller ([`super::gemm`]) has checked the operands' extents and
+/// that the product is not empty.
 ///
 /// # Panics
-/// If [`available`] is false or an operand is smaller than its layout.
+/// If `hardware` is asked for and [`available`] is false.
 #[allow(clippy::too_many_arguments)] // BLAS-style signature
-pub fn gemm(
-    m: usize,
-    k: usize,
-    n: usize,
-    a: &[bf16],
-    la: Mat,
-    b: &[bf16],
-    lb: Mat,
-    c: &mut [bf16],
-) {
-    assert!(available(), "AMX bf16 gemm on a CPU without AMX");
-    gemm_on(true, m, k, n, a, la, b, lb, c)
-}
-
-/// [`gemm`] with each block computed by [`block_emulated`]: the packing
-/// and blocking on any CPU.
-#[cfg(test)]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn gemm_emulated(
-    m: usize,
-    k: usize,
-    n: usize,
-    a: &[bf16],
-    la: Mat,
-    b: &[bf16],
-    lb: Mat,
-    c: &mut [bf16],
-) {
-    gemm_on(false, m, k, n, a, la, b, lb, c)
-}
-
-/// [`gemm`] on the tile registers (`hardware`) or, in tests, emulated.
-#[allow(clippy::too_many_arguments)]
-fn gemm_on(
+pub(super) fn gemm(
     hardware: bool,
     m: usize,
     k: usize,
@@ -322,24 +283,15 @@ fn gemm_on(
     c: &mut [bf16],
 ) {
     assert!(
-        la.fits(m, k, a.len()) && lb.fits(k, n, b.len()) && m * n <= c.len(),
-        "bf16 gemm: an operand is smaller than its layout"
+        !hardware || available(),
+        "AMX bf16 gemm on a CPU without AMX"
     );
-    if m == 0 || n == 0 {
-        return;
-    }
     // Depth pairs, padded to whole tile steps with zero pairs (each adds
     // +0.0 to a sum, which changes nothing but the sign of an all-zero sum).
     let kpp = k.div_ceil(2).div_ceil(KP_STEP).max(1) * KP_STEP;
     let (row_blocks, panels) = (m.div_ceil(BM), n.div_ceil(BN));
     let parallel = m * n * k >= PARALLEL_MIN_MACS;
-    let run = |count: usize, f: &(dyn Fn(usize) + Sync)| {
-        if parallel {
-            crate::team::run(count, f)
-        } else {
-            (0..count).for_each(f)
-        }
-    };
+    let run = |count: usize, f: &(dyn Fn(usize) + Sync)| run_tasks(parallel, count, f);
 
     // a's rows are lanes of its row blocks (`[row][pair]`, lane stride
     // kpp); b's columns are lanes of its panels (`[pair][column]`, lane
@@ -385,8 +337,7 @@ fn gemm_on(
         let (j0, cols) = (q * BN, BN.min(n - q * BN));
         let mut sums = [0f32; BM * BN];
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: `hardware` is only set by `gemm`, which asserted
-        // `available()`.
+        // SAFETY: `available()` was asserted where `hardware` is set.
         let _tiles = hardware.then(|| unsafe { Tiles::configure() });
         let first = g * ROW_BLOCKS_PER_TASK;
         for t in first..(first + ROW_BLOCKS_PER_TASK).min(row_blocks) {
@@ -402,7 +353,6 @@ fn gemm_on(
                     block(kpp, ablock.as_ptr(), bpanel.as_ptr(), sums.as_mut_ptr())
                 };
             } else {
-                #[cfg(test)]
                 block_emulated(kpp, ablock, bpanel, &mut sums);
             }
             let (i0, rows) = (t * BM, BM.min(m - t * BM));
