@@ -59,7 +59,6 @@ from ferroflow.framework.dtypes import (  # noqa: F401
 )
 from ferroflow.framework.errors import OpError  # noqa: F401
 from ferroflow.framework.gradient_registry import NoGradient, NotDifferentiable, RegisterGradient, no_gradient  # noqa: F401
-from ferroflow.framework.importer import import_graph_def  # noqa: F401
 from ferroflow.framework.indexed_slices import (  # noqa: F401
     IndexedSlices,
     IndexedSlicesValue,
@@ -184,7 +183,6 @@ from ferroflow.ops.functional_ops import (  # noqa: F401
     vectorized_map,  # noqa: F401
 )
 from ferroflow.ops.gradients_impl import AggregationMethod, UnconnectedGradients, gradients, hessians  # noqa: F401
-from ferroflow.ops.image_ops import extract_image_patches  # noqa: F401
 from ferroflow.ops.init_ops import (  # noqa: F401
     constant_initializer,
     glorot_normal_initializer,
@@ -282,7 +280,6 @@ from ferroflow.ops.math_ops import (  # noqa: F401
     truncatemod,
 )
 from ferroflow.ops.nn_conv import conv2d_backprop_filter_v2, conv2d_backprop_input_v2  # noqa: F401
-from ferroflow.ops.nn_conv_nd import conv  # noqa: F401
 from ferroflow.ops.nn_impl import depth_to_space, space_to_depth  # noqa: F401
 from ferroflow.ops.nn_ops import approx_top_k  # noqa: F401
 from ferroflow.ops.optional_ops import OptionalSpec  # noqa: F401
@@ -383,11 +380,6 @@ from ferroflow.ops.variables import (  # noqa: F401
     variables_initializer,
 )
 from ferroflow.ops.while_loop import while_loop  # noqa: F401
-from ferroflow.signal.fft_ops import fft, fft2d, fft3d, ifft, ifft2d, ifft3d  # noqa: F401
-from ferroflow.signal.fft_ops import raw_fftnd as fftnd  # noqa: F401  (TF1's top-level N-D names are the bare ops)
-from ferroflow.signal.fft_ops import raw_ifftnd as ifftnd  # noqa: F401
-from ferroflow.signal.fft_ops import raw_irfftnd as irfftnd  # noqa: F401
-from ferroflow.signal.fft_ops import raw_rfftnd as rfftnd  # noqa: F401
 from ferroflow.summary.summary_ops import (  # noqa: F401
     audio_summary,
     histogram_summary,
@@ -399,51 +391,26 @@ from ferroflow.summary.summary_ops import (  # noqa: F401
 
 # isort: split
 from ferroflow import (  # noqa: E402,F401
-    app,
+    audio,
     bitwise,
-    config,
-    data,
     debugging,
-    distribute,
-    distributions,
     dtypes,
     errors,
-    estimator,
-    feature_column,
-    flags,
     gfile,
-    graph_util,
-    image,
     initializers,
-    io,
-    keras,
-    layers,
     linalg,
-    lite,
     logging,
     lookup,
-    losses,
     math,
-    metrics,
-    mixed_precision,
     nest,
-    nn,
-    profiler,
     python_io,
     quantization,
     queue,
-    ragged,
-    random,
     raw_ops,
-    saved_model,
     sets,
-    signal,
     sparse,
-    spectral,
     strings,
     summary,
-    test,
-    train,
     version,
 )
 from ferroflow.eager.backprop import GradientTape  # noqa: F401,E402
@@ -460,9 +427,53 @@ from ferroflow.framework.versions import (  # noqa: F401
     __version__,
 )
 from ferroflow.module.module import Module  # noqa: F401,E402  (after the ops: tracking imports variables)
+from ferroflow.platform import lazy_loader as _lazy_loader  # noqa: E402
+from ferroflow.training import queue_runner_impl as _queue_runner_impl  # noqa: F401,E402  (QUEUE_RUNNERS proto functions)
+
+# Loaded on first use (PEP 562), as TF 1.x loads tf.estimator and tf.keras: `import ferroflow` stays short
+# for every program and test subprocess. Nothing here registers ops, gradients, flags or collections that a
+# program could need before touching the namespace (tests/python/test_lazy_import.py checks they stay unloaded).
+_LAZY_SUBMODULES = (
+    "app",
+    "config",
+    "data",
+    "distribute",
+    "distributions",
+    "estimator",
+    "feature_column",
+    "flags",
+    "graph_util",
+    "image",
+    "io",
+    "keras",
+    "layers",
+    "lite",
+    "losses",
+    "metrics",
+    "mixed_precision",
+    "nn",
+    "profiler",
+    "ragged",
+    "random",
+    "saved_model",
+    "signal",
+    "spectral",
+    "test",
+    "train",
+)
+# Names whose modules nothing else loaded needs (tf.import_graph_def: the meta-graph machinery).
+_LAZY_NAMES = {
+    "conv": ("ferroflow.ops.nn_conv_nd", "conv"),
+    "extract_image_patches": ("ferroflow.ops.image_ops", "extract_image_patches"),
+    "import_graph_def": ("ferroflow.framework.importer", "import_graph_def"),
+    # tf.signal's transforms; TF1's top-level N-D names are the bare ops.
+    **{n: ("ferroflow.signal.fft_ops", n) for n in ("fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d")},
+    **{n: ("ferroflow.signal.fft_ops", f"raw_{n}") for n in ("fftnd", "ifftnd", "irfftnd", "rfftnd")},
+}
+__getattr__, __dir__, __all__ = _lazy_loader.attach(__name__, _LAZY_SUBMODULES, _LAZY_NAMES)
 
 _SUBMODULES = (
-    "app", "bitwise", "compat", "config", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "estimator", "feature_column", "flags", "gfile", "graph_util", "image",
+    "app", "audio", "bitwise", "compat", "config", "data", "debugging", "distribute", "distributions", "dtypes", "errors", "estimator", "feature_column", "flags", "gfile", "graph_util", "image",
     "initializers", "io", "keras",
     "layers", "linalg", "lite", "logging", "losses", "math", "metrics", "mixed_precision", "nest", "nn", "profiler", "python_io", "quantization", "queue", "ragged", "random", "raw_ops", "saved_model", "sets", "signal", "sparse", "spectral", "strings", "summary",
     "test", "train", "version",

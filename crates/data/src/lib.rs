@@ -18,6 +18,7 @@
 //! * [`lookup`]: lookup tables (`HashTableV2`, `MutableHashTableV2`,
 //!   `MutableDenseHashTableV2`, ...) and the ops on them
 //!   (`LookupTableFindV2`, `InitializeTableFromTextFileV2`, ...).
+//! * [`wav`]: `DecodeWav` and `EncodeWav` (`tf.audio`), 16-bit PCM WAV files.
 //! * [`dataset`]: `tf.data`: dataset ops building a pipeline description,
 //!   iterators running it (map functions are graph functions).
 //!
@@ -31,6 +32,7 @@ pub mod parse;
 pub mod proto;
 pub mod queue;
 pub mod reader;
+pub mod wav;
 
 use std::sync::Once;
 
@@ -47,5 +49,6 @@ pub fn register() {
         proto::register();
         queue::register();
         reader::register();
+        wav::register();
     });
 }
