@@ -52,14 +52,14 @@ class DatasetSpec:
     def _component_specs(self):
         if not self._stacked:
             return [(dtypes.variant, TensorShape([]))]
-        return [(d, TensorShape([None]).concatenate(sh)) for d, sh in component_specs(self._element_spec)]
+        return component_specs(batched(self._element_spec, None))
 
     def _from_components(self, comps):
         from ferroflow.data.dataset_ops import Dataset
 
         if not self._stacked:
             return Dataset(comps[0], self._element_spec)
-        return Dataset.from_tensor_slices(pack_as(self._element_spec, comps))
+        return Dataset.from_tensor_slices(from_components(batched(self._element_spec, None), comps))
 
     def __eq__(self, other):
         return (isinstance(other, DatasetSpec) and self._stacked == other._stacked
@@ -261,6 +261,10 @@ def batched(structure, batch_dim):
     each leaf one dimension more in front, a ragged leaf one ragged dimension more (TensorFlow's ``_batch``)."""
 
     def spec(sp):
+        if isinstance(sp, DatasetSpec):
+            # TensorFlow builds such a batch, but its elements cannot be read back as datasets.
+            raise TypeError("ferroflow cannot batch elements that are datasets (the windows of window()): "
+                            "batch each window instead, ds.window(n).flat_map(lambda w: w.batch(n)).")
         shape = TensorShape([batch_dim]).concatenate(sp.shape)
         if isinstance(sp, RaggedTensorSpec):
             return RaggedTensorSpec(shape, sp.dtype, sp.ragged_rank + 1, sp.row_splits_dtype)

@@ -1,6 +1,6 @@
 """The ``tf.data`` transformations that group, scan or choose among elements, and those that consume a whole
-dataset: ``window``, ``group_by_window``, ``bucket_by_sequence_length``, ``scan``, ``reduce``, ``take_while``,
-``unique``, ``choose_from_datasets``, ``sample_from_datasets``, ``get_single_element`` and ``cardinality``.
+dataset: ``window``, ``group_by_window``, ``group_by_reducer``, ``bucket_by_sequence_length``, ``scan``,
+``reduce``, ``take_while``, ``unique``, ``choose_from_datasets``, ``sample_from_datasets``, ``get_single_element`` and ``cardinality``.
 
 Each adds TensorFlow's dataset op (its name, inputs and attrs); the Rust side is
 ``crates/data/src/dataset/windows.rs``. ``Dataset`` methods and ``tf.data.experimental`` call these.
@@ -34,14 +34,18 @@ def window(ds, size, shift=None, stride=1, drop_remainder=False, name=None):
     if shift is None:
         shift = size
     for sp in structure.flatten(ds._structure):
-        if type(sp) is not structure.TensorSpec:
-            raise TypeError(f"ferroflow's `window` takes datasets of dense tensors only, got an element {sp!r}.")
+        if isinstance(sp, structure.DatasetSpec):
+            raise TypeError(f"ferroflow's `window` takes datasets of tensors, SparseTensors and RaggedTensors, "
+                            f"got an element {sp!r}.")
     s = structure.map_structure(lambda sp: structure.DatasetSpec(sp, stacked=True), ds._structure)
+    attrs = structure.type_attrs(s)
+    # A window stacks its SparseTensor and RaggedTensor leaves as batching does.
+    attrs.update(structure.layout_attrs(ds._structure, cut=False))
     with ops.name_scope(name, "WindowDataset"):
         v = make("WindowDataset", [
             ds._variant_tensor, _int64(size, "size"), _int64(shift, "shift"), _int64(stride, "stride"),
             _bool(drop_remainder, "drop_remainder"),
-        ], structure.type_attrs(s))
+        ], attrs)
     return Dataset(v, s)
 
 
@@ -78,6 +82,32 @@ def group_by_window(ds, key_func, reduce_func, window_size=None, window_size_fun
         inputs = [ds._variant_tensor] + key_f.captures + reduce_f.captures + size_f.captures
         v = call_function_op(ops.get_default_graph(), "GroupByWindowDataset", inputs, attrs, None,
                              [key_f.graph, reduce_f.graph, size_f.graph])._outputs[0]
+    return Dataset(v, s)
+
+
+def group_by_reducer(ds, key_func, reducer, name=None):
+    """``tf.data.experimental.group_by_reducer``: TensorFlow's ``ExperimentalGroupByReducerDataset``."""
+    with ops.name_scope(name, "GroupByReducerDataset"):
+        key_f = _Traced(key_func, ds._structure, "key_func")
+        if not _is_scalar(key_f.result_structure, dtypes.int64):
+            raise ValueError("Invalid `key_func`. Expected `key_func` to return a scalar tf.int64 tensor, but "
+                             f"instead `key_func` has output {key_f.result_structure}.")
+        init_f = _Traced(reducer.init_func, _SCALAR_INT64, "init_func")
+        reduce_f, state_s, _ = _trace_state_func(reducer.reduce_func, init_f.result_structure, ds._structure,
+                                                 "reduce_func", False)
+        finalize_f = _Traced(reducer.finalize_func, state_s, "finalize_func")
+        s = finalize_f.result_structure
+        attrs = structure.type_attrs(s)
+        funcs = (("key_func", key_f), ("init_func", init_f), ("reduce_func", reduce_f),
+                 ("finalize_func", finalize_f))
+        inputs = [ds._variant_tensor]
+        for attr, f in funcs:
+            attrs[attr] = f.name
+            attrs[f"T{attr}_other_arguments"] = (
+                "list_type", [t.dtype.base_dtype.as_datatype_enum for t in f.captures])
+            inputs += f.captures
+        v = call_function_op(ops.get_default_graph(), "ExperimentalGroupByReducerDataset", inputs, attrs, None,
+                             [f.graph for _, f in funcs])._outputs[0]
     return Dataset(v, s)
 
 

@@ -15,12 +15,34 @@ __all__ = [
     "ExternalStatePolicy", "OptimizationOptions", "Optional", "Options", "ThreadingOptions", "make_csv_dataset", "dense_to_ragged_batch", "ignore_errors", "make_initializable_iterator",
     "make_one_shot_iterator", "map_and_batch", "parallel_interleave", "parse_example_dataset", "shuffle_and_repeat", "unbatch",
     "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "RandomDataset", "bucket_by_sequence_length", "cardinality",
-    "choose_from_datasets", "get_single_element", "group_by_window", "reduce", "sample_from_datasets", "scan",
+    "choose_from_datasets", "get_single_element", "Reducer", "group_by_reducer", "group_by_window", "reduce", "sample_from_datasets", "scan",
     "take_while", "unique",
 ]
 
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
+
+
+class Reducer:
+    """The reduction of ``group_by_reducer``: ``init_func(key)`` starts a group's state,
+    ``reduce_func(state, element)`` updates it, ``finalize_func(state)`` makes the group's output."""
+
+    def __init__(self, init_func, reduce_func, finalize_func):
+        self._init_func = init_func
+        self._reduce_func = reduce_func
+        self._finalize_func = finalize_func
+
+    init_func = property(lambda self: self._init_func)
+    reduce_func = property(lambda self: self._reduce_func)
+    finalize_func = property(lambda self: self._finalize_func)
+
+
+def group_by_reducer(key_func, reducer):
+    """A transformation grouping elements by ``key_func`` (a scalar int64) and reducing each group with
+    ``reducer`` (a ``Reducer``); one output per key once the input is done, keys in order of first appearance."""
+    from ferroflow.data import _windowing
+
+    return lambda ds: _windowing.group_by_reducer(ds, key_func, reducer)
 
 
 def group_by_window(key_func, reduce_func, window_size=None, window_size_func=None):

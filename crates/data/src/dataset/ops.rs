@@ -11,8 +11,8 @@ use super::transforms::{
     Unbatch, Zip,
 };
 use super::windows::{
-    reduce, single_element, DirectedInterleave, GroupByWindow, RandomStream, Scan, TakeWhile,
-    Unique, UnknownCardinality, Window,
+    reduce, single_element, DirectedInterleave, GroupByReducer, GroupByWindow, RandomStream, Scan,
+    TakeWhile, Unique, UnknownCardinality, Window,
 };
 use super::{Composites, Dataset, DatasetRef, Func, RaggedLeaf};
 use ferroflow_graph::{Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
@@ -206,6 +206,12 @@ fn op_defs() -> Vec<OpDef> {
                 "window_size_func_other_arguments*",
             ],
         ),
+        fds(
+            "ExperimentalGroupByReducerDataset",
+            &GROUP_BY_REDUCER_INPUTS,
+        )
+        .stateful(),
+        fds("GroupByReducerDataset", &GROUP_BY_REDUCER_INPUTS).stateful(),
         fds(
             "ScanDataset",
             &["input_dataset", "initial_state*", "other_arguments*"],
@@ -805,8 +811,13 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
                 Ok(())
             }),
         ),
-        ("WindowDataset", simple(window)),
+        ("WindowDataset", factory(window)),
         ("GroupByWindowDataset", factory(group_by_window)),
+        (
+            "ExperimentalGroupByReducerDataset",
+            factory(group_by_reducer),
+        ),
+        ("GroupByReducerDataset", factory(group_by_reducer)),
         ("ScanDataset", factory(scan)),
         (
             "TakeWhileDataset",
@@ -1036,38 +1047,42 @@ fn map_factory(parallel: bool) -> KernelFactory {
 
 // --- window, group_by_window, scan, reduce ---------------------------------
 
-fn window(ctx: &mut OpContext<'_>) -> Result<()> {
-    let input = input_dataset(ctx, 0)?;
-    let size = int_input(ctx, 1, "size")?;
-    let shift = int_input(ctx, 2, "shift")?;
-    let stride = int_input(ctx, 3, "stride")?;
-    ensure!(
-        size > 0,
-        invalid_argument,
-        "Window size must be greater than zero."
-    );
-    ensure!(
-        shift > 0,
-        invalid_argument,
-        "Window shift must be greater than zero."
-    );
-    ensure!(
-        stride > 0,
-        invalid_argument,
-        "Window stride must be greater than zero."
-    );
-    let drop_remainder = bool_input(ctx, 4, "drop_remainder")?;
-    output_dataset(
-        ctx,
-        Window {
-            input,
-            size: size as usize,
-            shift: shift as usize,
-            stride: stride as usize,
-            drop_remainder,
-        },
-    );
-    Ok(())
+fn window(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let layout = composites(init);
+    Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+        let input = input_dataset(ctx, 0)?;
+        let size = int_input(ctx, 1, "size")?;
+        let shift = int_input(ctx, 2, "shift")?;
+        let stride = int_input(ctx, 3, "stride")?;
+        ensure!(
+            size > 0,
+            invalid_argument,
+            "Window size must be greater than zero."
+        );
+        ensure!(
+            shift > 0,
+            invalid_argument,
+            "Window shift must be greater than zero."
+        );
+        ensure!(
+            stride > 0,
+            invalid_argument,
+            "Window stride must be greater than zero."
+        );
+        let drop_remainder = bool_input(ctx, 4, "drop_remainder")?;
+        output_dataset(
+            ctx,
+            Window {
+                input,
+                size: size as usize,
+                shift: shift as usize,
+                stride: stride as usize,
+                drop_remainder,
+                layout: layout.clone(),
+            },
+        );
+        Ok(())
+    }))
 }
 
 /// The number of entries of a list-of-types attr (how many inputs of a
@@ -1095,6 +1110,48 @@ fn group_by_window(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
                 key_f,
                 reduce_f,
                 size_f,
+            },
+        );
+        Ok(())
+    }))
+}
+
+/// The inputs of `GroupByReducerDataset` (and its `Experimental` name).
+const GROUP_BY_REDUCER_INPUTS: [&str; 5] = [
+    "input_dataset",
+    "key_func_other_arguments*",
+    "init_func_other_arguments*",
+    "reduce_func_other_arguments*",
+    "finalize_func_other_arguments*",
+];
+
+fn group_by_reducer(init: &KernelInit<'_>) -> Result<Box<dyn Kernel>> {
+    let names = ["key_func", "init_func", "reduce_func", "finalize_func"];
+    let mut templates = Vec::with_capacity(4);
+    let mut counts = Vec::with_capacity(4);
+    for name in names {
+        templates.push(FuncTemplate::compile(init, name)?);
+        counts.push(list_len(init, &format!("T{name}_other_arguments"))?);
+    }
+    Ok(Box::new(move |ctx: &mut OpContext<'_>| {
+        let mut start = 1;
+        let mut funcs = Vec::with_capacity(4);
+        for (t, &n) in templates.iter().zip(&counts) {
+            funcs.push(t.bind(ctx, start, start + n));
+            start += n;
+        }
+        let [key_f, init_f, reduce_f, finalize_f]: [Func; 4] = funcs
+            .try_into()
+            .map_err(|_| Error::internal("group_by_reducer: four functions"))?;
+        let input = input_dataset(ctx, 0)?;
+        output_dataset(
+            ctx,
+            GroupByReducer {
+                input,
+                key_f,
+                init_f,
+                reduce_f,
+                finalize_f,
             },
         );
         Ok(())

@@ -1,11 +1,11 @@
 //! Datasets that group, scan or choose among elements: `window`,
-//! `group_by_window`, `scan`, `take_while`, `unique`, the directed
+//! `group_by_window`, `group_by_reducer`, `scan`, `take_while`, `unique`, the directed
 //! interleave behind `choose_from_datasets` / `sample_from_datasets`, the
 //! random stream that drives sampling, and the ops that consume a whole
 //! dataset (`reduce`, `get_single_element`, `cardinality`).
 
-use super::transforms::batch_elements;
-use super::{Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx};
+use super::transforms::batch_elements_composite;
+use super::{Composites, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx};
 use ferroflow_runtime::Value;
 use ferroflow_tensor::{bail, ensure, DType, Data, Error, Result, Tensor};
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -66,10 +66,14 @@ pub struct Window {
     pub shift: usize,
     pub stride: usize,
     pub drop_remainder: bool,
+    /// Where the elements' SparseTensor and RaggedTensor leaves lie: a
+    /// window stacks them as batching does.
+    pub layout: Arc<Composites>,
 }
 
 struct WindowIter {
     input: Iter,
+    layout: Arc<Composites>,
     buffer: VecDeque<Element>,
     size: usize,
     shift: usize,
@@ -85,6 +89,7 @@ impl Dataset for Window {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(WindowIter {
             input: self.input.0.iterate(ctx)?,
+            layout: self.layout.clone(),
             buffer: VecDeque::new(),
             size: self.size,
             shift: self.shift,
@@ -142,12 +147,14 @@ impl DatasetIter for WindowIter {
         let drop = self.shift.min(self.buffer.len());
         self.buffer.drain(..drop);
         self.to_skip = self.shift - drop;
-        batch_elements(&picked).map(Some).map_err(|e| {
-            Error::invalid_argument(format!(
-                "window: the elements of one window must have the same shape to be stacked: {}",
-                e.message()
-            ))
-        })
+        batch_elements_composite(&picked, &self.layout)
+            .map(Some)
+            .map_err(|e| {
+                Error::invalid_argument(format!(
+                    "window: the elements of one window must have the same shape to be stacked: {}",
+                    e.message()
+                ))
+            })
     }
 }
 
@@ -254,6 +261,65 @@ impl DatasetIter for GroupByWindowIter {
                 Some(key) => self.flush(key)?,
                 None => return Ok(None),
             }
+        }
+    }
+}
+
+// --- group_by_reducer ------------------------------------------------------
+
+/// `tf.data.experimental.group_by_reducer(key_func, Reducer(init_func,
+/// reduce_func, finalize_func))`: each key's state starts as
+/// `init_func(key)` and becomes `reduce_func(state, element)` for every
+/// element of that key; once the input is done, `finalize_func(state)` of
+/// each key is one output element, smallest key first (as TensorFlow's
+/// kernel, whose states sit in an ordered map).
+pub struct GroupByReducer {
+    pub input: DatasetRef,
+    pub key_f: Func,
+    pub init_f: Func,
+    pub reduce_f: Func,
+    pub finalize_f: Func,
+}
+
+struct GroupByReducerIter {
+    input: Option<Iter>,
+    key_f: Func,
+    init_f: Func,
+    reduce_f: Func,
+    finalize_f: Func,
+    states: BTreeMap<i64, Element>,
+}
+
+impl Dataset for GroupByReducer {
+    fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
+        Ok(Box::new(GroupByReducerIter {
+            input: Some(self.input.0.iterate(ctx)?),
+            key_f: self.key_f.clone(),
+            init_f: self.init_f.clone(),
+            reduce_f: self.reduce_f.clone(),
+            finalize_f: self.finalize_f.clone(),
+            states: BTreeMap::new(),
+        }))
+    }
+}
+
+impl DatasetIter for GroupByReducerIter {
+    fn next(&mut self) -> Result<Option<Element>> {
+        if let Some(input) = &mut self.input {
+            while let Some(e) = input.next()? {
+                let key = int64_scalar(self.key_f.call(e.clone())?, "key_func")?;
+                let state = match self.states.remove(&key) {
+                    Some(state) => state,
+                    None => self.init_f.call(vec![Tensor::scalar(key)])?,
+                };
+                let (state, _) = scan_step(&self.reduce_f, &state, e)?;
+                self.states.insert(key, state);
+            }
+            self.input = None;
+        }
+        match self.states.pop_first() {
+            Some((_, state)) => self.finalize_f.call(state).map(Some),
+            None => Ok(None),
         }
     }
 }
@@ -581,6 +647,7 @@ mod tests {
             shift,
             stride,
             drop_remainder,
+            layout: Arc::new(Composites::default()),
         }
     }
 
