@@ -32,7 +32,7 @@ def test_binary_weights_and_vocabulary_against_numpy(tmp_path):
         [tf.feature_column.numeric_column("x", shape=(2,))], model_dir=str(tmp_path), weight_column="w",
         label_vocabulary=["neg", "pos"], optimizer=tf.train.GradientDescentOptimizer(0.1),
         config=tf.estimator.RunConfig(log_step_count_steps=None))
-    est.train(_input(NAMES[Y], W), steps=5)
+    est.train(_input(NAMES[Y], W), steps=2)
     kernel = est.get_variable_value("linear/linear_model/x/weights")
     bias = est.get_variable_value("linear/linear_model/bias_weights")
     logits = (X @ kernel + bias)[:, 0]
@@ -118,7 +118,7 @@ def test_partitioners_split_the_variables(tmp_path):
         [tf.feature_column.numeric_column("x", shape=(2,)), ident], model_dir=str(tmp_path / "linear"),
         partitioner=tf.fixed_size_partitioner(2), optimizer=tf.train.GradientDescentOptimizer(0.1),
         config=tf.estimator.RunConfig(log_step_count_steps=None))
-    est.train(lambda: tf.data.Dataset.from_tensors(({"x": X, "c": cat}, Y)).repeat(), steps=3)
+    est.train(lambda: tf.data.Dataset.from_tensors(({"x": X, "c": cat}, Y)).repeat(), steps=1)
     # The checkpoint holds each partitioned variable whole (its slices saved under one name), as TF's Saver.
     kernel = est.get_variable_value("linear/linear_model/x/weights")
     table = est.get_variable_value("linear/linear_model/c/weights")
@@ -135,7 +135,7 @@ def test_partitioners_split_the_variables(tmp_path):
     dnn = tf.estimator.DNNClassifier(
         [3], [tf.feature_column.embedding_column(ident, 4)], model_dir=str(tmp_path / "dnn"),
         input_layer_partitioner=tf.fixed_size_partitioner(2), config=tf.estimator.RunConfig(log_step_count_steps=None))
-    dnn.train(lambda: tf.data.Dataset.from_tensors(({"c": cat}, Y)).repeat(), steps=2)
+    dnn.train(lambda: tf.data.Dataset.from_tensors(({"c": cat}, Y)).repeat(), steps=1)
     prefix = "dnn/input_from_feature_columns/input_layer/c_embedding/embedding_weights/part_"
     assert _graph_variables(dnn) >= {prefix + "0:0": [3, 4], prefix + "1:0": [2, 4],
                                      "dnn/hiddenlayer_0/kernel:0": [4, 3]}.items()
