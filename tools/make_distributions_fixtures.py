@@ -1,5 +1,6 @@
 """Write tests/fixtures/distributions.json: TensorFlow 2.21's tf.compat.v1.distributions results (Normal,
-Uniform, Bernoulli, Categorical: densities, CDFs in the tails, statistics, KL divergences, sample shapes)
+Uniform, Bernoulli, Categorical, Gamma, Exponential, Beta, Laplace: densities, CDFs in the tails, statistics, KL
+divergences, sample shapes, seeded samples, name scopes)
 for tests/python/test_distributions.py. The calls are ``cases`` in tests/python/_distributions_cases.py, which
 the test builds again with ferroflow. Run from the repository root:
 

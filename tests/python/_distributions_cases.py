@@ -72,4 +72,41 @@ def cases(tf):
             str(be_l.reparameterization_type == d.NOT_REPARAMETERIZED),
         ],
     }
+    # Gamma, Exponential, Beta and Laplace (the VI programs' priors); seeded samples are TF's bits.
+    g = d.Gamma(concentration=[2.0, 9.0, 0.5], rate=[1.0, 2.0, 3.0])
+    e = d.Exponential(rate=[0.5, 3.0])
+    bt = d.Beta(concentration1=[2.0, 3.0, 0.5], concentration0=[5.0, 1.5, 0.8])
+    la = d.Laplace(loc=[0.0, 1.0], scale=[1.0, 0.5])
+    out.update({
+        "gamma_log_prob": g.log_prob([1.5, 4.0, 0.2]),
+        "gamma_cdf": g.cdf([1.5, 4.0, 0.2]),
+        "gamma_entropy": g.entropy(),
+        "gamma_mean": g.mean(),
+        "gamma_variance": g.variance(),
+        "gamma_stddev": g.stddev(),
+        "gamma_mode": g.mode(),
+        "gamma_sample": g.sample(2, seed=5),
+        "gamma_kl": d.kl_divergence(g, d.Gamma(concentration=3.0, rate=[1.5, 0.5, 1.0])),
+        "exponential_log_prob": e.log_prob([0.3, 2.0]),
+        "exponential_cdf": e.cdf([0.3, 2.0]),
+        "exponential_entropy": e.entropy(),
+        "exponential_mean": e.mean(),
+        "exponential_sample": e.sample([2, 2], seed=6),
+        "beta_log_prob": bt.log_prob([0.3, 0.8, 0.05]),
+        "beta_cdf": bt.cdf([0.3, 0.8, 0.05]),
+        "beta_entropy": bt.entropy(),
+        "beta_mean": bt.mean(),
+        "beta_variance": bt.variance(),
+        "beta_mode": bt.mode(),
+        "beta_sample": bt.sample(2, seed=7),
+        "beta_kl": d.kl_divergence(bt, d.Beta(concentration1=1.5, concentration0=[2.0, 4.0, 1.0])),
+        "laplace_log_prob": la.log_prob([-0.5, 1.2]),
+        "laplace_cdf": la.cdf([[-3.0], [0.5], [4.0]]),
+        "laplace_log_cdf": la.log_cdf([[-30.0], [-0.5], [2.0]]),
+        "laplace_entropy": la.entropy(),
+        "laplace_stddev": la.stddev(),
+        "laplace_sample": la.sample(3, seed=8),
+        "scopes": [g.name, e.name, bt.name, la.name, la.log_prob(0.0).op.name, e.sample(seed=1).op.name],
+        "batch_shapes": [g.batch_shape.as_list(), e.batch_shape.as_list(), bt.batch_shape.as_list()],
+    })
     return out

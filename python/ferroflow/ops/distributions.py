@@ -1,12 +1,13 @@
 """TF1's probability distributions (``tf.compat.v1.distributions``), the part of them
-classic programs use: ``Normal``, ``Uniform``, ``Bernoulli`` and ``Categorical`` with ``sample``,
+classic programs use: ``Normal``, ``Uniform``, ``Bernoulli``, ``Categorical``, ``Gamma``,
+``Exponential``, ``Beta`` and ``Laplace`` with ``sample``,
 ``log_prob``/``prob``, ``cdf``/``log_cdf``/``survival_function``, ``entropy``, ``mean``/``mode``/
 ``stddev``/``variance``, ``kl_divergence`` and ``cross_entropy``, plus ``kl_divergence`` with its
-``RegisterKL`` registry (Normal, Bernoulli and Categorical pairs registered).
+``RegisterKL`` registry (Normal, Bernoulli, Categorical, Gamma and Beta pairs registered).
 
 The formulas are TensorFlow's (the same ops in the same order), so results agree with it to rounding.
-Samples come from ferroflow's random ops, which do not reproduce TensorFlow's random streams.
-Not provided: Beta, Dirichlet, DirichletMultinomial, Exponential, Gamma, Laplace, Multinomial, StudentT.
+Samples come from the same random ops with the same seeds, which give TensorFlow's bits.
+Not provided: Dirichlet, DirichletMultinomial, Multinomial, StudentT.
 """
 
 import math
@@ -27,9 +28,13 @@ from ferroflow.ops import (
 
 __all__ = [
     "Bernoulli",
+    "Beta",
     "Categorical",
     "Distribution",
+    "Exponential",
     "FULLY_REPARAMETERIZED",
+    "Gamma",
+    "Laplace",
     "NOT_REPARAMETERIZED",
     "Normal",
     "RegisterKL",
@@ -59,7 +64,12 @@ NOT_REPARAMETERIZED = ReparameterizationType("NOT_REPARAMETERIZED")
 
 
 def _scope_name(name):
-    return name[:-1] if name.endswith("/") else name
+    """The distribution's name scope, "/"-terminated as TensorFlow keeps it: its methods re-enter that scope
+    ("q/log_prob/..."), and a name that is not yet a scope becomes a fresh unique one."""
+    if name.endswith("/"):
+        return name
+    with ops.name_scope(name) as scope:
+        return scope
 
 
 class Distribution:
@@ -683,6 +693,295 @@ class Categorical(Distribution):
         raise NotImplementedError("variance is not implemented: Categorical")
 
 
+def _nan_where_undefined(mode, defined, allow_nan_stats, message):
+    """``mode`` where ``defined``, NaN elsewhere (or an assertion when NaN statistics are not allowed)."""
+    if allow_nan_stats:
+        nan = array_ops.fill(array_ops.shape(mode), np.array(np.nan, dtype=mode.dtype.as_numpy_dtype))
+        return array_ops.where(defined, mode, nan)
+    with ops.control_dependencies([check_ops.assert_equal(math_ops.reduce_all(defined), True, message=message)]):
+        return array_ops.identity(mode)
+
+
+class Gamma(Distribution):
+    """The gamma distribution with shape ``concentration`` and inverse scale ``rate``."""
+
+    def __init__(self, concentration, rate, validate_args=False, allow_nan_stats=True, name="Gamma"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[concentration, rate]) as scope:
+            (self._concentration, self._rate), dtype = _float_params(
+                [("concentration", concentration), ("rate", rate)], validate_args, positive=("concentration", "rate")
+            )
+        super().__init__(
+            dtype,
+            FULLY_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._concentration, self._rate],
+            scope,
+        )
+
+    @property
+    def concentration(self):
+        return self._concentration
+
+    @property
+    def rate(self):
+        return self._rate
+
+    def _batch_shape_tensor(self):
+        return array_ops_extra.broadcast_dynamic_shape(
+            array_ops.shape(self.concentration), array_ops.shape(self.rate)
+        )
+
+    def _batch_shape(self):
+        return array_ops_extra.broadcast_static_shape(self.concentration.shape, self.rate.shape)
+
+    def _sample_n(self, n, seed=None):
+        return stateless_random_ops.random_gamma(
+            shape=[n], alpha=self.concentration, beta=self.rate, dtype=self.dtype, seed=seed
+        )
+
+    def _log_unnormalized_prob(self, x):
+        return special_math_ops.xlogy(self.concentration - 1.0, x) - self.rate * x
+
+    def _log_normalization(self):
+        return special_math_ops.lgamma(self.concentration) - self.concentration * math_ops.log(self.rate)
+
+    def _log_prob(self, x):
+        return self._log_unnormalized_prob(x) - self._log_normalization()
+
+    def _cdf(self, x):
+        return special_math_ops.igamma(self.concentration, self.rate * x)
+
+    def _log_cdf(self, x):
+        return math_ops.log(self._cdf(x))
+
+    def _entropy(self):
+        return (
+            self.concentration
+            - math_ops.log(self.rate)
+            + special_math_ops.lgamma(self.concentration)
+            + (1.0 - self.concentration) * special_math_ops.digamma(self.concentration)
+        )
+
+    def _mean(self):
+        return self.concentration / self.rate
+
+    def _variance(self):
+        return self.concentration / math_ops.square(self.rate)
+
+    def _stddev(self):
+        return math_ops.sqrt(self.concentration) / self.rate
+
+    def _mode(self):
+        mode = (self.concentration - 1.0) / self.rate
+        return _nan_where_undefined(mode, self.concentration > 1.0, self.allow_nan_stats,
+                                    "mode not defined when any concentration <= 1")
+
+
+class Exponential(Gamma):
+    """The exponential distribution with inverse scale ``rate`` (a Gamma of concentration 1)."""
+
+    def __init__(self, rate, validate_args=False, allow_nan_stats=True, name="Exponential"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[rate]) as scope:
+            self._rate = ops.convert_to_tensor(rate, name="rate")
+        super().__init__(
+            concentration=array_ops.ones_like(self._rate),
+            rate=self._rate,
+            allow_nan_stats=allow_nan_stats,
+            validate_args=validate_args,
+            name=scope,
+        )
+        self._parameters = parameters
+        self._graph_parents = [self._rate]
+
+    def _sample_n(self, n, seed=None):
+        shape = array_ops.concat([[n], array_ops.shape(self._rate)], 0)
+        # Uniform in (0, 1): the smallest normal number as the lower bound keeps log() finite.
+        sampled = random_ops.random_uniform(
+            shape, minval=np.finfo(self.dtype.as_numpy_dtype).tiny, maxval=1.0, seed=seed, dtype=self.dtype
+        )
+        return -math_ops.log(sampled) / self._rate
+
+
+class Beta(Distribution):
+    """The beta distribution on (0, 1) with concentrations ``concentration1`` (alpha) and
+    ``concentration0`` (beta)."""
+
+    def __init__(self, concentration1=None, concentration0=None, validate_args=False, allow_nan_stats=True,
+                 name="Beta"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[concentration1, concentration0]) as scope:
+            (self._concentration1, self._concentration0), dtype = _float_params(
+                [("concentration1", concentration1), ("concentration0", concentration0)], validate_args,
+                positive=("concentration1", "concentration0"),
+            )
+            self._total_concentration = self._concentration1 + self._concentration0
+        super().__init__(
+            dtype,
+            FULLY_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._concentration1, self._concentration0, self._total_concentration],
+            scope,
+        )
+
+    @property
+    def concentration1(self):
+        return self._concentration1
+
+    @property
+    def concentration0(self):
+        return self._concentration0
+
+    @property
+    def total_concentration(self):
+        return self._total_concentration
+
+    def _batch_shape_tensor(self):
+        return array_ops.shape(self.total_concentration)
+
+    def _batch_shape(self):
+        return self.total_concentration.shape
+
+    def _sample_n(self, n, seed=None):
+        ones = array_ops.ones_like(self.total_concentration, dtype=self.dtype)
+        gamma1 = stateless_random_ops.random_gamma(
+            shape=[n], alpha=ones * self.concentration1, dtype=self.dtype, seed=seed
+        )
+        gamma2 = stateless_random_ops.random_gamma(
+            shape=[n], alpha=ones * self.concentration0, dtype=self.dtype, seed=_new_seed(seed, "beta")
+        )
+        return gamma1 / (gamma1 + gamma2)
+
+    def _log_unnormalized_prob(self, x):
+        return special_math_ops.xlogy(self.concentration1 - 1.0, x) + (self.concentration0 - 1.0) * math_ops.log1p(-x)
+
+    def _log_normalization(self):
+        return (
+            special_math_ops.lgamma(self.concentration1)
+            + special_math_ops.lgamma(self.concentration0)
+            - special_math_ops.lgamma(self.total_concentration)
+        )
+
+    def _log_prob(self, x):
+        return self._log_unnormalized_prob(x) - self._log_normalization()
+
+    def _cdf(self, x):
+        return special_math_ops.betainc(self.concentration1, self.concentration0, x)
+
+    def _log_cdf(self, x):
+        return math_ops.log(self._cdf(x))
+
+    def _entropy(self):
+        return (
+            self._log_normalization()
+            - (self.concentration1 - 1.0) * special_math_ops.digamma(self.concentration1)
+            - (self.concentration0 - 1.0) * special_math_ops.digamma(self.concentration0)
+            + (self.total_concentration - 2.0) * special_math_ops.digamma(self.total_concentration)
+        )
+
+    def _mean(self):
+        return self._concentration1 / self._total_concentration
+
+    def _variance(self):
+        return self._mean() * (1.0 - self._mean()) / (1.0 + self.total_concentration)
+
+    def _mode(self):
+        mode = (self.concentration1 - 1.0) / (self.total_concentration - 2.0)
+        defined = math_ops.logical_and(self.concentration1 > 1.0, self.concentration0 > 1.0)
+        return _nan_where_undefined(mode, defined, self.allow_nan_stats,
+                                    "Mode undefined for concentration1 <= 1 or concentration0 <= 1.")
+
+
+def _new_seed(seed, salt):
+    """TF's distribution_util.gen_new_seed: a second op seed derived from ``seed`` and ``salt``."""
+    if seed is None:
+        return None
+    import hashlib
+
+    return int(hashlib.md5((str(seed) + salt).encode("utf-8")).hexdigest()[:8], 16) & 0x7FFFFFFF
+
+
+class Laplace(Distribution):
+    """The Laplace distribution with location ``loc`` and scale ``scale``."""
+
+    def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Laplace"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[loc, scale]) as scope:
+            (self._loc, self._scale), dtype = _float_params(
+                [("loc", loc), ("scale", scale)], validate_args, positive=("scale",)
+            )
+        super().__init__(
+            dtype,
+            FULLY_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._loc, self._scale],
+            scope,
+        )
+
+    @property
+    def loc(self):
+        return self._loc
+
+    @property
+    def scale(self):
+        return self._scale
+
+    def _batch_shape_tensor(self):
+        return array_ops_extra.broadcast_dynamic_shape(array_ops.shape(self.loc), array_ops.shape(self.scale))
+
+    def _batch_shape(self):
+        return array_ops_extra.broadcast_static_shape(self.loc.shape, self.scale.shape)
+
+    def _sample_n(self, n, seed=None):
+        shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
+        # Uniform in the open interval (-1, 1): -1 itself would give an infinite sample.
+        np_dtype = self.dtype.as_numpy_dtype
+        uniform_samples = random_ops.random_uniform(
+            shape=shape, minval=np.nextafter(np_dtype(-1.0), np_dtype(0.0)), maxval=1.0, dtype=self.dtype,
+            seed=seed,
+        )
+        return self.loc - self.scale * math_ops.sign(uniform_samples) * math_ops.log1p(
+            -math_ops.abs(uniform_samples)
+        )
+
+    def _z(self, x):
+        return (x - self.loc) / self.scale
+
+    def _log_prob(self, x):
+        return -math_ops.abs(self._z(x)) - (math.log(2.0) + math_ops.log(self.scale))
+
+    def _cdf(self, x):
+        z = self._z(x)
+        return 0.5 - 0.5 * math_ops.sign(z) * math_ops.expm1(-math_ops.abs(z))
+
+    def _log_cdf(self, x):
+        z = self._z(x)
+        # TF's special_math.log_cdf_laplace: each branch where it is accurate.
+        lower = math.log(0.5) + z
+        safe_exp_neg_z = math_ops.exp(-math_ops.abs(z))
+        upper = math_ops.log1p(-0.5 * safe_exp_neg_z)
+        return array_ops.where(z < 0.0, lower, upper)
+
+    def _entropy(self):
+        scale = self.scale + array_ops.zeros_like(self.loc)
+        return math.log(2.0) + 1.0 + math_ops.log(scale)
+
+    def _mean(self):
+        return self.loc + array_ops.zeros_like(self.scale)
+
+    def _stddev(self):
+        return math.sqrt(2.0) * self.scale + array_ops.zeros_like(self.loc)
+
+    _mode = _mean
+
+
 # KL divergence registry.
 _DIVERGENCES = {}
 
@@ -765,3 +1064,28 @@ def _kl_categorical_categorical(a, b, name=None):
     with ops.name_scope(name, "kl_categorical_categorical", values=[a.logits, b.logits]):
         delta_log_probs1 = nn_ops.log_softmax(a.logits) - nn_ops.log_softmax(b.logits)
         return math_ops.reduce_sum(nn_ops.softmax(a.logits) * delta_log_probs1, axis=-1)
+
+
+@RegisterKL(Gamma, Gamma)
+def _kl_gamma_gamma(g0, g1, name=None):
+    with ops.name_scope(name, "kl_gamma_gamma", values=[g0.concentration, g0.rate, g1.concentration, g1.rate]):
+        return (
+            (g0.concentration - g1.concentration) * special_math_ops.digamma(g0.concentration)
+            + special_math_ops.lgamma(g1.concentration)
+            - special_math_ops.lgamma(g0.concentration)
+            + g1.concentration * math_ops.log(g0.rate)
+            - g1.concentration * math_ops.log(g1.rate)
+            + g0.concentration * (g1.rate / g0.rate - 1.0)
+        )
+
+
+@RegisterKL(Beta, Beta)
+def _kl_beta_beta(d1, d2, name=None):
+    with ops.name_scope(name, "kl_beta_beta", values=[d1.concentration1, d1.concentration0, d1.total_concentration,
+                                                      d2.concentration1, d2.concentration0, d2.total_concentration]):
+        return (
+            (d2._log_normalization() - d1._log_normalization())
+            - special_math_ops.digamma(d1.concentration1) * (d2.concentration1 - d1.concentration1)
+            - special_math_ops.digamma(d1.concentration0) * (d2.concentration0 - d1.concentration0)
+            + special_math_ops.digamma(d1.total_concentration) * (d2.total_concentration - d1.total_concentration)
+        )
