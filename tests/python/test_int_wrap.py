@@ -93,3 +93,12 @@ def test_wrapped_operands_of_ops():
         assert sess.run(tf.constant(1) + 2**40) == np.int32(1)
         np.testing.assert_array_equal(sess.run(tf.fill([2], tf.constant(-1, tf.uint16))), [65535, 65535])
         np.testing.assert_array_equal(sess.run(tf.constant(-1, tf.uint32, shape=[3])), [2**32 - 1] * 3)
+
+
+def test_range_refuses_uint32_and_uint64():
+    # TensorFlow 2.21 registers no CPU Range kernel for them (its run fails with "No OpKernel was registered");
+    # ferroflow refuses when the op is built.
+    with tf.Graph().as_default():
+        for dt in (tf.uint32, tf.uint64):
+            with pytest.raises(TypeError, match=f"Range has no kernel for {dt.name} values"):
+                tf.range(5, dtype=dt)
