@@ -1200,3 +1200,13 @@ def test_reduction_indices_are_named_as_tensorflow_names_them():
     with tf.name_scope("outer"):
         assert tf.reduce_prod(x).op.inputs[1].op.name == "outer/Const"
     assert tf.reduce_sum(tf.placeholder(tf.float32)).op.inputs[1].op.name == "range"
+
+
+def test_reflected_operators_name_the_converted_operand_x():
+    # TF 2.21: t * 2.0 converts 2.0 as "mul/y", 2.0 * t as "mul/x" (r_binary_op_wrapper's promotion).
+    t = tf.placeholder(tf.float32, [2])
+    assert (t * 2.0).op.inputs[1].op.name == "mul/y"
+    r = 2.0 - t
+    assert r.op.type == "Sub" and r.op.inputs[0].op.name == "sub/x" and r.op.inputs[1] is t
+    with tf.Session() as sess:
+        assert sess.run(r, {t: [1.0, 3.0]}).tolist() == [1.0, -1.0]

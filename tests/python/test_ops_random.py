@@ -201,3 +201,24 @@ def test_random_errors():
                 s.run(out, {d: [2, -3]})
             with pytest.raises(tf.errors.InvalidArgumentError):
                 s.run(bad)
+
+
+def test_random_graphs_are_named_as_tensorflow_builds_them():
+    # TF 2.21's graphs (names observed with tf.compat.v1): the shape first, operator-made "mul"/"sub", no
+    # min/max constants for the default [0, 1), only "Mul" when minval is 0.
+    def names(scope):
+        return [o.name for o in tf.get_default_graph().get_operations() if o.name.startswith(scope + "/")]
+
+    tf.random_uniform([2], 1.0, 3.0)
+    assert names("random_uniform") == ["random_uniform/shape", "random_uniform/min", "random_uniform/max",
+                                       "random_uniform/RandomUniform", "random_uniform/sub", "random_uniform/mul"]
+    c = tf.random_uniform([2])
+    assert c.op.name == "random_uniform_1/RandomUniform" and names("random_uniform_1") == [
+        "random_uniform_1/shape", "random_uniform_1/RandomUniform"]
+    d = tf.random_uniform([2], 0, 4.0)
+    assert d.op.name == "random_uniform_2/Mul"
+    tf.random_normal([2])
+    assert names("random_normal") == ["random_normal/shape", "random_normal/mean", "random_normal/stddev",
+                                      "random_normal/RandomStandardNormal", "random_normal/mul"]
+    tf.truncated_normal([2], stddev=0.1)
+    assert names("truncated_normal")[-1] == "truncated_normal/mul"

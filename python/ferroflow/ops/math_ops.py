@@ -461,7 +461,8 @@ def _binary_operator(func, op_name, reverse=False):
                 y = other
             else:
                 try:
-                    y = ops.convert_to_tensor(other, dtype=self.dtype.base_dtype, name="y")
+                    # TF names the converted operand after its place: "mul/y" for t * 2, "mul/x" for 2 * t.
+                    y = ops.convert_to_tensor(other, dtype=self.dtype.base_dtype, name="x" if reverse else "y")
                 except TypeError:
                     # Let other tensor-like types supply the reflected operator;
                     # plain numbers and arrays of the wrong type are an error.

@@ -12,8 +12,12 @@ def _seed_attrs(seed):
     return {"seed": int(s1 or 0), "seed2": int(s2 or 0)}
 
 
+def _shape_tensor(shape):
+    return to_int_tensor(as_list_or_tensor(shape), "shape")
+
+
 def _float_op(op_type, shape, dtype, seed):
-    dims = to_int_tensor(as_list_or_tensor(shape), "shape")
+    dims = _shape_tensor(shape)
     return make(op_type, [dims], dict(_seed_attrs(seed), dtype=type_attr(dtype)))
 
 
@@ -21,20 +25,22 @@ def random_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, 
     """Normal samples: ``mean + stddev * N(0, 1)``."""
     dtype = dtypes.as_dtype(dtype)
     with ops.name_scope(name, "random_normal", [shape, mean, stddev]) as scope:
+        dims = _shape_tensor(shape)
         m = ops.convert_to_tensor(mean, dtype=dtype, name="mean")
         s = ops.convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = _float_op("RandomStandardNormal", shape, dtype, seed)
-        return math_ops.add(math_ops.multiply(rnd, s), m, name=scope)
+        rnd = _float_op("RandomStandardNormal", dims, dtype, seed)
+        return math_ops.add(rnd * s, m, name=scope)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal samples redrawn beyond two standard deviations."""
     dtype = dtypes.as_dtype(dtype)
     with ops.name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
+        dims = _shape_tensor(shape)
         m = ops.convert_to_tensor(mean, dtype=dtype, name="mean")
         s = ops.convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = _float_op("TruncatedNormal", shape, dtype, seed)
-        return math_ops.add(math_ops.multiply(rnd, s), m, name=scope)
+        rnd = _float_op("TruncatedNormal", dims, dtype, seed)
+        return math_ops.add(rnd * s, m, name=scope)
 
 
 def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
@@ -43,13 +49,22 @@ def random_uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None
     if dtype.is_integer and maxval is None:
         raise ValueError(f"Must specify maxval for integer dtype {dtype}")
     with ops.name_scope(name, "random_uniform", [shape, minval, maxval]) as scope:
-        lo = ops.convert_to_tensor(minval, dtype=dtype, name="min")
-        hi = ops.convert_to_tensor(1 if maxval is None else maxval, dtype=dtype, name="max")
+        # TensorFlow's graph: the shape first; no min/max constants for the default [0, 1) (Python ints 0 and 1),
+        # only a scaling Mul when minval is 0, else (rnd * (max - min)) + min.
+        dims = _shape_tensor(shape)
+        if maxval is None:
+            maxval = 1
+        minval_is_zero = isinstance(minval, int) and minval == 0
+        maxval_is_one = isinstance(maxval, int) and maxval == 1
+        if not minval_is_zero or not maxval_is_one or dtype.is_integer:
+            lo = ops.convert_to_tensor(minval, dtype=dtype, name="min")
+            hi = ops.convert_to_tensor(maxval, dtype=dtype, name="max")
         if dtype.is_integer:
-            dims = to_int_tensor(as_list_or_tensor(shape), "shape")
             return make("RandomUniformInt", [dims, lo, hi], _seed_attrs(seed), scope)
-        rnd = _float_op("RandomUniform", shape, dtype, seed)
-        return math_ops.add(math_ops.multiply(rnd, math_ops.subtract(hi, lo)), lo, name=scope)
+        rnd = _float_op("RandomUniform", dims, dtype, seed)
+        if minval_is_zero:
+            return rnd if maxval_is_one else math_ops.multiply(rnd, hi)
+        return math_ops.add(rnd * (hi - lo), lo, name=scope)
 
 
 def random_shuffle(value, seed=None, name=None):
