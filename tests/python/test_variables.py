@@ -251,3 +251,18 @@ def test_duplicate_variable_error_says_where_the_first_was_defined():
     assert "in test_duplicate_variable_error_says_where_the_first_was_defined" in lines[1]
     assert 1 < len(lines) <= 5 and all(line.startswith("  File ") for line in lines)
     assert "ferroflow" + "/ops" not in frames
+
+
+def test_get_variable_regularizer_ops_are_named_as_in_tensorflow():
+    # TF 2.21 calls a get_variable regularizer once outside any scope (to test for None) before building the
+    # collected loss under "<name>/Regularizer/": the first "mul" of the graph is that throwaway call's.
+    v = tf.get_variable("e", initializer=tf.constant([[1.0, 2.0]]), regularizer=lambda t: 0.5 * tf.nn.l2_loss(t))
+    names = [o.name for o in tf.get_default_graph().get_operations() if "mul" in o.name]
+    assert names == ["mul/x", "mul", "e/Regularizer/mul/x", "e/Regularizer/mul"]
+    (loss,) = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
+    assert loss.op.name == "e/Regularizer/mul" and (v * 2.0).op.name == "mul_1"
+    tf.get_variable("f", [1], regularizer=lambda t: None)
+    assert len(tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)) == 1
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(loss) == 1.25

@@ -381,9 +381,12 @@ class _VariableStore:
         )
         self._vars[name] = v
         if regularizer:
-            with ops.name_scope(name + "/Regularizer/"):
-                loss = regularizer(v)
-            if loss is not None:
+            # TensorFlow first calls the regularizer where the variable was asked for, only to see whether it
+            # returns None (the ops it makes stay in the graph: "mul", "mul_1", ...), then again under
+            # "<name>/Regularizer/" for the loss it collects; names made later depend on that first call.
+            if regularizer(v) is not None:
+                with ops.name_scope(name + "/Regularizer/"):
+                    loss = regularizer(v)
                 ops.add_to_collection(ops.GraphKeys.REGULARIZATION_LOSSES, loss)
         return v
 
