@@ -125,3 +125,14 @@ def test_dimensions_and_tensor_shapes_convert_as_in_tensorflow():
         tf.constant([d])
     with pytest.raises(TypeError, match="Expected float32, but got 4 of type 'Dimension'"):
         tf.constant([d], tf.float32)
+
+
+def test_shape_arguments_beyond_int32_become_int64():
+    # Integer conversions wrap out-of-range Python ints (TF's graph-mode constants), so a shape such as
+    # [2**40] must be converted as int64 up front, as TF infers the index type; it had become [0] (int32 wrap).
+    assert tf.zeros([2**40, 0]).shape.as_list() == [2**40, 0]
+    big = tf.fill(np.array([2**31, 0]), 1.0)
+    assert big.shape.as_list() == [2**31, 0] and big.op.inputs[0].dtype == tf.int64
+    assert tf.reshape(tf.zeros([4]), [2, 2]).op.inputs[1].dtype == tf.int32
+    with tf.Session() as sess:
+        assert sess.run(big).shape == (2**31, 0)

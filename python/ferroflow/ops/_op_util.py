@@ -26,11 +26,26 @@ def shape_attr(shape):
     return ("shape", None if shape is None else as_shape(shape)._as_native())
 
 
+def _beyond_int32(value):
+    """Whether an integer value (nested lists, NumPy) holds a number outside int32's range."""
+    import numpy as np
+
+    if isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+        return arr.dtype.kind in "iu" and arr.size > 0 and (arr.min() < -(2**31) or arr.max() >= 2**31)
+    if isinstance(value, (list, tuple)):
+        return any(_beyond_int32(v) for v in value)
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and not -(2**31) <= value < 2**31
+
+
 def to_int_tensor(value, name, dtype=None):
-    """Converts an axis/shape argument to an int32 (or int64) tensor."""
+    """Converts an axis/shape argument to an int32 tensor, or int64 when a value needs it (as TF infers the
+    index type). Integer conversions wrap out-of-range values, so int32 is never tried for those."""
     if isinstance(value, ops.Tensor):
         return value
     if dtype is None:
+        if _beyond_int32(value):
+            return ops.convert_to_tensor(value, dtype=dtypes.int64, name=name)
         try:
             return ops.convert_to_tensor(value, dtype=dtypes.int32, name=name)
         except (TypeError, ValueError):
