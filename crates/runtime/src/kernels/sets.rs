@@ -10,35 +10,36 @@ use ferroflow_graph::AttrsExt;
 use ferroflow_tensor::{bail, ensure, DType, Data, Result, Tensor};
 use std::collections::BTreeMap;
 
-/// One set member: integers compare as integers, strings bytewise.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Key {
-    Int(i64),
-    Bytes(Vec<u8>),
+/// An operand's values as set members: integers widened to `i64` (they
+/// compare as integers), strings as the tensor's bytes (they compare
+/// bytewise, and only the result's members are copied).
+enum Members<'a> {
+    Ints(Vec<i64>),
+    Bytes(Vec<&'a [u8]>),
 }
 
 /// The non-empty sets of an operand by group index (row-major order), each
 /// sorted and without repeats.
-type Sets = Vec<(Vec<i64>, Vec<Key>)>;
+type Sets<K> = Vec<(Vec<i64>, Vec<K>)>;
 
-fn sorted_set(mut v: Vec<Key>) -> Vec<Key> {
+fn sorted_set<K: Ord>(mut v: Vec<K>) -> Vec<K> {
     v.sort_unstable();
     v.dedup();
     v
 }
 
-fn keys(op: &str, t: &Tensor) -> Result<Vec<Key>> {
-    fn ints<T: Copy + Into<i64>>(v: &[T]) -> Vec<Key> {
-        v.iter().map(|&x| Key::Int(x.into())).collect()
+fn members<'a>(op: &str, t: &'a Tensor) -> Result<Members<'a>> {
+    fn ints<T: Copy + Into<i64>>(v: &[T]) -> Members<'static> {
+        Members::Ints(v.iter().map(|&x| x.into()).collect())
     }
     Ok(match t.data() {
         Data::I8(v) => ints(v),
         Data::I16(v) => ints(v),
         Data::I32(v) => ints(v),
-        Data::I64(v) => ints(v),
+        Data::I64(v) => Members::Ints(v.to_vec()),
         Data::U8(v) => ints(v),
         Data::U16(v) => ints(v),
-        Data::Str(v) => v.iter().cloned().map(Key::Bytes).collect(),
+        Data::Str(v) => Members::Bytes(v.iter().map(Vec::as_slice).collect()),
         _ => bail!(
             invalid_argument,
             "{op}: invalid set values of dtype {}: tf.sets takes int8, int16, int32, int64, uint8, uint16 or string",
@@ -47,36 +48,19 @@ fn keys(op: &str, t: &Tensor) -> Result<Vec<Key>> {
     })
 }
 
-fn from_keys(dtype: DType, keys: Vec<Key>) -> Result<Tensor> {
-    let n = keys.len();
-    let int = |k: Key| match k {
-        Key::Int(x) => x,
-        Key::Bytes(_) => 0,
-    };
+/// A vector of `dtype` (an integer type tf.sets takes) from `i64` members.
+fn from_ints(dtype: DType, v: Vec<i64>) -> Result<Tensor> {
+    let n = vec![v.len()];
+    fn narrow<T>(v: Vec<i64>, f: impl Fn(i64) -> T) -> Vec<T> {
+        v.into_iter().map(f).collect()
+    }
     Ok(match dtype {
-        DType::Int8 => Tensor::from_vec(vec![n], keys.into_iter().map(|k| int(k) as i8).collect())?,
-        DType::Int16 => {
-            Tensor::from_vec(vec![n], keys.into_iter().map(|k| int(k) as i16).collect())?
-        }
-        DType::Int32 => {
-            Tensor::from_vec(vec![n], keys.into_iter().map(|k| int(k) as i32).collect())?
-        }
-        DType::Int64 => Tensor::from_vec(vec![n], keys.into_iter().map(int).collect())?,
-        DType::UInt8 => {
-            Tensor::from_vec(vec![n], keys.into_iter().map(|k| int(k) as u8).collect())?
-        }
-        DType::UInt16 => {
-            Tensor::from_vec(vec![n], keys.into_iter().map(|k| int(k) as u16).collect())?
-        }
-        _ => Tensor::from_vec(
-            vec![n],
-            keys.into_iter()
-                .map(|k| match k {
-                    Key::Bytes(b) => b,
-                    Key::Int(_) => Vec::new(),
-                })
-                .collect::<Vec<Vec<u8>>>(),
-        )?,
+        DType::Int8 => Tensor::from_vec(n, narrow(v, |x| x as i8))?,
+        DType::Int16 => Tensor::from_vec(n, narrow(v, |x| x as i16))?,
+        DType::Int32 => Tensor::from_vec(n, narrow(v, |x| x as i32))?,
+        DType::UInt8 => Tensor::from_vec(n, narrow(v, |x| x as u8))?,
+        DType::UInt16 => Tensor::from_vec(n, narrow(v, |x| x as u16))?,
+        _ => Tensor::from_vec(n, v)?,
     })
 }
 
@@ -85,8 +69,9 @@ fn shape_text(s: &[i64]) -> String {
     format!("[{}]", parts.join(","))
 }
 
-/// The sets of a dense tensor: one per index of its leading dimensions.
-fn dense_sets(op: &str, t: &Tensor) -> Result<(Vec<i64>, Sets)> {
+/// The sets of a dense tensor whose values are `values`: one per index of
+/// its leading dimensions.
+fn dense_sets<K: Ord + Clone>(op: &str, t: &Tensor, values: Vec<K>) -> Result<(Vec<i64>, Sets<K>)> {
     ensure!(
         t.rank() >= 2,
         invalid_argument,
@@ -96,30 +81,33 @@ fn dense_sets(op: &str, t: &Tensor) -> Result<(Vec<i64>, Sets)> {
     let dims = t.dims();
     let group: Vec<i64> = dims[..dims.len() - 1].iter().map(|&d| d as i64).collect();
     let last = dims[dims.len() - 1];
-    let values = keys(op, t)?;
     let mut sets = Sets::new();
-    if last > 0 {
-        for (row, chunk) in values.chunks(last).enumerate() {
+    if let Some(rows) = values.len().checked_div(last) {
+        let mut values = values.into_iter();
+        for row in 0..rows {
+            let chunk: Vec<K> = values.by_ref().take(last).collect();
             let mut idx = vec![0i64; group.len()];
             let mut r = row as i64;
             for d in (0..group.len()).rev() {
                 idx[d] = r % group[d];
                 r /= group[d];
             }
-            sets.push((idx, sorted_set(chunk.to_vec())));
+            sets.push((idx, sorted_set(chunk)));
         }
     }
     Ok((group, sets))
 }
 
-/// The sets of the sparse tensor in inputs `i..i + 3`, its indices checked
-/// (in bounds, in row-major order, not repeated) when `validate`.
-fn sparse_sets(
+/// The sets of the sparse tensor in inputs `i..i + 3` whose values are
+/// `values`, its indices checked (in bounds, in row-major order, not
+/// repeated) when `validate`.
+fn sparse_sets<K: Ord + Clone>(
     op: &str,
     ctx: &OpContext<'_>,
     i: usize,
     validate: bool,
-) -> Result<(Vec<i64>, Sets)> {
+    values: Vec<K>,
+) -> Result<(Vec<i64>, Sets<K>)> {
     let (ind, vals, shp) = (ctx.input(i)?, ctx.input(i + 1)?, ctx.input(i + 2)?);
     ensure!(
         ind.rank() == 2 && vals.rank() == 1 && shp.rank() == 1,
@@ -139,9 +127,14 @@ fn sparse_sets(
         "{op}: indices of shape {} do not fit {n} values of rank {rank}",
         ind.shape()
     );
+    ensure!(
+        values.len() == n,
+        internal,
+        "{op}: {} members for {n} values",
+        values.len()
+    );
     let idx = ind.to_i64_vec()?;
-    let values = keys(op, vals)?;
-    let mut by_group: BTreeMap<Vec<i64>, Vec<Key>> = BTreeMap::new();
+    let mut by_group: BTreeMap<Vec<i64>, Vec<K>> = BTreeMap::new();
     for (k, value) in values.into_iter().enumerate() {
         let row = &idx[k * rank..(k + 1) * rank];
         if validate {
@@ -182,7 +175,21 @@ fn sparse_sets(
 
 /// `SetSize`: each set's number of distinct members (int32).
 fn set_size(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
-    let (group, sets) = sparse_sets("SetSize", ctx, 0, validate)?;
+    let sizes = match members("SetSize", ctx.input(1)?)? {
+        Members::Ints(v) => set_sizes(ctx, validate, v)?,
+        Members::Bytes(v) => set_sizes(ctx, validate, v)?,
+    };
+    ctx.output(sizes);
+    Ok(())
+}
+
+/// [`set_size`]'s result for the sparse operand's `values`.
+fn set_sizes<K: Ord + Clone>(
+    ctx: &OpContext<'_>,
+    validate: bool,
+    values: Vec<K>,
+) -> Result<Tensor> {
+    let (group, sets) = sparse_sets("SetSize", ctx, 0, validate, values)?;
     let dims: Vec<usize> = group.iter().map(|&d| d.max(0) as usize).collect();
     let total: usize = dims.iter().product();
     let mut out = vec![0i32; total];
@@ -196,12 +203,11 @@ fn set_size(ctx: &mut OpContext<'_>, validate: bool) -> Result<()> {
         }
         out[flat] = set.len() as i32;
     }
-    ctx.output(Tensor::from_vec(dims, out)?);
-    Ok(())
+    Tensor::from_vec(dims, out)
 }
 
 /// `op` of two sorted sets without repeats, by one merge pass.
-fn merge(x: &[Key], y: &[Key], op: SetOp) -> Vec<Key> {
+fn merge<K: Ord + Clone>(x: &[K], y: &[K], op: SetOp) -> Vec<K> {
     let (x, y, op) = match op {
         SetOp::BMinusA => (y, x, SetOp::AMinusB),
         other => (x, y, other),
@@ -277,28 +283,69 @@ fn set_operation(ctx: &mut OpContext<'_>, form: Form, op: SetOp, validate: bool)
         Form::DenseSparse => "DenseToSparseSetOperation",
         Form::SparseSparse => "SparseToSparseSetOperation",
     };
-    let (dtype1, dtype2) = match form {
-        Form::DenseDense => (ctx.input(0)?.dtype(), ctx.input(1)?.dtype()),
-        Form::DenseSparse => (ctx.input(0)?.dtype(), ctx.input(2)?.dtype()),
-        Form::SparseSparse => (ctx.input(1)?.dtype(), ctx.input(4)?.dtype()),
+    // The inputs that hold each operand's values.
+    let (first, second) = match form {
+        Form::DenseDense => (0, 1),
+        Form::DenseSparse => (0, 2),
+        Form::SparseSparse => (1, 4),
     };
+    let dtype = ctx.input(first)?.dtype();
+    let dtype2 = ctx.input(second)?.dtype();
     ensure!(
-        dtype1 == dtype2,
+        dtype == dtype2,
         invalid_argument,
-        "{name}: the two sets have different dtypes, {dtype1} and {dtype2}"
+        "{name}: the two sets have different dtypes, {dtype} and {dtype2}"
     );
+    let a = members(name, ctx.input(first)?)?;
+    let b = members(name, ctx.input(second)?)?;
+    let (indices, values, shape) = match (a, b) {
+        (Members::Ints(a), Members::Ints(b)) => {
+            let (indices, values, shape) = operate(ctx, name, form, op, validate, a, b)?;
+            (indices, from_ints(dtype, values)?, shape)
+        }
+        (Members::Bytes(a), Members::Bytes(b)) => {
+            let (indices, values, shape) = operate(ctx, name, form, op, validate, a, b)?;
+            let values: Vec<Vec<u8>> = values.into_iter().map(<[u8]>::to_vec).collect();
+            (
+                indices,
+                Tensor::from_vec(vec![values.len()], values)?,
+                shape,
+            )
+        }
+        _ => bail!(
+            internal,
+            "{name}: {dtype} values read as two kinds of member"
+        ),
+    };
+    ctx.output(indices);
+    ctx.output(values);
+    ctx.output(shape);
+    Ok(())
+}
+
+/// [`set_operation`] on operands whose values are `a` and `b`: the result's
+/// sparse indices, members and dense shape.
+fn operate<K: Ord + Clone>(
+    ctx: &OpContext<'_>,
+    name: &str,
+    form: Form,
+    op: SetOp,
+    validate: bool,
+    a: Vec<K>,
+    b: Vec<K>,
+) -> Result<(Tensor, Vec<K>, Tensor)> {
     let ((g1, a), (g2, b)) = match form {
         Form::DenseDense => (
-            dense_sets(name, ctx.input(0)?)?,
-            dense_sets(name, ctx.input(1)?)?,
+            dense_sets(name, ctx.input(0)?, a)?,
+            dense_sets(name, ctx.input(1)?, b)?,
         ),
         Form::DenseSparse => (
-            dense_sets(name, ctx.input(0)?)?,
-            sparse_sets(name, ctx, 1, validate)?,
+            dense_sets(name, ctx.input(0)?, a)?,
+            sparse_sets(name, ctx, 1, validate, b)?,
         ),
         Form::SparseSparse => (
-            sparse_sets(name, ctx, 0, validate)?,
-            sparse_sets(name, ctx, 3, validate)?,
+            sparse_sets(name, ctx, 0, validate, a)?,
+            sparse_sets(name, ctx, 3, validate, b)?,
         ),
     };
     ensure!(
@@ -311,7 +358,7 @@ fn set_operation(ctx: &mut OpContext<'_>, form: Form, op: SetOp, validate: bool)
     let mut indices = Vec::new();
     let mut values = Vec::new();
     let mut widest = 0usize;
-    let empty: Vec<Key> = Vec::new();
+    let empty: Vec<K> = Vec::new();
     let (mut i, mut j) = (0, 0);
     // Both lists are in group order: walk them together.
     while i < a.len() || j < b.len() {
@@ -347,10 +394,11 @@ fn set_operation(ctx: &mut OpContext<'_>, form: Form, op: SetOp, validate: bool)
     let n = values.len();
     let mut shape = g1;
     shape.push(widest as i64);
-    ctx.output(Tensor::from_vec(vec![n, rank], indices)?);
-    ctx.output(from_keys(dtype1, values)?);
-    ctx.output(Tensor::vector(shape));
-    Ok(())
+    Ok((
+        Tensor::from_vec(vec![n, rank], indices)?,
+        values,
+        Tensor::vector(shape),
+    ))
 }
 
 pub(super) fn register(reg: &mut dyn FnMut(&str, KernelFactory)) {
