@@ -175,7 +175,9 @@ def main(tf, steps=2, fixed=True):
         tvars = tf.trainable_variables()
         names = [v.op.name for v in tvars]
         shapes = [v.shape.as_list() for v in tvars]
-        sv = tf.train.Supervisor(logdir=save_path)
+        # No summary thread: it would evaluate the summaries (and so dequeue a batch from the
+        # input queues) at a moment that races with the first step, in TF as here.
+        sv = tf.train.Supervisor(logdir=save_path, save_summaries_secs=0)
         config_proto = tf.ConfigProto(allow_soft_placement=True)
         train_ppl, valid_ppl = [], []
         with sv.managed_session(config=config_proto) as session:
