@@ -94,3 +94,11 @@ def test_round_trip_in_a_dataset_map():
             n = min(6, len(clip))
             want[:n, 0] = np.clip(np.round(clip[:n, 0] * 32768), -32768, 32767) / 32768
             np.testing.assert_array_equal(sess.run(it), want)
+
+
+def test_not_differentiable_as_in_tensorflow():
+    from ferroflow import _native
+
+    # Strings in or out: TensorFlow registers no gradient; ferroflow marks both not differentiable.
+    for op in ["DecodeWav", "EncodeWav"]:
+        assert _native.has_gradient(op), op

@@ -23,6 +23,11 @@ use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 
+/// Strings in or out: neither op has a gradient (TensorFlow registers none);
+/// the facade registers them with the gradient registry as not
+/// differentiable, so gradients stop there.
+pub const NOT_DIFFERENTIABLE: &[&str] = &["DecodeWav", "EncodeWav"];
+
 /// Registers the WAV ops and kernels (idempotent).
 pub(crate) fn register() {
     static ONCE: Once = Once::new();

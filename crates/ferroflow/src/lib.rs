@@ -74,6 +74,7 @@ pub fn register_all() {
         for op in ferroflow_data::reader::NOT_DIFFERENTIABLE
             .iter()
             .chain(ferroflow_data::proto::NOT_DIFFERENTIABLE)
+            .chain(ferroflow_data::wav::NOT_DIFFERENTIABLE)
         {
             ferroflow_autodiff::not_differentiable(op);
         }

@@ -127,9 +127,6 @@ const NOT_DIFFERENTIABLE: &[&str] = &[
     "DenseToDenseSetOperation",
     "DenseToSparseSetOperation",
     "SparseToSparseSetOperation",
-    // tf.audio: strings in or out (TensorFlow registers no gradient for them).
-    "DecodeWav",
-    "EncodeWav",
 ];
 
 pub(crate) fn register_all(reg: &mut dyn FnMut(&'static str, GradEntry)) {
