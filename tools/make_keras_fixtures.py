@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT / "tests" / "python"))
 
 import numpy as np  # noqa: E402
 
-import ferroflow  # noqa: E402  (before tensorflow)
+if "--compare" in sys.argv:
+    import ferroflow  # noqa: E402  (before tensorflow)
 
 # isort: split
 import tensorflow.compat.v1 as tf1  # noqa: E402

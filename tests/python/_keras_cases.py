@@ -4,7 +4,10 @@ tf_keras in graph mode (tools/make_keras_fixtures.py writes tests/fixtures/keras
 Each case builds its model with ``tf.keras`` of the module it is given, sets every layer's weights from numpy
 (layer by layer), trains a few epochs on fixed data with ``shuffle=False`` and returns what it saw: the history,
 ``evaluate``, ``predict`` and the final weights. ``TF1_NAMES`` maps tf_keras 2.21's metric names to TF 1.x's,
-which ferroflow uses.
+which ferroflow uses. A case may return a fifth item, keyword arguments for ``evaluate`` (sample weights).
+
+The later cases cover sample and class weights (``weighted``, ``temporal``), masks (``masked_rnn``,
+``masked_pooling``, ``temporal``) and the optimizers Nadam, Adamax and Keras's Adagrad.
 """
 
 import numpy as np
@@ -131,23 +134,154 @@ def merge(tf):
     return model, [xa, xb], y, {"epochs": 3, "batch_size": 5}
 
 
-CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge}
+def _opt(k, name, **kwargs):
+    legacy = getattr(k.optimizers, "legacy", k.optimizers)
+    return getattr(legacy, name)(**kwargs)
+
+
+def weighted(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Dense(6, activation="tanh", input_shape=(5,)),
+        k.layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=_opt(k, "Nadam", learning_rate=0.02), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"], weighted_metrics=["accuracy", "sparse_categorical_crossentropy"])
+    x, y = _data(8, 36, (5,), "sparse")
+    sw = np.random.RandomState(9).uniform(0.2, 2.0, size=36)
+    vx, vy = _data(10, 10, (5,), "sparse")
+    vsw = np.random.RandomState(11).uniform(0.0, 1.5, size=10)
+    return model, x, y, {"epochs": 3, "batch_size": 8, "sample_weight": sw, "class_weight": {0: 1.0, 1: 2.5, 2: 0.5},
+                         "validation_data": (vx, vy, vsw)}, {"sample_weight": sw}
+
+
+def masked_rnn(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Embedding(12, 4, mask_zero=True, input_length=7),
+        k.layers.LSTM(5, return_sequences=True, recurrent_activation="hard_sigmoid", implementation=1),
+        k.layers.GRU(3, reset_after=False, recurrent_activation="hard_sigmoid"),
+        k.layers.Dense(1, activation="sigmoid"),
+    ])
+    model.compile(optimizer=_opt(k, "Adamax", learning_rate=0.05), loss="binary_crossentropy", metrics=["accuracy"])
+    rng = np.random.RandomState(12)
+    lengths = rng.randint(1, 8, size=24)
+    x = np.zeros((24, 7), np.int64)
+    for i, n in enumerate(lengths):
+        x[i, 7 - n:] = rng.randint(1, 12, size=n)  # pre-padded, as pad_sequences writes them
+    x[3, 2] = 0  # a masked step inside a sequence
+    y = rng.randint(0, 2, size=(24,)).astype(np.float32)
+    return model, x, y, {"epochs": 3, "batch_size": 6}
+
+
+def masked_pooling(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Embedding(15, 3, mask_zero=True, input_length=6),
+        k.layers.GlobalAveragePooling1D(),
+        k.layers.Dense(4, activation="relu"),
+        k.layers.Dense(1, activation="sigmoid"),
+    ])
+    model.compile(optimizer=_opt(k, "Adagrad", learning_rate=0.1), loss="binary_crossentropy",
+                  metrics=["accuracy"])
+    rng = np.random.RandomState(13)
+    x = rng.randint(1, 15, size=(20, 6))
+    for i, n in enumerate(rng.randint(0, 5, size=20)):
+        x[i, 6 - n:] = 0  # post-padded
+    y = rng.randint(0, 2, size=(20,)).astype(np.float32)
+    return model, x, y, {"epochs": 3, "batch_size": 5, "validation_split": 0.2}
+
+
+def temporal(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Masking(mask_value=0.0, input_shape=(5, 2)),
+        k.layers.SimpleRNN(4, return_sequences=True),
+        k.layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=_opt(k, "Adagrad", learning_rate=0.2, initial_accumulator_value=0.0),
+                  loss="sparse_categorical_crossentropy", metrics=["accuracy"], weighted_metrics=["accuracy"],
+                  sample_weight_mode="temporal")
+    rng = np.random.RandomState(14)
+    x = rng.standard_normal((16, 5, 2)).astype(np.float32)
+    for i, n in enumerate(rng.randint(0, 4, size=16)):
+        x[i, 5 - n:] = 0.0
+    x[2, 1] = 0.0
+    y = rng.randint(0, 3, size=(16, 5, 1))
+    sw = rng.uniform(0.1, 1.0, size=(16, 5))
+    return model, x, y, {"epochs": 2, "batch_size": 4, "sample_weight": sw}, {"sample_weight": sw}
+
+
+def stateful(tf):
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.LSTM(3, stateful=True, return_sequences=True, batch_input_shape=(4, 3, 2),
+                      recurrent_activation="hard_sigmoid", implementation=1),
+        k.layers.SimpleRNN(2, stateful=True),
+        k.layers.Dense(1),
+    ])
+    model.compile(optimizer=_opt(k, "SGD", learning_rate=0.1), loss="mse")
+    x, y = _data(15, 12, (3, 2), "regression")
+    return model, x, y, {"epochs": 2, "batch_size": 4}, {"batch_size": 4}
+
+
+CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
+         "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful}
+
+
+def _tf1_name(name):
+    prefix = "weighted_" if name.startswith("weighted_") else ""
+    base = name[len(prefix):]
+    return prefix + TF1_NAMES.get(base, base)
 
 
 def run(tf, name):
     """Builds, initializes (seeded numpy), trains and evaluates case ``name``; returns a dict of arrays."""
-    model, x, y, fit_args = CASES[name](tf)
+    model, x, y, fit_args, *rest = CASES[name](tf)
     _init_weights(model, seed=10)
     hist = model.fit(x, y, shuffle=False, verbose=0, **fit_args)
-    ev = model.evaluate(x, y, batch_size=16, verbose=0)
-    pred = model.predict(x, batch_size=16)
+    eval_args = {"batch_size": 16, **(rest[0] if rest else {})}
+    ev = model.evaluate(x, y, verbose=0, **eval_args)
+    pred = model.predict(x, batch_size=eval_args["batch_size"])
     out = {"predict": np.asarray(pred), "evaluate": np.atleast_1d(np.asarray(ev, np.float64)),
-           "metrics_names": np.array([TF1_NAMES.get(n, n) for n in model.metrics_names])}
+           "metrics_names": np.array([_tf1_name(n) for n in model.metrics_names])}
     for key, values in hist.history.items():
         base = key[4:] if key.startswith("val_") else key
-        name_ = ("val_" if key.startswith("val_") else "") + TF1_NAMES.get(base, base)
+        name_ = ("val_" if key.startswith("val_") else "") + _tf1_name(base)
         out["hist_" + name_] = np.asarray(values, np.float64)
     for i, w in enumerate([w for lay in model.layers for w in lay.get_weights()]):
         out[f"weight_{i}"] = w
     out["variables"] = np.array([v.name for lay in model.layers for v in lay.weights])
     return out
+
+
+# -- HDF5 files (tools/make_keras_h5_fixtures.py, tests/python/test_keras_saving.py) ----------------------------
+def h5_sequential(tf):
+    """A masked text model: Embedding(mask_zero) -> LSTM -> Dense, compiled with Adam."""
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Embedding(12, 4, mask_zero=True, input_length=5),
+        k.layers.LSTM(3, recurrent_activation="hard_sigmoid", implementation=1),
+        k.layers.Dense(2, activation=tf.nn.softmax, kernel_regularizer=k.regularizers.l2(0.01)),
+    ])
+    model.compile(optimizer=_opt(k, "Adam", learning_rate=0.02), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    _init_weights(model, seed=21)
+    x = np.random.RandomState(22).randint(0, 12, size=(6, 5))
+    return model, x
+
+
+def h5_functional(tf):
+    """Two inputs, shared Dense, concatenate, Dropout, BatchNormalization; compiled with RMSprop."""
+    k = tf.keras
+    a = k.Input(shape=(3,), name="left")
+    b = k.Input(shape=(3,), name="right")
+    shared = k.layers.Dense(4, activation="tanh", name="shared")
+    merged = k.layers.concatenate([shared(a), shared(b)])
+    h = k.layers.Dropout(0.3)(k.layers.BatchNormalization()(merged))
+    out = k.layers.Dense(1, activation="sigmoid", name="out")(h)
+    model = k.Model(inputs=[a, b], outputs=out)
+    model.compile(optimizer=_opt(k, "RMSprop", learning_rate=0.01), loss="binary_crossentropy", metrics=["acc"])
+    _init_weights(model, seed=23)
+    rng = np.random.RandomState(24)
+    return model, [rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((5, 3)).astype(np.float32)]

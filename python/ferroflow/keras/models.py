@@ -1,11 +1,13 @@
-"""``tf.keras.models``: ``Model``, ``Sequential``, and ``load_model``/``save_model`` (HDF5: needs h5py)."""
+"""``tf.keras.models``: ``Model``, ``Sequential``, ``load_model``/``save_model`` (HDF5: needs h5py),
+``model_from_json``/``model_from_config``."""
 
 from __future__ import annotations
 
+from ferroflow.keras import saving
 from ferroflow.keras.engine.sequential import Sequential
-from ferroflow.keras.engine.training import Model, _h5_error
+from ferroflow.keras.engine.training import Model
 
-__all__ = ["Model", "Sequential", "load_model", "save_model"]
+__all__ = ["Model", "Sequential", "load_model", "model_from_config", "model_from_json", "save_model"]
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None):
@@ -14,5 +16,16 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True, save_for
 
 
 def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's argument name
-    """Loading whole models needs the HDF5 format (h5py), which ferroflow does not read yet."""
-    raise _h5_error("load_model")
+    """The model ``model.save('m.h5')`` wrote (ferroflow's or TensorFlow's), compiled as saved unless ``compile``
+    is False."""
+    return saving.load_model(filepath, custom_objects=custom_objects, compile=compile)
+
+
+def model_from_json(json_string, custom_objects=None):
+    """A model (with new weights) from ``model.to_json()``."""
+    return saving.model_from_json(json_string, custom_objects)
+
+
+def model_from_config(config, custom_objects=None):
+    """A model (with new weights) from ``{"class_name": ..., "config": model.get_config()}``."""
+    return saving.model_from_config(config, custom_objects)

@@ -1,12 +1,15 @@
-"""``tf.keras.optimizers`` on TF1 graphs: SGD, Adam, RMSprop, Adagrad, Adadelta with Keras's arguments and
-defaults (``lr`` or ``learning_rate``, ``decay``, ``clipnorm``, ``clipvalue``).
+"""``tf.keras.optimizers`` on TF1 graphs: SGD, Adam, RMSprop, Adagrad, Adadelta, Adamax, Nadam with Keras's
+arguments and defaults (``lr`` or ``learning_rate``, ``decay``, ``clipnorm``, ``clipvalue``), as TF 1.15's Keras
+(tf_keras's ``optimizers.legacy``) defines them.
 
 Each is a ``tf.train.Optimizer`` (so ``minimize`` works in TF1 code too) running the same fused update as its
 ``tf.train`` counterpart where the formulas agree: Keras's SGD momentum (``v = m*v - lr*g; w += v``) is
 ``MomentumOptimizer``'s (``a = m*a + g; w -= lr*a``) for a constant learning rate; Adam is ``AdamOptimizer``
-with Keras's epsilon (1e-7). Keras's RMSprop differs from ``RMSPropOptimizer`` (its mean square starts at
-zero, not one, and without momentum the epsilon is added after the square root), so it is built from ops
-here. Adagrad omits Keras's 1e-7 in the denominator (``sqrt(accum)`` is at least ``sqrt(0.1)``).
+with Keras's epsilon (1e-7). The others differ from ``tf.train``'s and are built from ops here: Keras's RMSprop
+(its mean square starts at zero, not one, and without momentum the epsilon is added after the square root),
+Adagrad (``w -= lr*g / (sqrt(accum) + epsilon)``, TensorFlow's ``ApplyAdagradV2``), Adamax (``ApplyAdaMax``)
+and Nadam (Dozat's schedule of the momentum, ``momentum_cache``). Sparse gradients (embeddings) update only
+their rows where Keras's sparse update does (Adamax, Nadam's variable), after summing duplicate indices.
 
 ``optimizer.lr`` (``learning_rate``) is a variable, so ``K.set_value(model.optimizer.lr, x)`` and the
 learning-rate callbacks work; ``optimizer.iterations`` counts the applied steps (``decay`` divides the rate by
@@ -15,16 +18,18 @@ learning-rate callbacks work; ``optimizer.iterations`` counts the applied steps 
 
 from __future__ import annotations
 
+import inspect
 import weakref
 
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.keras import backend as K
-from ferroflow.ops import clip_ops, math_ops, segment_ops, state_ops
+from ferroflow.ops import array_ops, clip_ops, control_flow_ops, math_ops, segment_ops, state_ops
 from ferroflow.ops import variables as variables_mod
 from ferroflow.training import optimizers as tf_opt
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "Optimizer", "RMSprop", "SGD", "deserialize", "get", "serialize"]
+__all__ = ["Adadelta", "Adagrad", "Adam", "Adamax", "Nadam", "Optimizer", "RMSprop", "SGD", "deserialize", "get",
+           "serialize"]
 
 Optimizer = tf_opt.Optimizer
 
@@ -105,10 +110,26 @@ class _KerasOptimizer:
     def get_updates(self, loss, params):
         return [self.minimize(loss, var_list=params)]
 
+    _CONFIG_ATTRS = {"beta_1": "_beta1", "beta_2": "_beta2", "epsilon": "_epsilon", "momentum": "_momentum",
+                     "nesterov": "nesterov", "rho": "_rho", "centered": "centered",
+                     "initial_accumulator_value": "_initial_accumulator_value"}
+
     def get_config(self):
+        """The name, learning rate, decay and the optimizer's own hyper-parameters (Keras's names)."""
         value = self._keras_lr
-        return {"name": self._name, "learning_rate": value if isinstance(value, (int, float)) else None,
-                "decay": self._keras_decay}
+        config = {"name": self._name, "learning_rate": value if isinstance(value, (int, float)) else None,
+                  "decay": self._keras_decay}
+        params = inspect.signature(type(self).__init__).parameters
+        for key in params:
+            if key in config or key in ("self", "lr", "kwargs", "learning_rate", "decay"):
+                continue
+            for attr in (key, self._CONFIG_ATTRS.get(key)):
+                if attr and hasattr(self, attr) and isinstance(getattr(self, attr), (int, float, bool)):
+                    config[key] = getattr(self, attr)
+                    break
+        if isinstance(self, Nadam):
+            config["decay"] = config.pop("schedule_decay", 0.004)
+        return config
 
     @classmethod
     def from_config(cls, config):
@@ -159,15 +180,6 @@ class Adam(_KerasOptimizer, tf_opt.AdamOptimizer):
                                       else epsilon, name=name)
 
 
-class Adagrad(_KerasOptimizer, tf_opt.AdagradOptimizer):
-    """Adagrad (accumulators start at ``initial_accumulator_value``)."""
-
-    def __init__(self, lr=None, epsilon=None, decay=0.0, initial_accumulator_value=0.1, learning_rate=0.001,
-                 name="Adagrad", **kwargs):
-        self._keras_init(lr, learning_rate, decay, kwargs)
-        tf_opt.AdagradOptimizer.__init__(self, self._lr_tensor, initial_accumulator_value, name=name)
-
-
 class Adadelta(_KerasOptimizer, tf_opt.AdadeltaOptimizer):
     """Adadelta (Keras's epsilon default, 1e-7)."""
 
@@ -178,18 +190,41 @@ class Adadelta(_KerasOptimizer, tf_opt.AdadeltaOptimizer):
                                           name=name)
 
 
-class RMSprop(_KerasOptimizer, tf_opt.Optimizer):
+class _OpsOptimizer(_KerasOptimizer, tf_opt.Optimizer):
+    """A Keras optimizer whose update is built from graph ops (``_apply_dense``; sparse gradients are summed
+    per row, then given to ``_apply_rows`` or, by default, made dense)."""
+
+    def _keras_ops_init(self, lr, learning_rate, decay, epsilon, name, kwargs):
+        self._keras_init(lr, learning_rate, decay, kwargs)
+        tf_opt.Optimizer.__init__(self, False, name)
+        self.epsilon = K.epsilon() if epsilon is None else float(epsilon)
+
+    def _prepare(self):
+        self._lr_t = self._lr_tensor()
+
+    def _consts(self, dtype, **values):
+        return {k: ops.convert_to_tensor(v, dtype=dtype) for k, v in values.items()}
+
+    def _apply_sparse(self, grad, var):
+        indices, inverse = array_ops.unique(grad.indices)
+        rows = math_ops.unsorted_segment_sum(grad.values, inverse, array_ops.shape(indices)[0])
+        return self._apply_rows(rows, indices, var)
+
+    def _apply_rows(self, rows, indices, var):
+        dense = segment_ops.unsorted_segment_sum(rows, indices, array_ops.shape(var)[0])
+        return self._apply_dense(dense, var)
+
+
+class RMSprop(_OpsOptimizer):
     """Keras's RMSprop: ``rms = rho*rms + (1-rho)*g**2`` from zero; ``w -= lr*g / (sqrt(rms) + eps)``, or with
     ``momentum``: ``mom = momentum*mom + lr*g / sqrt(rms + eps); w -= mom`` (``centered`` subtracts the mean
     gradient's square from ``rms``)."""
 
     def __init__(self, lr=None, rho=0.9, momentum=0.0, epsilon=None, decay=0.0, centered=False,
                  learning_rate=0.001, name="RMSprop", **kwargs):
-        self._keras_init(lr, learning_rate, decay, kwargs)
-        tf_opt.Optimizer.__init__(self, False, name)
+        self._keras_ops_init(lr, learning_rate, decay, epsilon, name, kwargs)
         self.rho = rho
         self.momentum = momentum
-        self.epsilon = K.epsilon() if epsilon is None else epsilon
         self.centered = centered
 
     def _create_slots(self, var_list):
@@ -200,24 +235,18 @@ class RMSprop(_KerasOptimizer, tf_opt.Optimizer):
             if self.centered:
                 self._zeros_slot(v, "mg", self._name)
 
-    def _prepare(self):
-        self._lr_t = self._lr_tensor()
-
     def _apply_dense(self, grad, var):
         dtype = var.dtype.base_dtype
         lr = math_ops.cast(self._lr_t, dtype)
-        rho = ops.convert_to_tensor(self.rho, dtype=dtype)
-        eps = ops.convert_to_tensor(self.epsilon, dtype=dtype)
-        one = ops.convert_to_tensor(1.0, dtype=dtype)
+        c = self._consts(dtype, rho=self.rho, eps=self.epsilon, one=1.0)
+        rho, eps, one = c["rho"], c["eps"], c["one"]
         rms = self.get_slot(var, "rms")
         rms_t = state_ops.assign(rms, rho * rms + (one - rho) * math_ops.square(grad))
         denom = rms_t
-        deps = [rms_t]
         if self.centered:
             mg = self.get_slot(var, "mg")
             mg_t = state_ops.assign(mg, rho * mg + (one - rho) * grad)
             denom = rms_t - math_ops.square(mg_t)
-            deps.append(mg_t)
         if self.momentum:
             mom = self.get_slot(var, "momentum")
             mom_t = state_ops.assign(mom, ops.convert_to_tensor(self.momentum, dtype=dtype) * mom +
@@ -225,11 +254,161 @@ class RMSprop(_KerasOptimizer, tf_opt.Optimizer):
             return state_ops.assign_sub(var, mom_t).op
         return state_ops.assign_sub(var, lr * grad / (math_ops.sqrt(denom) + eps)).op
 
-    def _apply_sparse(self, grad, var):
-        return self._apply_dense(_dense(grad), var)
+
+class Adagrad(_OpsOptimizer):
+    """Keras's Adagrad (TensorFlow's ``ApplyAdagradV2``): ``accum += g**2; w -= lr*g / (sqrt(accum) + epsilon)``,
+    the accumulators starting at ``initial_accumulator_value`` (which may be zero)."""
+
+    def __init__(self, lr=None, epsilon=None, decay=0.0, initial_accumulator_value=0.1, learning_rate=0.001,
+                 name="Adagrad", **kwargs):
+        if initial_accumulator_value < 0.0:
+            raise ValueError(f"initial_accumulator_value must be non-negative: {initial_accumulator_value}")
+        self._keras_ops_init(lr, learning_rate, decay, epsilon, name, kwargs)
+        self._initial_accumulator_value = float(initial_accumulator_value)
+
+    def _create_slots(self, var_list):
+        from ferroflow.ops import init_ops
+
+        for v in var_list:
+            dtype = v.dtype.base_dtype
+            init = init_ops.constant_initializer(self._initial_accumulator_value, dtype=dtype)
+            self._get_or_make_slot_with_initializer(v, init, v.get_shape(), dtype, "accumulator", self._name)
+
+    def _apply_dense(self, grad, var):
+        dtype = var.dtype.base_dtype
+        lr = math_ops.cast(self._lr_t, dtype)
+        eps = ops.convert_to_tensor(self.epsilon, dtype=dtype)
+        acc = self.get_slot(var, "accumulator")
+        acc_t = state_ops.assign_add(acc, math_ops.square(grad))
+        return state_ops.assign_sub(var, grad * lr / (math_ops.sqrt(acc_t) + eps)).op
+
+    def _apply_rows(self, rows, indices, var):
+        dtype = var.dtype.base_dtype
+        lr = math_ops.cast(self._lr_t, dtype)
+        eps = ops.convert_to_tensor(self.epsilon, dtype=dtype)
+        acc = self.get_slot(var, "accumulator")
+        acc_t = state_ops.scatter_add(acc, indices, math_ops.square(rows))
+        acc_rows = array_ops.gather(acc_t, indices)
+        return state_ops.scatter_sub(var, indices, rows * lr / (math_ops.sqrt(acc_rows) + eps)).op
 
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad, "adadelta": Adadelta}
+class Adamax(_OpsOptimizer):
+    """Adamax (TensorFlow's ``ApplyAdaMax``): ``m += (g - m)*(1 - beta_1); v = max(beta_2*v, |g|);
+    w -= lr / (1 - beta_1**t) * m / (v + epsilon)``."""
+
+    def __init__(self, lr=None, beta_1=0.9, beta_2=0.999, epsilon=None, decay=0.0, learning_rate=0.001,
+                 name="Adamax", **kwargs):
+        self._keras_ops_init(lr, learning_rate, decay, epsilon, name, kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+
+    def _create_slots(self, var_list):
+        for v in var_list:
+            self._zeros_slot(v, "m", self._name)
+        for v in var_list:
+            self._zeros_slot(v, "v", self._name)
+
+    def _coefficients(self, dtype):
+        c = self._consts(dtype, b1=self.beta_1, b2=self.beta_2, eps=self.epsilon, one=1.0)
+        step = math_ops.cast(self.iterations + 1, dtype)
+        c["lr"] = math_ops.cast(self._lr_t, dtype)
+        c["b1_power"] = math_ops.pow(c["b1"], step)
+        return c
+
+    def _apply_dense(self, grad, var):
+        c = self._coefficients(var.dtype.base_dtype)
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_t = state_ops.assign_add(m, (grad - m) * (c["one"] - c["b1"]))
+        v_t = state_ops.assign(v, math_ops.maximum(c["b2"] * v, math_ops.abs(grad)))
+        return state_ops.assign_sub(var, c["lr"] / (c["one"] - c["b1_power"]) * (m_t / (v_t + c["eps"]))).op
+
+    def _apply_rows(self, rows, indices, var):
+        c = self._coefficients(var.dtype.base_dtype)
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        m_rows = array_ops.gather(m, indices) * c["b1"] + rows * (c["one"] - c["b1"])
+        v_rows = math_ops.maximum(array_ops.gather(v, indices) * c["b2"], math_ops.abs(rows))
+        step = -c["lr"] / (c["one"] - c["b1_power"]) * (m_rows / (v_rows + c["eps"]))
+        with ops.control_dependencies([m_rows, v_rows, step]):
+            return control_flow_ops.group(state_ops.scatter_add(var, indices, step),
+                                          state_ops.scatter_update(m, indices, m_rows),
+                                          state_ops.scatter_update(v, indices, v_rows))
+
+
+class Nadam(_OpsOptimizer):
+    """Nesterov Adam with Dozat's momentum schedule: ``mu_t = beta_1 * (1 - 0.5 * 0.96**(0.004*t))``, their
+    running product kept in the ``momentum_cache`` variable (``schedule_decay`` sets the 0.004)."""
+
+    def __init__(self, lr=None, beta_1=0.9, beta_2=0.999, epsilon=None, schedule_decay=0.004, learning_rate=0.001,
+                 name="Nadam", **kwargs):
+        # Keras's Nadam keeps schedule_decay as its "decay" (its config's name); it does not decay the rate.
+        schedule_decay = kwargs.pop("decay", schedule_decay)
+        self._keras_ops_init(lr, learning_rate, 0.0, epsilon, name, kwargs)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.schedule_decay = float(schedule_decay)
+
+    def _momentum_cache(self, dtype):
+        return self._keras_var("momentum_cache", lambda: variables_mod.Variable(
+            1.0, name="momentum_cache", dtype=dtype, trainable=False))
+
+    def _create_slots(self, var_list):
+        self._momentum_cache(var_list[0].dtype.base_dtype)
+        for v in var_list:
+            self._zeros_slot(v, "m", self._name)
+        for v in var_list:
+            self._zeros_slot(v, "v", self._name)
+
+    def _prepare(self):
+        super()._prepare()
+        self._coeffs = {}
+
+    def _coefficients(self, dtype):
+        if dtype in self._coeffs:
+            return self._coeffs[dtype]
+        c = self._consts(dtype, b1=self.beta_1, b2=self.beta_2, eps=self.epsilon, one=1.0, base=0.96)
+        step = math_ops.cast(self.iterations + 1, dtype)
+        next_step = math_ops.cast(self.iterations + 2, dtype)
+        c["lr"] = math_ops.cast(self._lr_t, dtype)
+        c["m_t"] = c["b1"] * (1.0 - 0.5 * math_ops.pow(c["base"], self.schedule_decay * step))
+        c["m_t_1"] = c["b1"] * (1.0 - 0.5 * math_ops.pow(c["base"], self.schedule_decay * next_step))
+        cache = self._momentum_cache(dtype)
+        schedule_new = math_ops.cast(cache, dtype) * c["m_t"]
+        if dtype == cache.dtype.base_dtype:
+            schedule_new = array_ops.identity(state_ops.assign(cache, schedule_new))
+        c["one_minus_schedule_new"] = 1.0 - schedule_new
+        c["one_minus_schedule_next"] = 1.0 - schedule_new * c["m_t_1"]
+        c["v_denominator"] = 1.0 - math_ops.pow(c["b2"], step)
+        self._coeffs[dtype] = c
+        return c
+
+    def _apply_dense(self, grad, var):
+        c = self._coefficients(var.dtype.base_dtype)
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        g_prime = grad / c["one_minus_schedule_new"]
+        m_t = state_ops.assign(m, c["b1"] * m + (c["one"] - c["b1"]) * grad)
+        v_t = state_ops.assign(v, c["b2"] * v + (c["one"] - c["b2"]) * math_ops.square(grad))
+        m_bar = (1.0 - c["m_t"]) * g_prime + c["m_t_1"] * (m_t / c["one_minus_schedule_next"])
+        v_prime = v_t / c["v_denominator"]
+        return state_ops.assign(var, var - c["lr"] * m_bar / (math_ops.sqrt(v_prime) + c["eps"])).op
+
+    def _apply_rows(self, rows, indices, var):
+        c = self._coefficients(var.dtype.base_dtype)
+        m, v = self.get_slot(var, "m"), self.get_slot(var, "v")
+        g_prime = rows / c["one_minus_schedule_new"]
+        m_decayed = state_ops.assign(m, m * c["b1"])
+        with ops.control_dependencies([m_decayed]):
+            m_rows = array_ops.gather(state_ops.scatter_add(m, indices, rows * (c["one"] - c["b1"])), indices)
+        m_bar = (1.0 - c["m_t"]) * g_prime + c["m_t_1"] * (m_rows / c["one_minus_schedule_next"])
+        v_decayed = state_ops.assign(v, v * c["b2"])
+        with ops.control_dependencies([v_decayed]):
+            v_rows = array_ops.gather(state_ops.scatter_add(v, indices, (rows * rows) * (c["one"] - c["b2"])),
+                                      indices)
+        denom = math_ops.sqrt(v_rows / c["v_denominator"]) + c["eps"]
+        return state_ops.scatter_add(var, indices, -c["lr"] * m_bar / denom).op
+
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop, "adagrad": Adagrad, "adadelta": Adadelta, "adamax": Adamax,
+            "nadam": Nadam}
 
 
 def serialize(optimizer):
@@ -245,7 +424,8 @@ def deserialize(config, custom_objects=None):
 
 
 def get(identifier):
-    """An optimizer from a name (``'adam'``, ``'sgd'``, ``'rmsprop'``, ``'adagrad'``, ``'adadelta'``) or an instance
+    """An optimizer from a name (``'adam'``, ``'sgd'``, ``'rmsprop'``, ``'adagrad'``, ``'adadelta'``, ``'adamax'``,
+    ``'nadam'``) or an instance
     (Keras's or any ``tf.train`` optimizer)."""
     if isinstance(identifier, tf_opt.Optimizer):
         return identifier

@@ -59,8 +59,9 @@ def serialize(regularizer):
 
 
 def deserialize(config, custom_objects=None):
+    """A regularizer from ``{"class_name", "config"}``: ``L1L2``, or TF 2.x's ``L1``/``L2`` (as ``L1L2``)."""
     name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or {"L1L2": L1L2}.get(name)
+    cls = (custom_objects or {}).get(name) or {"L1L2": L1L2, "L1": L1L2, "L2": L1L2}.get(name)
     if cls is None:
         raise ValueError(f"Unknown regularizer: {name}")
     return cls.from_config(config.get("config", {}))

@@ -11,7 +11,11 @@ layers reuse the ``tf.layers`` builds and calls:
   loss; they do not join ``GraphKeys.REGULARIZATION_LOSSES``);
 - a layer whose ``call`` takes ``training`` gets the Keras learning phase when the caller gives none;
 - each call records a node (input tensors, output tensors) so a functional ``Model`` can be traced from its
-  outputs back to its inputs and re-applied to new tensors; ``layer.input``/``output`` are the first call's.
+  outputs back to its inputs and re-applied to new tensors; ``layer.input``/``output`` are the first call's;
+- masks (``Masking``, ``Embedding(mask_zero=True)``) travel with the tensors (``K.tensor_meta(t, 'mask')``,
+  what Keras keeps in ``t._keras_mask``): a layer whose ``call`` takes ``mask`` is given its inputs' masks, and
+  a layer that ``supports_masking`` (or overrides ``compute_mask``) gives its outputs the masks
+  ``compute_mask`` returns; other layers drop them, as Keras does.
 """
 
 from __future__ import annotations
@@ -56,14 +60,35 @@ class Node:
         return nest.flatten(self.outputs)
 
 
+def input_masks(inputs):
+    """The Keras masks of ``inputs`` (a tensor or a list): None, a mask, or a list with None where there is none."""
+    flat = nest.flatten(inputs)
+    masks = [K.tensor_meta(t, "mask") for t in flat]
+    if all(m is None for m in masks):
+        return None
+    if isinstance(inputs, (list, tuple)):
+        return masks
+    return masks[0]
+
+
 def _shape_tuple(shape):
     if shape is None:
         return None
     return tuple(None if d is None else int(d) for d in shape)
 
 
+_NOT_CONSTRUCTOR_CONFIG = {"self", "name", "trainable", "dtype", "input_shape", "batch_input_shape", "batch_size",
+                           "input_dim", "weights"}
+
+
 class Layer(tf_base.Layer):
     """A Keras layer: ``build(input_shape)`` makes weights with ``add_weight``; ``call(inputs)`` computes."""
+
+    def __new__(cls, *args, **kwargs):
+        # The constructor's arguments are the layer's config (get_config), as Keras layers list them.
+        obj = super().__new__(cls)
+        obj._init_call = (args, dict(kwargs))
+        return obj
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         name = self._keras_setup(name, kwargs)
@@ -97,6 +122,8 @@ class Layer(tf_base.Layer):
             params = {}
         self._expects_training_arg = "training" in params
         self._expects_mask_arg = "mask" in params
+        if not hasattr(self, "supports_masking"):
+            self.supports_masking = False
 
     # -- weights ----------------------------------------------------------------------------------
     def add_weight(self, name=None, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
@@ -200,8 +227,6 @@ class Layer(tf_base.Layer):
             kwargs["training"] = bool(phase) if isinstance(phase, int) else phase
         elif not self._expects_training_arg:
             kwargs.pop("training", None)
-        if not self._expects_mask_arg:
-            kwargs.pop("mask", None)
 
         def convert(x):
             if isinstance(x, ops.Tensor) or hasattr(x, "_ref"):
@@ -209,6 +234,14 @@ class Layer(tf_base.Layer):
             return ops.convert_to_tensor(x, dtype=self._dtype if self._dtype is not None else None)
 
         inputs = nest.map_structure(convert, inputs)
+        if kwargs.get("mask") is not None:
+            previous_mask = kwargs["mask"]
+        else:
+            previous_mask = input_masks(inputs)
+        if self._expects_mask_arg:
+            kwargs["mask"] = previous_mask
+        else:
+            kwargs.pop("mask", None)
         graph = nest.flatten(inputs)[0].graph if nest.flatten(inputs) else ops.get_default_graph()
         with graph.as_default(), ops.name_scope(self._name):
             if not self.built:
@@ -221,9 +254,35 @@ class Layer(tf_base.Layer):
                         loss = self._activity_regularizer(out)
                         batch = math_ops.cast(array_ops.shape(out)[0], loss.dtype)
                         self._losses.append(math_ops.truediv(loss, batch))
+            self._set_output_masks(inputs, outputs, previous_mask)
         tf_base._add_to_collection_once(ops.GraphKeys.UPDATE_OPS, self.updates)
         self._add_node(inputs, outputs, node_kwargs)
         return outputs
+
+    # -- masking --------------------------------------------------------------------------------
+    def compute_mask(self, inputs, mask=None):
+        """The outputs' mask: the input mask for a layer that ``supports_masking``, else None (a mask given to
+        a layer that does not support masking is a TypeError)."""
+        if not self.supports_masking:
+            if any(m is not None for m in nest.flatten(mask)):
+                raise TypeError(f"Layer {self.name} does not support masking, but was passed an input_mask: "
+                                f"{mask}")
+            return None
+        return mask
+
+    def _set_output_masks(self, inputs, outputs, previous_mask):
+        flat = nest.flatten(outputs)
+        if all(K.tensor_meta(t, "mask") is not None for t in flat):
+            return  # the call made them (a model, or a layer calling masking layers)
+        if not (self.supports_masking or type(self).compute_mask is not Layer.compute_mask):
+            return
+        masks = self.compute_mask(inputs, previous_mask)
+        if masks is None:
+            return
+        flat_masks = nest.flatten(masks) if isinstance(masks, (list, tuple)) else [masks] * len(flat)
+        for t, m in zip(flat, flat_masks):
+            if isinstance(t, ops.Tensor) and m is not None:
+                K.set_tensor_meta(t, "mask", m)
 
     def _add_node(self, inputs, outputs, kwargs):
         node_index = len(self._inbound_nodes)
@@ -262,12 +321,47 @@ class Layer(tf_base.Layer):
     def updates(self):
         return list(self._updates) if self._trainable else []
 
+    def _constructor_args(self):
+        """The arguments the layer was made with, by name (``**kwargs`` spread out)."""
+        explicit = getattr(self, "_config_args", None)
+        if explicit is not None:
+            return dict(explicit)
+        args, kwargs = getattr(self, "_init_call", ((), {}))
+        sig = inspect.signature(type(self).__init__)
+        try:
+            bound = sig.bind(self, *args, **kwargs)
+        except TypeError:
+            return dict(kwargs)
+        out = {}
+        for key, value in bound.arguments.items():
+            kind = sig.parameters[key].kind
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                out.update(value)
+            elif kind is not inspect.Parameter.VAR_POSITIONAL:
+                out[key] = value
+        return out
+
     def get_config(self):
+        """The layer's name, trainable, dtype (and input shape) and the arguments it was constructed with
+        (serialized: activations by name, initializers and regularizers as nested configs)."""
+        from ferroflow.keras import saving
+
         config = {"name": self._name, "trainable": self._trainable,
                   "dtype": self._dtype.name if self._dtype is not None else K.floatx()}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
+        own = set(inspect.signature(type(self).__init__).parameters) - {"kwargs"}
+        for key, value in self._constructor_args().items():
+            if key not in _NOT_CONSTRUCTOR_CONFIG or (key == "input_dim" and key in own):
+                config[key] = saving.serialize(value)
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        """A new layer from ``get_config()``'s output (keys this class does not take are dropped, logged)."""
+        from ferroflow.keras import saving
+
+        return cls(**saving.accepted_config(cls, config))
 
     def __repr__(self):
         return f"<{type(self).__module__}.{type(self).__name__} object named {self._name!r}>"

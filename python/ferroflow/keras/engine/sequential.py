@@ -113,6 +113,21 @@ class Sequential(Model):
             out = layer(out, **kwargs)
         return out
 
+    def get_config(self):
+        """The model's name and its layers' configs (an ``InputLayer`` first when the model has inputs)."""
+        layers = []
+        if self._input_layer is not None:
+            layers.append({"class_name": "InputLayer", "config": self._input_layer.get_config()})
+        for layer in self._seq_layers:
+            layers.append({"class_name": type(layer).__name__, "config": layer.get_config()})
+        return {"name": self.name, "layers": layers}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from ferroflow.keras import saving
+
+        return saving.model_from_config({"class_name": "Sequential", "config": config}, custom_objects)
+
     def predict_classes(self, x, batch_size=32, verbose=0):
         """The class indices: argmax of the prediction (or ``> 0.5`` for one output unit)."""
         proba = self.predict(x, batch_size=batch_size, verbose=verbose)

@@ -9,9 +9,12 @@ the update. An epoch's ``loss`` is the batch losses' mean weighted by batch size
 every sample of the epoch, as TF 1.x's ``BaseLogger`` and stateful metrics report them; metric names are TF
 1.x's (``'accuracy'`` is logged as ``'acc'``, ``'mae'`` as ``'mean_absolute_error'``).
 
-``save_weights``/``load_weights`` write/read a TensorFlow checkpoint (``tf.train.Saver``, V2 format) whose
-keys follow the layers' order (``layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE``), so weights load
-into the same architecture built again under other names. HDF5 files need h5py, which ferroflow does not use.
+``save_weights``/``load_weights`` write/read a TensorFlow object-based checkpoint (V2 format, with the
+``_CHECKPOINTABLE_OBJECT_GRAPH`` TensorFlow's Keras writes) whose keys follow the layers' order
+(``layer_with_weights-0/kernel/.ATTRIBUTES/VARIABLE_VALUE``, an RNN's under ``.../cell/...``), so weights load
+into the same architecture built again under other names, here or in TensorFlow; with a ``.h5`` path (or ``save_format='h5'``) they
+write/read Keras's HDF5 layout, as ``save``/``keras.models.load_model`` do for whole models (``saving.py``;
+HDF5 needs the optional h5py).
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from ferroflow.keras import callbacks as callbacks_mod
 from ferroflow.keras import losses as losses_mod
 from ferroflow.keras import metrics as metrics_mod
 from ferroflow.keras import optimizers as optimizers_mod
+from ferroflow.keras.engine import weighting
 from ferroflow.keras.engine.base_layer import Layer
 from ferroflow.keras.engine.input_layer import InputLayer
 from ferroflow.ops import _nest as nest
 from ferroflow.ops import array_ops, control_flow_ops, math_ops
+from ferroflow.training import optimizers as tf_optimizer
 
 __all__ = ["Model"]
 
@@ -36,16 +41,6 @@ _H5_SUFFIXES = (".h5", ".hdf5", ".keras")
 
 def _is_h5(filepath, save_format):
     return save_format in ("h5", "hdf5", "keras") or str(filepath).endswith(_H5_SUFFIXES)
-
-
-def _h5_error(what):
-    try:
-        import h5py  # noqa: F401
-    except ImportError:
-        return ImportError(f"{what} in HDF5 format requires h5py, which is not installed; ferroflow writes "
-                           "TensorFlow checkpoints instead (use a path without .h5, or save_format='tf').")
-    return NotImplementedError(f"{what} in HDF5 format is not supported by ferroflow yet; use a TensorFlow "
-                               "checkpoint path (without .h5).")
 
 
 def _batches(n, batch_size):
@@ -195,6 +190,12 @@ class Model(Layer):
             pairs.append((p, w))
         K.batch_set_value(pairs)
 
+    def reset_states(self):
+        """Resets the states of the model's stateful layers (stateful RNNs)."""
+        for layer in self.layers:
+            if getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
     def count_params(self):
         return int(sum(np.prod(w.shape.as_list()) for w in self.weights))
 
@@ -294,14 +295,13 @@ class Model(Layer):
         """Sets the optimizer (a name, a Keras or ``tf.train`` optimizer), the loss(es) and the metrics."""
         if kwargs:
             raise TypeError(f"Invalid keyword argument(s) in `compile`: {sorted(kwargs)}")
-        if sample_weight_mode is not None or weighted_metrics:
-            raise NotImplementedError("sample weights are not supported by ferroflow's Keras yet")
         if loss is None:
             raise ValueError("The model must be compiled with a loss")
         self.optimizer = optimizers_mod.get(optimizer)
         self.loss = loss
         self._compile_args = {"loss": loss, "metrics": metrics or [], "loss_weights": loss_weights,
-                              "target_tensors": target_tensors}
+                              "target_tensors": target_tensors, "sample_weight_mode": sample_weight_mode,
+                              "weighted_metrics": weighted_metrics or []}
         self._train_op = None
         self._compiled = True
         if self.outputs:
@@ -311,12 +311,12 @@ class Model(Layer):
         n = len(self.outputs)
         if isinstance(value, dict):
             return [value.get(name) for name in self.output_names]
-        if isinstance(value, (list, tuple)) and what != "metrics":
+        if isinstance(value, (list, tuple)) and what not in ("metrics", "weighted_metrics"):
             if len(value) != n:
                 raise ValueError(f"When passing a list as {what}, it should have one entry per model output. The "
                                  f"model has {n} outputs, but you passed {what}={value!r}")
             return list(value)
-        if what == "metrics" and isinstance(value, (list, tuple)) and value and \
+        if what in ("metrics", "weighted_metrics") and isinstance(value, (list, tuple)) and value and \
                 all(isinstance(v, (list, tuple)) for v in value):
             return [list(v) for v in value]
         return [value] * n
@@ -350,25 +350,37 @@ class Model(Layer):
             targets = args["target_tensors"]
             targets = list(nest.flatten(targets)) if targets is not None else None
             metric_lists = self._per_output(args["metrics"], "metrics")
+            weighted_lists = self._per_output(args["weighted_metrics"], "weighted_metrics")
+            modes = self._per_output(args["sample_weight_mode"], "sample_weight_mode")
+            self._sample_weight_modes = modes
             self._targets = []
+            self._sample_weights = []
             for i, (out, name) in enumerate(zip(self.outputs, self.output_names)):
                 if targets is not None:
                     self._targets.append(targets[i])
-                    continue
-                rank = out.shape.rank
-                shape = None if rank is None else [None] * rank
+                else:
+                    rank = out.shape.rank
+                    shape = None if rank is None else [None] * rank
+                    with ops.name_scope(""):
+                        self._targets.append(array_ops.placeholder(dtypes.float32, shape=shape, name=f"{name}_target"))
+                # Weights default to ones, one per sample (per step when temporal): fed only when given.
+                axes = 2 if modes[i] == "temporal" else 1
                 with ops.name_scope(""):
-                    self._targets.append(array_ops.placeholder(dtypes.float32, shape=shape, name=f"{name}_target"))
+                    ones = array_ops.ones(array_ops.shape(out)[:axes], dtype=dtypes.float32)
+                    self._sample_weights.append(array_ops.placeholder_with_default(
+                        ones, shape=[None] * axes, name=f"{name}_sample_weights"))
+            masks = [K.tensor_meta(out, "mask") for out in self.outputs]
             multi = len(self.outputs) > 1
             output_losses = []
             with ops.name_scope("loss"):
                 total = None
-                for out, tgt, fn, w, name in zip(self.outputs, self._targets, loss_fns, weights, self.output_names):
+                for out, tgt, fn, w, name, sw, mask in zip(self.outputs, self._targets, loss_fns, weights,
+                                                         self.output_names, self._sample_weights, masks):
                     if fn is None:
                         continue
                     with ops.name_scope(f"{name}_loss"):
-                        per_sample = fn(tgt, out)
-                        value = math_ops.reduce_mean(math_ops.cast(per_sample, dtypes.float32), name="value")
+                        per_sample = math_ops.cast(fn(tgt, out), dtypes.float32)
+                        value = weighting.weighted_loss(per_sample, sw, mask)
                     output_losses.append(value)
                     term = value if w == 1.0 else math_ops.multiply(value, float(w))
                     total = term if total is None else math_ops.add(total, term)
@@ -383,16 +395,19 @@ class Model(Layer):
                                 if multi else [])
             self._metric_tensors = []
             with ops.name_scope("metrics"):
-                for out, tgt, fn, metrics, oname in zip(self.outputs, self._targets, loss_fns, metric_lists,
-                                                        self.output_names):
-                    for m in metrics or []:
+                for i, (out, tgt, fn, oname) in enumerate(zip(self.outputs, self._targets, loss_fns,
+                                                              self.output_names)):
+                    listed = [(m, False) for m in metric_lists[i] or []] + \
+                        [(m, True) for m in weighted_lists[i] or []]
+                    for m, weighted in listed:
                         mfn, mname = self._metric_fn(m, fn, out)
+                        if weighted:
+                            mname = "weighted_" + mname
                         full = f"{oname}_{mname}" if multi else mname
                         with ops.name_scope(full):
-                            vals = math_ops.cast(mfn(tgt, out), dtypes.float32)
-                            total_m = math_ops.reduce_sum(vals)
-                            count_m = math_ops.cast(array_ops.size(vals), dtypes.float32)
-                        self._metric_tensors.append((total_m, count_m))
+                            pair = weighting.mean_parts(mfn(tgt, out), self._sample_weights[i] if weighted else None,
+                                                        masks[i])
+                        self._metric_tensors.append(pair)
                         names.append(full)
             self.metrics_names = names
 
@@ -410,7 +425,11 @@ class Model(Layer):
                 params = self.trainable_weights
                 ops_ = []
                 if params:
-                    grads = self.optimizer.compute_gradients(self.total_loss, var_list=params)
+                    # Keras's own optimizers take plain gradients (OptimizerV2.get_gradients); a tf.train
+                    # optimizer gates them per op (GATE_OP), as TF 1.x's Keras TFOptimizer calls it.
+                    gate = {"gate_gradients": tf_optimizer.Optimizer.GATE_NONE} \
+                        if isinstance(self.optimizer, optimizers_mod._KerasOptimizer) else {}
+                    grads = self.optimizer.compute_gradients(self.total_loss, var_list=params, **gate)
                     if all(g is None for g, _ in grads):
                         raise ValueError("No gradients provided for any variable of the model")
                     ops_.append(self.optimizer.apply_gradients([(g, v) for g, v in grads if g is not None]))
@@ -450,10 +469,29 @@ class Model(Layer):
             out.append(v)
         return out
 
-    def _feed(self, xs, ys=None, training=False):
+    def _sw_list(self, sample_weight, class_weight, ys):
+        """Per output: the weights of its samples (``sample_weight`` and/or ``class_weight``), or None."""
+        n = len(self.outputs)
+        if sample_weight is None and class_weight is None:
+            return None
+        if isinstance(sample_weight, dict) or (n > 1 and isinstance(sample_weight, (list, tuple))):
+            sws = self._per_output(sample_weight, "sample_weight")
+        else:
+            sws = [sample_weight] * n
+        if isinstance(class_weight, dict) and n > 1 and set(class_weight) <= set(self.output_names):
+            cws = [class_weight.get(name) for name in self.output_names]
+        else:
+            cws = [class_weight] * n
+        modes = getattr(self, "_sample_weight_modes", [None] * n)
+        out = [weighting.standardize_weights(y, sw, cw, mode) for y, sw, cw, mode in zip(ys, sws, cws, modes)]
+        return None if all(w is None for w in out) else out
+
+    def _feed(self, xs, ys=None, training=False, sws=None):
         feed = {ph: v for ph, v in zip(self.inputs, xs)}
         if ys is not None:
             feed.update({ph: v for ph, v in zip(self._targets, ys)})
+        if sws is not None:
+            feed.update({ph: v for ph, v in zip(self._sample_weights, sws) if v is not None})
         phase = K.learning_phase()
         if isinstance(phase, ops.Tensor):
             feed[phase] = bool(training)
@@ -478,12 +516,12 @@ class Model(Layer):
         metric_sums = np.zeros(len(self._metric_tensors))
         metric_counts = np.zeros(len(self._metric_tensors))
         seen = 0
-        for b, (xs, ys) in enumerate(batches):
+        for b, (xs, ys, sws) in enumerate(batches):
             size = len(xs[0])
             logs = {"batch": b, "size": size}
             if callbacks is not None:
                 (callbacks.on_train_batch_begin if mode == "train" else callbacks.on_test_batch_begin)(b, logs)
-            values = session.run(fetches, feed_dict=self._feed(xs, ys, training=mode == "train"))
+            values = session.run(fetches, feed_dict=self._feed(xs, ys, training=mode == "train", sws=sws))
             loss_sums += np.asarray(values[:n_loss], np.float64) * size
             pairs = values[n_loss:n_loss + 2 * len(self._metric_tensors)]
             metric_sums += np.asarray(pairs[0::2], np.float64)
@@ -506,8 +544,8 @@ class Model(Layer):
             results[name] = float(s / c) if c else 0.0
         return results
 
-    def _array_batches(self, xs, ys, batch_size, shuffle=False):
-        n = self._check_lengths(xs + (ys or []))
+    def _array_batches(self, xs, ys, batch_size, shuffle=False, sws=None):
+        n = self._check_lengths(xs + (ys or []) + [w for w in sws or [] if w is not None])
         index = np.arange(n)
         if shuffle == "batch":
             chunks = [index[a:b] for a, b in _batches(n, batch_size)]
@@ -517,7 +555,8 @@ class Model(Layer):
             np.random.shuffle(index)
         for a, b in _batches(n, batch_size):
             idx = index[a:b]
-            yield _slice(xs, idx), (_slice(ys, idx) if ys is not None else None)
+            yield (_slice(xs, idx), (_slice(ys, idx) if ys is not None else None),
+                   ([None if w is None else w[idx] for w in sws] if sws is not None else None))
 
     def _dataset_batches(self, dataset, steps):
         """Batches drawn from a ``tf.data`` dataset (or an iterator) of ``(x, y)`` elements."""
@@ -546,18 +585,20 @@ class Model(Layer):
                     raise ValueError(f"The dataset ran out of data after {step} of {steps} steps (use "
                                      f"dataset.repeat())") from None
                 return
-            if isinstance(value, tuple) and len(value) >= 2:
-                xv, yv = value[0], value[1]
-            else:
-                xv, yv = value, None
-            yield self._x_list(xv), (self._y_list(yv) if yv is not None else None)
+            yield self._unpack_batch(value)
             step += 1
 
-    def _generator_batches(self, generator, steps):
+    def _unpack_batch(self, value, class_weight=None):
+        """``(xs, ys, sample weights)`` of a batch given as ``x``, ``(x, y)`` or ``(x, y, sample_weight)``."""
+        if isinstance(value, tuple) and len(value) >= 2:
+            xs, ys = self._x_list(value[0]), self._y_list(value[1])
+            sws = self._sw_list(value[2] if len(value) > 2 else None, class_weight, ys)
+            return xs, ys, sws
+        return self._x_list(value), None, None
+
+    def _generator_batches(self, generator, steps, class_weight=None):
         for _ in range(steps):
-            value = next(generator)
-            xv, yv = value[0], value[1]
-            yield self._x_list(xv), self._y_list(yv)
+            yield self._unpack_batch(tuple(next(generator)), class_weight)
 
     @staticmethod
     def _is_dataset(x):
@@ -580,34 +621,40 @@ class Model(Layer):
         """Trains for ``epochs`` epochs; returns the ``History`` (``history.history['loss']``, ...)."""
         if kwargs:
             raise TypeError(f"Unrecognized keyword arguments: {sorted(kwargs)}")
-        if class_weight is not None or sample_weight is not None:
-            raise NotImplementedError("class_weight and sample_weight are not supported by ferroflow's Keras yet")
         if x is None:
             raise ValueError("fit needs x (numpy arrays, a tf.data dataset or an iterator)")
         self._ensure_built(self._first_batch_shapes(x))
         train_op = self._make_train_op()
         batch_size = 32 if batch_size is None else int(batch_size)
         dataset = self._is_dataset(x)
-        val_x = val_y = None
+        val_x = val_y = val_sws = None
         if not dataset:
             xs, ys = self._x_list(x), self._y_list(y)
             if ys is None:
                 raise ValueError("fit on arrays needs y (the targets)")
-            n = self._check_lengths(xs + ys)
+            sws = self._sw_list(sample_weight, class_weight, ys)
+            n = self._check_lengths(xs + ys + [w for w in sws or [] if w is not None])
             if validation_data is not None:
-                val_x, val_y = self._x_list(validation_data[0]), self._y_list(validation_data[1])
+                val_x, val_y, val_sws = self._unpack_batch(tuple(validation_data))
             elif validation_split and 0.0 < validation_split < 1.0:
                 split = int(n * (1.0 - validation_split))
                 val_x, val_y = [a[split:] for a in xs], [a[split:] for a in ys]
                 xs, ys = [a[:split] for a in xs], [a[:split] for a in ys]
+                if sws is not None:
+                    val_sws = [None if w is None else w[split:] for w in sws]
+                    sws = [None if w is None else w[:split] for w in sws]
                 n = split
         else:
             n = None
+            if class_weight is not None or sample_weight is not None:
+                raise ValueError("`sample_weight` argument is not supported when input `x` is a dataset or a dataset "
+                                 "iterator. Instead, you can provide sample_weight as the third element of your "
+                                 "dataset, i.e. (inputs, targets, sample_weight).")
             if validation_data is not None:
                 if self._is_dataset(validation_data):
                     val_x = validation_data
                 else:
-                    val_x, val_y = self._x_list(validation_data[0]), self._y_list(validation_data[1])
+                    val_x, val_y, val_sws = self._unpack_batch(tuple(validation_data))
         do_validation = val_x is not None
         if verbose and n is not None:
             if do_validation and val_y is not None:
@@ -631,7 +678,7 @@ class Model(Layer):
             if dataset:
                 batches = self._dataset_batches(x, steps_per_epoch)
             else:
-                batches = self._array_batches(xs, ys, batch_size, shuffle=shuffle)
+                batches = self._array_batches(xs, ys, batch_size, shuffle=shuffle, sws=sws)
             logs = self._run_batches(batches, train_op, callbacks=cb, mode="train")
             if do_validation and (epoch + 1) % validation_freq == 0:
                 if val_y is None:
@@ -639,8 +686,8 @@ class Model(Layer):
                 else:
                     # TF 1.x's validation loop shuffles too (it leaves `shuffle` at its default): the same
                     # numpy draws keep the next epochs' orders the same as TensorFlow's.
-                    val_logs = self._run_batches(self._array_batches(val_x, val_y, batch_size, shuffle=bool(shuffle)),
-                                                 None, mode="test")
+                    val_logs = self._run_batches(self._array_batches(val_x, val_y, batch_size, shuffle=bool(shuffle),
+                                                                     sws=val_sws), None, mode="test")
                 logs.update({"val_" + k: v for k, v in val_logs.items()})
             cb.on_epoch_end(epoch, logs)
             if self.stop_training:
@@ -651,17 +698,19 @@ class Model(Layer):
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None, steps=None, callbacks=None,
                  **kwargs):
         """The loss (and metrics) over ``x``/``y``: a scalar, or ``[loss, metric, ...]`` (``metrics_names``)."""
-        if sample_weight is not None:
-            raise NotImplementedError("sample_weight is not supported by ferroflow's Keras yet")
         self._ensure_built(self._first_batch_shapes(x))
         if not self._compiled:
             raise RuntimeError("You must compile your model before training/testing. Use `model.compile(optimizer, "
                                "loss)`.")
         batch_size = 32 if batch_size is None else int(batch_size)
         if self._is_dataset(x):
+            if sample_weight is not None:
+                raise ValueError("`sample_weight` argument is not supported when input `x` is a dataset or a dataset "
+                                 "iterator; give it as the third element of the dataset's elements.")
             batches = self._dataset_batches(x, steps)
         else:
-            batches = self._array_batches(self._x_list(x), self._y_list(y), batch_size)
+            ys = self._y_list(y)
+            batches = self._array_batches(self._x_list(x), ys, batch_size, sws=self._sw_list(sample_weight, None, ys))
         logs = self._run_batches(batches, None, mode="test")
         if verbose:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
@@ -674,11 +723,11 @@ class Model(Layer):
         session = K.get_session()
         batch_size = 32 if batch_size is None else int(batch_size)
         if self._is_dataset(x):
-            batches = ((xs, None) for xs, _ in self._dataset_batches(x, steps))
+            batches = ((xs, None, None) for xs, _, _ in self._dataset_batches(x, steps))
         else:
             batches = self._array_batches(self._x_list(x), None, batch_size)
         parts = [[] for _ in self.outputs]
-        for xs, _ in batches:
+        for xs, _, _ in batches:
             values = session.run(self.outputs, feed_dict=self._feed(xs))
             for p, v in zip(parts, values):
                 p.append(v)
@@ -692,14 +741,16 @@ class Model(Layer):
         xs = self._x_list(x)
         self._ensure_built(xs)
         train_op = self._make_train_op()
-        logs = self._run_batches([(xs, self._y_list(y))], train_op, mode="train")
+        ys = self._y_list(y)
+        logs = self._run_batches([(xs, ys, self._sw_list(sample_weight, class_weight, ys))], train_op, mode="train")
         values = [logs[n] for n in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
     def test_on_batch(self, x, y, sample_weight=None, reset_metrics=True):
         xs = self._x_list(x)
         self._ensure_built(xs)
-        logs = self._run_batches([(xs, self._y_list(y))], None, mode="test")
+        ys = self._y_list(y)
+        logs = self._run_batches([(xs, ys, self._sw_list(sample_weight, None, ys))], None, mode="test")
         values = [logs[n] for n in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
@@ -734,12 +785,12 @@ class Model(Layer):
         cb.on_train_begin()
         for epoch in range(initial_epoch, epochs):
             cb.on_epoch_begin(epoch, {})
-            logs = self._run_batches(self._generator_batches(source, steps_per_epoch), train_op, callbacks=cb)
+            logs = self._run_batches(self._generator_batches(source, steps_per_epoch, class_weight), train_op,
+                                    callbacks=cb)
             if validation_data is not None:
                 if isinstance(validation_data, tuple):
-                    val = self._run_batches(self._array_batches(self._x_list(validation_data[0]),
-                                                                self._y_list(validation_data[1]), 32), None,
-                                            mode="test")
+                    vx, vy, vsw = self._unpack_batch(validation_data)
+                    val = self._run_batches(self._array_batches(vx, vy, 32, sws=vsw), None, mode="test")
                 else:
                     val = self._run_batches(self._generator_batches(validation_data, validation_steps), None,
                                             mode="test")
@@ -761,52 +812,137 @@ class Model(Layer):
         return np.concatenate(outs, axis=0)
 
     # -- saving ---------------------------------------------------------------------------------------------------
-    def _checkpoint_vars(self):
-        out = {}
+    def _checkpoint_tree(self):
+        """The weights as TensorFlow's Keras tracks them: ``{"layer_with_weights-<i>": {"kernel": v, ...}}`` over the
+        layers that have weights, an RNN layer's under ``cell``."""
+        tree = {}
         index = 0
         for layer in self.layers:
             ws = layer.weights
             if not ws:
                 continue
-            for w in ws:
-                short = w.op.name.rsplit("/", 1)[-1]
-                out[f"layer_with_weights-{index}/{short}/.ATTRIBUTES/VARIABLE_VALUE"] = w
+            node = {w.op.name.rsplit("/", 1)[-1]: w for w in ws}
+            if hasattr(layer, "cell") and getattr(layer.cell, "weights", None):
+                node = {"cell": node}
+            tree[f"layer_with_weights-{index}"] = node
             index += 1
+        return tree
+
+    def _checkpoint_vars(self):
+        """``{checkpoint key: variable}`` of ``_checkpoint_tree``'s paths."""
+        out = {}
+
+        def walk(prefix, node):
+            for name, child in node.items():
+                path = f"{prefix}/{name}" if prefix else name
+                if isinstance(child, dict):
+                    walk(path, child)
+                else:
+                    out[f"{path}/.ATTRIBUTES/VARIABLE_VALUE"] = child
+
+        walk("", self._checkpoint_tree())
         return out
 
     def save_weights(self, filepath, overwrite=True, save_format=None):
-        """Writes the weights as a TensorFlow checkpoint at ``filepath`` (a prefix; see the module docs)."""
-        from ferroflow.training.saver import Saver
+        """Writes the weights as a TensorFlow object-based checkpoint at ``filepath`` (a prefix), with TF's keys
+        and object graph, so TensorFlow's ``load_weights`` reads it; or an HDF5 file (``.h5``)."""
+        import os
+
+        from ferroflow.keras import saving
+        from ferroflow.training import tracking
 
         if _is_h5(filepath, save_format):
-            raise _h5_error("save_weights")
-        var_map = self._checkpoint_vars()
-        if not var_map:
+            saving.save_weights_h5(self, filepath)
+            return
+        tree = self._checkpoint_tree()
+        if not tree:
             raise ValueError(f"Model {self.name} has no weights to save (build it first)")
         session = K.get_session()
         with session.graph.as_default():
-            saver = Saver(var_list=var_map, max_to_keep=None)
-        saver.save(session, str(filepath), write_meta_graph=False)
+            path = tracking.Checkpoint(**tree).write(os.fspath(filepath), session=session)
+        tracking._write_state_file(os.path.dirname(path), path)
 
-    def load_weights(self, filepath, by_name=False):
-        """Restores weights written by ``save_weights`` (the same architecture, layer by layer)."""
+    def load_weights(self, filepath, by_name=False, skip_mismatch=False):
+        """Restores weights written by ``save_weights`` (ferroflow's or TensorFlow's: matched by the layers'
+        order among those with weights); an HDF5 file also ``by_name``."""
+        import os
+
+        from ferroflow.keras import saving
+        from ferroflow.training import tracking
+        from ferroflow.training.py_checkpoint_reader import NewCheckpointReader
         from ferroflow.training.saver import Saver
 
         if _is_h5(filepath, None):
-            raise _h5_error("load_weights")
+            saving.load_weights_h5(self, filepath, by_name=by_name, skip_mismatch=skip_mismatch)
+            return
         if by_name:
-            raise NotImplementedError("load_weights(by_name=True) applies to HDF5 files, which ferroflow does not read")
+            raise NotImplementedError("load_weights(by_name=True) applies to HDF5 files (a path ending in .h5)")
         session = K.get_session()
+        filepath = os.fspath(filepath)
         with session.graph.as_default():
-            saver = Saver(var_list=self._checkpoint_vars())
-        saver.restore(session, str(filepath))
+            if NewCheckpointReader(filepath).has_tensor(tracking.OBJECT_GRAPH_PROTO_KEY):
+                status = tracking.Checkpoint(**self._checkpoint_tree()).read(filepath)
+                status.assert_existing_objects_matched()
+                status.run_restore_ops(session)
+            else:  # written by a ferroflow without the object graph: the same keys
+                Saver(var_list=self._checkpoint_vars()).restore(session, filepath)
         for v in self.weights:
             v._keras_initialized = True
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
-        raise _h5_error("model.save") if _is_h5(filepath, save_format) or save_format is None else \
-            NotImplementedError("model.save in the SavedModel format is not supported by ferroflow's Keras; use "
-                                "save_weights")
+        """Saves the architecture, weights and compile arguments to an HDF5 file, whatever the path's suffix
+        (TF 1.x's default format; ``keras.models.load_model`` reads it, and so does TensorFlow's)."""
+        from ferroflow.keras import saving
+
+        if save_format not in (None, "h5", "hdf5", "keras"):  # TF 1.x's default format is HDF5
+            raise NotImplementedError("model.save in the SavedModel format (save_format='tf') is not supported by "
+                                      "ferroflow's Keras; save to HDF5 (the default) or use save_weights")
+        saving.save_model(self, filepath, overwrite=overwrite, include_optimizer=include_optimizer)
+
+    # -- configs -------------------------------------------------------------------------------------------------
+    def get_config(self):
+        """A functional model's layers with their inbound nodes, its input and output layers (Keras's layout)."""
+        from ferroflow.keras import saving
+
+        if not self._is_graph_network:
+            raise NotImplementedError(f"get_config of the subclassed model {type(self).__name__}: subclassed models "
+                                      "have no config (override get_config and from_config)")
+        node_index = {}
+        for node in self._nodes_in_order:
+            node_index[id(node)] = sum(1 for n in self._nodes_in_order[:self._nodes_in_order.index(node)]
+                                       if n.layer is node.layer)
+
+        def ref(tensor):
+            layer, index, tensor_index = K.tensor_meta(tensor, "history")
+            return [layer.name, node_index.get(id(layer._inbound_nodes[index]), 0), tensor_index]
+
+        layers = []
+        for layer in self.layers:
+            inbound = []
+            if not isinstance(layer, InputLayer):
+                for node in self._nodes_in_order:
+                    if node.layer is layer:
+                        kwargs = saving.serialize({k: v for k, v in node.kwargs.items() if k not in ("mask",)})
+                        inbound.append([ref(t) + [kwargs] for t in node.input_tensors])
+            layers.append({"class_name": type(layer).__name__, "config": layer.get_config(), "name": layer.name,
+                           "inbound_nodes": inbound})
+        return {"name": self.name, "layers": layers, "input_layers": [ref(t) for t in self.inputs],
+                "output_layers": [ref(t) for t in self.outputs]}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from ferroflow.keras import saving
+
+        return saving.model_from_config({"class_name": "Functional", "config": config}, custom_objects)
+
+    def to_json(self, **kwargs):
+        """The model's config as JSON (``keras.models.model_from_json`` rebuilds it, with new weights)."""
+        import json
+
+        from ferroflow.keras import saving
+
+        return json.dumps({**saving.model_config(self), "keras_version": saving.KERAS_VERSION,
+                           "backend": "tensorflow"}, **kwargs)
 
     # -- summary -----------------------------------------------------------------------------------------
     def summary(self, line_length=None, positions=None, print_fn=None):

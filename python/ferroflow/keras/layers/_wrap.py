@@ -27,8 +27,9 @@ def convert_kwargs(kwargs):
     return kwargs
 
 
-def keras_class(tf_cls, name, defaults=None, doc=None):
-    """A Keras layer class computing what ``tf_cls`` (a ``tf.layers`` class) computes."""
+def keras_class(tf_cls, name, defaults=None, doc=None, masking=False):
+    """A Keras layer class computing what ``tf_cls`` (a ``tf.layers`` class) computes; with ``masking`` it
+    passes its input's mask on (``supports_masking``)."""
     sig = inspect.signature(tf_cls.__init__)
     positional = [p.name for p in list(sig.parameters.values())[1:]
                   if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
@@ -44,9 +45,13 @@ def keras_class(tf_cls, name, defaults=None, doc=None):
         for key, value in defaults.items():
             kwargs.setdefault(key, value)
         layer_name = self._keras_setup(kwargs.pop("name", None), kwargs)
+        self._config_args = dict(kwargs)
         tf_cls.__init__(self, name=layer_name, **convert_kwargs(kwargs))
         self._keras_finish()
+        if masking:
+            self.supports_masking = True
 
     cls = type(name, (Layer, tf_cls), {"__init__": __init__, "__doc__": doc or tf_cls.__doc__,
-                                       "__module__": "ferroflow.keras.layers"})
+                                       "__module__": "ferroflow.keras.layers",
+                                       "_config_params": tuple(sig.parameters)[1:]})
     return cls

@@ -1,7 +1,10 @@
 """Keras's core layers: Dense, Dropout, Flatten (the ``tf.layers`` ones, Keras-named), Activation, Reshape,
-Permute, RepeatVector, Lambda, ActivityRegularization."""
+Permute, RepeatVector, Lambda, ActivityRegularization, Masking. Dense, Dropout, Activation,
+ActivityRegularization and Masking pass masks on; Lambda does when given ``mask``."""
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 
@@ -12,16 +15,17 @@ from ferroflow.keras import regularizers as regularizers_mod
 from ferroflow.keras.engine.base_layer import Layer
 from ferroflow.keras.layers._wrap import keras_class
 from ferroflow.layers import core as tf_core
-from ferroflow.ops import array_ops
+from ferroflow.ops import array_ops, math_ops
 
-__all__ = ["Activation", "ActivityRegularization", "Dense", "Dropout", "Flatten", "Lambda", "Permute",
+__all__ = ["Activation", "ActivityRegularization", "Dense", "Dropout", "Flatten", "Lambda", "Masking", "Permute",
            "RepeatVector", "Reshape"]
 
 Dense = keras_class(tf_core.Dense, "Dense", {"kernel_initializer": "glorot_uniform", "bias_initializer": "zeros"},
                     "``activation(inputs @ kernel + bias)``: weights ``<name>/kernel`` ``[in, units]`` and "
-                    "``<name>/bias``.")
+                    "``<name>/bias``.", masking=True)
 Dropout = keras_class(tf_core.Dropout, "Dropout", None,
-                      "Drops inputs with probability ``rate`` in the training phase (Keras's learning phase).")
+                      "Drops inputs with probability ``rate`` in the training phase (Keras's learning phase).",
+                      masking=True)
 Flatten = keras_class(tf_core.Flatten, "Flatten", None, "Flattens each example: ``[batch, -1]``.")
 
 
@@ -30,6 +34,7 @@ class Activation(Layer):
 
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.activation = activations.get(activation)
 
     def call(self, inputs):
@@ -102,9 +107,24 @@ class Lambda(Layer):
         self.function = function
         self.arguments = dict(arguments or {})
         self._output_shape = output_shape
+        self.mask = mask
+        self.supports_masking = mask is not None
 
-    def call(self, inputs):
-        return self.function(inputs, **self.arguments)
+    def call(self, inputs, mask=None):
+        arguments = dict(self.arguments)
+        try:
+            takes_mask = "mask" in inspect.signature(self.function).parameters
+        except (TypeError, ValueError):
+            takes_mask = False
+        if takes_mask:
+            arguments["mask"] = mask
+        return self.function(inputs, **arguments)
+
+    def compute_mask(self, inputs, mask=None):
+        """``mask(inputs, mask)`` when ``mask`` is a function, else the ``mask`` given (None: no mask)."""
+        if callable(self.mask):
+            return self.mask(inputs, mask)
+        return self.mask
 
 
 class ActivityRegularization(Layer):
@@ -112,6 +132,32 @@ class ActivityRegularization(Layer):
 
     def __init__(self, l1=0.0, l2=0.0, **kwargs):
         super().__init__(activity_regularizer=regularizers_mod.L1L2(l1=l1, l2=l2), **kwargs)
+        self.supports_masking = True
 
     def call(self, inputs):
         return inputs
+
+
+class Masking(Layer):
+    """Masks the time steps whose features all equal ``mask_value``: they are zeroed and the output's mask
+    (``[batch, time]``, True where a step is kept) makes RNN layers skip them and losses and metrics leave
+    them out."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.mask_value = mask_value
+
+    def _keep(self, inputs, keepdims):
+        return math_ops.reduce_any(math_ops.not_equal(inputs, self.mask_value), axis=-1, keepdims=keepdims)
+
+    def compute_mask(self, inputs, mask=None):
+        return self._keep(inputs, keepdims=False)
+
+    def call(self, inputs):
+        return inputs * math_ops.cast(self._keep(inputs, keepdims=True), inputs.dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config["mask_value"] = self.mask_value
+        return config

@@ -11,7 +11,8 @@ __all__ = ["Embedding"]
 
 
 class Embedding(Layer):
-    """``embeddings[ids]``: weight ``<name>/embeddings`` of shape ``[input_dim, output_dim]``."""
+    """``embeddings[ids]``: weight ``<name>/embeddings`` of shape ``[input_dim, output_dim]``; with
+    ``mask_zero=True`` the output carries a mask that leaves out the ids 0."""
 
     def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
                  activity_regularizer=None, embeddings_constraint=None, mask_zero=False, input_length=None,
@@ -20,8 +21,6 @@ class Embedding(Layer):
             kwargs["input_shape"] = tuple(input_length) if isinstance(input_length, (list, tuple)) \
                 else (input_length,)
         kwargs.setdefault("dtype", dtypes.float32)
-        if mask_zero:
-            raise NotImplementedError("Embedding(mask_zero=True): masking is not supported by ferroflow's Keras yet")
         super().__init__(activity_regularizer=regularizers.get(activity_regularizer), **kwargs)
         self.input_dim = int(input_dim)
         self.output_dim = int(output_dim)
@@ -37,6 +36,12 @@ class Embedding(Layer):
                                           regularizer=self.embeddings_regularizer,
                                           constraint=self.embeddings_constraint)
         self.built = True
+
+    def compute_mask(self, inputs, mask=None):
+        """With ``mask_zero``: True where the id is not 0 (0 is padding, as ``pad_sequences`` writes it)."""
+        if not self.mask_zero:
+            return None
+        return math_ops.not_equal(inputs, 0)
 
     def call(self, inputs):
         if inputs.dtype.base_dtype not in (dtypes.int32, dtypes.int64):

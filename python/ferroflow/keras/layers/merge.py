@@ -5,13 +5,26 @@ from __future__ import annotations
 
 from ferroflow.keras import backend as K
 from ferroflow.keras.engine.base_layer import Layer
-from ferroflow.ops import math_ops, nn_ops
+from ferroflow.ops import array_ops, math_ops, nn_ops
 
 __all__ = ["Add", "Average", "Concatenate", "Dot", "Maximum", "Minimum", "Multiply", "Subtract", "add", "average",
            "concatenate", "dot", "maximum", "minimum", "multiply", "subtract"]
 
 
 class _Merge(Layer):
+    """The merge layers' base: a list of at least two inputs; the output's mask keeps a step where every masked
+    input keeps it."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or all(m is None for m in mask):
+            return None
+        masks = [array_ops.expand_dims(m, 0) for m in mask if m is not None]
+        return math_ops.reduce_all(array_ops.concat(masks, 0), axis=0)
+
     def _check(self, inputs):
         if not isinstance(inputs, (list, tuple)) or len(inputs) < 2:
             raise ValueError(f"A merge layer ({type(self).__name__}) should be called on a list of at least 2 "
@@ -80,6 +93,20 @@ class Concatenate(_Merge):
         self._check(inputs)
         return K.concatenate(list(inputs), axis=self.axis)
 
+    def compute_mask(self, inputs, mask=None):
+        """A step is kept where it is kept in every input (inputs without a mask keep every step)."""
+        if mask is None or all(m is None for m in mask):
+            return None
+        masks = []
+        for x, m in zip(inputs, mask):
+            if m is None:
+                masks.append(array_ops.ones_like(x, dtype="bool"))
+            elif m.shape.rank < x.shape.rank:
+                masks.append(array_ops.expand_dims(m, -1))
+            else:
+                masks.append(m)
+        return math_ops.reduce_all(array_ops.concat(masks, self.axis), axis=-1)
+
 
 class Dot(_Merge):
     """Batch dot product of two inputs along ``axes`` (optionally of l2-normalized inputs: cosine)."""
@@ -103,6 +130,9 @@ class Dot(_Merge):
         if axes[0] == 1 and axes[1] == 1:
             return math_ops.reduce_sum(x * y, axis=1, keepdims=True)
         raise NotImplementedError(f"Dot(axes={self.axes}) on 2-D inputs is not supported")
+
+    def compute_mask(self, inputs, mask=None):
+        return None
 
 
 def _functional(cls):

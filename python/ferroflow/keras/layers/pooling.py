@@ -7,7 +7,7 @@ from ferroflow.keras import backend as K
 from ferroflow.keras.engine.base_layer import InputSpec, Layer
 from ferroflow.keras.layers._wrap import keras_class
 from ferroflow.layers import pooling as tf_pool
-from ferroflow.ops import math_ops
+from ferroflow.ops import array_ops, math_ops
 
 __all__ = ["AveragePooling1D", "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D",
            "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalAvgPool1D",
@@ -52,7 +52,26 @@ def _global(name, rank, reduce, what):
     return cls
 
 
-GlobalAveragePooling1D = GlobalAvgPool1D = _global("GlobalAveragePooling1D", 1, math_ops.reduce_mean, "mean")
+class GlobalAveragePooling1D(_GlobalPooling):
+    """The mean over the time axis of each channel; with a mask (``Embedding(mask_zero=True)``, ``Masking``),
+    the mean over the kept steps only."""
+
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(data_format=data_format, **kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs, mask=None):
+        if mask is None:
+            return super().call(inputs)
+        axis = 1 if self.data_format != "channels_first" else 2
+        weights = array_ops.expand_dims(math_ops.cast(mask, inputs.dtype), 2 if axis == 1 else 1)
+        return math_ops.reduce_sum(inputs * weights, axis=axis) / math_ops.reduce_sum(weights, axis=axis)
+
+    def compute_mask(self, inputs, mask=None):
+        return None
+
+
+GlobalAvgPool1D = GlobalAveragePooling1D
 GlobalAveragePooling2D = GlobalAvgPool2D = _global("GlobalAveragePooling2D", 2, math_ops.reduce_mean, "mean")
 GlobalAveragePooling3D = _global("GlobalAveragePooling3D", 3, math_ops.reduce_mean, "mean")
 GlobalMaxPooling1D = GlobalMaxPool1D = _global("GlobalMaxPooling1D", 1, math_ops.reduce_max, "maximum")

@@ -6,17 +6,29 @@ defaults to ``'hard_sigmoid'``, the LSTM's forget-gate bias starts at one (``uni
 applies its reset gate before the recurrent product (``reset_after=False``). The steps run in
 ``tf.nn.dynamic_rnn``'s ``while_loop``. ``dropout``/``recurrent_dropout`` draw one mask per sequence (per
 gate) in the training phase.
+
+With an input mask (``Masking``, ``Embedding(mask_zero=True)``) a masked step leaves the state as it was and
+outputs the previous step's output (zeros before the first kept step), as Keras's ``K.rnn`` does; the mask
+goes on to the outputs when ``return_sequences`` (so losses and metrics leave those steps out).
+
+``stateful=True`` (with a fixed batch size) keeps each sequence's last states in variables (``layer.states``)
+that start the next batch; ``reset_states()`` zeroes them.
 """
 
 from __future__ import annotations
+
+import inspect
+
+import numpy as np
 
 from ferroflow.framework import ops
 from ferroflow.keras import activations, constraints, initializers, regularizers
 from ferroflow.keras import backend as K
 from ferroflow.keras.engine.base_layer import Layer
 from ferroflow.ops import _nest as nest
-from ferroflow.ops import array_ops, math_ops, nn_ops
+from ferroflow.ops import array_ops, math_ops, nn_ops, state_ops
 from ferroflow.ops import rnn as rnn_ops
+from ferroflow.ops import variables as variables_mod
 from ferroflow.ops.rnn_cell_impl import _zero_state_tensors
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "SimpleRNN", "SimpleRNNCell"]
@@ -210,19 +222,33 @@ class LSTMCell(_Cell):
 
 
 class _StepAdapter:
-    """What ``dynamic_rnn`` calls: the Keras cell's ``step`` with a tuple state."""
+    """What ``dynamic_rnn`` calls: the Keras cell's ``step`` with a tuple state.
 
-    def __init__(self, cell):
+    Masked (``masked=True``): each step's input has one more feature at the end, 1.0 where the step is kept
+    (one input, so that the loop's gradient has one sequence to scatter), and the state starts with the last
+    output, which masked steps repeat."""
+
+    def __init__(self, cell, masked=False):
         self._cell = cell
+        self._masked = masked
         size = cell.state_size
         self.state_size = tuple(size) if isinstance(size, (list, tuple)) else (size,)
+        if masked:
+            self.state_size = (cell.output_size,) + self.state_size
         self.output_size = cell.output_size
 
     def zero_state(self, batch_size, dtype):
         return _zero_state_tensors(self.state_size, batch_size, dtype)
 
     def __call__(self, inputs, state):
-        return self._cell.step(inputs, tuple(state))
+        if not self._masked:
+            return self._cell.step(inputs, tuple(state))
+        x, keep = inputs[:, :-1], math_ops.greater(inputs[:, -1:], 0)
+        previous, old = state[0], tuple(state[1:])
+        out, new = self._cell.step(x, old)
+        out = array_ops.where_v2(keep, out, previous)
+        new = tuple(array_ops.where_v2(keep, n, o) for n, o in zip(nest.flatten(new), old))
+        return out, (out,) + new
 
 
 class RNN(Layer):
@@ -230,16 +256,17 @@ class RNN(Layer):
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, **kwargs):
-        if stateful:
-            raise NotImplementedError("stateful RNN layers are not supported by ferroflow's Keras yet")
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError("RNN over a list of cells (stacked cells) is not supported by ferroflow yet")
         super().__init__(**kwargs)
+        self.supports_masking = True
         self.cell = cell
         self.return_sequences = return_sequences
         self.return_state = return_state
         self.go_backwards = go_backwards
         self.time_major = time_major
+        self.stateful = stateful
+        self.states = None
 
     def build(self, input_shape):
         step_shape = input_shape[2:] if not self.time_major else input_shape[2:]
@@ -268,20 +295,61 @@ class RNN(Layer):
     def losses(self):
         return self.cell.losses + list(self._losses)
 
+    def compute_mask(self, inputs, mask=None):
+        """The input mask on the output sequence (``return_sequences``), none on the last output and states."""
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
+        output_mask = mask if self.return_sequences else None
+        if self.return_state:
+            n = len(nest.flatten(self.cell.state_size))
+            return [output_mask] + [None] * n
+        return output_mask
+
     def call(self, inputs, training=None, initial_state=None, mask=None):
-        if mask is not None:
-            raise NotImplementedError("masked RNN inputs are not supported by ferroflow's Keras yet")
+        if isinstance(mask, (list, tuple)):
+            mask = mask[0]
         if self.time_major:
             inputs = array_ops.transpose(inputs, [1, 0, 2])
+            if mask is not None:
+                mask = array_ops.transpose(mask, [1, 0])
         if self.go_backwards:
             inputs = array_ops.reverse(inputs, [1])
+            if mask is not None:
+                mask = array_ops.reverse(mask, [1])
         self.cell._make_masks(inputs, training)
-        adapter = _StepAdapter(self.cell)
+        masked = mask is not None
+        adapter = _StepAdapter(self.cell, masked=masked)
         if initial_state is not None:
             initial_state = tuple(nest.flatten(initial_state))
-        outputs, state = rnn_ops.dynamic_rnn(adapter, inputs, initial_state=initial_state, dtype=inputs.dtype)
+            if masked:
+                batch = array_ops.shape(inputs)[0]
+                zeros = array_ops.zeros(array_ops.stack([batch, self.cell.output_size]), dtype=inputs.dtype)
+                initial_state = (zeros,) + initial_state
+        if self.stateful:
+            if initial_state is not None:
+                raise NotImplementedError("initial_state on a stateful RNN layer is not supported by ferroflow")
+            initial_state = tuple(self._state_variables(inputs))
+            if masked:
+                batch = array_ops.shape(inputs)[0]
+                zeros = array_ops.zeros(array_ops.stack([batch, self.cell.output_size]), dtype=inputs.dtype)
+                initial_state = (zeros,) + initial_state
+        rnn_inputs = inputs
+        if masked:
+            keep = array_ops.expand_dims(math_ops.cast(mask, inputs.dtype), -1)
+            rnn_inputs = array_ops.concat([inputs, keep], -1)
+        outputs, state = rnn_ops.dynamic_rnn(adapter, rnn_inputs, initial_state=initial_state, dtype=inputs.dtype)
         state = list(nest.flatten(state))
-        last = state[0]
+        if masked:
+            last = state.pop(0)
+        else:
+            last = state[0]
+        if self.stateful:
+            # The next batch starts from this one's last states: fetching the output updates them (fit, evaluate
+            # and predict alike, as Keras's state updates run with each of them).
+            updates = [state_ops.assign(v, s) for v, s in zip(self.states, state)]
+            with ops.control_dependencies(updates):
+                outputs = array_ops.identity(outputs)
+                last = array_ops.identity(last)
         result = outputs if self.return_sequences else last
         if self.return_sequences and self.time_major:
             result = array_ops.transpose(result, [1, 0, 2])
@@ -292,6 +360,56 @@ class RNN(Layer):
     @property
     def units(self):
         return self.cell.units
+
+    _STATEFUL_BATCH_HELP = ("If a RNN is stateful, it needs to know its batch size. Specify the batch size of your "
+                            "input tensors: \n- If using a Sequential model, specify the batch size by passing a "
+                            "`batch_input_shape` argument to your first layer.\n- If using the functional API, "
+                            "specify the batch size by passing a `batch_shape` argument to your Input layer.")
+
+    def _state_variables(self, inputs):
+        """The stateful layer's state variables (zeros at first; not among the layer's weights)."""
+        batch = inputs.shape.as_list()[0] if inputs.shape.rank is not None else None
+        if batch is None:
+            raise ValueError(self._STATEFUL_BATCH_HELP)
+        if self.states is None:
+            sizes = nest.flatten(self.cell.state_size)
+            with ops.init_scope():
+                self.states = [variables_mod.Variable(np.zeros((batch, size), inputs.dtype.as_numpy_dtype),
+                                                      trainable=False, name="Variable") for size in sizes]
+            for v in self.states:
+                K._track_variable(v)
+        elif tuple(self.states[0].shape.as_list())[0] != batch:
+            raise ValueError(f"Layer {self.name} is stateful with batch size {self.states[0].shape.as_list()[0]}, "
+                             f"but got inputs of batch size {batch}")
+        return self.states
+
+    def reset_states(self, states=None):
+        """Sets the states of a stateful layer to zeros, or to ``states`` (numpy arrays, one per state)."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if self.states is None:
+            return  # not called yet: the states start at zeros anyway
+        if states is None:
+            values = [np.zeros(v.shape.as_list(), v.dtype.base_dtype.as_numpy_dtype) for v in self.states]
+        else:
+            values = [np.asarray(s) for s in nest.flatten(states)]
+            if len(values) != len(self.states):
+                raise ValueError(f"Layer {self.name} expects {len(self.states)} states, but it received "
+                                 f"{len(values)} state values.")
+            for i, (v, value) in enumerate(zip(self.states, values)):
+                if tuple(v.shape.as_list()) != value.shape:
+                    raise ValueError(f"State {i} is incompatible with layer {self.name}: expected shape="
+                                     f"{tuple(v.shape.as_list())} but found shape={value.shape}")
+        K.batch_set_value(list(zip(self.states, values)))
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        if isinstance(config.get("cell"), dict):
+            from ferroflow.keras import saving
+
+            config["cell"] = saving.deserialize_layer(config["cell"])
+        return super().from_config(config)
 
 
 def _rnn_class(name, cell_cls, cell_args, doc):
@@ -308,7 +426,11 @@ def _rnn_class(name, cell_cls, cell_args, doc):
         RNN.__init__(self, cell, return_sequences=return_sequences, return_state=return_state,
                      go_backwards=go_backwards, stateful=stateful, unroll=unroll, **layer_kwargs)
 
-    return type(name, (RNN,), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
+    params = {p for klass in cell_cls.__mro__ if "__init__" in klass.__dict__ and klass not in (Layer, object)
+              for p in inspect.signature(klass.__init__).parameters} | \
+        set(inspect.signature(__init__).parameters) | {"time_major"}
+    return type(name, (RNN,), {"__init__": __init__, "__doc__": doc, "__module__": __name__,
+                               "_config_params": tuple(sorted(params - {"self", "kwargs"}))})
 
 
 SimpleRNN = _rnn_class("SimpleRNN", SimpleRNNCell, (), "A fully connected RNN whose output is fed back.")
