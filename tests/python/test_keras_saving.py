@@ -120,3 +120,26 @@ def test_hdf5_without_h5py_is_an_import_error_naming_it(monkeypatch, tmp_path):
         keras.models.load_model(str(tmp_path / "m.h5"))
     model.save_weights(str(tmp_path / "ckpt"))  # TensorFlow checkpoints need no h5py
 
+
+
+@pytest.mark.parametrize("name", ["sequential", "functional"])
+def test_optimizer_state_goes_across_in_both_directions(name, expected, tmp_path):
+    # TF trained two epochs and saved; loading its file here and training on gives TF's continued losses.
+    _, x = getattr(_keras_cases, f"h5_{name}")(tf)
+    y = _keras_cases.h5_targets(x)
+    K.clear_session()
+    model = keras.models.load_model(str(FIXTURES / f"tf_{name}_trained.h5"))
+    np.testing.assert_allclose(model.predict(x), expected[f"tf_{name}_trained_predict"], rtol=1e-5, atol=1e-6)
+    continued = model.fit(x, y, epochs=2, batch_size=3, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(continued, expected[f"tf_{name}_continued"], rtol=1e-5, atol=1e-6)
+    # ferroflow trains and saves; TF continued from that file when the fixtures were made, and so do we here.
+    K.clear_session()
+    ours, x = getattr(_keras_cases, f"h5_{name}")(tf)
+    ours.fit(x, y, epochs=2, batch_size=3, shuffle=False, verbose=0)
+    ours.save(str(tmp_path / "trained.h5"))
+    with h5py.File(tmp_path / "trained.h5", "r") as f:
+        assert "optimizer_weights" in f
+    K.clear_session()
+    again = keras.models.load_model(str(tmp_path / "trained.h5"))
+    continued = again.fit(x, y, epochs=2, batch_size=3, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(continued, expected[f"ff_{name}_continued_by_tf"], rtol=1e-5, atol=1e-6)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import inspect
 import weakref
 
+import numpy as np
+
 from ferroflow.framework import dtypes, ops
 from ferroflow.framework.indexed_slices import IndexedSlices
 from ferroflow.keras import backend as K
@@ -107,6 +109,64 @@ class _KerasOptimizer:
         return super().apply_gradients(grads_and_vars, global_step=global_step if global_step is not None
                                        else self.iterations, name=name)
 
+    # -- state in Keras's order (HDF5 files' optimizer_weights) ------------------------------------------------
+    _KERAS_SLOTS = ()  # (Keras's slot name, this optimizer's slot name), in the order Keras creates them
+
+    def _keras_slots(self):
+        return self._KERAS_SLOTS
+
+    def _keras_extra_weights(self):
+        return []
+
+    def keras_weights(self, var_list):
+        """``[(Keras's name, variable)]`` of the state Keras's ``optimizer.weights`` lists, in its order:
+        ``iter``, extra weights, then each slot for every variable (the slots exist once training is built)."""
+        prefix = f"training/{self._name}"
+        out = [(f"{prefix}/iter:0", self.iterations)]
+        out += [(f"{prefix}/{v.op.name.rsplit('/', 1)[-1]}:0", v) for v in self._keras_extra_weights()]
+        for keras_name, slot_name in self._keras_slots():
+            for var in var_list:
+                slot = self.get_slot(var, slot_name)
+                if slot is None:
+                    raise ValueError(f"The optimizer has no {slot_name!r} slot for {var.name} yet (train or build "
+                                     "the model's training first)")
+                out.append((f"{prefix}/{var.op.name}/{keras_name}:0", slot))
+        return out
+
+    def _to_keras(self, slot_name, value):
+        return value
+
+    def _from_keras(self, slot_name, value):
+        return value
+
+    def get_keras_weights(self, var_list):
+        """The values of ``keras_weights`` (``[(name, numpy value)]``), as Keras's optimizer holds them."""
+        pairs = self.keras_weights(var_list)
+        values = K.batch_get_value([v for _, v in pairs])
+        names = [None] * (len(pairs) - len(var_list) * len(self._keras_slots())) + \
+            [s for _, s in self._keras_slots() for _ in var_list]
+        return [(n, self._to_keras(s, v)) for (n, _), s, v in zip(pairs, names, values)]
+
+    def set_keras_weights(self, var_list, values):
+        """Assigns Keras-ordered optimizer state (``get_keras_weights``'s values, or TensorFlow's)."""
+        pairs = self.keras_weights(var_list)
+        if len(pairs) != len(values):
+            raise ValueError(f"The optimizer expects {len(pairs)} weights, got {len(values)}")
+        names = [None] * (len(pairs) - len(var_list) * len(self._keras_slots())) + \
+            [s for _, s in self._keras_slots() for _ in var_list]
+        assignments = []
+        for (_, variable), slot, value in zip(pairs, names, values):
+            value = np.asarray(self._from_keras(slot, np.asarray(value)))
+            if tuple(variable.shape.as_list()) != value.shape:
+                raise ValueError(f"Optimizer weight shape {tuple(variable.shape.as_list())} of {variable.name} not "
+                                 f"compatible with provided weight shape {value.shape}")
+            assignments.append((variable, value))
+        K.batch_set_value(assignments)
+        self._restored_iterations(int(np.asarray(values[0])))
+
+    def _restored_iterations(self, step):
+        """Hook: state derived from the step count (Adam's powers of beta)."""
+
     def get_updates(self, loss, params):
         return [self.minimize(loss, var_list=params)]
 
@@ -159,6 +219,16 @@ class SGD(_KerasOptimizer, tf_opt.MomentumOptimizer):
         if not self._plain:
             super()._create_slots(var_list)
 
+    def _keras_slots(self):
+        return () if self._plain else (("momentum", "momentum"),)
+
+    def _to_keras(self, slot_name, value):
+        # Keras's velocity is -lr times tf.train's accumulator (v = m*v - lr*g; a = m*a + g).
+        return value if slot_name is None else -float(K.get_value(self.lr)) * value
+
+    def _from_keras(self, slot_name, value):
+        return value if slot_name is None else value / -float(K.get_value(self.lr))
+
     def _rule_attrs(self):
         return {} if self._plain else super()._rule_attrs()
 
@@ -179,6 +249,15 @@ class Adam(_KerasOptimizer, tf_opt.AdamOptimizer):
         tf_opt.AdamOptimizer.__init__(self, self._lr_tensor, beta_1, beta_2, K.epsilon() if epsilon is None
                                       else epsilon, name=name)
 
+    _KERAS_SLOTS = (("m", "m"), ("v", "v"))
+
+    def _restored_iterations(self, step):
+        # tf.train's Adam keeps beta**(t+1) (the next step's) in variables where Keras counts steps.
+        powers = self._get_beta_accumulators()
+        if powers[0] is not None:
+            K.batch_set_value([(powers[0], np.float32(self._beta1) ** (step + 1)),
+                               (powers[1], np.float32(self._beta2) ** (step + 1))])
+
 
 class Adadelta(_KerasOptimizer, tf_opt.AdadeltaOptimizer):
     """Adadelta (Keras's epsilon default, 1e-7)."""
@@ -188,6 +267,8 @@ class Adadelta(_KerasOptimizer, tf_opt.AdadeltaOptimizer):
         self._keras_init(lr, learning_rate, decay, kwargs)
         tf_opt.AdadeltaOptimizer.__init__(self, self._lr_tensor, rho, K.epsilon() if epsilon is None else epsilon,
                                           name=name)
+
+    _KERAS_SLOTS = (("accum_grad", "accum"), ("accum_var", "accum_update"))
 
 
 class _OpsOptimizer(_KerasOptimizer, tf_opt.Optimizer):
@@ -226,6 +307,10 @@ class RMSprop(_OpsOptimizer):
         self.rho = rho
         self.momentum = momentum
         self.centered = centered
+
+    def _keras_slots(self):
+        return (("rms", "rms"),) + ((("momentum", "momentum"),) if self.momentum else ()) + \
+            ((("mg", "mg"),) if self.centered else ())
 
     def _create_slots(self, var_list):
         for v in var_list:
@@ -266,6 +351,8 @@ class Adagrad(_OpsOptimizer):
         self._keras_ops_init(lr, learning_rate, decay, epsilon, name, kwargs)
         self._initial_accumulator_value = float(initial_accumulator_value)
 
+    _KERAS_SLOTS = (("accumulator", "accumulator"),)
+
     def _create_slots(self, var_list):
         from ferroflow.ops import init_ops
 
@@ -301,6 +388,8 @@ class Adamax(_OpsOptimizer):
         self._keras_ops_init(lr, learning_rate, decay, epsilon, name, kwargs)
         self.beta_1 = beta_1
         self.beta_2 = beta_2
+
+    _KERAS_SLOTS = (("m", "m"), ("v", "v"))
 
     def _create_slots(self, var_list):
         for v in var_list:
@@ -346,6 +435,11 @@ class Nadam(_OpsOptimizer):
         self.beta_1 = beta_1
         self.beta_2 = beta_2
         self.schedule_decay = float(schedule_decay)
+
+    _KERAS_SLOTS = (("m", "m"), ("v", "v"))
+
+    def _keras_extra_weights(self):
+        return [self._momentum_cache(dtypes.float32)]
 
     def _momentum_cache(self, dtype):
         return self._keras_var("momentum_cache", lambda: variables_mod.Variable(

@@ -8,7 +8,8 @@ naming h5py. The layout (Keras 2 / tf_keras): the root's attributes ``keras_vers
 group ``model_weights`` (the root itself in a weights-only file) lists ``layer_names``; each layer's group lists
 its ``weight_names`` and holds one dataset per weight under that name. Weights load by layer order among the
 layers that have weights, or with ``by_name`` by layer name; within a layer, in the layer's weight order.
-The optimizer's state is not saved (a loaded model compiles a fresh optimizer from ``optimizer_config``).
+The optimizer's state goes in ``optimizer_weights`` in Keras's order (``iter``, then each slot for every
+trainable weight), so training continues where it stopped, here or in TensorFlow.
 
 Configs are ``{"class_name": ..., "config": ...}``; a layer's config is its name, trainable, dtype and the
 arguments its constructor was given (``Layer.get_config``), with activations by name and initializers,
@@ -327,7 +328,10 @@ def _training_config(model):
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True):
-    """``model.save('m.h5')``: the architecture, the weights and the compile arguments."""
+    """``model.save('m.h5')``: the architecture, the weights, the compile arguments and (once it has trained) the
+    optimizer's state in Keras's order (``optimizer_weights``)."""
+    from ferroflow.keras import optimizers
+
     h5py = _h5py()
     with h5py.File(str(filepath), "w") as f:
         f.attrs["keras_version"] = KERAS_VERSION.encode("utf8")
@@ -338,6 +342,14 @@ def save_model(model, filepath, overwrite=True, include_optimizer=True):
             if "optimizer_config" in config:
                 f.attrs["training_config"] = json.dumps(config).encode("utf8")
         _write_layers(f.create_group("model_weights"), model.layers)
+        if include_optimizer and model._train_op is not None and \
+                isinstance(model.optimizer, optimizers._KerasOptimizer):
+            pairs = model.optimizer.get_keras_weights(model.trainable_weights)
+            group = f.create_group("optimizer_weights")
+            group.attrs["weight_names"] = [name.encode("utf8") for name, _ in pairs]
+            for name, value in pairs:
+                value = np.asarray(value)
+                group.create_dataset(name, data=value, shape=value.shape, dtype=value.dtype)
 
 
 def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras's argument name
@@ -359,6 +371,14 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
                           weighted_metrics=_objects(config.get("weighted_metrics"), custom_objects),
                           loss_weights=config.get("loss_weights"),
                           sample_weight_mode=config.get("sample_weight_mode"))
+            if "optimizer_weights" in f:
+                group = f["optimizer_weights"]
+                values = [np.asarray(group[_text(n)]) for n in group.attrs["weight_names"]]
+                model._make_train_op()  # the slots
+                try:
+                    model.optimizer.set_keras_weights(model.trainable_weights, values)
+                except ValueError as e:
+                    _LOG.warning("Error in loading the saved optimizer state (%s): the optimizer starts afresh.", e)
     return model
 
 
