@@ -252,6 +252,7 @@ def run(tf, name):
     for i, w in enumerate([w for lay in model.layers for w in lay.get_weights()]):
         out[f"weight_{i}"] = w
     out["variables"] = np.array([v.name for lay in model.layers for v in lay.weights])
+    out["global_variables"] = np.array([v.name for v in tf.global_variables()])
     return out
 
 

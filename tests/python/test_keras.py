@@ -29,14 +29,21 @@ def test_case_matches_tf_keras(name):
     want = dict(np.load(FIXTURES / f"{name}.npz"))
     np.random.seed(0)
     got = _keras_cases.run(tf, name)
-    names = [str(n) for n in want.pop("variables")]
-    # TF 2.21 puts an RNN cell's weights under the cell's name; TF 1.x (and ferroflow) under the layer's.
-    names = [n.replace("/lstm_cell/", "/").replace("/gru_cell/", "/").replace("/simple_rnn_cell/", "/") for n in names]
+    names = [_tf1_variable_name(n) for n in want.pop("variables")]
     assert [str(n) for n in got.pop("variables")] == names
+    # every variable, the optimizer's too (training/Adam/iter, training/Adam/dense/kernel/m, ...), in TF's order
+    assert [str(n) for n in got.pop("global_variables")] == [_tf1_variable_name(n) for n in want.pop("global_variables")]
     assert list(got.pop("metrics_names")) == list(want.pop("metrics_names"))
     assert sorted(got) == sorted(want)
     for key, value in want.items():
         np.testing.assert_allclose(got[key], value, rtol=1e-5, atol=1e-5, err_msg=f"{name}.{key}")
+
+
+def _tf1_variable_name(name):
+    """TF 2.21 puts an RNN cell's weights under the cell's name; TF 1.x (and ferroflow) under the layer's."""
+    for cell in ("/lstm_cell/", "/gru_cell/", "/simple_rnn_cell/"):
+        name = str(name).replace(cell, "/")
+    return name
 
 
 def test_layers_in_plain_tf1_code_train_with_a_tf_train_optimizer():

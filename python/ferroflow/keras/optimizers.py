@@ -49,14 +49,60 @@ class _KerasOptimizer:
         self._clipvalue = kwargs.get("clipvalue")
         self._keras_vars = weakref.WeakKeyDictionary()
 
-    def _keras_var(self, key, make):
+    # -- variables, named as Keras names them ----------------------------------------------------------------
+    # Keras's hyper-parameters that are variables (besides ``decay`` and ``learning_rate``), sorted by name.
+    _HYPERS = ()
+
+    def _hyper_python_value(self, name):
+        if name == "learning_rate":
+            return self._keras_lr
+        if name == "decay":
+            return self._keras_decay
+        return getattr(self, name)
+
+    def _keras_base(self):
+        """This graph's scope for the optimizer's variables: ``<name scope where they were first needed>/<name>``
+        (``training/Adam`` when ``fit`` builds the training, as in TensorFlow's Keras)."""
         graph = ops.get_default_graph()
         per_graph = self._keras_vars.setdefault(graph, {})
+        if "__base__" not in per_graph:
+            outer = graph.get_name_scope()
+            per_graph["__base__"] = f"{outer}/{self._name}" if outer else self._name
+        return per_graph["__base__"]
+
+    def _keras_var(self, key, make):
+        """The variable ``key`` of this graph, made by ``make()`` in the optimizer's scope on first use; the
+        iteration counter and the hyper-parameters are made first, together, in Keras's order."""
+        graph = ops.get_default_graph()
+        per_graph = self._keras_vars.setdefault(graph, {})
+        if "iter" not in per_graph:
+            per_graph["iter"] = None  # re-entry guard
+            base = self._keras_base()
+            made = [("iter", lambda: variables_mod.Variable(0, name="iter", trainable=False, dtype=dtypes.int64))]
+            for name in sorted(("decay", "learning_rate") + tuple(self._HYPERS)):
+                value = self._hyper_python_value(name)
+                if callable(value) or isinstance(value, (ops.Tensor, variables_mod.Variable)):
+                    continue
+                made.append((name, lambda n=name, v=value: variables_mod.Variable(
+                    float(v), name=n, trainable=False, dtype=dtypes.float32)))
+            with ops.init_scope(), ops.name_scope(base + "/"):
+                for name, maker in made:
+                    per_graph[name] = maker()
+                    K._track_variable(per_graph[name])
         if key not in per_graph:
-            with ops.init_scope(), ops.name_scope(""), ops.name_scope(self._name):
+            with ops.init_scope(), ops.name_scope(self._keras_base() + "/"):
                 per_graph[key] = make()
             K._track_variable(per_graph[key])
         return per_graph[key]
+
+    def _hyper_tensor(self, name, dtype):
+        """A hyper-parameter (its variable's value, or the tensor/callable given) as a ``dtype`` tensor."""
+        value = self._hyper_python_value(name)
+        if callable(value) and not isinstance(value, (ops.Tensor, variables_mod.Variable)):
+            value = value()
+        if not isinstance(value, (ops.Tensor, variables_mod.Variable)):
+            value = self._keras_var(name, None)
+        return math_ops.cast(ops.convert_to_tensor(value), dtype)
 
     @property
     def lr(self):
@@ -64,28 +110,40 @@ class _KerasOptimizer:
         value = self._keras_lr
         if callable(value) or isinstance(value, (ops.Tensor, variables_mod.Variable)):
             return value
-        return self._keras_var("lr", lambda: variables_mod.Variable(float(value), name="learning_rate",
-                                                                    trainable=False, dtype=dtypes.float32))
+        return self._keras_var("learning_rate", None)
 
     learning_rate = lr
 
     @property
     def iterations(self):
-        return self._keras_var("iterations", lambda: variables_mod.Variable(0, name="iter", trainable=False,
-                                                                            dtype=dtypes.int64))
+        return self._keras_var("iter", None)
+
+    # Keras's slot names where tf.train's differ (the fused update rules know tf.train's).
+    _KERAS_SLOT_NAMES = {}
+
+    def _get_or_make_slot_with_initializer(self, var, initializer, shape, dtype, slot_name, op_name):
+        """Slots named as Keras names them: ``<optimizer scope>/<variable>/<slot>`` (``training/Adam/dense/kernel/m``)."""
+        named = self._slot_dict(slot_name)
+        key = tf_opt._var_key(var)
+        if key not in named:
+            keras_name = self._KERAS_SLOT_NAMES.get(slot_name, slot_name)
+            base = self._keras_base()
+            with ops.init_scope(), ops.colocate_with(var), ops.name_scope(f"{base}/{var.op.name}/"):
+                slot = variables_mod.Variable(lambda: initializer(shape.as_list(), dtype=dtype), name=keras_name,
+                                              trainable=False, dtype=dtype)
+            named[key] = slot
+            tf_opt._restore_on_create(self, var, slot_name, slot)
+        return named[key]
 
     @property
     def decay(self):
         return self._keras_decay
 
     def _lr_tensor(self):
-        lr = self.lr
-        if callable(lr) and not isinstance(lr, (ops.Tensor, variables_mod.Variable)):
-            lr = lr()
-        lr = ops.convert_to_tensor(lr, dtype=dtypes.float32)
+        lr = self._hyper_tensor("learning_rate", dtypes.float32)
         if self._keras_decay:
             it = math_ops.cast(ops.convert_to_tensor(self.iterations), dtypes.float32)
-            lr = lr / (1.0 + self._keras_decay * it)
+            lr = lr / (1.0 + self._hyper_tensor("decay", dtypes.float32) * it)
         return lr
 
     def compute_gradients(self, loss, var_list=None, **kwargs):
@@ -162,10 +220,6 @@ class _KerasOptimizer:
                                  f"compatible with provided weight shape {value.shape}")
             assignments.append((variable, value))
         K.batch_set_value(assignments)
-        self._restored_iterations(int(np.asarray(values[0])))
-
-    def _restored_iterations(self, step):
-        """Hook: state derived from the step count (Adam's powers of beta)."""
 
     def get_updates(self, loss, params):
         return [self.minimize(loss, var_list=params)]
@@ -211,6 +265,7 @@ class SGD(_KerasOptimizer, tf_opt.MomentumOptimizer):
             raise ValueError(f"`momentum` must be between [0, 1]. Received: momentum={momentum}")
         tf_opt.MomentumOptimizer.__init__(self, self._lr_tensor, momentum, name=name, use_nesterov=nesterov)
         self._plain = isinstance(momentum, (int, float)) and momentum == 0
+        self.momentum = momentum
         self.nesterov = nesterov
         if self._plain:
             self._rule = "sgd"
@@ -232,10 +287,13 @@ class SGD(_KerasOptimizer, tf_opt.MomentumOptimizer):
     def _rule_attrs(self):
         return {} if self._plain else super()._rule_attrs()
 
+    _HYPERS = ("momentum",)
+
     def _hyper_values(self, dtype, sparse):
+        lr = self._cast(self._learning_rate_tensor, dtype)
         if self._plain:
-            return {"lr": self._cast(self._learning_rate_tensor, dtype)}
-        return super()._hyper_values(dtype, sparse)
+            return {"lr": lr}
+        return {"lr": lr, "momentum": self._hyper_tensor("momentum", dtype)}
 
 
 class Adam(_KerasOptimizer, tf_opt.AdamOptimizer):
@@ -248,15 +306,27 @@ class Adam(_KerasOptimizer, tf_opt.AdamOptimizer):
         self._keras_init(lr, learning_rate, decay, kwargs)
         tf_opt.AdamOptimizer.__init__(self, self._lr_tensor, beta_1, beta_2, K.epsilon() if epsilon is None
                                       else epsilon, name=name)
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
 
+    _HYPERS = ("beta_1", "beta_2")
     _KERAS_SLOTS = (("m", "m"), ("v", "v"))
 
-    def _restored_iterations(self, step):
-        # tf.train's Adam keeps beta**(t+1) (the next step's) in variables where Keras counts steps.
-        powers = self._get_beta_accumulators()
-        if powers[0] is not None:
-            K.batch_set_value([(powers[0], np.float32(self._beta1) ** (step + 1)),
-                               (powers[1], np.float32(self._beta2) ** (step + 1))])
+    def _create_slots(self, var_list):
+        # Keras's order (every m, then every v); the powers of beta come from the step count, not variables.
+        for slot in ("m", "v"):
+            for v in var_list:
+                self._zeros_slot(v, slot, self._name)
+
+    def _hyper_values(self, dtype, sparse):
+        b1, b2 = self._hyper_tensor("beta_1", dtype), self._hyper_tensor("beta_2", dtype)
+        step = math_ops.cast(self.iterations + 1, dtype)
+        return {"beta1_power": math_ops.pow(b1, step), "beta2_power": math_ops.pow(b2, step),
+                "lr": self._cast(self._lr_t, dtype), "beta1": b1, "beta2": b2,
+                "epsilon": self._cast(self._epsilon_t, dtype)}
+
+    def _finish(self, update_ops, name_scope):
+        return control_flow_ops.group(*update_ops, name=name_scope)
 
 
 class Adadelta(_KerasOptimizer, tf_opt.AdadeltaOptimizer):
@@ -267,8 +337,20 @@ class Adadelta(_KerasOptimizer, tf_opt.AdadeltaOptimizer):
         self._keras_init(lr, learning_rate, decay, kwargs)
         tf_opt.AdadeltaOptimizer.__init__(self, self._lr_tensor, rho, K.epsilon() if epsilon is None else epsilon,
                                           name=name)
+        self.rho = rho
 
+    _HYPERS = ("rho",)
     _KERAS_SLOTS = (("accum_grad", "accum"), ("accum_var", "accum_update"))
+    _KERAS_SLOT_NAMES = {"accum": "accum_grad", "accum_update": "accum_var"}
+
+    def _create_slots(self, var_list):
+        for slot in ("accum", "accum_update"):
+            for v in var_list:
+                self._zeros_slot(v, slot, self._name)
+
+    def _hyper_values(self, dtype, sparse):
+        return {"lr": self._cast(self._lr_t, dtype), "rho": self._hyper_tensor("rho", dtype),
+                "epsilon": self._cast(self._epsilon_t, dtype)}
 
 
 class _OpsOptimizer(_KerasOptimizer, tf_opt.Optimizer):
@@ -308,23 +390,24 @@ class RMSprop(_OpsOptimizer):
         self.momentum = momentum
         self.centered = centered
 
+    _HYPERS = ("momentum", "rho")
+
     def _keras_slots(self):
-        return (("rms", "rms"),) + ((("momentum", "momentum"),) if self.momentum else ()) + \
-            ((("mg", "mg"),) if self.centered else ())
+        return tuple((name, name) for name in self._slot_kinds())
+
+    def _slot_kinds(self):
+        return ("rms",) + (("momentum",) if self.momentum else ()) + (("mg",) if self.centered else ())
 
     def _create_slots(self, var_list):
-        for v in var_list:
-            self._zeros_slot(v, "rms", self._name)
-            if self.momentum:
-                self._zeros_slot(v, "momentum", self._name)
-            if self.centered:
-                self._zeros_slot(v, "mg", self._name)
+        for slot in self._slot_kinds():
+            for v in var_list:
+                self._zeros_slot(v, slot, self._name)
 
     def _apply_dense(self, grad, var):
         dtype = var.dtype.base_dtype
         lr = math_ops.cast(self._lr_t, dtype)
-        c = self._consts(dtype, rho=self.rho, eps=self.epsilon, one=1.0)
-        rho, eps, one = c["rho"], c["eps"], c["one"]
+        c = self._consts(dtype, eps=self.epsilon, one=1.0)
+        rho, eps, one = self._hyper_tensor("rho", dtype), c["eps"], c["one"]
         rms = self.get_slot(var, "rms")
         rms_t = state_ops.assign(rms, rho * rms + (one - rho) * math_ops.square(grad))
         denom = rms_t
@@ -334,7 +417,7 @@ class RMSprop(_OpsOptimizer):
             denom = rms_t - math_ops.square(mg_t)
         if self.momentum:
             mom = self.get_slot(var, "momentum")
-            mom_t = state_ops.assign(mom, ops.convert_to_tensor(self.momentum, dtype=dtype) * mom +
+            mom_t = state_ops.assign(mom, self._hyper_tensor("momentum", dtype) * mom +
                                      lr * grad / math_ops.sqrt(denom + eps))
             return state_ops.assign_sub(var, mom_t).op
         return state_ops.assign_sub(var, lr * grad / (math_ops.sqrt(denom) + eps)).op
@@ -389,6 +472,7 @@ class Adamax(_OpsOptimizer):
         self.beta_1 = beta_1
         self.beta_2 = beta_2
 
+    _HYPERS = ("beta_1", "beta_2")
     _KERAS_SLOTS = (("m", "m"), ("v", "v"))
 
     def _create_slots(self, var_list):
@@ -398,7 +482,8 @@ class Adamax(_OpsOptimizer):
             self._zeros_slot(v, "v", self._name)
 
     def _coefficients(self, dtype):
-        c = self._consts(dtype, b1=self.beta_1, b2=self.beta_2, eps=self.epsilon, one=1.0)
+        c = self._consts(dtype, eps=self.epsilon, one=1.0)
+        c["b1"], c["b2"] = self._hyper_tensor("beta_1", dtype), self._hyper_tensor("beta_2", dtype)
         step = math_ops.cast(self.iterations + 1, dtype)
         c["lr"] = math_ops.cast(self._lr_t, dtype)
         c["b1_power"] = math_ops.pow(c["b1"], step)
@@ -436,10 +521,14 @@ class Nadam(_OpsOptimizer):
         self.beta_2 = beta_2
         self.schedule_decay = float(schedule_decay)
 
+    _HYPERS = ("beta_1", "beta_2")
     _KERAS_SLOTS = (("m", "m"), ("v", "v"))
 
     def _keras_extra_weights(self):
         return [self._momentum_cache(dtypes.float32)]
+
+    def _hyper_python_value(self, name):
+        return self.schedule_decay if name == "decay" else super()._hyper_python_value(name)
 
     def _momentum_cache(self, dtype):
         return self._keras_var("momentum_cache", lambda: variables_mod.Variable(
@@ -459,7 +548,8 @@ class Nadam(_OpsOptimizer):
     def _coefficients(self, dtype):
         if dtype in self._coeffs:
             return self._coeffs[dtype]
-        c = self._consts(dtype, b1=self.beta_1, b2=self.beta_2, eps=self.epsilon, one=1.0, base=0.96)
+        c = self._consts(dtype, eps=self.epsilon, one=1.0, base=0.96)
+        c["b1"], c["b2"] = self._hyper_tensor("beta_1", dtype), self._hyper_tensor("beta_2", dtype)
         step = math_ops.cast(self.iterations + 1, dtype)
         next_step = math_ops.cast(self.iterations + 2, dtype)
         c["lr"] = math_ops.cast(self._lr_t, dtype)

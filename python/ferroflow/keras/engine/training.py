@@ -432,7 +432,16 @@ class Model(Layer):
                     grads = self.optimizer.compute_gradients(self.total_loss, var_list=params, **gate)
                     if all(g is None for g, _ in grads):
                         raise ValueError("No gradients provided for any variable of the model")
-                    ops_.append(self.optimizer.apply_gradients([(g, v) for g, v in grads if g is not None]))
+                    step = {}
+                    if not isinstance(self.optimizer, optimizers_mod._KerasOptimizer):
+                        # TF 1.x's Keras wraps a tf.train optimizer in a TFOptimizer counting the steps.
+                        from ferroflow.ops import variables as variables_mod
+
+                        with ops.init_scope(), ops.name_scope("TFOptimizer/"):
+                            step["global_step"] = variables_mod.Variable(0, name="iterations", trainable=False,
+                                                                         dtype=dtypes.int64)
+                    ops_.append(self.optimizer.apply_gradients([(g, v) for g, v in grads if g is not None],
+                                                               **step))
                 ops_.extend(self.updates)
                 self._train_op = control_flow_ops.group(*ops_) if ops_ else control_flow_ops.no_op()
         for v in graph.get_collection(ops.GraphKeys.GLOBAL_VARIABLES):
