@@ -225,8 +225,32 @@ def stateful(tf):
     return model, x, y, {"epochs": 2, "batch_size": 4}, {"batch_size": 4}
 
 
+def sparse_updates(tf):
+    """Nadam and Adadelta on an embedding (sparse gradients: Nadam updates only the rows seen) and dense weights."""
+    k = tf.keras
+    ids = k.Input(shape=(3,), dtype="int32")
+    first = k.layers.Flatten()(k.layers.Embedding(10, 2)(ids))
+    second = k.layers.Flatten()(k.layers.Embedding(10, 2)(ids))
+    out = k.layers.Dense(1)(k.layers.concatenate([first, second]))
+    model = k.Model(ids, out)
+    model.compile(optimizer=_opt(k, "Nadam", learning_rate=0.05), loss="mse")
+    rng = np.random.RandomState(16)
+    x = rng.randint(0, 6, size=(12, 3))  # ids 6-9 never seen
+    y = rng.standard_normal((12, 1)).astype(np.float32)
+    return model, x, y, {"epochs": 2, "batch_size": 4}
+
+
+def adadelta(tf):
+    k = tf.keras
+    model = k.Sequential([k.layers.Dense(4, activation="relu", input_shape=(3,)), k.layers.Dense(1)])
+    model.compile(optimizer=_opt(k, "Adadelta", learning_rate=1.0), loss="mae", metrics=["mse"])
+    x, y = _data(17, 16, (3,), "regression")
+    return model, x, y, {"epochs": 3, "batch_size": 4}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
-         "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful}
+         "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
+         "sparse_updates": sparse_updates, "adadelta": adadelta}
 
 
 def _tf1_name(name):
