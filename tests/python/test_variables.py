@@ -13,7 +13,7 @@ def test_variable_ops_are_named_like_tensorflow():
     assert v.initializer.name == "w/Assign"
     assert v.value().name == "w/read:0"
     assert v.initial_value.op.name == "w/initial_value"
-    assert v.shape.as_list() == [2] and v.dtype == tf.float32 and v.graph is tf.get_default_graph()
+    assert v.shape.as_list() == [2] and v.dtype == tf.as_dtype("float32_ref") and v.graph is tf.get_default_graph()
     v2 = tf.Variable(0, name="w")
     assert v2.name == "w_1:0"
     assert tf.global_variables() == [v, v2]
@@ -156,7 +156,7 @@ def test_scope_initializer_dtype_and_regularizer():
 
 def test_get_variable_from_value_and_local():
     v = tf.get_variable("from_value", initializer=tf.constant([1, 2, 3]))
-    assert v.dtype == tf.int32 and v.shape.as_list() == [3]
+    assert v.dtype.base_dtype == tf.int32 and v.shape.as_list() == [3]
     with pytest.raises(ValueError, match="do not specify shape"):
         tf.get_variable("bad", [3], initializer=tf.constant([1, 2, 3]))
     loc = tf.get_local_variable("counter", [], dtype=tf.int64, initializer=tf.zeros_initializer())
@@ -266,3 +266,25 @@ def test_get_variable_regularizer_ops_are_named_as_in_tensorflow():
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         assert sess.run(loss) == 1.25
+
+
+def test_reference_variables_report_a_ref_dtype_as_tf1_does():
+    # TF 2.21 compat.v1 with v2 behaviour disabled: a RefVariable's dtype is 'float32_ref', its reads are float32,
+    # and a ref dtype passed where an element type is wanted means its base type.
+    v = tf.Variable([1.0, 2.0], name="v")
+    g = tf.get_variable("g", [2])
+    i = tf.Variable(3, name="i")
+    assert repr(v.dtype) == "tf.float32_ref" and str(v.dtype) == "<dtype: 'float32_ref'>"
+    assert v.dtype.base_dtype == tf.float32 and v.dtype != tf.float32 and v.dtype.is_floating
+    assert g.dtype.name == "float32_ref" and i.dtype.name == "int32_ref"
+    assert tf.train.get_or_create_global_step().dtype.name == "int64_ref"
+    assert repr(v) == "<tf.Variable 'v:0' shape=(2,) dtype=float32_ref>"
+    assert v.value().dtype == tf.float32 and v.read_value().dtype == tf.float32 and (v + 1).dtype == tf.float32
+    assert tf.as_dtype("float32_ref") == v.dtype and tf.float32.is_compatible_with(v.dtype)
+    built = [tf.zeros([2], dtype=v.dtype), tf.cast(i, v.dtype), tf.placeholder(v.dtype, [2]),
+             tf.constant(1.0, dtype=v.dtype), tf.zeros_like(v, dtype=v.dtype),
+             tf.get_variable("q", [2], dtype=v.dtype).value(), tf.random_normal([2], dtype=v.dtype)]
+    assert [t.dtype.name for t in built] == ["float32"] * len(built)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(tf.cast(i, v.dtype)) == 3.0

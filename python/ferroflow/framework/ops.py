@@ -1231,7 +1231,8 @@ def _check_converted_dtype(dtype, tensor):
 def convert_to_tensor(value, dtype=None, name=None, preferred_dtype=None, dtype_hint=None):
     """Returns ``value`` as a Tensor, creating a constant for Python and NumPy values."""
     if dtype is not None:
-        dtype = dtypes.as_dtype(dtype)
+        # A reference type (a TF1 variable's ``float32_ref``) asks for its element type.
+        dtype = dtypes.as_dtype(dtype).base_dtype
     preferred_dtype = preferred_dtype or dtype_hint
     if isinstance(value, Tensor):
         return _check_converted_dtype(dtype, value)

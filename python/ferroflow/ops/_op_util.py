@@ -17,7 +17,8 @@ def make(op_type, inputs, attrs=None, name=None):
 
 
 def type_attr(dtype):
-    return ("type", dtypes.as_dtype(dtype).as_datatype_enum)
+    """A ``type`` attr; a reference type (a variable's ``float32_ref``) names its element type."""
+    return ("type", dtypes.as_dtype(dtype).base_dtype.as_datatype_enum)
 
 
 def shape_attr(shape):

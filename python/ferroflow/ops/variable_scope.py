@@ -228,6 +228,7 @@ class _VariableStore:
                 name, shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer, reuse=reuse,
                 trainable=trainable, collections=collections, caching_device=caching_device,
                 validate_shape=validate_shape, constraint=constraint, synchronization=synchronization,
+                use_resource=use_resource,
             )
 
         kwargs = dict(shape=shape, dtype=dtype, initializer=initializer, regularizer=regularizer, reuse=reuse,
@@ -314,7 +315,8 @@ class _VariableStore:
 
     def _get_single_variable(self, name, shape=None, dtype=dtypes.float32, initializer=None, regularizer=None,
                              partition_info=None, reuse=None, trainable=None, collections=None, caching_device=None,
-                             validate_shape=True, constraint=None, synchronization=variables.VariableSynchronization.AUTO):
+                             validate_shape=True, constraint=None, synchronization=variables.VariableSynchronization.AUTO,
+                             use_resource=None):
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -377,7 +379,7 @@ class _VariableStore:
         v = variables.Variable(
             initial_value=init_val, name=name, trainable=trainable, collections=collections,
             caching_device=caching_device, dtype=variable_dtype, validate_shape=validate_shape,
-            constraint=constraint, synchronization=synchronization,
+            constraint=constraint, synchronization=synchronization, use_resource=use_resource,
         )
         self._vars[name] = v
         if regularizer:

@@ -83,6 +83,8 @@ class Variable(metaclass=_VariableMeta):
         self._constraint = constraint
         self._save_slice_info = None
         self._caching_device = caching_device
+        # Asked for as a resource variable: the same ops here, but TF's ResourceVariable reports its element type.
+        self._is_resource = bool(use_resource)
         init_from_fn = callable(initial_value)
         dtype = None if dtype is None else dtypes.as_dtype(dtype)
         with ops.init_scope():
@@ -131,6 +133,7 @@ class Variable(metaclass=_VariableMeta):
         self._snapshot = element(variable_def.snapshot_name)
         self._initial_value = element(variable_def.initial_value_name) if variable_def.initial_value_name else None
         self._trainable = bool(variable_def.trainable)
+        self._is_resource = bool(variable_def.is_resource)
         self._constraint = None
         self._caching_device = None
         self._save_slice_info = None
@@ -183,7 +186,10 @@ class Variable(metaclass=_VariableMeta):
 
     @property
     def dtype(self):
-        return self._variable.dtype
+        """The reference type, as TF1 reports it for a ``RefVariable`` (``float32_ref``), the element type
+        for one made with ``use_resource=True``; ``dtype.base_dtype`` is the element type."""
+        base = self._variable.dtype.base_dtype
+        return base if self._is_resource else base._as_ref()
 
     @property
     def shape(self):
@@ -347,7 +353,7 @@ class Variable(metaclass=_VariableMeta):
         return id(self)
 
     def __repr__(self):
-        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}_ref>"
+        return f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype.name}>"
 
     def __iter__(self):
         return iter(self._snapshot)

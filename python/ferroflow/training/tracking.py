@@ -636,7 +636,7 @@ class Checkpoint:
                 with variable_scope.variable_scope(variable_scope.VariableScope(False)):
                     self._save_counter = variables.Variable(
                         init_ops.zeros_initializer()([], dtype=dtypes.int64), name="save_counter", trainable=False,
-                        dtype=dtypes.int64,
+                        dtype=dtypes.int64, use_resource=True,
                     )  # in GLOBAL_VARIABLES, as TF's (global_variables_initializer resets it; Saver() saves it)
             self._dependencies["save_counter"] = self._save_counter
 
