@@ -178,7 +178,8 @@ def test_variables_created_in_a_body_live_in_the_outer_graph_and_train():
 
 def test_maximum_iterations_and_back_prop_false():
     x = tf.Variable(2.0)
-    n, y = tf.while_loop(lambda i, y: True, lambda i, y: (i + 1, y * x), [0, 1.0], maximum_iterations=5)
+    # A tuple of loop_vars for a body returning a tuple: with maximum_iterations TF compares the two containers.
+    n, y = tf.while_loop(lambda i, y: True, lambda i, y: (i + 1, y * x), (0, 1.0), maximum_iterations=5)
     assert tf.gradients(tf.while_loop(lambda y: y < 100.0, lambda y: y * x, [x], back_prop=False), x) == [None]
     g = tf.gradients(y, x)[0]
     assert run([n, y, g]) == [5, 32.0, 80.0]
@@ -417,3 +418,26 @@ def test_defun_defines_a_function_called_by_ops_with_gradients(tmp_path):
             assert sess.run("z:0", {"a:0": 2.0}) == 2.0 * 3.0 + 2.0 + 4.0 + 2.0
     with pytest.raises(NotImplementedError, match="grad_func"):
         function.Defun(tf.float32, grad_func=lambda op, g: g)
+
+
+def test_while_loop_container_types_are_checked_as_tensorflow_checks_them():
+    # TF 2.21: the outermost containers may differ (list in, tuple out), nested ones may not (TypeError); with
+    # maximum_iterations the loop vars sit one level down, so a list of loop_vars and a tuple from the body
+    # is a TypeError too, as is a one-element list returned for a one-element list (ValueError).
+    i, x = tf.constant(0), tf.constant(1.0)
+    out = tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), [i, x])
+    assert isinstance(out, list) and len(out) == 2
+    tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1, x * 2], (i, x))
+    tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1, x * 2], [i, x], maximum_iterations=5)
+    tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (i, x), maximum_iterations=5)
+    with pytest.raises(TypeError, match="same nested structure"):
+        tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), [i, x], maximum_iterations=5)
+    with pytest.raises(TypeError, match="same nested structure"):
+        tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1, x * 2], (i, x), maximum_iterations=5)
+    with pytest.raises(TypeError, match="same nested structure"):
+        tf.while_loop(lambda i, p: i < 3, lambda i, p: (i + 1, [p[0] * 2, p[1]]), (i, (x, x)))
+    with pytest.raises(ValueError, match="same nested structure"):
+        tf.while_loop(lambda i: i < 3, lambda i: [i + 1], [i], maximum_iterations=5)
+    with tf.Session() as sess:
+        r = tf.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 2), (i, x), maximum_iterations=4)
+        assert sess.run(r) == (4, 16.0)

@@ -88,7 +88,7 @@ def test_pass_through_and_identity_variables_keep_their_value():
 def test_maximum_iterations_and_fed_bounds():
     n = tf.placeholder(tf.int32, [])
     out = tf.while_loop(lambda i, s: i < n, lambda i, s: (i + 1, s + tf.cast(i, tf.float32)),
-                        [tf.constant(0), tf.constant(0.0)], maximum_iterations=50)
+                        (tf.constant(0), tf.constant(0.0)), maximum_iterations=50)
     with tf.Session() as sess:
         assert sess.run(out, {n: 10})[1] == 45.0
         i, s = sess.run(out, {n: 1000})

@@ -142,9 +142,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 def body(i, lv):
                     return (i + 1, user_body(*lv))
 
-                loop_vars = [counter, list(loop_vars)]
+                # The caller's own container: TensorFlow compares its type with the body's result's.
+                loop_vars = [counter, loop_vars]
             if shape_invariants is not None:
-                shape_invariants = [TensorShape([]), shape_invariants[0] if single else list(shape_invariants)]
+                if not single:
+                    shape_invariants = (tuple if isinstance(loop_vars[1], tuple) else list)(shape_invariants)
+                shape_invariants = [TensorShape([]), shape_invariants[0] if single else shape_invariants]
         structure = list(loop_vars)
         leaves = nest.flatten(structure)
         # IndexedSlices flow as their components.
@@ -198,10 +201,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
                 result = [result]
             if isinstance(result, tuple) and not hasattr(result, "_fields"):
                 result = list(result)
+            # As TensorFlow: the outermost containers may differ (a list of loop_vars, a tuple returned),
+            # nested ones must be of one type (TypeError), and the structures alike (ValueError).
             try:
-                nest.assert_same_structure(structure, result, check_types=False)
+                nest.assert_same_structure(structure, result, check_types=True)
             except (TypeError, ValueError) as e:
-                raise ValueError(
+                raise type(e)(
                     f"The two structures don't have the same nested structure (loop_vars and the body's "
                     f"result).\n\n{e}"
                 ) from None
