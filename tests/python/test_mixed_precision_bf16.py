@@ -67,9 +67,12 @@ def cast_key(name):
     """Where a cast sits, in terms both graphs share: its direction and the tensor it converts, a
     gradient named by the gradient scope it belongs to (TensorFlow casts a gradient after the
     tuple/control_dependency Identity its optimizer adds, ferroflow after the product itself), the
-    loss's float32 input as 'logits', and TensorFlow's ArithmeticOptimizer renames of variable reads undone."""
+    loss's float32 input as 'logits' (TF1's '_sg' scope as TF 2's), and TensorFlow's ArithmeticOptimizer renames
+    of variable reads undone."""
     src, direction = re.fullmatch(r"(.*)-0-(CastTo\w+)-0-AutoMixedPrecision", name).groups()
     src = re.sub(r"([^/]+)/ArithmeticOptimizer/ReorderCastLikeAndValuePreserving_float_read", r"\1/read", src)
+    # TF1's softmax_cross_entropy_with_logits scopes its ops '..._sg' (the fixture used TF 2's, unsuffixed).
+    src = src.replace("softmax_cross_entropy_with_logits_sg", "softmax_cross_entropy_with_logits")
     if src.startswith("gradients/"):
         src = "gradient of " + src.split("/")[1].removesuffix("_grad")
     elif src.startswith("softmax_cross_entropy_with_logits/"):

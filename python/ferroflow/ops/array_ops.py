@@ -242,15 +242,18 @@ def concat(values, axis, name="concat"):
             if ax.dtype != dtypes.int32 or ax.shape.ndims not in (None, 0):
                 raise TypeError("concat axis must be a scalar int32")
             return identity(t, name=scope)
-    tensors = ops.convert_n_to_tensor(values)
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        if t.dtype != dt:
-            raise TypeError(
-                f"Tensors in list passed to 'values' of 'ConcatV2' Op have types [{', '.join(x.dtype.name for x in tensors)}] that don't all match."
-            )
-    ax = to_int_tensor(axis, "axis")
-    return make("ConcatV2", tensors + [ax], {"N": len(tensors)}, name)
+    # Inputs given as Python values become constants inside the op's scope ('concat/values_0',
+    # 'concat/axis'), as TensorFlow's op builder names them.
+    with ops.name_scope(name, "ConcatV2", values) as scope:
+        tensors = ops.convert_n_to_tensor(values, name="values")
+        dt = tensors[0].dtype
+        for t in tensors[1:]:
+            if t.dtype != dt:
+                raise TypeError(
+                    f"Tensors in list passed to 'values' of 'ConcatV2' Op have types [{', '.join(x.dtype.name for x in tensors)}] that don't all match."
+                )
+        ax = to_int_tensor(axis, "axis")
+        return make("ConcatV2", tensors + [ax], {"N": len(tensors)}, scope)
 
 
 def stack(values, axis=0, name="stack"):
@@ -331,10 +334,12 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TensorFlow's name
-    x = ops.convert_to_tensor(input_)
-    b = to_int_tensor(begin, "begin")
-    s = to_int_tensor(size, "size", dtype=b.dtype)
-    return make("Slice", [x, b, s], {}, name)
+    # Python begin/size become 'Slice/begin' and 'Slice/size', as TensorFlow's op builder names them.
+    with ops.name_scope(name, "Slice", [input_, begin, size]) as scope:
+        x = ops.convert_to_tensor(input_, name="input")
+        b = to_int_tensor(begin, "begin")
+        s = to_int_tensor(size, "size", dtype=b.dtype)
+        return make("Slice", [x, b, s], {}, scope)
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,

@@ -111,54 +111,79 @@ def relu_layer(x, weights, biases, name=None):
         return relu(bias_add(math_ops.matmul(x, weights), biases), name=scope)
 
 
-def _xent(labels, logits, axis, name, stop_label_gradient):
+def _flatten_outer_dims(x):
+    """``x`` as a matrix of its last dimension, built as TensorFlow builds it (Rank, Shape, Sub, Slice, concat,
+    Reshape), so the graph's names are TF's."""
+    rank = array_ops.rank(x)
+    last_dim_size = array_ops.slice(array_ops.shape(x), [math_ops.subtract(rank, 1)], [1])
+    out = array_ops.reshape(x, array_ops.concat([[-1], last_dim_size], 0))
+    dims = x.shape.dims
+    if dims is not None and all(d is not None for d in dims):
+        product = 1
+        for d in dims[:-1]:
+            product *= d
+        out.set_shape([product, dims[-1]])
+    elif dims is not None and dims[-1] is not None:
+        out.set_shape([None, dims[-1]])
+    return out
+
+
+def _xent(labels, logits, axis, name):
+    """TF's softmax_cross_entropy_with_logits_v2 helper: both operands flattened to matrices, the op named by
+    the scope itself, its cost reshaped back (the output is ``<scope>/Reshape_2``)."""
     with ops.name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         x = ops.convert_to_tensor(logits, name="logits")
-        y = ops.convert_to_tensor(labels, dtype=x.dtype, name="labels")
-        if stop_label_gradient:
-            y = array_ops.stop_gradient(y, name="labels_stop_gradient")
-        nd = x.shape.ndims
-        if nd is None:
-            raise ValueError("softmax_cross_entropy_with_logits needs logits of known rank")
-        if axis is not None and axis % nd != nd - 1:
-            perm = list(range(nd))
-            a = axis % nd
-            perm[a], perm[-1] = perm[-1], perm[a]
-            x = array_ops.transpose(x, perm)
-            y = array_ops.transpose(y, perm)
-        if nd == 2:
-            op = make_op("SoftmaxCrossEntropyWithLogits", [x, y], {})
-            return array_ops.identity(op.outputs[0], name=scope)
-        shape = array_ops.shape(x)
-        classes = shape[-1]
-        flat_x = array_ops.reshape(x, array_ops.stack([-1, classes]))
-        flat_y = array_ops.reshape(y, array_ops.stack([-1, classes]))
-        op = make_op("SoftmaxCrossEntropyWithLogits", [flat_x, flat_y], {})
-        out = array_ops.reshape(op.outputs[0], shape[:-1], name=scope)
-        out.set_shape(x.shape[:-1])
-        return out
+        y = ops.convert_to_tensor(labels, name="labels")
+        y = math_ops.cast(y, x.dtype) if y.dtype.base_dtype != x.dtype.base_dtype else y
+        static = x.shape
+        nd = static.ndims
+        if axis is not None and axis != -1:
+            if nd is None:
+                raise ValueError("softmax_cross_entropy_with_logits over a given axis needs logits of known rank")
+            if axis % nd != nd - 1:
+                perm = list(range(nd))
+                a = axis % nd
+                perm[a], perm[-1] = perm[-1], perm[a]
+                x = array_ops.transpose(x, perm)
+                y = array_ops.transpose(y, perm)
+        input_rank = array_ops.rank(x)
+        input_shape = array_ops.shape(x)
+        flat_x = _flatten_outer_dims(x)
+        flat_y = _flatten_outer_dims(y)
+        # The op takes the scope's own name, as TF's does.
+        cost = make_op("SoftmaxCrossEntropyWithLogits", [flat_x, flat_y], {}, scope).outputs[0]
+        output_shape = array_ops.slice(input_shape, [0], [math_ops.subtract(input_rank, 1)])
+        cost = array_ops.reshape(cost, output_shape)
+        if static.dims is not None:
+            dims = list(static.dims)
+            del dims[-1 if axis is None else axis]
+            cost.set_shape(dims)
+        return cost
 
 
 def softmax_cross_entropy_with_logits(labels=None, logits=None, dim=-1, name=None, axis=None):
-    """TF1 softmax cross-entropy: no gradient flows into ``labels``."""
+    """TF1 softmax cross-entropy: no gradient flows into ``labels`` (TF's ``_sg`` scope)."""
     axis = math_ops._lookup("axis", axis, "dim", None if dim == -1 else dim)
-    return _xent(labels, logits, -1 if axis is None else axis, name, stop_label_gradient=True)
+    with ops.name_scope(name, "softmax_cross_entropy_with_logits_sg", [logits, labels]) as scope:
+        labels = array_ops.stop_gradient(labels, name="labels_stop_gradient")
+    return _xent(labels, logits, -1 if axis is None else axis, scope)
 
 
 def softmax_cross_entropy_with_logits_v2(labels, logits, axis=None, name=None, dim=None):
     """Softmax cross-entropy that also back-propagates into ``labels``."""
     axis = math_ops._lookup("axis", axis, "dim", dim)
-    return _xent(labels, logits, -1 if axis is None else axis, name, stop_label_gradient=False)
+    return _xent(labels, logits, -1 if axis is None else axis, name)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """Cross-entropy against integer class ids (``labels`` has one fewer dimension than ``logits``)."""
     if labels is None or logits is None:
         raise ValueError("Both labels and logits must be provided.")
-    with ops.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]) as scope:
+    with ops.name_scope(name, "SparseSoftmaxCrossEntropyWithLogits", [labels, logits]):
         y = ops.convert_to_tensor(labels)
         x = ops.convert_to_tensor(logits)
         ls, ys = x.shape, y.shape
+        labels_shape = array_ops.shape(y)
         if ls.ndims is not None and ls.ndims == 0:
             raise ValueError(f"Logits cannot be scalars - received shape {ls}.")
         if ls.ndims is not None and ys.ndims is not None:
@@ -172,17 +197,16 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
                     f"`labels.shape` must equal `logits.shape` except for the last dimension. Received: "
                     f"labels.shape={ys} and logits.shape={ls}"
                 )
+        # As TF: the op keeps the caller's name (its default inside the scope), no identity after it.
         if ls.ndims == 2:
-            op = make_op("SparseSoftmaxCrossEntropyWithLogits", [x, y], {})
-            return array_ops.identity(op.outputs[0], name=scope)
-        shape = array_ops.shape(y)
-        classes = array_ops.shape(x)[-1]
-        flat_x = array_ops.reshape(x, array_ops.stack([-1, classes]))
+            return make_op("SparseSoftmaxCrossEntropyWithLogits", [x, y], {}, name).outputs[0]
+        num_classes = array_ops.shape(x)[array_ops.rank(x) - 1]
+        flat_x = array_ops.reshape(x, [-1, num_classes])
         flat_y = array_ops.reshape(y, [-1])
-        op = make_op("SparseSoftmaxCrossEntropyWithLogits", [flat_x, flat_y], {})
-        out = array_ops.reshape(op.outputs[0], shape, name=scope)
-        out.set_shape(ys)
-        return out
+        cost = make_op("SparseSoftmaxCrossEntropyWithLogits", [flat_x, flat_y], {}, name).outputs[0]
+        cost = array_ops.reshape(cost, labels_shape)
+        cost.set_shape(ys)
+        return cost
 
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
