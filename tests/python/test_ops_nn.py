@@ -540,3 +540,31 @@ def test_large_softmax_xent_and_l2_loss():
     np.testing.assert_allclose(got[4], -ls[np.arange(700), labels], rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(got[5], np.maximum(logits, 0))
     np.testing.assert_array_equal(got[6], logits + logits[0])
+
+
+def test_cross_entropy_graphs_are_named_as_tensorflow_builds_them():
+    # TF 2.21 (compat.v1): the operands are flattened, the op takes the scope's name, the cost is reshaped back;
+    # Python operands of concat/slice are constants inside the op's scope.
+    x = tf.placeholder(tf.float32, [None, 3])
+    y = tf.placeholder(tf.float32, [None, 3])
+    v2 = tf.nn.softmax_cross_entropy_with_logits_v2(labels=y, logits=x)
+    assert v2.name == "softmax_cross_entropy_with_logits/Reshape_2:0" and v2.shape.as_list() == [None]
+    names = [n.name for n in tf.get_default_graph().as_graph_def().node][2:]
+    s = "softmax_cross_entropy_with_logits/"
+    assert names[:14] == [s + n for n in ["Rank", "Shape", "Rank_1", "Shape_1", "Sub/y", "Sub", "Slice/begin",
+                                          "Slice/size", "Slice", "concat/values_0", "concat/axis", "concat",
+                                          "Reshape", "Rank_2"]]
+    assert "softmax_cross_entropy_with_logits" in names and names[-1] == s + "Reshape_2"
+    v1 = tf.nn.softmax_cross_entropy_with_logits(labels=y, logits=x)
+    assert v1.name == "softmax_cross_entropy_with_logits_sg/Reshape_2:0"
+    assert v1.op.inputs[0].op.name == "softmax_cross_entropy_with_logits_sg"
+    sparse = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.placeholder(tf.int32, [None]), logits=x)
+    assert sparse.name == "SparseSoftmaxCrossEntropyWithLogits/SparseSoftmaxCrossEntropyWithLogits:0"
+    x3 = tf.placeholder(tf.float32, [None, 4, 3])
+    assert tf.nn.softmax_cross_entropy_with_logits_v2(labels=x3, logits=x3).shape.as_list() == [None, 4]
+    labels = np.eye(3, dtype=np.float32)[[0, 2]]
+    logits = np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]], np.float32)
+    want = -np.sum(labels * (logits - np.log(np.exp(logits).sum(1, keepdims=True))), 1)
+    with tf.Session() as sess:
+        np.testing.assert_allclose(sess.run(v2, {x: logits, y: labels}), want, rtol=1e-6)
+        np.testing.assert_allclose(sess.run(v1, {x: logits, y: labels}), want, rtol=1e-6)
