@@ -1,5 +1,5 @@
 """Write tests/fixtures/distributions.json: TensorFlow 2.21's tf.compat.v1.distributions results (Normal,
-Uniform, Bernoulli, Categorical, Gamma, Exponential, Beta, Laplace: densities, CDFs in the tails, statistics, KL
+Uniform, Bernoulli, Categorical, Gamma, Exponential, Beta, Laplace, StudentT, Dirichlet, Multinomial: densities, CDFs in the tails, statistics, KL
 divergences, sample shapes, seeded samples, name scopes)
 for tests/python/test_distributions.py. The calls are ``cases`` in tests/python/_distributions_cases.py, which
 the test builds again with ferroflow. Run from the repository root:
@@ -30,7 +30,7 @@ def main():
     result = {}
     for k, v in tensors.items():
         v = values.get(k, v)
-        result[k] = v.tolist() if isinstance(v, np.ndarray) else (int(v) if isinstance(v, np.integer) else v)
+        result[k] = v.tolist() if isinstance(v, (np.ndarray, np.floating)) else (int(v) if isinstance(v, np.integer) else v)
     OUT.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
     print("wrote", OUT)
 

@@ -109,4 +109,43 @@ def cases(tf):
         "scopes": [g.name, e.name, bt.name, la.name, la.log_prob(0.0).op.name, e.sample(seed=1).op.name],
         "batch_shapes": [g.batch_shape.as_list(), e.batch_shape.as_list(), bt.batch_shape.as_list()],
     })
+    # StudentT, Dirichlet and Multinomial; seeded samples are TF's bits.
+    st = d.StudentT(df=[3.0, 0.8, 1.5], loc=[0.0, 1.0, -2.0], scale=[1.0, 2.0, 0.5])
+    di = d.Dirichlet(concentration=[[1.5, 2.0, 3.0], [0.5, 4.0, 1.2]])
+    mu = d.Multinomial(total_count=[4.0, 6.0], probs=[[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
+    mu_l = d.Multinomial(total_count=5.0, logits=[0.5, -1.0, 0.2, 0.0])
+    out.update({
+        "student_t_log_prob": st.log_prob([0.5, -1.0, -2.5]),
+        "student_t_prob": st.prob([[0.0], [3.0]]),
+        "student_t_cdf": st.cdf([0.5, -1.0, -2.5]),
+        "student_t_entropy": st.entropy(),
+        "student_t_mean": st.mean(),
+        "student_t_variance": st.variance(),
+        "student_t_stddev": st.stddev(),
+        "student_t_mode": st.mode(),
+        "student_t_sample": st.sample(3, seed=9),
+        "dirichlet_log_prob": di.log_prob([[0.2, 0.3, 0.5], [0.1, 0.7, 0.2]]),
+        "dirichlet_prob": di.prob([0.3, 0.3, 0.4]),
+        "dirichlet_entropy": di.entropy(),
+        "dirichlet_mean": di.mean(),
+        "dirichlet_variance": di.variance(),
+        "dirichlet_covariance": di.covariance(),
+        "dirichlet_mode": d.Dirichlet(concentration=[2.0, 3.0, 1.5]).mode(),
+        "dirichlet_sample": di.sample(2, seed=10),
+        "dirichlet_kl": d.kl_divergence(di, d.Dirichlet(concentration=[1.0, 1.0, 2.0])),
+        "multinomial_log_prob": mu.log_prob([[1.0, 1.0, 2.0], [3.0, 1.0, 2.0]]),
+        "multinomial_prob": mu_l.prob([2.0, 0.0, 2.0, 1.0]),
+        "multinomial_mean": mu.mean(),
+        "multinomial_variance": mu.variance(),
+        "multinomial_covariance": mu_l.covariance(),
+        "multinomial_logits": mu.logits,
+        # A batch draws in a map_fn whose iterations TF's executor runs in its own order: shapes only.
+        "multinomial_sample_shape": mu.sample(3, seed=11).shape.as_list(),
+        "multinomial_sample_logits": mu_l.sample([2, 2], seed=12),
+        "new_shapes": [str(s.as_list()) for s in (st.batch_shape, st.event_shape, di.batch_shape, di.event_shape,
+                                                  mu.batch_shape, mu.event_shape, mu_l.batch_shape)],
+        "new_scopes": [st.name, di.name, mu.name, di.log_prob([0.2, 0.3, 0.5]).op.name, st.sample(seed=1).op.name],
+        "new_reparameterization": [str(st.reparameterization_type), str(di.reparameterization_type),
+                                   str(mu.reparameterization_type)],
+    })
     return out

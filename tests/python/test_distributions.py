@@ -1,5 +1,5 @@
-"""tf.distributions (Normal, Uniform, Bernoulli, Categorical, Gamma, Exponential, Beta, Laplace,
-kl_divergence) against TensorFlow 2.21's tf.compat.v1.distributions (fixture from
+"""tf.distributions (Normal, Uniform, Bernoulli, Categorical, Gamma, Exponential, Beta, Laplace, StudentT,
+Dirichlet, Multinomial, kl_divergence) against TensorFlow 2.21's tf.compat.v1.distributions (fixture from
 tools/make_distributions_fixtures.py, calls in _distributions_cases.py).
 """
 

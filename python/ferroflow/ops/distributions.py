@@ -1,13 +1,13 @@
 """TF1's probability distributions (``tf.compat.v1.distributions``), the part of them
 classic programs use: ``Normal``, ``Uniform``, ``Bernoulli``, ``Categorical``, ``Gamma``,
-``Exponential``, ``Beta`` and ``Laplace`` with ``sample``,
+``Exponential``, ``Beta``, ``Laplace``, ``StudentT``, ``Dirichlet`` and ``Multinomial`` with ``sample``,
 ``log_prob``/``prob``, ``cdf``/``log_cdf``/``survival_function``, ``entropy``, ``mean``/``mode``/
 ``stddev``/``variance``, ``kl_divergence`` and ``cross_entropy``, plus ``kl_divergence`` with its
-``RegisterKL`` registry (Normal, Bernoulli, Categorical, Gamma and Beta pairs registered).
+``RegisterKL`` registry (Normal, Bernoulli, Categorical, Gamma, Beta and Dirichlet pairs registered).
 
 The formulas are TensorFlow's (the same ops in the same order), so results agree with it to rounding.
 Samples come from the same random ops with the same seeds, which give TensorFlow's bits.
-Not provided: Dirichlet, DirichletMultinomial, Multinomial, StudentT.
+Not provided: DirichletMultinomial.
 """
 
 import math
@@ -19,6 +19,8 @@ from ferroflow.ops import (
     array_ops,
     array_ops_extra,
     check_ops,
+    functional_ops,
+    linalg_ops,
     math_ops,
     nn_ops,
     random_ops,
@@ -30,15 +32,18 @@ __all__ = [
     "Bernoulli",
     "Beta",
     "Categorical",
+    "Dirichlet",
     "Distribution",
     "Exponential",
     "FULLY_REPARAMETERIZED",
     "Gamma",
     "Laplace",
+    "Multinomial",
     "NOT_REPARAMETERIZED",
     "Normal",
     "RegisterKL",
     "ReparameterizationType",
+    "StudentT",
     "Uniform",
     "kl_divergence",
 ]
@@ -51,7 +56,7 @@ class ReparameterizationType:
         self._rep_type = rep_type
 
     def __repr__(self):
-        return f"<Reparameteriation Type: {self._rep_type}>"
+        return f"<Reparameterization Type: {self._rep_type}>"
 
     def __eq__(self, other):
         return self is other
@@ -93,6 +98,31 @@ class Distribution:
         self._parameters.pop("self", None)
         self._graph_parents = list(graph_parents or [])
         self._name = _scope_name(name or type(self).__name__)
+
+    def _init_params(self, name, params, validate_args, allow_nan_stats, parameters, positive=(),
+                     reparameterization_type=None, derived=None):
+        """The constructor of a distribution over float parameters: inside the ``name`` scope the
+        ``params`` (name -> value, in order) become tensors of one float dtype kept as ``self._<name>``
+        (checked positive where ``positive`` names them and ``validate_args`` asks), then ``derived()``
+        may add more (name -> tensor) in the same scope; all of them are the graph parents."""
+        with ops.name_scope(name, values=list(params.values())) as scope:
+            tensors, dtype = _float_params(list(params.items()), validate_args, positive=positive)
+            named = dict(zip(params, tensors))
+            for k, t in named.items():
+                setattr(self, "_" + k, t)
+            for k, t in (derived() if derived is not None else {}).items():
+                setattr(self, "_" + k, t)
+                named[k] = t
+        Distribution.__init__(
+            self,
+            dtype,
+            FULLY_REPARAMETERIZED if reparameterization_type is None else reparameterization_type,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            list(named.values()),
+            scope,
+        )
 
     # Properties.
     @property
@@ -241,7 +271,9 @@ class Distribution:
         return math_ops.sqrt(self._variance())
 
     def covariance(self, name="covariance"):
-        raise NotImplementedError(f"covariance is not implemented: {type(self).__name__}")
+        if not hasattr(self, "_covariance"):
+            raise NotImplementedError(f"covariance is not implemented: {type(self).__name__}")
+        return self._call("_covariance", name)
 
     def cross_entropy(self, other, name="cross_entropy"):
         with self._name_scope(name):
@@ -258,6 +290,26 @@ class Distribution:
         return f"<tf.distributions.{type(self).__name__} '{self.name}' batch_shape={self.batch_shape} event_shape={self.event_shape} dtype={self.dtype.name}>"
 
     # Defaults for subclasses.
+    # The parameters whose broadcast shape is the batch shape (subclasses name them).
+    _batch_params = ()
+
+    def _batch_shape_tensor(self):
+        shapes = [array_ops.shape(getattr(self, p)) for p in self._batch_params]
+        out = shapes[0]
+        for s in shapes[1:]:
+            out = array_ops_extra.broadcast_dynamic_shape(out, s)
+        return out
+
+    def _batch_shape(self):
+        shapes = [getattr(self, p).shape for p in self._batch_params]
+        out = shapes[0]
+        for s in shapes[1:]:
+            out = array_ops_extra.broadcast_static_shape(out, s)
+        return out
+
+    def _log_prob(self, x):
+        return self._log_unnormalized_prob(x) - self._log_normalization()
+
     def _event_shape(self):
         return []
 
@@ -337,21 +389,12 @@ def _log_ndtr(x, series_order=3):
 class Normal(Distribution):
     """The normal distribution with mean ``loc`` and standard deviation ``scale``."""
 
+    _batch_params = ("loc", "scale")
+
     def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Normal"):
         parameters = dict(locals())
-        with ops.name_scope(name, values=[loc, scale]) as scope:
-            (self._loc, self._scale), dtype = _float_params(
-                [("loc", loc), ("scale", scale)], validate_args, positive=("scale",)
-            )
-        super().__init__(
-            dtype,
-            FULLY_REPARAMETERIZED,
-            validate_args,
-            allow_nan_stats,
-            parameters,
-            [self._loc, self._scale],
-            scope,
-        )
+        self._init_params(name, {"loc": loc, "scale": scale}, validate_args, allow_nan_stats, parameters,
+                          positive=("scale",))
 
     @staticmethod
     def param_shapes(sample_shape, name="NormalParamShapes"):
@@ -365,12 +408,6 @@ class Normal(Distribution):
     @property
     def scale(self):
         return self._scale
-
-    def _batch_shape_tensor(self):
-        return array_ops_extra.broadcast_dynamic_shape(array_ops.shape(self.loc), array_ops.shape(self.scale))
-
-    def _batch_shape(self):
-        return array_ops_extra.broadcast_static_shape(self.loc.shape, self.scale.shape)
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
@@ -453,11 +490,7 @@ class Uniform(Distribution):
         with self._name_scope(name):
             return self.high - self.low
 
-    def _batch_shape_tensor(self):
-        return array_ops_extra.broadcast_dynamic_shape(array_ops.shape(self.low), array_ops.shape(self.high))
-
-    def _batch_shape(self):
-        return array_ops_extra.broadcast_static_shape(self.low.shape, self.high.shape)
+    _batch_params = ("low", "high")
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
@@ -567,11 +600,7 @@ class Bernoulli(Distribution):
     def _value_dtype(self):
         return None
 
-    def _batch_shape_tensor(self):
-        return array_ops.shape(self._logits)
-
-    def _batch_shape(self):
-        return self._logits.shape
+    _batch_params = ("logits",)
 
     def _sample_n(self, n, seed=None):
         new_shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
@@ -705,21 +734,12 @@ def _nan_where_undefined(mode, defined, allow_nan_stats, message):
 class Gamma(Distribution):
     """The gamma distribution with shape ``concentration`` and inverse scale ``rate``."""
 
+    _batch_params = ("concentration", "rate")
+
     def __init__(self, concentration, rate, validate_args=False, allow_nan_stats=True, name="Gamma"):
         parameters = dict(locals())
-        with ops.name_scope(name, values=[concentration, rate]) as scope:
-            (self._concentration, self._rate), dtype = _float_params(
-                [("concentration", concentration), ("rate", rate)], validate_args, positive=("concentration", "rate")
-            )
-        super().__init__(
-            dtype,
-            FULLY_REPARAMETERIZED,
-            validate_args,
-            allow_nan_stats,
-            parameters,
-            [self._concentration, self._rate],
-            scope,
-        )
+        self._init_params(name, {"concentration": concentration, "rate": rate}, validate_args, allow_nan_stats,
+                          parameters, positive=("concentration", "rate"))
 
     @property
     def concentration(self):
@@ -728,14 +748,6 @@ class Gamma(Distribution):
     @property
     def rate(self):
         return self._rate
-
-    def _batch_shape_tensor(self):
-        return array_ops_extra.broadcast_dynamic_shape(
-            array_ops.shape(self.concentration), array_ops.shape(self.rate)
-        )
-
-    def _batch_shape(self):
-        return array_ops_extra.broadcast_static_shape(self.concentration.shape, self.rate.shape)
 
     def _sample_n(self, n, seed=None):
         return stateless_random_ops.random_gamma(
@@ -748,14 +760,8 @@ class Gamma(Distribution):
     def _log_normalization(self):
         return special_math_ops.lgamma(self.concentration) - self.concentration * math_ops.log(self.rate)
 
-    def _log_prob(self, x):
-        return self._log_unnormalized_prob(x) - self._log_normalization()
-
     def _cdf(self, x):
         return special_math_ops.igamma(self.concentration, self.rate * x)
-
-    def _log_cdf(self, x):
-        return math_ops.log(self._cdf(x))
 
     def _entropy(self):
         return (
@@ -813,20 +819,10 @@ class Beta(Distribution):
     def __init__(self, concentration1=None, concentration0=None, validate_args=False, allow_nan_stats=True,
                  name="Beta"):
         parameters = dict(locals())
-        with ops.name_scope(name, values=[concentration1, concentration0]) as scope:
-            (self._concentration1, self._concentration0), dtype = _float_params(
-                [("concentration1", concentration1), ("concentration0", concentration0)], validate_args,
-                positive=("concentration1", "concentration0"),
-            )
-            self._total_concentration = self._concentration1 + self._concentration0
-        super().__init__(
-            dtype,
-            FULLY_REPARAMETERIZED,
-            validate_args,
-            allow_nan_stats,
-            parameters,
-            [self._concentration1, self._concentration0, self._total_concentration],
-            scope,
+        self._init_params(
+            name, {"concentration1": concentration1, "concentration0": concentration0}, validate_args,
+            allow_nan_stats, parameters, positive=("concentration1", "concentration0"),
+            derived=lambda: {"total_concentration": self._concentration1 + self._concentration0},
         )
 
     @property
@@ -841,11 +837,7 @@ class Beta(Distribution):
     def total_concentration(self):
         return self._total_concentration
 
-    def _batch_shape_tensor(self):
-        return array_ops.shape(self.total_concentration)
-
-    def _batch_shape(self):
-        return self.total_concentration.shape
+    _batch_params = ("total_concentration",)
 
     def _sample_n(self, n, seed=None):
         ones = array_ops.ones_like(self.total_concentration, dtype=self.dtype)
@@ -867,14 +859,8 @@ class Beta(Distribution):
             - special_math_ops.lgamma(self.total_concentration)
         )
 
-    def _log_prob(self, x):
-        return self._log_unnormalized_prob(x) - self._log_normalization()
-
     def _cdf(self, x):
         return special_math_ops.betainc(self.concentration1, self.concentration0, x)
-
-    def _log_cdf(self, x):
-        return math_ops.log(self._cdf(x))
 
     def _entropy(self):
         return (
@@ -909,21 +895,12 @@ def _new_seed(seed, salt):
 class Laplace(Distribution):
     """The Laplace distribution with location ``loc`` and scale ``scale``."""
 
+    _batch_params = ("loc", "scale")
+
     def __init__(self, loc, scale, validate_args=False, allow_nan_stats=True, name="Laplace"):
         parameters = dict(locals())
-        with ops.name_scope(name, values=[loc, scale]) as scope:
-            (self._loc, self._scale), dtype = _float_params(
-                [("loc", loc), ("scale", scale)], validate_args, positive=("scale",)
-            )
-        super().__init__(
-            dtype,
-            FULLY_REPARAMETERIZED,
-            validate_args,
-            allow_nan_stats,
-            parameters,
-            [self._loc, self._scale],
-            scope,
-        )
+        self._init_params(name, {"loc": loc, "scale": scale}, validate_args, allow_nan_stats, parameters,
+                          positive=("scale",))
 
     @property
     def loc(self):
@@ -932,12 +909,6 @@ class Laplace(Distribution):
     @property
     def scale(self):
         return self._scale
-
-    def _batch_shape_tensor(self):
-        return array_ops_extra.broadcast_dynamic_shape(array_ops.shape(self.loc), array_ops.shape(self.scale))
-
-    def _batch_shape(self):
-        return array_ops_extra.broadcast_static_shape(self.loc.shape, self.scale.shape)
 
     def _sample_n(self, n, seed=None):
         shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
@@ -980,6 +951,249 @@ class Laplace(Distribution):
         return math.sqrt(2.0) * self.scale + array_ops.zeros_like(self.loc)
 
     _mode = _mean
+
+
+class StudentT(Distribution):
+    """Student's t distribution with ``df`` degrees of freedom, location ``loc`` and scale ``scale``."""
+
+    _batch_params = ("df", "loc", "scale")
+
+    def __init__(self, df, loc, scale, validate_args=False, allow_nan_stats=True, name="StudentT"):
+        parameters = dict(locals())
+        self._init_params(name, {"df": df, "loc": loc, "scale": scale}, validate_args, allow_nan_stats, parameters,
+                          positive=("df", "scale"))
+
+    @property
+    def df(self):
+        return self._df
+
+    @property
+    def loc(self):
+        return self._loc
+
+    @property
+    def scale(self):
+        return self._scale
+
+    def _ones(self):
+        return array_ops.ones(self.batch_shape_tensor(), dtype=self.dtype)
+
+    def _sample_n(self, n, seed=None):
+        # X / sqrt(Z / df) with X ~ Normal(0, 1), Z ~ Chi2(df) = Gamma(df / 2, 1 / 2).
+        shape = array_ops.concat([[n], self.batch_shape_tensor()], 0)
+        normal = random_ops.random_normal(shape, dtype=self.dtype, seed=seed)
+        df = self.df * self._ones()
+        gamma = stateless_random_ops.random_gamma(
+            [n], 0.5 * df, beta=0.5, dtype=self.dtype, seed=_new_seed(seed, "student_t")
+        )
+        return normal * math_ops.rsqrt(gamma / df) * self.scale + self.loc
+
+    def _log_unnormalized_prob(self, x):
+        y = (x - self.loc) / self.scale
+        return -0.5 * (self.df + 1.0) * math_ops.log1p(y**2.0 / self.df)
+
+    def _log_normalization(self):
+        return (
+            math_ops.log(math_ops.abs(self.scale))
+            + 0.5 * math_ops.log(self.df)
+            + 0.5 * np.log(np.pi)
+            + special_math_ops.lgamma(0.5 * self.df)
+            - special_math_ops.lgamma(0.5 * (self.df + 1.0))
+        )
+
+    def _cdf(self, x):
+        y = (x - self.loc) / math_ops.abs(self.scale)
+        x_t = self.df / (y**2.0 + self.df)
+        neg_cdf = 0.5 * special_math_ops.betainc(0.5 * self.df, 0.5, x_t)
+        return array_ops.where(math_ops.less(y, 0.0), neg_cdf, 1.0 - neg_cdf)
+
+    def _entropy(self):
+        v = array_ops.expand_dims(self._ones(), -1)
+        u = v * array_ops.expand_dims(self.df, -1)
+        beta_arg = array_ops.concat([u, v], -1) / 2.0
+        return (
+            math_ops.log(math_ops.abs(self.scale))
+            + 0.5 * math_ops.log(self.df)
+            + special_math_ops.lbeta(beta_arg)
+            + 0.5 * (self.df + 1.0)
+            * (special_math_ops.digamma(0.5 * (self.df + 1.0)) - special_math_ops.digamma(0.5 * self.df))
+        )
+
+    def _mean(self):
+        return _nan_where_undefined(self.loc * self._ones(), math_ops.greater(self.df, self._ones()),
+                                    self.allow_nan_stats, "mean not defined for components of df <= 1")
+
+    def _variance(self):
+        # The inner where keeps NaN out of the gradient for df <= 2.
+        denom = array_ops.where(math_ops.greater(self.df, 2.0), self.df - 2.0, array_ops.ones_like(self.df))
+        var = self._ones() * math_ops.square(self.scale) * self.df / denom
+        inf = array_ops.fill(self.batch_shape_tensor(), np.array(np.inf, dtype=self.dtype.as_numpy_dtype))
+        defined = array_ops.where(self.df > array_ops.fill(self.batch_shape_tensor(), 2.0), var, inf)
+        return _nan_where_undefined(defined, math_ops.greater(self.df, self._ones()), self.allow_nan_stats,
+                                    "variance not defined for components of df <= 1")
+
+    def _mode(self):
+        return array_ops.identity(self.loc)
+
+
+class Dirichlet(Distribution):
+    """The Dirichlet distribution over the probability simplex, with ``concentration`` (alpha) in its last
+    dimension: batch shape ``concentration.shape[:-1]``, event shape ``[k]``."""
+
+    def __init__(self, concentration, validate_args=False, allow_nan_stats=True, name="Dirichlet"):
+        parameters = dict(locals())
+        self._init_params(
+            name, {"concentration": concentration}, validate_args, allow_nan_stats, parameters,
+            positive=("concentration",),
+            derived=lambda: {"total_concentration": math_ops.reduce_sum(self._concentration, -1)},
+        )
+
+    @property
+    def concentration(self):
+        return self._concentration
+
+    @property
+    def total_concentration(self):
+        return self._total_concentration
+
+    _batch_params = ("total_concentration",)
+
+    def _event_shape_tensor(self):
+        return array_ops.shape(self.concentration)[-1:]
+
+    def _event_shape(self):
+        return self.concentration.shape.with_rank_at_least(1)[-1:]
+
+    def _k(self):
+        return math_ops.cast(self.event_shape_tensor()[0], self.dtype)
+
+    def _sample_n(self, n, seed=None):
+        gamma = stateless_random_ops.random_gamma(shape=[n], alpha=self.concentration, dtype=self.dtype, seed=seed)
+        return gamma / math_ops.reduce_sum(gamma, -1, keepdims=True)
+
+    def _log_unnormalized_prob(self, x):
+        return math_ops.reduce_sum(special_math_ops.xlogy(self.concentration - 1.0, x), -1)
+
+    def _log_normalization(self):
+        return special_math_ops.lbeta(self.concentration)
+
+    def _entropy(self):
+        return (
+            self._log_normalization()
+            + (self.total_concentration - self._k()) * special_math_ops.digamma(self.total_concentration)
+            - math_ops.reduce_sum((self.concentration - 1.0) * special_math_ops.digamma(self.concentration), -1)
+        )
+
+    def _mean(self):
+        return self.concentration / array_ops.expand_dims(self.total_concentration, -1)
+
+    def _scale_term(self):
+        return math_ops.rsqrt(1.0 + array_ops.expand_dims(self.total_concentration, -1))
+
+    def _variance(self):
+        scale = self._scale_term()
+        x = scale * self._mean()
+        return x * (scale - x)
+
+    def _covariance(self):
+        x = self._scale_term() * self._mean()
+        outer = math_ops.matmul(array_ops.expand_dims(x, -1), array_ops.expand_dims(x, -2))
+        return linalg_ops.matrix_set_diag(-outer, self._variance())
+
+    def _mode(self):
+        mode = (self.concentration - 1.0) / (array_ops.expand_dims(self.total_concentration, -1) - self._k())
+        defined = math_ops.reduce_all(self.concentration > 1.0, axis=-1, keepdims=True)
+        defined = math_ops.logical_and(defined, array_ops.ones_like(mode, dtype=dtypes.bool))
+        return _nan_where_undefined(mode, defined, self.allow_nan_stats, "Mode undefined when any concentration <= 1")
+
+
+class Multinomial(Distribution):
+    """Counts of ``total_count`` draws over ``k`` classes of probabilities ``probs`` (or ``logits``) in the
+    last dimension: batch shape the broadcast of ``total_count`` and ``probs.shape[:-1]``, event shape ``[k]``."""
+
+    def __init__(self, total_count, logits=None, probs=None, validate_args=False, allow_nan_stats=True,
+                 name="Multinomial"):
+        parameters = dict(locals())
+        with ops.name_scope(name, values=[total_count, logits, probs]) as scope:
+            self._total_count = ops.convert_to_tensor(total_count, name="total_count")
+            self._logits, self._probs = _logits_and_probs(logits, probs, True, validate_args)
+            self._mean_val = array_ops.expand_dims(self._total_count, -1) * self._probs
+        super().__init__(
+            self._probs.dtype,
+            NOT_REPARAMETERIZED,
+            validate_args,
+            allow_nan_stats,
+            parameters,
+            [self._total_count, self._logits, self._probs],
+            scope,
+        )
+
+    @property
+    def total_count(self):
+        return self._total_count
+
+    @property
+    def logits(self):
+        return self._logits
+
+    @property
+    def probs(self):
+        return self._probs
+
+    def _batch_shape_tensor(self):
+        return array_ops.shape(self._mean_val)[:-1]
+
+    def _batch_shape(self):
+        return self._mean_val.shape.with_rank_at_least(1)[:-1]
+
+    def _event_shape_tensor(self):
+        return array_ops.shape(self._mean_val)[-1:]
+
+    def _event_shape(self):
+        return self._mean_val.shape.with_rank_at_least(1)[-1:]
+
+    def _sample_n(self, n, seed=None):
+        # As TF: one multinomial op per batch member (in a map_fn), its draws one-hot encoded and summed.
+        n_draws = math_ops.cast(self.total_count, dtype=dtypes.int32)
+        k = self.event_shape_tensor()[0]
+        n_draws = array_ops.ones_like(self.logits[..., 0], dtype=n_draws.dtype) * n_draws
+        logits = array_ops.ones_like(array_ops.expand_dims(n_draws, -1), dtype=self.logits.dtype) * self.logits
+        flat_logits = array_ops.reshape(logits, [-1, k])
+        flat_ndraws = n * array_ops.reshape(n_draws, [-1])
+
+        def sample_one(args):
+            one_logits, n_draw = args[0], args[1]
+            x = stateless_random_ops.multinomial(array_ops.expand_dims(one_logits, 0), n_draw, seed)
+            x = array_ops.reshape(x, shape=[n, -1])
+            return math_ops.reduce_sum(array_ops.one_hot(x, depth=k), axis=-2)
+
+        x = functional_ops.map_fn(sample_one, [flat_logits, flat_ndraws], dtype=self.dtype)
+        x = array_ops.transpose(x, perm=[1, 0, 2])
+        final_shape = array_ops.concat([[n], self.batch_shape_tensor(), [k]], 0)
+        return array_ops.reshape(x, final_shape)
+
+    def _log_prob(self, counts):
+        return self._log_unnormalized_prob(counts) - self._log_normalization(counts)
+
+    def _log_unnormalized_prob(self, counts):
+        return math_ops.reduce_sum(counts * nn_ops.log_softmax(self.logits), -1)
+
+    def _log_normalization(self, counts):
+        # -log(n! / prod(counts!)), TF's log_combinations.
+        return -(special_math_ops.lgamma(self.total_count + 1.0)
+                 - math_ops.reduce_sum(special_math_ops.lgamma(counts + 1.0), axis=-1))
+
+    def _mean(self):
+        return array_ops.identity(self._mean_val)
+
+    def _variance(self):
+        p = self.probs * array_ops.expand_dims(array_ops.ones_like(self.total_count), -1)
+        return self._mean_val - self._mean_val * p
+
+    def _covariance(self):
+        p = self.probs * array_ops.expand_dims(array_ops.ones_like(self.total_count), -1)
+        outer = math_ops.matmul(array_ops.expand_dims(self._mean_val, -1), array_ops.expand_dims(p, -2))
+        return linalg_ops.matrix_set_diag(-outer, self._variance())
 
 
 # KL divergence registry.
@@ -1088,4 +1302,17 @@ def _kl_beta_beta(d1, d2, name=None):
             - special_math_ops.digamma(d1.concentration1) * (d2.concentration1 - d1.concentration1)
             - special_math_ops.digamma(d1.concentration0) * (d2.concentration0 - d1.concentration0)
             + special_math_ops.digamma(d1.total_concentration) * (d2.total_concentration - d1.total_concentration)
+        )
+
+
+@RegisterKL(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(d1, d2, name=None):
+    with ops.name_scope(name, "kl_dirichlet_dirichlet", values=[d1.concentration, d2.concentration]):
+        digamma_sum_d1 = special_math_ops.digamma(math_ops.reduce_sum(d1.concentration, axis=-1, keepdims=True))
+        digamma_diff = special_math_ops.digamma(d1.concentration) - digamma_sum_d1
+        concentration_diff = d1.concentration - d2.concentration
+        return (
+            math_ops.reduce_sum(concentration_diff * digamma_diff, axis=-1)
+            - special_math_ops.lbeta(d1.concentration)
+            + special_math_ops.lbeta(d2.concentration)
         )
