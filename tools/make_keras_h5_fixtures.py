@@ -1,8 +1,8 @@
 """Keras model files both ways (HDF5, and TF-format weight checkpoints), for tests/python/test_keras_saving.py
 (tests/fixtures/keras/h5/).
 
-TensorFlow 2.21's tf_keras (graph mode, TF_USE_LEGACY_KERAS=1) builds the two models of
-tests/python/_keras_cases.py (``h5_sequential``, ``h5_functional``), saves them (``model.save``) and their
+TensorFlow 2.21's tf_keras (graph mode, TF_USE_LEGACY_KERAS=1) builds the models of
+tests/python/_keras_cases.py (``h5_sequential``, ``h5_functional``, ``h5_wrappers``), saves them (``model.save``) and their
 weights (``save_weights`` to .h5 and, for the first, to a TF-format checkpoint), and records its predictions. Then ferroflow builds the same models with the
 same weights and saves them; tf_keras loads ferroflow's files (``load_model``, and ``load_weights`` into its own
 model) and its predictions of them are recorded too: the test checks ferroflow's predictions against both.
@@ -34,7 +34,8 @@ import _keras_cases  # noqa: E402
 tf1.disable_v2_behavior()
 
 OUT = ROOT / "tests" / "fixtures" / "keras" / "h5"
-BUILDERS = {"sequential": _keras_cases.h5_sequential, "functional": _keras_cases.h5_functional}
+BUILDERS = {"sequential": _keras_cases.h5_sequential, "functional": _keras_cases.h5_functional,
+            "wrappers": _keras_cases.h5_wrappers}
 
 
 def fresh_tf():

@@ -248,9 +248,31 @@ def adadelta(tf):
     return model, x, y, {"epochs": 3, "batch_size": 4}
 
 
+def bidirectional_tagger(tf):
+    """Embedding(mask_zero) -> Bidirectional(LSTM, sequences) -> TimeDistributed(Dense softmax) per step, and a
+    second branch Bidirectional(GRU, merge_mode='sum') summed into the tags; the mask reaches the loss."""
+    k = tf.keras
+    ids = k.Input(shape=(6,), dtype="int32")
+    emb = k.layers.Embedding(9, 3, mask_zero=True)(ids)
+    seq = k.layers.Bidirectional(k.layers.LSTM(3, return_sequences=True, recurrent_activation="hard_sigmoid",
+                                               implementation=1))(emb)
+    other = k.layers.Bidirectional(k.layers.GRU(4, return_sequences=True, reset_after=False,
+                                                recurrent_activation="hard_sigmoid"), merge_mode="sum")(emb)
+    tags = k.layers.TimeDistributed(k.layers.Dense(3, activation="softmax"))(k.layers.concatenate([seq, other]))
+    model = k.Model(ids, tags)
+    model.compile(optimizer=_opt(k, "RMSprop", learning_rate=0.02), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    rng = np.random.RandomState(18)
+    x = rng.randint(1, 9, size=(12, 6))
+    for i, n in enumerate(rng.randint(0, 4, size=12)):
+        x[i, 6 - n:] = 0
+    y = rng.randint(0, 3, size=(12, 6, 1))
+    return model, x, y, {"epochs": 2, "batch_size": 4}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
-         "sparse_updates": sparse_updates, "adadelta": adadelta}
+         "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger}
 
 
 def _tf1_name(name):
@@ -312,8 +334,18 @@ def h5_functional(tf):
     return model, [rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((5, 3)).astype(np.float32)]
 
 
+def h5_wrappers(tf):
+    """The bidirectional tagger (Bidirectional, TimeDistributed, masks), compiled with RMSprop."""
+    model, x, _, _ = bidirectional_tagger(tf)
+    _init_weights(model, seed=25)
+    return model, x
+
+
 def h5_targets(x):
-    """Targets for the HDF5 models' training: class = parity of the id sum (sequential), sign of a sum (functional)."""
+    """Targets for the HDF5 models' training: class = parity of the id sum (sequential), sign of a sum
+    (functional), each id modulo 3 (the tagger's 6-step inputs)."""
     if isinstance(x, list):
         return (x[0].sum(axis=1) + x[1].sum(axis=1) > 0).astype(np.float32)
+    if x.shape[1] == 6:
+        return (x % 3)[..., None]
     return (x.sum(axis=1) % 2).astype(np.int64)

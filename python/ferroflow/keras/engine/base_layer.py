@@ -321,6 +321,10 @@ class Layer(tf_base.Layer):
     def updates(self):
         return list(self._updates) if self._trainable else []
 
+    def _checkpoint_node(self):
+        """The layer's weights as TensorFlow's object-based checkpoints name them: ``{"kernel": v, ...}``."""
+        return {w.op.name.rsplit("/", 1)[-1]: w for w in self.weights}
+
     def _constructor_args(self):
         """The arguments the layer was made with, by name (``**kwargs`` spread out)."""
         explicit = getattr(self, "_config_args", None)

@@ -823,17 +823,15 @@ class Model(Layer):
     # -- saving ---------------------------------------------------------------------------------------------------
     def _checkpoint_tree(self):
         """The weights as TensorFlow's Keras tracks them: ``{"layer_with_weights-<i>": {"kernel": v, ...}}`` over the
-        layers that have weights, an RNN layer's under ``cell``."""
+        layers that have weights (``Layer._checkpoint_node``: an RNN's under ``cell``, a wrapper's under its
+        layers)."""
         tree = {}
         index = 0
         for layer in self.layers:
             ws = layer.weights
             if not ws:
                 continue
-            node = {w.op.name.rsplit("/", 1)[-1]: w for w in ws}
-            if hasattr(layer, "cell") and getattr(layer.cell, "weights", None):
-                node = {"cell": node}
-            tree[f"layer_with_weights-{index}"] = node
+            tree[f"layer_with_weights-{index}"] = layer._checkpoint_node()
             index += 1
         return tree
 

@@ -70,16 +70,17 @@ from ferroflow.keras.layers.pooling import (
     MaxPooling3D,
 )
 from ferroflow.keras.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell
+from ferroflow.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrapper
 
 __all__ = [
     "GRU", "LSTM", "RNN", "Activation", "ActivityRegularization", "Add", "Average", "AveragePooling1D",
-    "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization",
+    "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization", "Bidirectional",
     "Concatenate", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
     "Convolution3D", "Dense", "Dot", "Dropout", "Embedding", "Flatten", "GRUCell", "GlobalAveragePooling1D",
     "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
     "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Input", "InputLayer",
     "InputSpec", "LSTMCell", "Lambda", "Layer", "MaxPool1D", "MaxPool2D", "MaxPool3D", "Masking", "MaxPooling1D",
     "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "Multiply", "Permute", "RepeatVector", "Reshape",
-    "SeparableConv1D", "SeparableConv2D", "SimpleRNN", "SimpleRNNCell", "Subtract", "add", "average",
-    "concatenate", "dot", "maximum", "minimum", "multiply", "subtract",
+    "SeparableConv1D", "SeparableConv2D", "SimpleRNN", "SimpleRNNCell", "Subtract", "TimeDistributed", "Wrapper", "add",
+    "average", "concatenate", "dot", "maximum", "minimum", "multiply", "subtract",
 ]

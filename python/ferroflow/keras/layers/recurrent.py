@@ -147,9 +147,10 @@ class GRUCell(_Cell):
 
     _gates = 3
 
-    def __init__(self, units, reset_after=False, **kwargs):
+    def __init__(self, units, reset_after=False, implementation=1, **kwargs):
         super().__init__(units, **kwargs)
         self.reset_after = reset_after
+        self.implementation = implementation  # Keras's choice of kernel layout; the result is the same
 
     def _bias_shape(self):
         return (2, 3 * self.units) if self.reset_after else (3 * self.units,)
@@ -228,9 +229,10 @@ class _StepAdapter:
     (one input, so that the loop's gradient has one sequence to scatter), and the state starts with the last
     output, which masked steps repeat."""
 
-    def __init__(self, cell, masked=False):
+    def __init__(self, cell, masked=False, zero_output=False):
         self._cell = cell
         self._masked = masked
+        self._zero_output = zero_output
         size = cell.state_size
         self.state_size = tuple(size) if isinstance(size, (list, tuple)) else (size,)
         if masked:
@@ -246,7 +248,7 @@ class _StepAdapter:
         x, keep = inputs[:, :-1], math_ops.greater(inputs[:, -1:], 0)
         previous, old = state[0], tuple(state[1:])
         out, new = self._cell.step(x, old)
-        out = array_ops.where_v2(keep, out, previous)
+        out = array_ops.where_v2(keep, out, array_ops.zeros_like(out) if self._zero_output else previous)
         new = tuple(array_ops.where_v2(keep, n, o) for n, o in zip(nest.flatten(new), old))
         return out, (out,) + new
 
@@ -267,6 +269,7 @@ class RNN(Layer):
         self.time_major = time_major
         self.stateful = stateful
         self.states = None
+        self.zero_output_for_mask = False  # masked steps repeat the last output (Bidirectional sets True)
 
     def build(self, input_shape):
         step_shape = input_shape[2:] if not self.time_major else input_shape[2:]
@@ -318,7 +321,7 @@ class RNN(Layer):
                 mask = array_ops.reverse(mask, [1])
         self.cell._make_masks(inputs, training)
         masked = mask is not None
-        adapter = _StepAdapter(self.cell, masked=masked)
+        adapter = _StepAdapter(self.cell, masked=masked, zero_output=self.zero_output_for_mask)
         if initial_state is not None:
             initial_state = tuple(nest.flatten(initial_state))
             if masked:
@@ -401,6 +404,9 @@ class RNN(Layer):
                     raise ValueError(f"State {i} is incompatible with layer {self.name}: expected shape="
                                      f"{tuple(v.shape.as_list())} but found shape={value.shape}")
         K.batch_set_value(list(zip(self.states, values)))
+
+    def _checkpoint_node(self):
+        return {"cell": self.cell._checkpoint_node()}
 
     @classmethod
     def from_config(cls, config):
