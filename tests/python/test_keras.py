@@ -314,3 +314,23 @@ def test_tf_format_weights_go_both_ways_with_tensorflow(tmp_path):
     assert "_CHECKPOINTABLE_OBJECT_GRAPH" in keys
     assert "layer_with_weights-1/cell/recurrent_kernel/.ATTRIBUTES/VARIABLE_VALUE" in keys
     assert tf.train.latest_checkpoint(str(tmp_path)).endswith("ours")
+
+
+def test_sample_weights_from_a_dataset_or_a_generator_weigh_as_arrays_do():
+    x = np.random.RandomState(6).standard_normal((8, 3)).astype(np.float32)
+    y = np.random.RandomState(7).standard_normal((8, 1)).astype(np.float32)
+    sw = np.linspace(0.0, 2.0, 8)
+    model = keras.Sequential([keras.layers.Dense(1, input_shape=(3,), kernel_initializer="ones")])
+    model.compile(keras.optimizers.SGD(0.0), "mse", weighted_metrics=["mae"])
+    want = model.evaluate(x, y, sample_weight=sw, batch_size=4, verbose=0)
+    ds = tf.data.Dataset.from_tensor_slices((x, y, sw)).batch(4)
+    np.testing.assert_allclose(model.evaluate(ds, verbose=0), want, rtol=1e-6)
+
+    def batches():
+        while True:
+            for i in (0, 4):
+                yield x[i:i + 4], y[i:i + 4], sw[i:i + 4]
+
+    np.testing.assert_allclose(model.evaluate_generator(batches(), steps=2), want, rtol=1e-6)
+    with pytest.raises(ValueError, match="third element"):
+        model.fit(ds, sample_weight=sw, verbose=0)

@@ -144,3 +144,12 @@ def test_optimizer_state_goes_across_in_both_directions(name, expected, tmp_path
     again = keras.models.load_model(str(tmp_path / "trained.h5"))
     continued = again.fit(x, y, epochs=2, batch_size=3, shuffle=False, verbose=0).history["loss"]
     np.testing.assert_allclose(continued, expected[f"ff_{name}_continued_by_tf"], rtol=1e-5, atol=1e-6)
+
+
+def test_clone_model_has_the_architecture_and_fresh_weights():
+    model, x = _keras_cases.h5_functional(tf)
+    clone = keras.models.clone_model(model)
+    assert [type(a).__name__ for a in clone.layers] == [type(b).__name__ for b in model.layers]
+    assert all(a is not b for a, b in zip(clone.weights, model.weights))
+    clone.set_weights(model.get_weights())
+    np.testing.assert_allclose(clone.predict(x), model.predict(x), rtol=1e-6)

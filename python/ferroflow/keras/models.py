@@ -7,7 +7,7 @@ from ferroflow.keras import saving
 from ferroflow.keras.engine.sequential import Sequential
 from ferroflow.keras.engine.training import Model
 
-__all__ = ["Model", "Sequential", "load_model", "model_from_config", "model_from_json", "save_model"]
+__all__ = ["Model", "Sequential", "clone_model", "load_model", "model_from_config", "model_from_json", "save_model"]
 
 
 def save_model(model, filepath, overwrite=True, include_optimizer=True, save_format=None):
@@ -29,3 +29,10 @@ def model_from_json(json_string, custom_objects=None):
 def model_from_config(config, custom_objects=None):
     """A model (with new weights) from ``{"class_name": ..., "config": model.get_config()}``."""
     return saving.model_from_config(config, custom_objects)
+
+
+def clone_model(model, input_tensors=None, clone_function=None):
+    """A new model of the same architecture (new layers and weights, initialized afresh) from ``model``'s config."""
+    if input_tensors is not None or clone_function is not None:
+        raise NotImplementedError("clone_model(input_tensors=..., clone_function=...) is not supported by ferroflow")
+    return saving.model_from_config(saving.model_config(model))
