@@ -270,9 +270,31 @@ def bidirectional_tagger(tf):
     return model, x, y, {"epochs": 2, "batch_size": 4}
 
 
+def layer_zoo(tf):
+    """Weightless image layers (ZeroPadding2D, UpSampling2D, Cropping2D), activation layers (LeakyReLU, PReLU,
+    ReLU with a cap and slope, ELU, Softmax) and a loss object (SparseCategoricalCrossentropy on logits)."""
+    k = tf.keras
+    inp = k.Input(shape=(4, 4, 1))
+    h = k.layers.Conv2D(2, 3)(k.layers.ZeroPadding2D(1)(inp))
+    h = k.layers.Cropping2D(((1, 0), (0, 1)))(k.layers.UpSampling2D()(k.layers.LeakyReLU(0.2)(h)))
+    h = k.layers.PReLU()(k.layers.Dense(6)(k.layers.Flatten()(h)))
+    h = k.layers.ELU(0.5)(k.layers.ReLU(max_value=1.5, negative_slope=0.1)(k.layers.Dense(5)(h)))
+    logits = k.layers.Dense(3)(h)
+    probs = k.layers.Softmax()(logits)
+    model = k.Model(inp, [logits, probs])
+    model.compile(optimizer=_opt(k, "SGD", learning_rate=0.1, momentum=0.5),
+                  loss=[k.losses.SparseCategoricalCrossentropy(from_logits=True),
+                        k.losses.Huber(delta=0.5, reduction="sum")],
+                  loss_weights=[1.0, 0.1], metrics=["accuracy"])
+    x, y = _data(19, 12, (4, 4, 1), "sparse")
+    onehot = np.eye(3, dtype=np.float32)[y]
+    return model, x, [y, onehot], {"epochs": 2, "batch_size": 4, "sample_weight": [np.linspace(0.5, 1.5, 12), None]}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
-         "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger}
+         "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
+         "layer_zoo": layer_zoo}
 
 
 def _tf1_name(name):

@@ -334,3 +334,49 @@ def test_sample_weights_from_a_dataset_or_a_generator_weigh_as_arrays_do():
     np.testing.assert_allclose(model.evaluate_generator(batches(), steps=2), want, rtol=1e-6)
     with pytest.raises(ValueError, match="third element"):
         model.fit(ds, sample_weight=sw, verbose=0)
+
+
+def test_loss_objects_weigh_and_reduce_like_keras():
+    y_true = np.array([[0.0, 1.0], [1.0, 1.0], [2.0, -1.0]], np.float32)
+    y_pred = np.array([[0.5, 1.0], [0.0, 3.0], [2.0, 1.0]], np.float32)
+    per_sample = np.mean((y_true - y_pred) ** 2, axis=-1)
+    sw = np.array([1.0, 0.0, 2.0], np.float32)
+    mse = keras.losses.MeanSquaredError()
+    assert mse.name == "mean_squared_error" and mse.reduction == keras.losses.Reduction.AUTO
+    run = K.get_session().run
+    np.testing.assert_allclose(run(mse(y_true, y_pred)), per_sample.mean(), rtol=1e-6)
+    np.testing.assert_allclose(run(mse(y_true, y_pred, sample_weight=sw)), (per_sample * sw).sum() / 3, rtol=1e-6)
+    summed = keras.losses.MeanSquaredError(reduction="sum")
+    np.testing.assert_allclose(run(summed(y_true, y_pred, sample_weight=sw)), (per_sample * sw).sum(), rtol=1e-6)
+    none = keras.losses.MeanSquaredError(reduction=keras.losses.Reduction.NONE)
+    np.testing.assert_allclose(run(none(y_true, y_pred)), per_sample, rtol=1e-6)
+    huber = keras.losses.Huber(delta=1.0)
+    err = np.abs(y_true - y_pred)
+    want = np.mean(np.where(err <= 1.0, 0.5 * err ** 2, err - 0.5), axis=-1).mean()
+    np.testing.assert_allclose(run(huber(y_true, y_pred)), want, rtol=1e-6)
+    logits = np.array([[2.0, 0.5, -1.0]], np.float32)
+    sparse = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    want = -np.log(np.exp(logits[0, 0]) / np.exp(logits).sum())
+    np.testing.assert_allclose(run(sparse(np.array([0]), logits)), want, rtol=1e-5)
+    assert keras.losses.SparseCategoricalCrossentropy.from_config(sparse.get_config()).get_config() == \
+        sparse.get_config()
+    with pytest.raises(ValueError, match="uninstantiated"):
+        keras.Sequential([keras.layers.Dense(1, input_shape=(2,))]).compile("sgd", keras.losses.MeanSquaredError)
+    with pytest.raises(ValueError, match="Invalid Reduction"):
+        keras.losses.MeanSquaredError(reduction="mean")
+
+
+def test_noise_and_spatial_dropout_act_in_training_only():
+    x = np.ones((2, 5, 4), np.float32)
+    inp = keras.Input(shape=(5, 4))
+    layers = [keras.layers.GaussianNoise(0.5), keras.layers.GaussianDropout(0.4), keras.layers.SpatialDropout1D(0.5)]
+    outs = [layer(inp) for layer in layers]
+    sess = K.get_session()
+    for out in sess.run(outs, {inp: x}):
+        np.testing.assert_array_equal(out, x)  # the learning phase defaults to test
+    noisy, gdrop, spatial = sess.run(outs, {inp: x, K.learning_phase(): True})
+    assert noisy.std() > 0.1 and gdrop.std() > 0.1
+    # SpatialDropout1D drops whole channels: within a channel every step is the same (0 or 2)
+    assert np.all(spatial == spatial[:, :1, :]) and set(np.unique(spatial)) <= {0.0, 2.0}
+    up = keras.layers.UpSampling1D(3)(tf.constant([[[1.0], [2.0]]]))
+    np.testing.assert_array_equal(sess.run(up)[0, :, 0], [1, 1, 1, 2, 2, 2])

@@ -32,6 +32,7 @@ __all__ = [
     "stack", "std", "stop_gradient", "sum", "tanh", "transpose", "variable", "var", "zeros", "zeros_like",
     "binary_crossentropy", "hard_sigmoid", "elu", "l2_normalize", "gather", "one_hot", "tile", "update",
     "update_add", "update_sub", "random_uniform", "random_normal", "equal", "not_equal", "greater", "less",
+    "repeat_elements",
     "round", "sign", "count_params", "get_graph", "name_scope", "in_train_phase", "switch",
 ]
 
@@ -428,6 +429,25 @@ def gather(reference, indices):
 
 def one_hot(indices, num_classes):
     return array_ops.one_hot(indices, depth=num_classes, axis=-1)
+
+
+def repeat_elements(x, rep, axis):
+    """Each slice of ``x`` along ``axis`` repeated ``rep`` times (``[a, b]`` -> ``[a, a, b, b]``)."""
+    x = ops.convert_to_tensor(x)
+    rank = x.shape.rank
+    axis = axis % rank
+    expanded = array_ops.expand_dims(x, axis + 1)
+    multiples = [1] * (rank + 1)
+    multiples[axis + 1] = int(rep)
+    tiled = array_ops.tile(expanded, multiples)
+    shape = array_ops.shape(x)
+    new_shape = array_ops.concat([shape[:axis], shape[axis:axis + 1] * int(rep), shape[axis + 1:]], 0)
+    out = array_ops.reshape(tiled, new_shape)
+    dims = x.shape.as_list()
+    if dims[axis] is not None:
+        dims[axis] *= int(rep)
+    out.set_shape(dims)
+    return out
 
 
 def tile(x, n):

@@ -391,7 +391,7 @@ def _objects(value, custom_objects):
     if isinstance(value, dict) and "class_name" in value and "config" in value:
         from ferroflow.keras import losses
 
-        return losses.deserialize(value["config"].get("fn", value["class_name"]), custom_objects)
+        return losses.deserialize(value, custom_objects)
     if isinstance(value, dict):
         return {k: _objects(v, custom_objects) for k, v in value.items()}
     return value

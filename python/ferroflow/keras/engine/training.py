@@ -324,6 +324,7 @@ class Model(Layer):
     @staticmethod
     def _metric_fn(metric, loss_fn, output):
         """The function and TF 1.x's name of a metric given as a string or a callable."""
+        loss_fn = losses_mod.unwrap(loss_fn)
         if metric in ("accuracy", "acc"):
             last = output.shape.as_list()[-1] if output.shape.rank else None
             if loss_fn is losses_mod.binary_crossentropy or last == 1:
@@ -379,8 +380,15 @@ class Model(Layer):
                     if fn is None:
                         continue
                     with ops.name_scope(f"{name}_loss"):
-                        per_sample = math_ops.cast(fn(tgt, out), dtypes.float32)
-                        value = weighting.weighted_loss(per_sample, sw, mask)
+                        if isinstance(fn, losses_mod.Loss):  # a loss object: its call, weighed, its reduction
+                            if fn.reduction == losses_mod.Reduction.NONE:
+                                raise ValueError("A loss with reduction NONE cannot be a model's loss: compile "
+                                                 "needs a scalar (use AUTO, SUM or SUM_OVER_BATCH_SIZE)")
+                            per_sample = math_ops.cast(fn.call(tgt, out), dtypes.float32)
+                            value = weighting.reduce_loss(per_sample, sw, fn.reduction, mask)
+                        else:
+                            per_sample = math_ops.cast(fn(tgt, out), dtypes.float32)
+                            value = weighting.weighted_loss(per_sample, sw, mask)
                     output_losses.append(value)
                     term = value if w == 1.0 else math_ops.multiply(value, float(w))
                     total = term if total is None else math_ops.add(total, term)

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ferroflow.framework import dtypes
+from ferroflow.framework import dtypes, ops
 from ferroflow.ops import array_ops, math_ops
 
-__all__ = ["mean_parts", "standardize_weights", "weighted_loss"]
+__all__ = ["mean_parts", "reduce_loss", "standardize_weights", "weighted_loss"]
 
 
 def standardize_weights(y, sample_weight=None, class_weight=None, sample_weight_mode=None):
@@ -97,6 +97,8 @@ def _with_mask(like, weights, mask):
 def weighted_loss(per_sample, weights=None, mask=None):
     """``sum(per_sample * weights) / size(per_sample)``; a mask (True where kept) also weighs the steps by
     ``size / kept``."""
+    if weights is not None:
+        weights = ops.convert_to_tensor(weights)
     dtype = per_sample.dtype.base_dtype
     if mask is not None:
         mask = math_ops.cast(mask, dtype)
@@ -123,3 +125,20 @@ def mean_parts(values, weights=None, mask=None):
     weights = math_ops.cast(weights, dtypes.float32)
     weights = _matched(values, weights) * array_ops.ones_like(values)
     return math_ops.reduce_sum(values * weights), math_ops.reduce_sum(weights)
+
+
+def reduce_loss(per_sample, weights=None, reduction="auto", mask=None):
+    """A loss object's reduction of its weighted losses: ``'none'`` keeps them, ``'sum'`` sums them, ``'auto'``
+    and ``'sum_over_batch_size'`` are ``weighted_loss``."""
+    per_sample = ops.convert_to_tensor(per_sample)
+    if per_sample.dtype.base_dtype != dtypes.float32 and not per_sample.dtype.is_floating:
+        per_sample = math_ops.cast(per_sample, dtypes.float32)
+    if reduction in ("auto", "sum_over_batch_size"):
+        return weighted_loss(per_sample, weights, mask)
+    dtype = per_sample.dtype.base_dtype
+    weights = _with_mask(per_sample, None if weights is None else ops.convert_to_tensor(weights), mask)
+    products = per_sample if weights is None else \
+        math_ops.multiply(per_sample, _matched(per_sample, math_ops.cast(weights, dtype)))
+    if reduction == "none":
+        return products
+    return math_ops.reduce_sum(products, name="value")

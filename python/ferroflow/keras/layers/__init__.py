@@ -2,6 +2,7 @@
 
 from ferroflow.keras.engine.base_layer import InputSpec, Layer
 from ferroflow.keras.engine.input_layer import Input, InputLayer
+from ferroflow.keras.layers.advanced_activations import ELU, LeakyReLU, PReLU, ReLU, Softmax, ThresholdedReLU
 from ferroflow.keras.layers.convolutional import (
     Conv1D,
     Conv2D,
@@ -10,8 +11,14 @@ from ferroflow.keras.layers.convolutional import (
     Convolution1D,
     Convolution2D,
     Convolution3D,
+    Cropping1D,
+    Cropping2D,
     SeparableConv1D,
     SeparableConv2D,
+    UpSampling1D,
+    UpSampling2D,
+    ZeroPadding1D,
+    ZeroPadding2D,
 )
 from ferroflow.keras.layers.core import (
     Activation,
@@ -44,6 +51,7 @@ from ferroflow.keras.layers.merge import (
     multiply,
     subtract,
 )
+from ferroflow.keras.layers.noise import GaussianDropout, GaussianNoise, SpatialDropout1D, SpatialDropout2D
 from ferroflow.keras.layers.normalization import BatchNormalization
 from ferroflow.keras.layers.pooling import (
     AveragePooling1D,
@@ -73,14 +81,17 @@ from ferroflow.keras.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, 
 from ferroflow.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrapper
 
 __all__ = [
-    "GRU", "LSTM", "RNN", "Activation", "ActivityRegularization", "Add", "Average", "AveragePooling1D",
-    "AveragePooling2D", "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization", "Bidirectional",
+    "Activation", "ActivityRegularization", "Add", "Average", "AveragePooling1D", "AveragePooling2D",
+    "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization", "Bidirectional",
     "Concatenate", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
-    "Convolution3D", "Dense", "Dot", "Dropout", "Embedding", "Flatten", "GRUCell", "GlobalAveragePooling1D",
-    "GlobalAveragePooling2D", "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
-    "GlobalMaxPool2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Input", "InputLayer",
-    "InputSpec", "LSTMCell", "Lambda", "Layer", "MaxPool1D", "MaxPool2D", "MaxPool3D", "Masking", "MaxPooling1D",
-    "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "Multiply", "Permute", "RepeatVector", "Reshape",
-    "SeparableConv1D", "SeparableConv2D", "SimpleRNN", "SimpleRNNCell", "Subtract", "TimeDistributed", "Wrapper", "add",
+    "Convolution3D", "Cropping1D", "Cropping2D", "Dense", "Dot", "Dropout", "ELU", "Embedding", "Flatten",
+    "GRU", "GRUCell", "GaussianDropout", "GaussianNoise", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
+    "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
+    "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Input", "InputLayer", "InputSpec",
+    "LSTM", "LSTMCell", "Lambda", "Layer", "LeakyReLU", "Masking", "MaxPool1D", "MaxPool2D", "MaxPool3D",
+    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "Multiply", "PReLU", "Permute",
+    "RNN", "ReLU", "RepeatVector", "Reshape", "SeparableConv1D", "SeparableConv2D", "SimpleRNN",
+    "SimpleRNNCell", "Softmax", "SpatialDropout1D", "SpatialDropout2D", "Subtract", "ThresholdedReLU",
+    "TimeDistributed", "UpSampling1D", "UpSampling2D", "Wrapper", "ZeroPadding1D", "ZeroPadding2D", "add",
     "average", "concatenate", "dot", "maximum", "minimum", "multiply", "subtract",
 ]
