@@ -65,11 +65,7 @@ pub fn data_path(prefix: &Path, shard: i32, num_shards: i32) -> PathBuf {
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for def in ops::op_defs().into_iter().chain(string_ops::op_defs()) {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in ops::kernels().into_iter().chain(string_ops::kernels()) {
-            ferroflow_runtime::register_kernel(name, f);
-        }
+        ferroflow_runtime::register_ops(ops::op_defs(), ops::kernels());
+        ferroflow_runtime::register_ops(string_ops::op_defs(), string_ops::kernels());
     });
 }

@@ -5,7 +5,6 @@
 //! input names, attributes and error messages.
 
 use std::io::Read;
-use std::sync::Once;
 
 use ferroflow_graph::{AttrValue, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_records::ops::tensor_to_proto;
@@ -15,15 +14,7 @@ use ferroflow_tensor::{bail, ensure, f16, DType, Data, Element, Error, Result, T
 
 /// Registers the decode ops and kernels (idempotent).
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }
 
 /// The graph-level definitions of the decode ops.

@@ -786,10 +786,5 @@ pub const NOT_DIFFERENTIABLE: &[&str] = &[
 
 /// Registers this module's ops and kernels.
 pub(crate) fn register() {
-    for def in op_defs() {
-        ferroflow_graph::register_op(def);
-    }
-    for (name, f) in kernels() {
-        ferroflow_runtime::register_kernel(name, f);
-    }
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }

@@ -17,8 +17,6 @@
 //! Encoding writes TensorFlow's 44-byte header and rounds each sample
 //! `x * 32768` half away from zero, clamped to [-32768, 32767].
 
-use std::sync::Once;
-
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
@@ -30,15 +28,7 @@ pub const NOT_DIFFERENTIABLE: &[&str] = &["DecodeWav", "EncodeWav"];
 
 /// Registers the WAV ops and kernels (idempotent).
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }
 
 /// The graph-level definitions of the WAV ops.

@@ -25,7 +25,7 @@
 use std::borrow::Cow;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 
 use ferroflow_autodiff::{Builder, Grad};
 use ferroflow_graph::{AttrValue, AttrsExt, InferContext, Node, OpDef, OutputInfo, PartialShape};
@@ -36,33 +36,25 @@ use ferroflow_tensor::{bail, ensure, f16, team, DType, Error, Result, Tensor};
 
 /// Registers the box ops, their kernels and gradients (idempotent).
 pub fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-        ferroflow_autodiff::register_gradient("CropAndResize", crop_and_resize_grad);
-        for op in [
-            "NonMaxSuppression",
-            "NonMaxSuppressionV2",
-            "NonMaxSuppressionV3",
-            "NonMaxSuppressionV4",
-            "NonMaxSuppressionV5",
-            "NonMaxSuppressionWithOverlaps",
-            "CombinedNonMaxSuppression",
-            "SampleDistortedBoundingBox",
-            "SampleDistortedBoundingBoxV2",
-            "DrawBoundingBoxes",
-            "DrawBoundingBoxesV2",
-            "ExtractGlimpse",
-            "ExtractGlimpseV2",
-        ] {
-            ferroflow_autodiff::not_differentiable(op);
-        }
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
+    ferroflow_autodiff::register_gradient("CropAndResize", crop_and_resize_grad);
+    for op in [
+        "NonMaxSuppression",
+        "NonMaxSuppressionV2",
+        "NonMaxSuppressionV3",
+        "NonMaxSuppressionV4",
+        "NonMaxSuppressionV5",
+        "NonMaxSuppressionWithOverlaps",
+        "CombinedNonMaxSuppression",
+        "SampleDistortedBoundingBox",
+        "SampleDistortedBoundingBoxV2",
+        "DrawBoundingBoxes",
+        "DrawBoundingBoxesV2",
+        "ExtractGlimpse",
+        "ExtractGlimpseV2",
+    ] {
+        ferroflow_autodiff::not_differentiable(op);
+    }
 }
 
 /// The graph-level definitions of the box ops.

@@ -7,8 +7,6 @@
 //! The other color functions of `tf.image` (grayscale, YIQ, YUV,
 //! brightness, gamma) are compositions built in Python, as in TensorFlow.
 
-use std::sync::Once;
-
 use ferroflow_graph::{InferContext, OpDef, OutputInfo};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::kernels::parallel::for_rows;
@@ -18,15 +16,7 @@ use half::{bf16, f16};
 /// Registers the color ops and kernels (idempotent). None of them has a
 /// registered gradient in TensorFlow.
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }
 
 const FLOAT_TYPES: &[DType] = &[

@@ -8,8 +8,6 @@
 //! and `UnsortedSegmentSum` adds the gradients up (the same graph TensorFlow
 //! builds, with a segment sum where TensorFlow uses a sparse matmul).
 
-use std::sync::Once;
-
 use ferroflow_autodiff::{register_gradient, Builder, Grad};
 use ferroflow_graph::{
     AttrValue, Attrs, AttrsExt, InferContext, Node, OpDef, Output, OutputInfo, PartialShape,
@@ -22,16 +20,13 @@ use crate::pixels::image_dims;
 
 /// Registers `ExtractImagePatches`, its kernel and gradient (idempotent).
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        ferroflow_graph::register_op(OpDef::new(
-            "ExtractImagePatches",
-            &["images"],
-            infer_patches,
-        ));
-        ferroflow_runtime::register_kernel("ExtractImagePatches", kernel());
-        register_gradient("ExtractImagePatches", grad_patches);
-    });
+    ferroflow_graph::register_op(OpDef::new(
+        "ExtractImagePatches",
+        &["images"],
+        infer_patches,
+    ));
+    ferroflow_runtime::register_kernel("ExtractImagePatches", kernel());
+    register_gradient("ExtractImagePatches", grad_patches);
 }
 
 /// The window geometry of one `ExtractImagePatches` node.

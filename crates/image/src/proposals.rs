@@ -20,8 +20,6 @@
 //! never suppresses or is suppressed. Outputs: `rois [N, post_nms_topn, 4]`
 //! as `(y1, x1, y2, x2)` and `roi_probabilities [N, post_nms_topn]`.
 
-use std::sync::Once;
-
 use ferroflow_graph::{AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Result, Tensor};
@@ -29,36 +27,33 @@ use ferroflow_tensor::{bail, ensure, DType, Result, Tensor};
 /// Registers the op and its kernel (idempotent); TensorFlow marks it not
 /// differentiable.
 pub fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        ferroflow_graph::register_op(OpDef::new(
-            "GenerateBoundingBoxProposals",
-            &[
-                "scores",
-                "bbox_deltas",
-                "image_info",
-                "anchors",
-                "nms_threshold",
-                "pre_nms_topn",
-                "min_size",
-            ],
-            infer,
-        ));
-        ferroflow_runtime::register_kernel(
-            "GenerateBoundingBoxProposals",
-            factory(|init| {
-                let post = init.node.attrs.int_or("post_nms_topn", 300)?;
-                ensure!(
-                    post > 0,
-                    invalid_argument,
-                    "post_nms_topn can't be 0 or less"
-                );
-                let post = post as usize;
-                Ok(Box::new(move |ctx: &mut OpContext<'_>| kernel(ctx, post)))
-            }),
-        );
-        ferroflow_autodiff::not_differentiable("GenerateBoundingBoxProposals");
-    });
+    ferroflow_graph::register_op(OpDef::new(
+        "GenerateBoundingBoxProposals",
+        &[
+            "scores",
+            "bbox_deltas",
+            "image_info",
+            "anchors",
+            "nms_threshold",
+            "pre_nms_topn",
+            "min_size",
+        ],
+        infer,
+    ));
+    ferroflow_runtime::register_kernel(
+        "GenerateBoundingBoxProposals",
+        factory(|init| {
+            let post = init.node.attrs.int_or("post_nms_topn", 300)?;
+            ensure!(
+                post > 0,
+                invalid_argument,
+                "post_nms_topn can't be 0 or less"
+            );
+            let post = post as usize;
+            Ok(Box::new(move |ctx: &mut OpContext<'_>| kernel(ctx, post)))
+        }),
+    );
+    ferroflow_autodiff::not_differentiable("GenerateBoundingBoxProposals");
 }
 
 fn infer(ctx: &InferContext) -> Result<Vec<OutputInfo>> {

@@ -10,8 +10,6 @@
 //! of operations. Output rows are filled in parallel on the kernel team
 //! (whole rows per task, so results do not depend on the thread count).
 
-use std::sync::Once;
-
 use ferroflow_autodiff::{register_gradient, Builder, Grad};
 use ferroflow_graph::{
     AttrValue, AttrsExt, InferContext, Node, OpDef, Output, OutputInfo, PartialShape,
@@ -25,18 +23,10 @@ use crate::pixels::{image_dims, with_pixels, FloatPixel, Pixel, REAL_TYPES};
 
 /// Registers the resize ops, kernels and gradients (idempotent).
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-        register_gradient("ResizeBilinear", grad_bilinear);
-        register_gradient("ResizeNearestNeighbor", grad_nearest);
-        register_gradient("ResizeBicubic", grad_bicubic);
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
+    register_gradient("ResizeBilinear", grad_bilinear);
+    register_gradient("ResizeNearestNeighbor", grad_nearest);
+    register_gradient("ResizeBicubic", grad_bicubic);
 }
 
 /// The graph-level definitions of the resize ops.

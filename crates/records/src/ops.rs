@@ -27,12 +27,7 @@ use crate::{Error, Result};
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
+        ferroflow_runtime::register_ops(op_defs(), kernels());
     });
 }
 

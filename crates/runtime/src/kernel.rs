@@ -4,7 +4,7 @@
 //! parsing and resource lookups happen once), then called on every run.
 
 use crate::resources::{SessionState, Variable};
-use ferroflow_graph::{Graph, Node};
+use ferroflow_graph::{Graph, Node, OpDef};
 use ferroflow_tensor::{Error, Result, Tensor};
 use parking_lot::RwLock;
 use smallvec::SmallVec;
@@ -379,6 +379,23 @@ static KERNELS: LazyLock<RwLock<HashMap<String, KernelFactory>>> = LazyLock::new
 /// Registers (or replaces) the kernel of an op type.
 pub fn register_kernel(op: &str, factory: KernelFactory) {
     KERNELS.write().insert(op.to_string(), factory);
+}
+
+/// Registers a set of ops: each definition in the graph's op registry and
+/// each `(op type, factory)` in the kernel registry. Both registries replace
+/// an entry of the same name, so registering the same set again changes
+/// nothing; the crates that own ops outside the core call this from their
+/// `register()`, which runs it once behind a `Once`.
+pub fn register_ops<'a>(
+    defs: impl IntoIterator<Item = OpDef>,
+    kernels: impl IntoIterator<Item = (&'a str, KernelFactory)>,
+) {
+    for def in defs {
+        ferroflow_graph::register_op(def);
+    }
+    for (op, factory) in kernels {
+        register_kernel(op, factory);
+    }
 }
 
 /// The kernel factory of an op type.

@@ -18,8 +18,8 @@ mod session;
 mod trace;
 
 pub use kernel::{
-    factory, register_kernel, Kernel, KernelFactory, KernelInit, OpContext, Resource, TensorList,
-    Value,
+    factory, register_kernel, register_ops, Kernel, KernelFactory, KernelInit, OpContext, Resource,
+    TensorList, Value,
 };
 pub use plan::{control_satisfied_by_feed, execution_order, Plan};
 pub use resources::{SessionState, Variable};

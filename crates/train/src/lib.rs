@@ -30,12 +30,8 @@ use std::sync::Once;
 pub fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        for def in ops::op_defs().into_iter().chain(tf_apply::op_defs()) {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in ops::kernels().into_iter().chain(tf_apply::kernels()) {
-            ferroflow_runtime::register_kernel(name, f);
-        }
+        ferroflow_runtime::register_ops(ops::op_defs(), ops::kernels());
+        ferroflow_runtime::register_ops(tf_apply::op_defs(), tf_apply::kernels());
         tf_form::register();
     });
 }

@@ -26,12 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 pub(crate) fn register() {
-    for def in op_defs() {
-        ferroflow_graph::register_op(def);
-    }
-    for (name, f) in kernels() {
-        ferroflow_runtime::register_kernel(name, f);
-    }
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }
 
 // --- op definitions --------------------------------------------------------

@@ -13,8 +13,6 @@ pub mod example;
 mod sequence;
 pub mod wire;
 
-use std::sync::Once;
-
 use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
@@ -23,15 +21,7 @@ pub use example::{parse_batch, DenseSpec, Parsed, RaggedSpec, SparseSpec, Spec};
 
 /// Registers the parsing ops and kernels (idempotent).
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }
 
 /// The graph-level definitions of the parsing ops.

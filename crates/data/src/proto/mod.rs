@@ -19,8 +19,6 @@
 mod schema;
 pub mod wire;
 
-use std::sync::Once;
-
 use ferroflow_graph::{AttrValue, Attrs, AttrsExt, InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
@@ -36,15 +34,7 @@ pub const NOT_DIFFERENTIABLE: &[&str] = &["DecodeProtoV2", "EncodeProto"];
 
 /// Registers both ops and their kernels (idempotent).
 pub(crate) fn register() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        for def in op_defs() {
-            ferroflow_graph::register_op(def);
-        }
-        for (name, f) in kernels() {
-            ferroflow_runtime::register_kernel(name, f);
-        }
-    });
+    ferroflow_runtime::register_ops(op_defs(), kernels());
 }
 
 /// The graph-level definitions.

@@ -1276,10 +1276,6 @@ pub fn kernels() -> Vec<(&'static str, KernelFactory)> {
 
 /// Registers this module's ops and kernels (queues and accumulators).
 pub(crate) fn register() {
-    for def in op_defs().into_iter().chain(accumulator::op_defs()) {
-        ferroflow_graph::register_op(def);
-    }
-    for (name, f) in kernels().into_iter().chain(accumulator::kernels()) {
-        ferroflow_runtime::register_kernel(name, f);
-    }
+    ferroflow_runtime::register_ops(op_defs(), kernels());
+    ferroflow_runtime::register_ops(accumulator::op_defs(), accumulator::kernels());
 }
