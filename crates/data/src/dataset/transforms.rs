@@ -72,9 +72,8 @@ impl DatasetIter for ZipIter {
 pub struct Concatenate(pub DatasetRef, pub DatasetRef);
 
 struct ConcatIter {
-    first: Option<Iter>,
+    elements: Flatten,
     second: Option<DatasetRef>,
-    current: Option<Iter>,
     ctx: IterCtx,
 }
 
@@ -89,9 +88,8 @@ impl Dataset for Concatenate {
 
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(ConcatIter {
-            first: Some(self.0 .0.iterate(ctx)?),
+            elements: Flatten::new(self.0 .0.iterate(ctx)?),
             second: Some(self.1.clone()),
-            current: None,
             ctx: ctx.clone(),
         }))
     }
@@ -99,20 +97,57 @@ impl Dataset for Concatenate {
 
 impl DatasetIter for ConcatIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        if let Some(first) = &mut self.first {
-            if let Some(e) = first.next()? {
-                return Ok(Some(e));
+        let (second, ctx) = (&mut self.second, &self.ctx);
+        self.elements
+            .next(|| second.take().map(|d| d.0.iterate(ctx)).transpose())
+    }
+}
+
+/// The elements of a run of datasets, one after another (`concatenate`,
+/// `flat_map`, the reduced windows of `group_by_window`): the open
+/// dataset's, then those of the next one its owner opens.
+#[derive(Default)]
+pub(super) struct Flatten(Option<Iter>);
+
+impl Flatten {
+    /// Starts with `first` open.
+    pub(super) fn new(first: Iter) -> Flatten {
+        Flatten(Some(first))
+    }
+
+    /// The next element of the open dataset; once that one is exhausted
+    /// (or none is open), of the dataset `open_next` gives, until it gives
+    /// none.
+    pub(super) fn next(
+        &mut self,
+        mut open_next: impl FnMut() -> Result<Option<Iter>>,
+    ) -> Result<Option<Element>> {
+        loop {
+            if let Some(it) = &mut self.0 {
+                if let Some(e) = it.next()? {
+                    return Ok(Some(e));
+                }
+                self.0 = None;
             }
-            self.first = None;
-        }
-        if let Some(second) = self.second.take() {
-            self.current = Some(second.0.iterate(&self.ctx)?);
-        }
-        match &mut self.current {
-            Some(it) => it.next(),
-            None => Ok(None),
+            match open_next()? {
+                Some(it) => self.0 = Some(it),
+                None => return Ok(None),
+            }
         }
     }
+}
+
+/// The next element of `input` that `keep` accepts.
+pub(super) fn next_kept(
+    input: &mut Iter,
+    mut keep: impl FnMut(&Element) -> Result<bool>,
+) -> Result<Option<Element>> {
+    while let Some(e) = input.next()? {
+        if keep(&e)? {
+            return Ok(Some(e));
+        }
+    }
+    Ok(None)
 }
 
 // --- map, filter, flat_map, interleave -------------------------------------
@@ -253,12 +288,8 @@ impl Dataset for Filter {
 
 impl DatasetIter for FilterIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        while let Some(e) = self.input.next()? {
-            if self.predicate.call_predicate(e.clone())? {
-                return Ok(Some(e));
-            }
-        }
-        Ok(None)
+        let predicate = &self.predicate;
+        next_kept(&mut self.input, |e| predicate.call_predicate(e.clone()))
     }
 }
 
@@ -271,7 +302,7 @@ pub struct FlatMap {
 struct FlatMapIter {
     input: Iter,
     f: Func,
-    current: Option<Iter>,
+    elements: Flatten,
     ctx: IterCtx,
 }
 
@@ -280,7 +311,7 @@ impl Dataset for FlatMap {
         Ok(Box::new(FlatMapIter {
             input: self.input.0.iterate(ctx)?,
             f: self.f.clone(),
-            current: None,
+            elements: Flatten::default(),
             ctx: ctx.clone(),
         }))
     }
@@ -288,21 +319,11 @@ impl Dataset for FlatMap {
 
 impl DatasetIter for FlatMapIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        loop {
-            if let Some(it) = &mut self.current {
-                if let Some(e) = it.next()? {
-                    return Ok(Some(e));
-                }
-                self.current = None;
-            }
-            match self.input.next()? {
-                Some(x) => {
-                    let ds = self.f.call_dataset(x)?;
-                    self.current = Some(ds.0.iterate(&self.ctx)?);
-                }
-                None => return Ok(None),
-            }
-        }
+        let (input, f, ctx) = (&mut self.input, &self.f, &self.ctx);
+        self.elements.next(|| match input.next()? {
+            Some(x) => f.call_dataset(x)?.0.iterate(ctx).map(Some),
+            None => Ok(None),
+        })
     }
 }
 
@@ -790,11 +811,11 @@ impl DatasetIter for UnbatchIter {
 
 // --- order and counts ------------------------------------------------------
 
-/// A small, fast generator (SplitMix64) for shuffling.
-struct SplitMix(u64);
+/// A small, fast generator (SplitMix64) for shuffling and sampling.
+pub(super) struct SplitMix(pub(super) u64);
 
 impl SplitMix {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -1110,14 +1131,12 @@ impl Dataset for Shard {
 
 impl DatasetIter for ShardIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        while let Some(e) = self.input.next()? {
-            let p = self.position;
-            self.position += 1;
-            if p % self.num_shards == self.index {
-                return Ok(Some(e));
-            }
-        }
-        Ok(None)
+        let (position, num_shards, index) = (&mut self.position, self.num_shards, self.index);
+        next_kept(&mut self.input, |_| {
+            let p = *position;
+            *position += 1;
+            Ok(p % num_shards == index)
+        })
     }
 }
 

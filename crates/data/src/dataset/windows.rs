@@ -4,7 +4,7 @@
 //! random stream that drives sampling, and the ops that consume a whole
 //! dataset (`reduce`, `get_single_element`, `cardinality`).
 
-use super::transforms::batch_elements_composite;
+use super::transforms::{batch_elements_composite, fresh_seed, next_kept, Flatten, SplitMix};
 use super::{Composites, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx};
 use ferroflow_runtime::Value;
 use ferroflow_tensor::{bail, ensure, DType, Data, Error, Result, Tensor};
@@ -169,6 +169,14 @@ pub struct GroupByWindow {
 }
 
 struct GroupByWindowIter {
+    /// The reduced windows' elements.
+    elements: Flatten,
+    windows: KeyedWindows,
+}
+
+/// Where `group_by_window` stands in its input: the open windows of each
+/// key and how long each key's windows are.
+struct KeyedWindows {
     input: Iter,
     ctx: IterCtx,
     key_f: Func,
@@ -176,22 +184,23 @@ struct GroupByWindowIter {
     size_f: Func,
     groups: BTreeMap<i64, Vec<Element>>,
     sizes: BTreeMap<i64, usize>,
-    current: Option<Iter>,
     input_done: bool,
 }
 
 impl Dataset for GroupByWindow {
     fn iterate(&self, ctx: &IterCtx) -> Result<Iter> {
         Ok(Box::new(GroupByWindowIter {
-            input: self.input.0.iterate(ctx)?,
-            ctx: ctx.clone(),
-            key_f: self.key_f.clone(),
-            reduce_f: self.reduce_f.clone(),
-            size_f: self.size_f.clone(),
-            groups: BTreeMap::new(),
-            sizes: BTreeMap::new(),
-            current: None,
-            input_done: false,
+            elements: Flatten::default(),
+            windows: KeyedWindows {
+                input: self.input.0.iterate(ctx)?,
+                ctx: ctx.clone(),
+                key_f: self.key_f.clone(),
+                reduce_f: self.reduce_f.clone(),
+                size_f: self.size_f.clone(),
+                groups: BTreeMap::new(),
+                sizes: BTreeMap::new(),
+                input_done: false,
+            },
         }))
     }
 }
@@ -206,62 +215,58 @@ fn int64_scalar(out: Element, what: &str) -> Result<i64> {
     }
 }
 
-impl GroupByWindowIter {
-    fn flush(&mut self, key: i64) -> Result<()> {
+impl KeyedWindows {
+    /// The dataset `reduce_func` makes of the window of `key`.
+    fn reduce(&mut self, key: i64) -> Result<Option<Iter>> {
         let window = self.groups.remove(&key).unwrap_or_default();
         let args = vec![
             Value::Tensor(Tensor::scalar(key)),
             Value::Resource(Arc::new(DatasetRef(Arc::new(Elements(Arc::new(window)))))),
         ];
         let ds = self.reduce_f.call_dataset_values(args)?;
-        self.current = Some(ds.0.iterate(&self.ctx)?);
-        Ok(())
+        ds.0.iterate(&self.ctx).map(Some)
+    }
+
+    /// The next full window's reduced dataset; once the input is done, the
+    /// partial windows', smallest key first.
+    fn next_window(&mut self) -> Result<Option<Iter>> {
+        while !self.input_done {
+            let Some(e) = self.input.next()? else {
+                self.input_done = true;
+                break;
+            };
+            let key = int64_scalar(self.key_f.call(e.clone())?, "key_func")?;
+            let size = match self.sizes.get(&key) {
+                Some(&s) => s,
+                None => {
+                    let out = self.size_f.call(vec![Tensor::scalar(key)])?;
+                    let s = int64_scalar(out, "window_size_func")?;
+                    ensure!(
+                        s > 0,
+                        invalid_argument,
+                        "Window size must be greater than zero, but got {s}."
+                    );
+                    self.sizes.insert(key, s as usize);
+                    s as usize
+                }
+            };
+            let group = self.groups.entry(key).or_default();
+            group.push(e);
+            if group.len() == size {
+                return self.reduce(key);
+            }
+        }
+        match self.groups.keys().next().copied() {
+            Some(key) => self.reduce(key),
+            None => Ok(None),
+        }
     }
 }
 
 impl DatasetIter for GroupByWindowIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        loop {
-            if let Some(it) = &mut self.current {
-                if let Some(e) = it.next()? {
-                    return Ok(Some(e));
-                }
-                self.current = None;
-            }
-            if !self.input_done {
-                match self.input.next()? {
-                    Some(e) => {
-                        let key = int64_scalar(self.key_f.call(e.clone())?, "key_func")?;
-                        let size = match self.sizes.get(&key) {
-                            Some(&s) => s,
-                            None => {
-                                let out = self.size_f.call(vec![Tensor::scalar(key)])?;
-                                let s = int64_scalar(out, "window_size_func")?;
-                                ensure!(
-                                    s > 0,
-                                    invalid_argument,
-                                    "Window size must be greater than zero, but got {s}."
-                                );
-                                self.sizes.insert(key, s as usize);
-                                s as usize
-                            }
-                        };
-                        let group = self.groups.entry(key).or_default();
-                        group.push(e);
-                        if group.len() == size {
-                            self.flush(key)?;
-                        }
-                        continue;
-                    }
-                    None => self.input_done = true,
-                }
-            }
-            // The input is done: the partial groups, smallest key first.
-            match self.groups.keys().next().copied() {
-                Some(key) => self.flush(key)?,
-                None => return Ok(None),
-            }
-        }
+        let windows = &mut self.windows;
+        self.elements.next(|| windows.next_window())
     }
 }
 
@@ -479,12 +484,8 @@ fn unique_key(e: &Element) -> Result<(Vec<usize>, Vec<u8>)> {
 
 impl DatasetIter for UniqueIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        while let Some(e) = self.input.next()? {
-            if self.seen.insert(unique_key(&e)?) {
-                return Ok(Some(e));
-            }
-        }
-        Ok(None)
+        let seen = &mut self.seen;
+        next_kept(&mut self.input, |e| Ok(seen.insert(unique_key(e)?)))
     }
 }
 
@@ -564,13 +565,13 @@ pub struct RandomStream {
     pub seed: Option<u64>,
 }
 
-struct RandomStreamIter(u64);
+struct RandomStreamIter(SplitMix);
 
 impl Dataset for RandomStream {
     fn iterate(&self, _: &IterCtx) -> Result<Iter> {
-        Ok(Box::new(RandomStreamIter(
-            self.seed.unwrap_or_else(super::transforms::fresh_seed),
-        )))
+        Ok(Box::new(RandomStreamIter(SplitMix(
+            self.seed.unwrap_or_else(fresh_seed),
+        ))))
     }
 
     fn cardinality(&self) -> i64 {
@@ -580,12 +581,7 @@ impl Dataset for RandomStream {
 
 impl DatasetIter for RandomStreamIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        Ok(Some(vec![Tensor::scalar((z >> 1) as i64)]))
+        Ok(Some(vec![Tensor::scalar((self.0.next() >> 1) as i64)]))
     }
 }
 
@@ -666,6 +662,27 @@ mod tests {
         let w = window(10, 2, 4, 1, false);
         assert_eq!(read(&w), vec![vec![0, 1], vec![4, 5], vec![8, 9]]);
         assert_eq!(w.cardinality(), 3);
+    }
+
+    #[test]
+    fn flatten_runs_datasets_one_after_another() {
+        use super::super::transforms::Concatenate;
+        // Empty datasets are skipped, at the start, between and at the end.
+        let mut next = [0, 2, 0, 3, 0].map(numbers).into_iter();
+        let ctx = IterCtx::default();
+        let mut flat = Flatten::default();
+        let mut got = Vec::new();
+        while let Some(e) = flat
+            .next(|| next.next().map(|d| d.0.iterate(&ctx)).transpose())
+            .unwrap()
+        {
+            got.push(e[0].scalar_i64().unwrap());
+        }
+        assert_eq!(got, [0, 1, 0, 1, 2]);
+        let c = Concatenate(numbers(2), numbers(3));
+        assert_eq!(read(&c), [[0], [1], [0], [1], [2]]);
+        assert_eq!(read(&Concatenate(numbers(0), numbers(1))), [[0]]);
+        assert_eq!(c.cardinality(), 5);
     }
 
     #[test]
