@@ -1,5 +1,5 @@
-"""``tf.keras.preprocessing``: ``sequence.pad_sequences``."""
+"""``tf.keras.preprocessing``: ``sequence.pad_sequences``, ``text.Tokenizer``."""
 
-from ferroflow.keras.preprocessing import sequence
+from ferroflow.keras.preprocessing import sequence, text
 
-__all__ = ["sequence"]
+__all__ = ["sequence", "text"]
