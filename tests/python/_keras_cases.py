@@ -291,10 +291,32 @@ def layer_zoo(tf):
     return model, x, [y, onehot], {"epochs": 2, "batch_size": 4, "sample_weight": [np.linspace(0.5, 1.5, 12), None]}
 
 
+def metric_objects(tf):
+    """Metric objects in compile (RMSE, MAE under another name, a weighted MSE; SparseCategoricalAccuracy and a
+    top-1 accuracy) next to metric names, with a Huber loss object and sample weights."""
+    k = tf.keras
+    inp = k.Input(shape=(4,))
+    h = k.layers.Dense(5, activation="tanh")(inp)
+    value = k.layers.Dense(1, name="value")(h)
+    label = k.layers.Dense(3, activation="softmax", name="label")(h)
+    model = k.Model(inp, [value, label])
+    model.compile(optimizer=_opt(k, "Adam", learning_rate=0.05),
+                  loss=[k.losses.Huber(), "sparse_categorical_crossentropy"],
+                  metrics={"value": [k.metrics.RootMeanSquaredError(), k.metrics.MeanAbsoluteError(name="mae_obj"),
+                                     "mse"],
+                           "label": [k.metrics.SparseCategoricalAccuracy(),
+                                     k.metrics.SparseTopKCategoricalAccuracy(k=1, name="top1")]},
+                  weighted_metrics={"value": [k.metrics.MeanSquaredError()], "label": []})
+    x, y = _data(20, 16, (4,), "regression")
+    _, labels = _data(21, 16, (4,), "sparse")
+    sw = np.linspace(0.2, 1.8, 16)
+    return model, x, [y, labels], {"epochs": 2, "batch_size": 5, "sample_weight": [sw, sw]}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
          "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
-         "layer_zoo": layer_zoo}
+         "layer_zoo": layer_zoo, "metric_objects": metric_objects}
 
 
 def _tf1_name(name):
@@ -311,8 +333,12 @@ def run(tf, name):
     eval_args = {"batch_size": 16, **(rest[0] if rest else {})}
     ev = model.evaluate(x, y, verbose=0, **eval_args)
     pred = model.predict(x, batch_size=eval_args["batch_size"])
-    out = {"predict": np.asarray(pred), "evaluate": np.atleast_1d(np.asarray(ev, np.float64)),
-           "metrics_names": np.array([_tf1_name(n) for n in model.metrics_names])}
+    if isinstance(pred, list):  # one array per output
+        out = {f"predict_{i}": np.asarray(p) for i, p in enumerate(pred)}
+    else:
+        out = {"predict": np.asarray(pred)}
+    out.update({"evaluate": np.atleast_1d(np.asarray(ev, np.float64)),
+           "metrics_names": np.array([_tf1_name(n) for n in model.metrics_names])})
     for key, values in hist.history.items():
         base = key[4:] if key.startswith("val_") else key
         name_ = ("val_" if key.startswith("val_") else "") + _tf1_name(base)

@@ -5,8 +5,9 @@
 layers' regularization losses) and one (sum, count) pair per metric; the train op (``training/...``) is made
 by the optimizer on the first ``fit``. Each step feeds a batch and the learning phase (True) and runs the train
 op with the layers' updates (batch normalization's moving averages); the loss fetched is the batch's before
-the update. An epoch's ``loss`` is the batch losses' mean weighted by batch size and a metric is its mean over
-every sample of the epoch, as TF 1.x's ``BaseLogger`` and stateful metrics report them; metric names are TF
+the update. An epoch's ``loss`` is the batch losses' mean weighted by batch size, an output's loss (several
+outputs) the plain mean of its batch values, and a metric its mean over every sample of the epoch, as TF 1.x's
+``BaseLogger`` and stateful metrics report them; metric names are TF
 1.x's (``'accuracy'`` is logged as ``'acc'``, ``'mae'`` as ``'mean_absolute_error'``).
 
 ``save_weights``/``load_weights`` write/read a TensorFlow object-based checkpoint (V2 format, with the
@@ -325,14 +326,19 @@ class Model(Layer):
     def _metric_fn(metric, loss_fn, output):
         """The function and TF 1.x's name of a metric given as a string or a callable."""
         loss_fn = losses_mod.unwrap(loss_fn)
-        if metric in ("accuracy", "acc"):
+        if isinstance(metric, (metrics_mod.MeanMetricWrapper, metrics_mod.RootMeanSquaredError)):
+            return metric.values, metric.name
+        if isinstance(metric, metrics_mod.Metric):
+            raise ValueError(f"The metric {metric.name} ({type(metric).__name__}) is not a function of (y_true, "
+                             "y_pred); compile takes metric functions, names and mean metrics of them")
+        if isinstance(metric, str) and metric in ("accuracy", "acc"):
             last = output.shape.as_list()[-1] if output.shape.rank else None
             if loss_fn is losses_mod.binary_crossentropy or last == 1:
                 return metrics_mod.binary_accuracy, "acc"
             if loss_fn is losses_mod.sparse_categorical_crossentropy:
                 return metrics_mod.sparse_categorical_accuracy, "acc"
             return metrics_mod.categorical_accuracy, "acc"
-        if metric in ("crossentropy", "ce"):
+        if isinstance(metric, str) and metric in ("crossentropy", "ce"):
             if loss_fn is losses_mod.sparse_categorical_crossentropy:
                 return losses_mod.sparse_categorical_crossentropy, "ce"
             if loss_fn is losses_mod.binary_crossentropy:
@@ -402,6 +408,7 @@ class Model(Layer):
             names = ["loss"] + ([f"{n}_loss" for n, f in zip(self.output_names, loss_fns) if f is not None]
                                 if multi else [])
             self._metric_tensors = []
+            self._metric_finish = []
             with ops.name_scope("metrics"):
                 for i, (out, tgt, fn, oname) in enumerate(zip(self.outputs, self._targets, loss_fns,
                                                               self.output_names)):
@@ -416,6 +423,7 @@ class Model(Layer):
                             pair = weighting.mean_parts(mfn(tgt, out), self._sample_weights[i] if weighted else None,
                                                         masks[i])
                         self._metric_tensors.append(pair)
+                        self._metric_finish.append(getattr(m, "finish", None))
                         names.append(full)
             self.metrics_names = names
 
@@ -529,7 +537,10 @@ class Model(Layer):
         metric_fetches = [t for pair in self._metric_tensors for t in pair]
         fetches = loss_fetches + metric_fetches + ([fetch_train] if fetch_train is not None else [])
         n_loss = len(loss_fetches)
+        # The total loss is averaged over samples (batches weighted by size); an output's loss, as TF's Keras keeps
+        # it in a Mean metric of the batch values, over batches.
         loss_sums = np.zeros(n_loss)
+        batch_weights = np.zeros(n_loss)
         metric_sums = np.zeros(len(self._metric_tensors))
         metric_counts = np.zeros(len(self._metric_tensors))
         seen = 0
@@ -539,7 +550,9 @@ class Model(Layer):
             if callbacks is not None:
                 (callbacks.on_train_batch_begin if mode == "train" else callbacks.on_test_batch_begin)(b, logs)
             values = session.run(fetches, feed_dict=self._feed(xs, ys, training=mode == "train", sws=sws))
-            loss_sums += np.asarray(values[:n_loss], np.float64) * size
+            weight = np.array([size] + [1] * (n_loss - 1), np.float64)
+            loss_sums += np.asarray(values[:n_loss], np.float64) * weight
+            batch_weights += weight
             pairs = values[n_loss:n_loss + 2 * len(self._metric_tensors)]
             metric_sums += np.asarray(pairs[0::2], np.float64)
             metric_counts += np.asarray(pairs[1::2], np.float64)
@@ -547,18 +560,19 @@ class Model(Layer):
             if callbacks is not None:
                 for name, v in zip(self.metrics_names[:n_loss], values[:n_loss]):
                     logs[name] = float(v)
-                for name, s, c in zip(self.metrics_names[n_loss:], metric_sums, metric_counts):
-                    logs[name] = float(s / c) if c else 0.0
+                for name, s, c, finish in zip(self.metrics_names[n_loss:], metric_sums, metric_counts,
+                                              self._metric_finish):
+                    logs[name] = _finish_mean(s, c, finish)
                 (callbacks.on_train_batch_end if mode == "train" else callbacks.on_test_batch_end)(b, logs)
             if mode == "train" and self.stop_training:
                 break
         if seen == 0:
             raise ValueError("No data to run the model on (0 samples)")
         results = {}
-        for name, s in zip(self.metrics_names[:n_loss], loss_sums):
-            results[name] = float(s / seen)
-        for name, s, c in zip(self.metrics_names[n_loss:], metric_sums, metric_counts):
-            results[name] = float(s / c) if c else 0.0
+        for name, s, w in zip(self.metrics_names[:n_loss], loss_sums, batch_weights):
+            results[name] = float(s / w)
+        for name, s, c, finish in zip(self.metrics_names[n_loss:], metric_sums, metric_counts, self._metric_finish):
+            results[name] = _finish_mean(s, c, finish)
         return results
 
     def _array_batches(self, xs, ys, batch_size, shuffle=False, sws=None):
@@ -997,6 +1011,12 @@ class Model(Layer):
         print_fn(f"Trainable params: {trainable:,}")
         print_fn(f"Non-trainable params: {total - trainable:,}")
         print_fn("_" * line_length)
+
+
+def _finish_mean(total, count, finish=None):
+    """A metric's reported value from its (weighted) sum and count: the mean, or ``finish(mean)`` (RMSE)."""
+    mean = float(total / count) if count else 0.0
+    return finish(mean) if finish is not None else mean
 
 
 def _x_only(value):
