@@ -380,3 +380,22 @@ def test_noise_and_spatial_dropout_act_in_training_only():
     assert np.all(spatial == spatial[:, :1, :]) and set(np.unique(spatial)) <= {0.0, 2.0}
     up = keras.layers.UpSampling1D(3)(tf.constant([[[1.0], [2.0]]]))
     np.testing.assert_array_equal(sess.run(up)[0, :, 0], [1, 1, 1, 2, 2, 2])
+
+
+def test_metric_objects_keep_state_in_uncollected_variables():
+    mean = keras.metrics.Mean()
+    result = mean([1.0, 2.0, 6.0], sample_weight=[1.0, 1.0, 2.0])
+    acc = keras.metrics.SparseCategoricalAccuracy()
+    update = acc.update_state([1, 0, 1], [[0.1, 0.9], [0.2, 0.8], [0.6, 0.4]])
+    assert tf.global_variables() == [] and [v.name for v in mean.variables] == ["mean/total:0", "mean/count:0"]
+    sess = K.get_session()
+    assert sess.run(result) == pytest.approx(15.0 / 4)
+    assert sess.run(result) == pytest.approx(15.0 / 4)  # the same batch again: the same mean
+    assert sess.run(acc.result()) == 0.0
+    sess.run(update)
+    assert sess.run(acc.result()) == pytest.approx(1.0 / 3)
+    acc.reset_states()
+    assert sess.run(acc.result()) == 0.0
+    total = keras.metrics.Sum()
+    assert sess.run(total([1.0, 2.0])) == 3.0 and total.name == "sum"
+    assert keras.metrics.TopKCategoricalAccuracy(k=2).get_config()["k"] == 2

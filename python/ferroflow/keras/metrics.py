@@ -115,7 +115,8 @@ class Metric:
 
         init = initializers.get(initializer)
         dtype = dtypes.as_dtype(dtype or self._dtype)
-        with ops.init_scope(), ops.name_scope(self.name):
+        with ops.init_scope(), ops.name_scope(getattr(self, "_scope", None) or self.name) as scope:
+            self._scope = scope  # the same scope for every variable of the metric
             v = variables_mod.Variable(lambda: init(list(shape), dtype=dtype), name=name, trainable=False,
                                        collections=[], dtype=dtype)
         K._track_variable(v)
