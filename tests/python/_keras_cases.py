@@ -313,10 +313,25 @@ def metric_objects(tf):
     return model, x, [y, labels], {"epochs": 2, "batch_size": 5, "sample_weight": [sw, sw]}
 
 
+def gru_reset_after(tf):
+    """TF 2.x-style recurrent cells in the TF1 layers: GRU(reset_after=True) (two bias rows) and LSTM with the
+    sigmoid gate activation, going backwards, with dropout off; SimpleRNN returning its state."""
+    k = tf.keras
+    inp = k.Input(shape=(5, 3))
+    seq = k.layers.GRU(4, reset_after=True, recurrent_activation="sigmoid", return_sequences=True)(inp)
+    lstm = k.layers.LSTM(3, recurrent_activation="sigmoid", go_backwards=True, implementation=1)(seq)
+    out, state = k.layers.SimpleRNN(2, return_state=True)(seq)
+    model = k.Model(inp, k.layers.Dense(1)(k.layers.concatenate([lstm, out, state])))
+    model.compile(optimizer=_opt(k, "Adam", learning_rate=0.02), loss="mse")
+    x, y = _data(22, 10, (5, 3), "regression")
+    return model, x, y, {"epochs": 2, "batch_size": 5}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
          "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
-         "layer_zoo": layer_zoo, "metric_objects": metric_objects}
+         "layer_zoo": layer_zoo, "metric_objects": metric_objects,
+         "gru_reset_after": gru_reset_after}
 
 
 def _tf1_name(name):
