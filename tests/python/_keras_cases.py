@@ -327,11 +327,34 @@ def gru_reset_after(tf):
     return model, x, y, {"epochs": 2, "batch_size": 5}
 
 
+def attention_dot(tf):
+    """Keras seq2seq with dot-product attention: scores = dot([decoder, encoder], axes=[2, 2]), softmax, context =
+    dot([weights, encoder], axes=[2, 1]); plus a cosine Dot(normalize=True) of two vectors."""
+    k = tf.keras
+    enc_in = k.Input(shape=(5, 3))
+    dec_in = k.Input(shape=(4, 3))
+    encoder = k.layers.LSTM(4, return_sequences=True, recurrent_activation="hard_sigmoid", implementation=1)(enc_in)
+    decoder = k.layers.GRU(4, return_sequences=True, reset_after=False, recurrent_activation="hard_sigmoid")(dec_in)
+    weights = k.layers.Activation("softmax")(k.layers.dot([decoder, encoder], axes=[2, 2]))
+    context = k.layers.dot([weights, encoder], axes=[2, 1])
+    cosine = k.layers.Dot(axes=1, normalize=True)([k.layers.Flatten()(enc_in), k.layers.Flatten()(
+        k.layers.Dense(3)(enc_in))])
+    joined = k.layers.concatenate([context, decoder, k.layers.RepeatVector(4)(cosine)])
+    out = k.layers.TimeDistributed(k.layers.Dense(3, activation="softmax"))(joined)
+    model = k.Model([enc_in, dec_in], out)
+    model.compile(optimizer=_opt(k, "RMSprop", learning_rate=0.01), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    enc, _ = _data(23, 8, (5, 3), "regression")
+    dec, _ = _data(24, 8, (4, 3), "regression")
+    y = np.random.RandomState(25).randint(0, 3, size=(8, 4, 1))
+    return model, [enc, dec], y, {"epochs": 2, "batch_size": 4}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
          "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
          "layer_zoo": layer_zoo, "metric_objects": metric_objects,
-         "gru_reset_after": gru_reset_after}
+         "gru_reset_after": gru_reset_after, "attention_dot": attention_dot}
 
 
 def _tf1_name(name):

@@ -32,7 +32,7 @@ __all__ = [
     "stack", "std", "stop_gradient", "sum", "tanh", "transpose", "variable", "var", "zeros", "zeros_like",
     "binary_crossentropy", "hard_sigmoid", "elu", "l2_normalize", "gather", "one_hot", "tile", "update",
     "update_add", "update_sub", "random_uniform", "random_normal", "equal", "not_equal", "greater", "less",
-    "repeat_elements",
+    "repeat_elements", "batch_dot",
     "round", "sign", "count_params", "get_graph", "name_scope", "in_train_phase", "switch",
 ]
 
@@ -429,6 +429,29 @@ def gather(reference, indices):
 
 def one_hot(indices, num_classes):
     return array_ops.one_hot(indices, depth=num_classes, axis=-1)
+
+
+def batch_dot(x, y, axes=None):
+    """Per-example dot products of ``x`` and ``y`` over ``axes`` (one axis each; default: ``x``'s last with ``y``'s
+    second-to-last); ranks 2 and 3. Two vectors give ``[batch, 1]``."""
+    x, y = ops.convert_to_tensor(x), ops.convert_to_tensor(y)
+    xr, yr = x.shape.rank, y.shape.rank
+    if isinstance(axes, int):
+        axes = (axes, axes)
+    if axes is None:
+        axes = (xr - 1, yr - 2)
+    a0, a1 = axes[0] % xr, axes[1] % yr
+    if a0 == 0 or a1 == 0:
+        raise ValueError(f"Cannot perform batch_dot over axis 0 (the batch). Received axes={axes}")
+    if xr == 2 and yr == 2:
+        return math_ops.reduce_sum(x * y, axis=1, keepdims=True)
+    if xr == 3 and yr == 3:
+        return math_ops.matmul(x, y, transpose_a=a0 == 1, transpose_b=a1 == 2)
+    if xr == 3 and yr == 2:
+        return array_ops.squeeze(math_ops.matmul(x, array_ops.expand_dims(y, -1), transpose_a=a0 == 1), [-1])
+    if xr == 2 and yr == 3:
+        return array_ops.squeeze(math_ops.matmul(array_ops.expand_dims(x, 1), y, transpose_b=a1 == 2), [1])
+    raise NotImplementedError(f"batch_dot of inputs of ranks {xr} and {yr} is not supported by ferroflow")
 
 
 def repeat_elements(x, rep, axis):

@@ -109,7 +109,8 @@ class Concatenate(_Merge):
 
 
 class Dot(_Merge):
-    """Batch dot product of two inputs along ``axes`` (optionally of l2-normalized inputs: cosine)."""
+    """Batch dot product of two inputs along ``axes`` (optionally of l2-normalized inputs: cosine); ranks 2 and 3
+    (``K.batch_dot``: ``[b, n, d] . [b, m, d]`` over axes (2, 2) is ``[b, n, m]``)."""
 
     def __init__(self, axes, normalize=False, **kwargs):
         super().__init__(**kwargs)
@@ -125,11 +126,7 @@ class Dot(_Merge):
         if self.normalize:
             x = nn_ops.l2_normalize(x, axis=axes[0])
             y = nn_ops.l2_normalize(y, axis=axes[1])
-        if x.shape.rank != 2 or y.shape.rank != 2:
-            raise NotImplementedError("Dot of inputs of rank > 2 is not supported by ferroflow's Keras yet")
-        if axes[0] == 1 and axes[1] == 1:
-            return math_ops.reduce_sum(x * y, axis=1, keepdims=True)
-        raise NotImplementedError(f"Dot(axes={self.axes}) on 2-D inputs is not supported")
+        return K.batch_dot(x, y, axes)
 
     def compute_mask(self, inputs, mask=None):
         return None
