@@ -153,3 +153,39 @@ def test_clone_model_has_the_architecture_and_fresh_weights():
     assert all(a is not b for a, b in zip(clone.weights, model.weights))
     clone.set_weights(model.get_weights())
     np.testing.assert_allclose(clone.predict(x), model.predict(x), rtol=1e-6)
+
+
+class Scale(keras.layers.Layer):
+    """A custom layer: multiplies by a learned vector."""
+
+    def __init__(self, units, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+
+    def build(self, input_shape):
+        self.scale = self.add_weight("scale", shape=(self.units,), initializer="ones")
+        self.built = True
+
+    def call(self, inputs):
+        return inputs * self.scale
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units}
+
+
+def test_custom_layers_load_with_custom_objects_or_a_scope(tmp_path):
+    model = keras.Sequential([keras.layers.Dense(3, input_shape=(2,)), Scale(3)])
+    model.compile("sgd", lambda y, p: tf.reduce_mean(tf.square(y - p), axis=-1))
+    model.layers[1].set_weights([np.array([1.0, 2.0, 3.0], np.float32)])
+    x = np.ones((2, 2), np.float32)
+    path = str(tmp_path / "custom.h5")
+    model.save(path)
+    K.clear_session()
+    with pytest.raises(ValueError, match="Unknown layer: Scale"):
+        keras.models.load_model(path, compile=False)
+    loaded = keras.models.load_model(path, custom_objects={"Scale": Scale}, compile=False)
+    np.testing.assert_allclose(loaded.layers[1].get_weights()[0], [1.0, 2.0, 3.0])
+    with keras.utils.custom_object_scope({"Scale": Scale}):
+        again = keras.models.load_model(path, compile=False)
+    assert "Scale" not in keras.utils.get_custom_objects()
+    np.testing.assert_allclose(again.predict(x), loaded.predict(x), rtol=1e-6)

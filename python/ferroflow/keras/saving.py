@@ -84,8 +84,16 @@ def _layer_classes():
     return table
 
 
+def _known(custom_objects):
+    """``custom_objects`` over ``keras.utils.get_custom_objects()``."""
+    from ferroflow.keras import utils
+
+    return {**utils.get_custom_objects(), **(custom_objects or {})}
+
+
 def deserialize_layer(config, custom_objects=None):
     """A layer (or model) from ``{"class_name": ..., "config": ...}``."""
+    custom_objects = _known(custom_objects)
     name = config["class_name"]
     cls = (custom_objects or {}).get(name) or _layer_classes().get(name)
     if cls is None:
@@ -146,6 +154,7 @@ def model_from_config(config, custom_objects=None):
     from ferroflow.keras.engine.sequential import Sequential
     from ferroflow.keras.engine.training import Model
 
+    custom_objects = _known(custom_objects)
     class_name, body = config["class_name"], config["config"]
     if class_name == "Sequential":
         layer_configs = body["layers"] if isinstance(body, dict) else body
@@ -356,6 +365,7 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
     """A model saved by ``model.save('m.h5')`` (by ferroflow or TensorFlow), compiled as it was saved."""
     from ferroflow.keras import optimizers
 
+    custom_objects = _known(custom_objects)
     h5py = _h5py()
     with h5py.File(str(filepath), "r") as f:
         if "model_config" not in f.attrs:

@@ -1,4 +1,5 @@
-"""``tf.keras.utils``: ``to_categorical``, ``normalize``, ``get_file`` (cache only), ``Sequence``."""
+"""``tf.keras.utils``: ``to_categorical``, ``normalize``, ``get_file`` (cache only), ``Sequence``, and the custom
+objects that loading models looks names up in (``get_custom_objects``, ``custom_object_scope``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,38 @@ import os
 
 import numpy as np
 
-__all__ = ["Sequence", "get_file", "normalize", "to_categorical"]
+__all__ = ["CustomObjectScope", "Sequence", "custom_object_scope", "get_custom_objects", "get_file", "normalize",
+           "to_categorical"]
+
+_GLOBAL_CUSTOM_OBJECTS = {}
+
+
+def get_custom_objects():
+    """The process-wide ``{name: class or function}`` that ``load_model``/``model_from_json`` consult (mutable)."""
+    return _GLOBAL_CUSTOM_OBJECTS
+
+
+class CustomObjectScope:
+    """``with CustomObjectScope({"MyLayer": MyLayer}):`` makes those names known to loading inside the block."""
+
+    def __init__(self, *args):
+        self.custom_objects = args
+        self.backup = None
+
+    def __enter__(self):
+        self.backup = dict(_GLOBAL_CUSTOM_OBJECTS)
+        for objects in self.custom_objects:
+            _GLOBAL_CUSTOM_OBJECTS.update(objects)
+        return self
+
+    def __exit__(self, *exc):
+        _GLOBAL_CUSTOM_OBJECTS.clear()
+        _GLOBAL_CUSTOM_OBJECTS.update(self.backup)
+
+
+def custom_object_scope(*args):
+    """``CustomObjectScope(*args)``."""
+    return CustomObjectScope(*args)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):
