@@ -189,3 +189,21 @@ def test_custom_layers_load_with_custom_objects_or_a_scope(tmp_path):
         again = keras.models.load_model(path, compile=False)
     assert "Scale" not in keras.utils.get_custom_objects()
     np.testing.assert_allclose(again.predict(x), loaded.predict(x), rtol=1e-6)
+
+
+def test_export_saved_model_serves_and_loads_back(tmp_path):
+    model, x = _keras_cases.h5_functional(tf)
+    want = model.predict(x)
+    path = str(tmp_path / "exported")
+    keras.experimental.export_saved_model(model, path)
+    assert (tmp_path / "exported" / "assets.extra" / "tf_keras" / "model.json").exists()
+    K.clear_session()
+    # served: the serve meta graph's signature, inputs and outputs by layer name
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], path)
+        signature = meta.signature_def["serving_default"]
+        assert sorted(signature.inputs) == ["left", "right"] and sorted(signature.outputs) == ["out"]
+        feed = {signature.inputs[name].name: value for name, value in zip(["left", "right"], x)}
+        np.testing.assert_allclose(sess.run(signature.outputs["out"].name, feed), want, rtol=1e-6)
+    loaded = keras.experimental.load_from_saved_model(path)
+    np.testing.assert_allclose(loaded.predict(x), want, rtol=1e-6)

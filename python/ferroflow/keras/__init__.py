@@ -8,6 +8,7 @@ from ferroflow.keras import (
     callbacks,
     constraints,
     datasets,
+    experimental,
     initializers,
     layers,
     losses,
@@ -25,5 +26,5 @@ from ferroflow.keras.engine.training import Model
 __version__ = "2.2.4-tf"
 
 __all__ = ["Input", "Model", "Sequential", "activations", "backend", "callbacks", "constraints", "datasets",
-           "initializers", "layers", "losses", "metrics", "models", "optimizers", "preprocessing", "regularizers",
-           "utils"]
+           "experimental", "initializers", "layers", "losses", "metrics", "models", "optimizers", "preprocessing",
+           "regularizers", "utils"]
