@@ -350,11 +350,30 @@ def attention_dot(tf):
     return model, [enc, dec], y, {"epochs": 2, "batch_size": 4}
 
 
+def depthwise_layernorm(tf):
+    """DepthwiseConv2D (depth multiplier 2, same padding, stride 2) and LayerNormalization (last axis, and over two
+    axes) in a small image model."""
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Conv2D(3, 1, input_shape=(6, 6, 2)),
+        k.layers.DepthwiseConv2D(3, strides=2, padding="same", depth_multiplier=2, activation="relu"),
+        k.layers.LayerNormalization(),
+        k.layers.LayerNormalization(axis=[1, 3], epsilon=1e-5),
+        k.layers.GlobalMaxPooling2D(),
+        k.layers.Dense(2, activation="softmax"),
+    ])
+    model.compile(optimizer=_opt(k, "Adam", learning_rate=0.02), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    x, y = _data(26, 12, (6, 6, 2), "sparse", classes=2)
+    return model, x, y, {"epochs": 2, "batch_size": 4}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
          "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
          "layer_zoo": layer_zoo, "metric_objects": metric_objects,
-         "gru_reset_after": gru_reset_after, "attention_dot": attention_dot}
+         "gru_reset_after": gru_reset_after, "attention_dot": attention_dot,
+         "depthwise_layernorm": depthwise_layernorm}
 
 
 def _tf1_name(name):

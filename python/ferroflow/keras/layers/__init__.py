@@ -13,6 +13,7 @@ from ferroflow.keras.layers.convolutional import (
     Convolution3D,
     Cropping1D,
     Cropping2D,
+    DepthwiseConv2D,
     SeparableConv1D,
     SeparableConv2D,
     UpSampling1D,
@@ -52,7 +53,7 @@ from ferroflow.keras.layers.merge import (
     subtract,
 )
 from ferroflow.keras.layers.noise import GaussianDropout, GaussianNoise, SpatialDropout1D, SpatialDropout2D
-from ferroflow.keras.layers.normalization import BatchNormalization
+from ferroflow.keras.layers.normalization import BatchNormalization, LayerNormalization
 from ferroflow.keras.layers.pooling import (
     AveragePooling1D,
     AveragePooling2D,
@@ -84,11 +85,11 @@ __all__ = [
     "Activation", "ActivityRegularization", "Add", "Average", "AveragePooling1D", "AveragePooling2D",
     "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization", "Bidirectional",
     "Concatenate", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
-    "Convolution3D", "Cropping1D", "Cropping2D", "Dense", "Dot", "Dropout", "ELU", "Embedding", "Flatten",
+    "Convolution3D", "Cropping1D", "Cropping2D", "Dense", "DepthwiseConv2D", "Dot", "Dropout", "ELU", "Embedding", "Flatten",
     "GRU", "GRUCell", "GaussianDropout", "GaussianNoise", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
     "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
     "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Input", "InputLayer", "InputSpec",
-    "LSTM", "LSTMCell", "Lambda", "Layer", "LeakyReLU", "Masking", "MaxPool1D", "MaxPool2D", "MaxPool3D",
+    "LSTM", "LSTMCell", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Masking", "MaxPool1D", "MaxPool2D", "MaxPool3D",
     "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "Multiply", "PReLU", "Permute",
     "RNN", "ReLU", "RepeatVector", "Reshape", "SeparableConv1D", "SeparableConv2D", "SimpleRNN",
     "SimpleRNNCell", "Softmax", "SpatialDropout1D", "SpatialDropout2D", "Subtract", "ThresholdedReLU",

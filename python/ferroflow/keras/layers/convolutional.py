@@ -10,7 +10,8 @@ from ferroflow.keras.layers._wrap import keras_class
 from ferroflow.layers import convolutional as tf_conv
 from ferroflow.ops import array_ops
 
-__all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Cropping1D", "Cropping2D", "SeparableConv1D",
+__all__ = ["Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Cropping1D", "Cropping2D", "DepthwiseConv2D",
+           "SeparableConv1D",
            "SeparableConv2D", "Convolution1D", "Convolution2D", "Convolution3D", "UpSampling1D", "UpSampling2D",
            "ZeroPadding1D", "ZeroPadding2D"]
 
@@ -49,6 +50,10 @@ def _pairs(value, n, what):
     return out
 
 
+def _int_pair(value):
+    return (int(value), int(value)) if isinstance(value, int) else tuple(int(v) for v in value)
+
+
 def _spatial_axes(data_format, rank):
     return list(range(2, 2 + rank)) if data_format == "channels_first" else list(range(1, 1 + rank))
 
@@ -69,7 +74,7 @@ class UpSampling2D(Layer):
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
-        self.size = (int(size), int(size)) if isinstance(size, int) else tuple(int(s) for s in size)
+        self.size = _int_pair(size)
         self.data_format = data_format or K.image_data_format()
         if interpolation != "nearest":
             raise NotImplementedError(f"UpSampling2D(interpolation={interpolation!r}) is not supported by "
@@ -134,3 +139,56 @@ class Cropping2D(Layer):
         if self.data_format == "channels_first":
             return inputs[:, :, rows, cols]
         return inputs[:, rows, cols, :]
+
+
+class DepthwiseConv2D(Layer):
+    """Each input channel convolved with its own ``depth_multiplier`` filters (``depthwise_kernel``
+    ``[kh, kw, channels, depth_multiplier]``), plus ``bias`` and ``activation``."""
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None, **kwargs):
+        from ferroflow.keras import activations, constraints, initializers, regularizers
+
+        super().__init__(activity_regularizer=regularizers.get(activity_regularizer), **kwargs)
+        self.kernel_size = _int_pair(kernel_size)
+        self.strides = _int_pair(strides)
+        self.dilation_rate = _int_pair(dilation_rate)
+        self.padding = padding.lower()
+        self.depth_multiplier = int(depth_multiplier)
+        self.data_format = data_format or K.image_data_format()
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.depthwise_initializer = initializers.get(depthwise_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
+        self.depthwise_constraint = constraints.get(depthwise_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
+
+    def build(self, input_shape):
+        dims = [getattr(d, "value", d) for d in list(input_shape)]
+        channels = dims[1] if self.data_format == "channels_first" else dims[-1]
+        if channels is None:
+            raise ValueError("The channel dimension of the inputs to `DepthwiseConv2D` should be defined. Found "
+                             "`None`.")
+        self.depthwise_kernel = self.add_weight(
+            "depthwise_kernel", shape=self.kernel_size + (channels, self.depth_multiplier),
+            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint)
+        self.bias = self.add_weight("bias", shape=(channels * self.depth_multiplier,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer, constraint=self.bias_constraint) \
+            if self.use_bias else None
+        self.built = True
+
+    def call(self, inputs):
+        from ferroflow.ops import nn_impl, nn_ops
+
+        fmt = "NCHW" if self.data_format == "channels_first" else "NHWC"
+        strides = (1, 1) + self.strides if fmt == "NCHW" else (1,) + self.strides + (1,)
+        out = nn_impl.depthwise_conv2d(inputs, self.depthwise_kernel, strides=strides, padding=self.padding.upper(),
+                                       rate=self.dilation_rate, data_format=fmt)
+        if self.bias is not None:
+            out = nn_ops.bias_add(out, self.bias, data_format=fmt)
+        return self.activation(out)
