@@ -55,8 +55,10 @@ class Graph:
         unconnected_zero: bool,
         control_inputs: Sequence[int],
         external: Sequence[str],
+        gate_gradients: bool = False,
     ) -> GradientRun:
-        """Starts ``tf.gradients``; ops whose gradient type is in ``external`` are left to Python."""
+        """Starts ``tf.gradients``; ops whose gradient type is in ``external`` are left to Python; ``gate_gradients``
+        gathers each op's input gradients through a ``tuple`` of ``control_dependency`` identities."""
     def finalize(self) -> None: ...
     def unfinalize(self) -> None: ...
     @property

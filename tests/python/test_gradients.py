@@ -1126,3 +1126,34 @@ def test_errors_are_tensorflow_errors():
         with tf.Session() as sess, pytest.raises(errors.InvalidArgumentError):
             sess.run(g, {x: np.ones(3), gy: np.ones(2)})
 
+
+
+def test_optimizer_gradients_are_gated_through_tuples_as_tf_names_them():
+    # compute_gradients (GATE_OP) makes each op's input gradients available together, as TF's
+    # gradients(gate_gradients=True): '<op>_grad/tuple/group_deps' and 'control_dependency[_k]' identities;
+    # names TF1 programs fetch. Without gating (tf.gradients' default, GATE_NONE) there are none.
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    w = tf.Variable([[1.0], [2.0]], name="w")
+    b = tf.Variable([0.5], name="b")
+    loss = tf.reduce_sum(tf.square(tf.matmul(x, w) + b))
+    gvs = tf.train.GradientDescentOptimizer(0.1).compute_gradients(loss)
+    assert [g.name for g, _ in gvs] == ["gradients/MatMul_grad/tuple/control_dependency_1:0",
+                                        "gradients/add_grad/tuple/control_dependency_1:0"]
+    graph = tf.get_default_graph()
+    deps = graph.get_operation_by_name("gradients/MatMul_grad/tuple/group_deps")
+    assert deps.type == "NoOp"
+    assert sorted(op.name for op in deps.control_inputs) == ["gradients/MatMul_grad/MatMul",
+                                                             "gradients/MatMul_grad/MatMul_1"]
+    gated = graph.get_operation_by_name("gradients/MatMul_grad/tuple/control_dependency_1")
+    assert gated.type == "Identity" and deps in gated.control_inputs
+    # The bias's gradient is the summed one (the other input keeps the incoming gradient, as TF's
+    # SmartBroadcastGradientArgs does); ungated gradients keep their own names.
+    plain = tf.gradients(loss, [w, b])
+    assert [g.name for g in plain] == ["gradients_1/MatMul_grad/MatMul_1:0", "gradients_1/add_grad/Reshape:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        feed = {x: [[1.0, 1.0], [0.0, 2.0]]}
+        a, c = sess.run([[g for g, _ in gvs], plain], feed)
+        for u, v in zip(a, c):
+            np.testing.assert_allclose(u, v)
+        np.testing.assert_allclose(a[1], [2 * (3.5 + 4.5)])

@@ -37,6 +37,11 @@ pub struct Options {
     /// Gradient types the caller computes ([`GradientRun`] stops at ops
     /// whose gradient type is one of them).
     pub external: HashSet<String>,
+    /// TensorFlow's `gate_gradients=True` (what `Optimizer.GATE_OP` asks
+    /// for): an op's input gradients, when more than one, are made available
+    /// together through a `<op>_grad/tuple` of `control_dependency` identities
+    /// gated on one `group_deps` no-op.
+    pub gate_gradients: bool,
 }
 
 fn is_differentiable_dtype(d: DType) -> bool {
@@ -98,6 +103,8 @@ struct Waiting {
     node: ferroflow_graph::Node,
     wanted: Vec<bool>,
     first_new: NodeId,
+    /// The gradient's name scope, handed to the caller.
+    scope: String,
 }
 
 /// A differentiation that can stop at ops whose gradient the caller
@@ -254,6 +261,7 @@ impl GradientRun {
                 stop: &self.stop,
                 xs_set: &self.xs_set,
                 external: &self.opts.external,
+                gate_gradients: self.opts.gate_gradients,
             };
             if let Some((out_grads, grad_type, wanted)) = visit(&mut b, &node, &mut ctx)? {
                 let scope = b
@@ -264,6 +272,7 @@ impl GradientRun {
                     node,
                     wanted,
                     first_new,
+                    scope: scope.clone(),
                 });
                 return Ok(Step::External(ExternalGrad {
                     node: id,
@@ -300,6 +309,13 @@ impl GradientRun {
             .waiting
             .take()
             .ok_or_else(|| Error::internal("no op is waiting for an external gradient"))?;
+        let in_grads = if self.opts.gate_gradients {
+            let mut scoped = Builder::new(graph, &w.scope);
+            scoped.control = self.opts.control_inputs.clone();
+            gate(&mut scoped, in_grads)?
+        } else {
+            in_grads
+        };
         let mut b = self.builder(graph);
         add_input_grads(
             &mut b,
@@ -334,6 +350,7 @@ struct VisitCtx<'a> {
     stop: &'a HashSet<Output>,
     xs_set: &'a HashSet<Output>,
     external: &'a HashSet<String>,
+    gate_gradients: bool,
 }
 
 /// What an op waiting for an external gradient hands back: its outputs'
@@ -411,11 +428,75 @@ fn visit(
             return Ok(None);
         };
         let scope_name = format!("{}_grad", node.name);
-        b.with_scope(&scope_name, |b| f(b, node, &dense))
-            .map_err(|e| annotate(e, &node.name))?
+        let gated = ctx.gate_gradients;
+        b.with_scope(&scope_name, |b| {
+            let in_grads = f(b, node, &dense)?;
+            if gated {
+                gate(b, in_grads)
+            } else {
+                Ok(in_grads)
+            }
+        })
+        .map_err(|e| annotate(e, &node.name))?
     };
     add_input_grads(b, node, in_grads, &wanted, first_new, ctx.pending)?;
     Ok(None)
+}
+
+/// TensorFlow's `control_flow_ops.tuple` over an op's input gradients, as
+/// `gate_gradients=True` builds it under the op's gradient scope: a
+/// `tuple/group_deps` no-op waiting for every gradient, and each gradient
+/// passed on through a `tuple/control_dependency[_k]` identity that waits
+/// for it (a sparse gradient's values; its indices pass as they are). One
+/// gradient or none is left alone, and so is a list (a TensorArray's flow).
+fn gate(b: &mut Builder<'_>, grads: Vec<Option<Grad>>) -> Result<Vec<Option<Grad>>> {
+    if grads.iter().flatten().count() < 2 {
+        return Ok(grads);
+    }
+    // A failure abandons the whole differentiation, so the builder's control
+    // context need not be restored on the error paths.
+    b.with_scope("tuple", |b| {
+        let outer = b.control.clone();
+        let mut deps: Vec<NodeId> = Vec::new();
+        for g in grads.iter().flatten() {
+            let n = match g {
+                Grad::Dense(o) => o.node,
+                Grad::Sparse { values, .. } => values.node,
+            };
+            if !deps.contains(&n) {
+                deps.push(n);
+            }
+        }
+        b.control = outer.iter().copied().chain(deps).collect();
+        let group = b.node_named("NoOp", "group_deps", &[], vec![])?;
+        b.control = outer.iter().copied().chain([group]).collect();
+        let mut out = Vec::with_capacity(grads.len());
+        for g in grads {
+            out.push(match g {
+                None => None,
+                // A TensorArray's flow (a list) has no Identity here: it passes ungated.
+                Some(Grad::Dense(o)) if b.graph.output(o).is_list => Some(Grad::Dense(o)),
+                Some(Grad::Dense(o)) => {
+                    let id = b.node_named("Identity", "control_dependency", &[o], vec![])?;
+                    Some(Grad::Dense(Output::new(id, 0)))
+                }
+                Some(Grad::Sparse {
+                    values,
+                    indices,
+                    dense_shape,
+                }) => {
+                    let id = b.node_named("Identity", "control_dependency", &[values], vec![])?;
+                    Some(Grad::Sparse {
+                        values: Output::new(id, 0),
+                        indices,
+                        dense_shape,
+                    })
+                }
+            });
+        }
+        b.control = outer;
+        Ok(out)
+    })
 }
 
 /// The node attr naming the gradient to use instead of the op type's

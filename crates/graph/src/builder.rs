@@ -271,6 +271,12 @@ impl<'g> Builder<'g> {
     }
 
     /// Gradients of `a op b` reduced back to each input's shape.
+    ///
+    /// As TensorFlow 2.21's `SmartBroadcastGradientArgs`: when the static
+    /// shapes tell which axes each input was broadcast along, an input with
+    /// none (and the output's rank) keeps its gradient as it is and the other
+    /// is summed over its axes; otherwise `BroadcastGradientArgs` decides at
+    /// run time for both.
     pub fn broadcast_reduce(
         &mut self,
         ga: Output,
@@ -286,9 +292,59 @@ impl<'g> Builder<'g> {
         }
         let shape_a = self.shape(a)?;
         let shape_b = self.shape(b)?;
+        if let Some((axes_a, axes_b)) = static_reduction_axes(&sa, &sb) {
+            let (ra, rb) = (sa.rank().unwrap_or(0), sb.rank().unwrap_or(0));
+            let ga = if !axes_a.is_empty() || ra < rb {
+                let axes = self.const_i32(axes_a)?;
+                let s = self.sum(ga, axes, true)?;
+                self.reshape(s, shape_a)?
+            } else {
+                ga
+            };
+            let gb = if !axes_b.is_empty() || rb < ra {
+                let axes = self.const_i32(axes_b)?;
+                let s = self.sum(gb, axes, true)?;
+                self.reshape(s, shape_b)?
+            } else {
+                gb
+            };
+            return Ok((ga, gb));
+        }
         let args = self.node("BroadcastGradientArgs", &[shape_a, shape_b], vec![])?;
         let ra = self.sum_to_shape(ga, Output::new(args, 0), shape_a)?;
         let rb = self.sum_to_shape(gb, Output::new(args, 1), shape_b)?;
         Ok((ra, rb))
     }
+}
+
+/// The axes (of the broadcast result) each operand of a broadcasting binary
+/// op was broadcast along, when the static shapes decide it (TensorFlow's
+/// `_InferGradientReductionAxes`): a dimension of 1 against one that is not
+/// 1 was broadcast; an unknown dimension otherwise leaves it to run time
+/// (None), as does an unknown rank.
+fn static_reduction_axes(
+    a: &crate::PartialShape,
+    b: &crate::PartialShape,
+) -> Option<(Vec<i32>, Vec<i32>)> {
+    let (da, db) = (a.dims()?, b.dims()?);
+    let rank = da.len().max(db.len());
+    let (mut axes_a, mut axes_b) = (Vec::new(), Vec::new());
+    for axis in 0..rank {
+        let dim = |d: &[Option<usize>]| {
+            if axis < rank - d.len() {
+                Some(1)
+            } else {
+                d[axis - (rank - d.len())]
+            }
+        };
+        let (x, y) = (dim(da), dim(db));
+        if x == Some(1) && y != Some(1) {
+            axes_a.push(axis as i32);
+        } else if y == Some(1) && x != Some(1) {
+            axes_b.push(axis as i32);
+        } else if x.is_none() || y.is_none() {
+            return None;
+        }
+    }
+    Some((axes_a, axes_b))
 }

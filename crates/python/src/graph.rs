@@ -219,7 +219,7 @@ impl Graph {
 
     /// Starts differentiating `sum(ys)` w.r.t. `xs` (see [`GradientRun`]):
     /// ops whose gradient type is in `external` are left to the caller.
-    #[pyo3(signature = (ys, xs, grad_ys, scope, stop_gradients, unconnected_zero, control_inputs, external))]
+    #[pyo3(signature = (ys, xs, grad_ys, scope, stop_gradients, unconnected_zero, control_inputs, external, gate_gradients=false))]
     #[allow(clippy::too_many_arguments)]
     fn gradients_start(
         &self,
@@ -232,6 +232,7 @@ impl Graph {
         unconnected_zero: bool,
         control_inputs: Vec<usize>,
         external: Vec<String>,
+        gate_gradients: bool,
     ) -> PyResult<GradientRun> {
         let ys: Vec<Output> = ys.into_iter().map(decode_tid).collect();
         let xs: Vec<Output> = xs.into_iter().map(decode_tid).collect();
@@ -246,6 +247,7 @@ impl Graph {
             },
             control_inputs,
             external: external.into_iter().collect(),
+            gate_gradients,
         };
         let mut g = self.inner.write();
         let run = guard(|| ferroflow_autodiff::GradientRun::new(&mut g, &ys, &xs, &grad_ys, opts))

@@ -86,6 +86,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
                 unconnected is UnconnectedGradients.ZERO,
                 controls,
                 gradient_registry.python_gradient_names(),
+                bool(gate_gradients),
             )
             while True:
                 step = run.step()
