@@ -1,5 +1,6 @@
-"""tf.nn.log_uniform_candidate_sampler and uniform_candidate_sampler give TensorFlow 2.21's candidates and
-expected counts for fixed seeds, run after run (tests/fixtures/random/candidate_samplers.json, written by
+"""tf.nn.log_uniform_candidate_sampler, uniform_candidate_sampler, fixed_unigram_candidate_sampler (reserved ids,
+distortion, shards) and learned_unigram_candidate_sampler (its counts growing run by run) give TensorFlow 2.21's
+candidates and expected counts for fixed seeds, run after run (tests/fixtures/random/candidate_samplers.json, written by
 tools/make_candidate_sampler_fixtures.py): a seeded tf.nn.sampled_softmax_loss or nce_loss then trains as
 TF's does (tests/programs/gru_language_model.py)."""
 
