@@ -941,3 +941,16 @@ def test_cast_sparse_tensor_and_indexed_slices():
     np.testing.assert_array_equal(v.indices, [[0, 0], [1, 2]])
     np.testing.assert_array_equal(s.values, np.array([[1.0, 2.0]]))
     np.testing.assert_allclose(d, [0.0, np.inf])
+
+
+def test_tile_by_multiples_known_in_part_keeps_the_known_dims():
+    # TF's shape function: tf.tile(w, [batch, 1, 1]) with a dynamic batch keeps w's other dims (the CapsNet and
+    # pointer-network programs feed such tiles to matmul and LSTM cells, which need them).
+    x = tf.placeholder(tf.float32, [None, 4])
+    w = tf.zeros([1, 3, 5])
+    batch = tf.shape(x)[0]
+    assert tf.tile(w, [batch, 1, 1]).shape.as_list() == [None, 3, 5]
+    assert tf.tile(w, [batch, 2, batch]).shape.as_list() == [None, 6, None]
+    assert tf.tile(tf.zeros([1, 1]), tf.stack([batch, 1])).shape.as_list() == [None, 1]
+    with tf.Session() as sess:
+        assert sess.run(tf.tile(w, [batch, 1, 1]), {x: np.zeros((2, 4))}).shape == (2, 3, 5)

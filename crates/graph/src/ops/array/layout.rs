@@ -370,7 +370,20 @@ fn tile(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                     .collect(),
             )
         }
-        (Some(d), None) => PartialShape::unknown_dims(d.len()),
+        // Multiples known in part (a Pack of constants and tensors, as `tf.tile(w, [batch, 1, 1])`
+        // builds): the dims they fix stay known, as TF's shape function keeps them.
+        (Some(d), None) => match ctx.shape_value(1).dims() {
+            Some(m) if m.len() == d.len() => PartialShape::from_dims(
+                d.iter()
+                    .zip(m)
+                    .map(|(x, k)| match (x, k) {
+                        (Some(v), Some(k)) => Some(v * k),
+                        _ => None,
+                    })
+                    .collect(),
+            ),
+            _ => PartialShape::unknown_dims(d.len()),
+        },
         (None, Some(m)) => PartialShape::unknown_dims(m.len()),
         _ => PartialShape::unknown(),
     };
