@@ -441,3 +441,22 @@ def test_while_loop_container_types_are_checked_as_tensorflow_checks_them():
     with tf.Session() as sess:
         r = tf.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x * 2), (i, x), maximum_iterations=4)
         assert sess.run(r) == (4, 16.0)
+
+
+def test_gradient_through_a_cond_reading_a_captured_tensor_array():
+    # raw_rnn's loop_fn reads the inputs' TensorArray inside a tf.cond: the If's gradient for that captured
+    # flow is a list (TF: a float flow), summed with the other reads' gradients.
+    v_in = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+    ta = tf.TensorArray(tf.float32, size=3, clear_after_read=False).unstack(v_in * 1.0)
+    x0 = tf.Variable([1.0, 1.0])
+
+    def body(t, acc):
+        read = tf.cond(t < 2, lambda: ta.read(t), lambda: ta.read(t) * 2.0) + ta.read(t)
+        return t + 1, acc + read * x0
+
+    _, total = tf.while_loop(lambda t, acc: t < 3, body, (tf.constant(0), tf.zeros([2])))
+    g_x0, g_in = tf.gradients(tf.reduce_sum(total), [x0, v_in])
+    got_total, got_x0, got_in = run([total, g_x0, g_in])
+    np.testing.assert_allclose(got_total, [16.0, 23.0])
+    np.testing.assert_allclose(got_x0, [16.0, 23.0])
+    np.testing.assert_allclose(got_in, [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]])

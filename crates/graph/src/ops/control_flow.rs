@@ -167,7 +167,16 @@ fn call(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 
 fn if_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let a = ctx.attrs();
-    Ok(declared(&a.dtypes("Tout")?, &a.shapes("output_shapes")?))
+    let mut outs = declared(&a.dtypes("Tout")?, &a.shapes("output_shapes")?);
+    // The gradient of a forward input that is a list (a TensorArray's flow
+    // captured by a branch) is a list too; the forward inputs follow the
+    // branch index.
+    for (i, o) in outs.iter_mut().enumerate() {
+        if i + 1 < ctx.num_inputs() && ctx.info(i + 1).is_list {
+            *o = OutputInfo::list();
+        }
+    }
+    Ok(outs)
 }
 
 fn while_op(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
