@@ -48,11 +48,16 @@ def test_a_loop_without_gradients_keeps_nothing_per_iteration():
 
 
 def test_a_loop_with_gradients_keeps_shapes_where_its_gradient_reads_only_shapes():
-    # x_{k+1} = x_k * c + 1: the add's gradient reads only the product's shape, so the forward loop keeps
-    # that shape per iteration, not the product (which doubled the memory of a long loop).
+    # x_{k+1} = x_k * c + y with shapes known only at run time: the add's gradient reads only the product's
+    # shape, so the forward loop keeps that shape per iteration, not the product (which doubled the memory
+    # of a long loop). (With static shapes that decide the broadcast, TF's gradient reads no shape at all.)
     n, size = 50, 8
     with tf.Graph().as_default() as g:
-        x0, loss = _loop(n, size, tf.constant(1.0))
+        x0 = tf.placeholder(tf.float32, [None])
+        y = tf.placeholder(tf.float32, [None])
+        c = tf.constant(1.0)
+        _, xn = tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * c + y), [tf.constant(0), x0])
+        loss = tf.reduce_sum(xn)
         grad = tf.gradients(loss, x0)[0]
         library = {f.signature.name: f for f in g.as_graph_def().library.function}
         saving = [f for name, f in library.items() if name.endswith("_saving")]
@@ -62,6 +67,6 @@ def test_a_loop_with_gradients_keeps_shapes_where_its_gradient_reads_only_shapes
         assert [tf.as_dtype(a.type) for a in extra] == [tf.int32]
         assert saving[0].ret[extra[0].name].endswith("saved_shape:output:0")
         with tf.Session() as s:
-            got_loss, got_grad = s.run([loss, grad], {x0: np.zeros(size, np.float32)})
+            got_loss, got_grad = s.run([loss, grad], {x0: np.zeros(size, np.float32), y: np.ones(size, np.float32)})
     assert got_loss == pytest.approx(n * size)
     np.testing.assert_array_equal(got_grad, np.ones(size, np.float32))
