@@ -37,8 +37,9 @@ use rayon::prelude::*;
 /// Runs `f(i)` for every `i` in `0..tasks`, each exactly once, spread over
 /// the calling thread and the team's helpers. Returns when all have run; a
 /// panic in any task is re-raised here after the others finished.
+#[inline]
 pub fn run<F: Fn(usize) + Sync>(tasks: usize, f: F) {
-    run_sweep(tasks, Sweep::Forward, f)
+    run_tasks(tasks, Sweep::Forward, &f)
 }
 
 /// Which end of its share of the tasks each thread starts from.
@@ -60,7 +61,18 @@ pub enum Sweep {
 }
 
 /// [`run`] with the given direction through each thread's share.
+#[inline]
 pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
+    run_tasks(tasks, sweep, &f)
+}
+
+/// The body of [`run_sweep`], behind a `dyn` so that it is compiled once
+/// rather than once per kernel closure: a task is a chunk of a kernel's
+/// work, so one indirect call per task costs nothing measurable, and the
+/// closure's own loop over its elements stays monomorphic. (Generic, the
+/// team plumbing was instantiated 1,500+ times, a quarter of this crate's
+/// LLVM IR with the other wrappers of [`crate::kernels::parallel`].)
+fn run_tasks(tasks: usize, sweep: Sweep, f: &(dyn Fn(usize) + Sync)) {
     match tasks {
         0 => return,
         1 => return f(0),
@@ -71,13 +83,10 @@ pub fn run_sweep<F: Fn(usize) + Sync>(tasks: usize, sweep: Sweep, f: F) {
         // outer job's tasks), or on a thread whose kernels run alone.
         return (0..tasks).for_each(f);
     }
-    run_shared(tasks, sweep, &f);
+    run_shared(tasks, sweep, f);
 }
 
-/// The part of [`run_sweep`] that hands tasks to other threads, behind a
-/// `dyn` so that rayon's job machinery is compiled once rather than once per
-/// kernel closure (it was half of this crate's LLVM IR, and most of its
-/// release build time).
+/// The part of [`run_tasks`] that hands tasks to other threads.
 fn run_shared(tasks: usize, sweep: Sweep, f: &(dyn Fn(usize) + Sync)) {
     if rayon::current_thread_index().is_some() {
         return (0..tasks).into_par_iter().for_each(f);

@@ -428,29 +428,57 @@ where
     F: Fn(T, T) -> T + Sync,
 {
     let out_shape = plan.out.clone();
-    let (ash, mut ad) = a.into_parts();
-    let (bsh, mut bd) = b.into_parts();
-    if ash == out_shape {
-        let bv = T::buffer(&bd)
-            .ok_or_else(|| Error::internal("dtype"))?
-            .clone();
-        if let Some(av) = T::buffer_mut(&mut ad).and_then(Arc::get_mut) {
+    match Operands::<T>::of(a, b, &out_shape)? {
+        Operands::IntoLeft(mut ad, bv) => {
+            let av = unique_buffer::<T>(&mut ad);
             plan.update_left(av, &bv, f);
-            return Tensor::new(out_shape, ad);
+            Tensor::new(out_shape, ad)
         }
-    }
-    if bsh == out_shape {
-        let av = T::buffer(&ad)
-            .ok_or_else(|| Error::internal("dtype"))?
-            .clone();
-        if let Some(bv) = T::buffer_mut(&mut bd).and_then(Arc::get_mut) {
+        Operands::IntoRight(av, mut bd) => {
+            let bv = unique_buffer::<T>(&mut bd);
             plan.update_right(&av, bv, f);
-            return Tensor::new(out_shape, bd);
+            Tensor::new(out_shape, bd)
         }
+        Operands::New(av, bv) => Tensor::from_vec(out_shape, plan.map(&av, &bv, f)),
     }
-    let av = T::buffer(&ad).ok_or_else(|| Error::internal("dtype"))?;
-    let bv = T::buffer(&bd).ok_or_else(|| Error::internal("dtype"))?;
-    Tensor::from_vec(out_shape, plan.map(av, bv, f))
+}
+
+/// The inputs of a same-dtype binary op and where its result goes: into
+/// the buffer of an input that has the output's shape and is not shared
+/// (kept as `Data`, the other input's buffer beside it), or a new one.
+/// Apart from [`same_type`] so that this part is compiled once per element
+/// type, not once per op.
+enum Operands<T> {
+    IntoLeft(Data, Arc<Vec<T>>),
+    IntoRight(Arc<Vec<T>>, Data),
+    New(Arc<Vec<T>>, Arc<Vec<T>>),
+}
+
+impl<T: Element> Operands<T> {
+    fn of(a: Tensor, b: Tensor, out_shape: &Shape) -> Result<Operands<T>> {
+        let (ash, mut ad) = a.into_parts();
+        let (bsh, mut bd) = b.into_parts();
+        let buffer = |d: &Data| {
+            T::buffer(d)
+                .cloned()
+                .ok_or_else(|| Error::internal("dtype"))
+        };
+        let unique = |d: &mut Data| T::buffer_mut(d).and_then(Arc::get_mut).is_some();
+        if ash == *out_shape && unique(&mut ad) {
+            return Ok(Operands::IntoLeft(ad, buffer(&bd)?));
+        }
+        if bsh == *out_shape && unique(&mut bd) {
+            return Ok(Operands::IntoRight(buffer(&ad)?, bd));
+        }
+        Ok(Operands::New(buffer(&ad)?, buffer(&bd)?))
+    }
+}
+
+/// The elements of a buffer [`Operands::of`] found unshared.
+fn unique_buffer<T: Element>(d: &mut Data) -> &mut Vec<T> {
+    T::buffer_mut(d)
+        .and_then(Arc::get_mut)
+        .expect("an unshared buffer of this type")
 }
 
 fn compare<T, F>(a: &Tensor, b: &Tensor, plan: &Broadcast, f: F) -> Result<Tensor>

@@ -35,7 +35,14 @@ pub fn zeroed<T: Copy + Default + Send>(n: usize) -> Vec<T> {
 ///
 /// Each chunk is cleared just before `f` fills it, while it is in the
 /// cache, so a large result costs one pass over memory, not two.
+#[inline]
 pub fn filled<T: Copy + Default + Send, F: Fn(usize, &mut [T]) + Sync>(n: usize, f: F) -> Vec<T> {
+    filled_by(n, &f)
+}
+
+/// [`filled`], compiled once per element type: `f` is called once per
+/// chunk, and its loop over the chunk's elements stays monomorphic.
+fn filled_by<T: Copy + Default + Send>(n: usize, f: &(dyn Fn(usize, &mut [T]) + Sync)) -> Vec<T> {
     if n < PARALLEL_THRESHOLD {
         let mut v = vec![T::default(); n];
         f(0, &mut v);
@@ -118,9 +125,15 @@ pub fn advise_huge_pages<T>(_: &[T]) {
     let _ = HUGE_PAGE_MIN_BYTES;
 }
 
-/// Fills `out[i] = f(i)` for each index, in parallel for large outputs.
+/// Calls `f(start, chunk)` over consecutive chunks of `out` (`chunk` holds
+/// the elements from index `start` on), in parallel for large outputs.
 #[inline]
 pub fn fill_indexed<O: Send, F: Fn(usize, &mut [O]) + Sync>(out: &mut [O], f: F) {
+    fill_indexed_by(out, &f)
+}
+
+/// [`fill_indexed`], compiled once per element type.
+fn fill_indexed_by<O: Send>(out: &mut [O], f: &(dyn Fn(usize, &mut [O]) + Sync)) {
     if out.len() < PARALLEL_THRESHOLD {
         f(0, out);
     } else {
@@ -154,7 +167,13 @@ pub fn map_in_place<A: Copy + Send + Sync, F: Fn(A) -> A + Sync>(x: &mut [A], f:
 
 /// Runs `f(row_start, rows)` over blocks of rows of `out`, where each row has
 /// `row_len` elements, in parallel when there is enough work.
+#[inline]
 pub fn for_rows<O: Send, F: Fn(usize, &mut [O]) + Sync>(out: &mut [O], row_len: usize, f: F) {
+    for_rows_by(out, row_len, &f)
+}
+
+/// [`for_rows`], compiled once per element type.
+fn for_rows_by<O: Send>(out: &mut [O], row_len: usize, f: &(dyn Fn(usize, &mut [O]) + Sync)) {
     let n = out.len();
     if row_len == 0 || n == 0 {
         return;
