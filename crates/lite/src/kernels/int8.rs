@@ -23,6 +23,7 @@ use std::sync::Mutex;
 
 use super::float::{padding, reduce_shape, BroadcastPlan};
 use super::geometry::{Axis, Padding};
+use super::requant::Requant;
 use super::{activation_range, const_ints, Inputs, Kernel, RunContext};
 use crate::error::{Error, LiteError, Result};
 use crate::interpreter::Slot;
@@ -309,38 +310,18 @@ pub fn rows_dot(x: &[i8], w: &[i8], k: usize, acc: &mut [i32]) {
     rows_dot_plain(x, w, k, acc)
 }
 
-/// Columns of the int16 GEMM's operands are padded to a multiple of this.
-const KB: usize = 16;
-
-/// `src` (`rows x k` int8) widened to int16 rows of `kp` values, zero
-/// padded.
-fn widen_rows(src: &[i8], rows: usize, k: usize, kp: usize) -> Vec<i16> {
-    let mut out = vec![0i16; rows * kp];
-    for (dst, row) in out.chunks_exact_mut(kp).zip(src.chunks_exact(k.max(1))) {
-        for (d, &v) in dst.iter_mut().zip(row) {
-            *d = v as i16;
-        }
-    }
-    out
+/// `src` (`rows x k` int8) widened to int16.
+fn widen_rows(src: &[i8]) -> Vec<i16> {
+    src.iter().map(|&v| v as i16).collect()
 }
 
 /// `acc[r * n + o] = bias[o] + x[r] . w[o]` (wrapping int32) for the `m`
-/// rows of `x` and the `n` rows of `w`, both int16 rows of `kp` values.
-/// Integer sums are exact, so the blocking does not change results.
-fn gemm_i16(m: usize, n: usize, kp: usize, x: &[i16], w: &[i16], bias: &[i32], acc: &mut [i32]) {
-    let (x, w, bias, acc) = (&x[..m * kp], &w[..n * kp], &bias[..n], &mut acc[..m * n]);
-    #[cfg(target_arch = "x86_64")]
-    {
-        if kp.is_multiple_of(KB) && std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is present (checked just above) and the slices
-            // hold the `m x kp`, `n x kp`, `n` and `m x n` values the
-            // kernel reads and writes.
-            unsafe { gemm_i16_avx2(m, n, kp, x, w, bias, acc) };
-            return;
-        }
-    }
-    for (r, xr) in x.chunks_exact(kp.max(1)).enumerate() {
-        for (o, wr) in w.chunks_exact(kp.max(1)).enumerate() {
+/// rows of `x` and the `n` rows of `w`, both int16 rows of `k` values: the
+/// portable path of CPUs without AVX2.
+fn gemm_i16(m: usize, n: usize, k: usize, x: &[i16], w: &[i16], bias: &[i32], acc: &mut [i32]) {
+    let (x, w, bias, acc) = (&x[..m * k], &w[..n * k], &bias[..n], &mut acc[..m * n]);
+    for (r, xr) in x.chunks_exact(k.max(1)).enumerate() {
+        for (o, wr) in w.chunks_exact(k.max(1)).enumerate() {
             let mut s = bias[o];
             for (&a, &b) in xr.iter().zip(wr) {
                 s = s.wrapping_add(a as i32 * b as i32);
@@ -348,203 +329,6 @@ fn gemm_i16(m: usize, n: usize, kp: usize, x: &[i16], w: &[i16], bias: &[i32], a
             acc[r * n + o] = s;
         }
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn gemm_i16_avx2(
-    m: usize,
-    n: usize,
-    kp: usize,
-    x: &[i16],
-    w: &[i16],
-    bias: &[i32],
-    acc: &mut [i32],
-) {
-    let (xp, wp, bp, ap) = (x.as_ptr(), w.as_ptr(), bias.as_ptr(), acc.as_mut_ptr());
-    let mut o = 0;
-    while o < n {
-        let nr = (n - o).min(2);
-        let mut r = 0;
-        while r < m {
-            let mr = (m - r).min(4);
-            let (xs, ws, bs, as_) = (xp.add(r * kp), wp.add(o * kp), bp.add(o), ap.add(r * n + o));
-            match (mr, nr) {
-                (4, 2) => tile_avx2::<4, 2>(xs, ws, kp, bs, as_, n),
-                (3, 2) => tile_avx2::<3, 2>(xs, ws, kp, bs, as_, n),
-                (2, 2) => tile_avx2::<2, 2>(xs, ws, kp, bs, as_, n),
-                (1, 2) => tile_avx2::<1, 2>(xs, ws, kp, bs, as_, n),
-                (4, _) => tile_avx2::<4, 1>(xs, ws, kp, bs, as_, n),
-                (3, _) => tile_avx2::<3, 1>(xs, ws, kp, bs, as_, n),
-                (2, _) => tile_avx2::<2, 1>(xs, ws, kp, bs, as_, n),
-                _ => tile_avx2::<1, 1>(xs, ws, kp, bs, as_, n),
-            }
-            r += mr;
-        }
-        o += nr;
-    }
-}
-
-/// One `MR x NR` block of [`gemm_i16`]: 16 products per `madd` per pair of
-/// rows, the accumulators in registers, summed across lanes at the end.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[inline]
-#[allow(clippy::needless_range_loop)]
-unsafe fn tile_avx2<const MR: usize, const NR: usize>(
-    x: *const i16,
-    w: *const i16,
-    kp: usize,
-    bias: *const i32,
-    acc: *mut i32,
-    n: usize,
-) {
-    use std::arch::x86_64::*;
-    let mut s = [[_mm256_setzero_si256(); NR]; MR];
-    let mut k = 0;
-    while k < kp {
-        let mut xv = [_mm256_setzero_si256(); MR];
-        for (r, v) in xv.iter_mut().enumerate() {
-            *v = _mm256_loadu_si256(x.add(r * kp + k) as *const __m256i);
-        }
-        for c in 0..NR {
-            let wv = _mm256_loadu_si256(w.add(c * kp + k) as *const __m256i);
-            for r in 0..MR {
-                s[r][c] = _mm256_add_epi32(s[r][c], _mm256_madd_epi16(xv[r], wv));
-            }
-        }
-        k += KB;
-    }
-    for (r, row) in s.iter().enumerate() {
-        for (c, &v) in row.iter().enumerate() {
-            let q = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
-            let q = _mm_add_epi32(q, _mm_shuffle_epi32::<0b01_00_11_10>(q));
-            let q = _mm_add_epi32(q, _mm_shuffle_epi32::<0b10_11_00_01>(q));
-            *acc.add(r * n + c) = (*bias.add(c)).wrapping_add(_mm_cvtsi128_si32(q));
-        }
-    }
-}
-
-/// Per-channel requantization of convolution accumulators (TFLite's two
-/// roundings, as [`Multiplier::apply`]), laid out for vector code.
-struct Requant {
-    q31: Vec<i32>,
-    left: Vec<i32>,
-    right: Vec<i32>,
-    zp: i32,
-    lo: i32,
-    hi: i32,
-}
-
-impl Requant {
-    fn new(mult: &[Multiplier], zp: i32, act: (i32, i32)) -> Requant {
-        Requant {
-            q31: mult.iter().map(|m| m.q31).collect(),
-            left: mult.iter().map(|m| m.shift.max(0)).collect(),
-            right: mult.iter().map(|m| (-m.shift).clamp(0, 31)).collect(),
-            zp,
-            lo: act.0,
-            hi: act.1,
-        }
-    }
-
-    /// `dst[c] = clamp(apply(acc[c]) + zp)` for one pixel's channels.
-    fn store(&self, acc: &[i32], dst: &mut [i8]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::qgemm::avx512_dq() {
-                // SAFETY: the CPU supports these AVX-512 subsets (checked
-                // once by `avx512_dq`).
-                return unsafe { self.store_avx512(acc, dst) };
-            }
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                return unsafe { self.store_avx2(acc, dst) };
-            }
-        }
-        self.store_plain(acc, dst)
-    }
-
-    /// [`Requant::store`] for each row of `dst` (rows of `c` values, `c`
-    /// the channel count), reading row `r`'s accumulators at
-    /// `acc[r * stride..]`.
-    fn store_rows(&self, acc: &[i32], stride: usize, dst: &mut [i8]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if super::qgemm::avx512_dq() {
-                // SAFETY: the CPU supports these AVX-512 subsets (checked
-                // once by `avx512_dq`).
-                return unsafe { self.store_rows_avx512(acc, stride, dst) };
-            }
-        }
-        let c = self.q31.len();
-        for (a, d) in acc.chunks(stride).zip(dst.chunks_exact_mut(c)) {
-            self.store(&a[..c], d);
-        }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
-    unsafe fn store_rows_avx512(&self, acc: &[i32], stride: usize, dst: &mut [i8]) {
-        let c = self.q31.len();
-        for (a, d) in acc.chunks(stride).zip(dst.chunks_exact_mut(c)) {
-            self.store_plain(&a[..c], d);
-        }
-    }
-
-    /// The same loop where 64-bit lanes have arithmetic shifts and
-    /// multiplies (AVX2 has neither), so the int64 steps vectorize.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx512dq,avx2")]
-    unsafe fn store_avx512(&self, acc: &[i32], dst: &mut [i8]) {
-        self.store_plain(acc, dst)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2")]
-    unsafe fn store_avx2(&self, acc: &[i32], dst: &mut [i8]) {
-        self.store_plain(acc, dst)
-    }
-
-    #[inline(always)]
-    fn store_plain(&self, acc: &[i32], dst: &mut [i8]) {
-        let (zp, lo, hi) = (self.zp, self.lo, self.hi);
-        for ((((d, &a), &q), &l), &r) in dst
-            .iter_mut()
-            .zip(acc)
-            .zip(&self.q31)
-            .zip(&self.left)
-            .zip(&self.right)
-        {
-            *d = requant_lane(a, q, l, r).wrapping_add(zp).clamp(lo, hi) as i8;
-        }
-    }
-}
-
-/// [`Multiplier::apply`] without branches (so that it vectorizes): `a`
-/// shifted left by `left`, the rounded doubling high product with `q`
-/// (saturating its one overflow), then a rounding right shift by `right`.
-#[inline(always)]
-fn requant_lane(a: i32, q: i32, left: i32, right: i32) -> i32 {
-    let x = a.wrapping_shl(left as u32);
-    let ab = x as i64 * q as i64;
-    let nudge = if ab >= 0 {
-        1i64 << 30
-    } else {
-        1 - (1i64 << 30)
-    };
-    let s = ab + nudge;
-    // Division by 2^31 truncating toward zero.
-    let t = ((s + ((s >> 63) & ((1i64 << 31) - 1))) >> 31) as i32;
-    let hm = if x == i32::MIN && q == i32::MIN {
-        i32::MAX
-    } else {
-        t
-    };
-    let mask = 1u32.wrapping_shl(right as u32).wrapping_sub(1) as i32;
-    let rem = hm & mask;
-    let threshold = (mask >> 1) + i32::from(hm < 0);
-    (hm >> right) + i32::from(rem > threshold)
 }
 
 /// Per-thread scratch of the int8 convolutions.
@@ -566,6 +350,7 @@ thread_local! {
 // Weighted operators.
 
 /// Weights, bias and requantization shared by FULLY_CONNECTED and CONV_2D.
+#[derive(Clone)]
 struct Weighted {
     /// `[out, k]` int8 weights.
     w: Vec<i8>,
@@ -780,6 +565,29 @@ fn geom(
     })
 }
 
+/// The GEMM an int8 convolution runs on, with its weights packed for it.
+enum ConvGemm {
+    /// AVX512-VNNI (`qgemm`).
+    Vnni(super::qgemm::Packed),
+    /// AVX2 int16 outer products (`qgemm_avx2`).
+    Avx2(super::qgemm_avx2::Packed),
+    /// Portable: the weights widened to int16, `[out, k]`.
+    Plain(Vec<i16>),
+}
+
+impl ConvGemm {
+    /// The fastest GEMM this CPU runs.
+    fn for_cpu(p: &Weighted) -> ConvGemm {
+        if super::qgemm::available() {
+            ConvGemm::Vnni(super::qgemm::Packed::new(&p.w, &p.bias, p.out, p.k))
+        } else if super::qgemm_avx2::available() {
+            ConvGemm::Avx2(super::qgemm_avx2::Packed::new(&p.w, &p.bias, p.out, p.k))
+        } else {
+            ConvGemm::Plain(widen_rows(&p.w))
+        }
+    }
+}
+
 struct Conv {
     p: Weighted,
     kh: usize,
@@ -790,13 +598,7 @@ struct Conv {
     stride: [i32; 2],
     dilation: [i32; 2],
     geom: Option<Geom>,
-    /// The weights packed for the VNNI GEMM, when the CPU has it.
-    vnni: Option<super::qgemm::Packed>,
-    /// The weights widened to int16, rows padded to `kp` values (without
-    /// VNNI).
-    w16: Vec<i16>,
-    /// `k` rounded up to a multiple of [`KB`].
-    kp: usize,
+    gemm: ConvGemm,
     rq: Requant,
 }
 
@@ -824,19 +626,10 @@ impl Conv {
                 "CONV_2D: input zero point {zx} is out of the INT8 range"
             );
         }
-        let kp = p.k.div_ceil(KB) * KB;
-        let (vnni, w16) = if super::qgemm::available() {
-            let packed = super::qgemm::Packed::new(&p.w, &p.bias, p.out, p.k);
-            (Some(packed), Vec::new())
-        } else {
-            (None, widen_rows(&p.w, p.out, p.k, kp))
-        };
         let rq = Requant::new(&p.mult, p.out_zp, p.act);
         Ok(Conv {
             rq,
-            vnni,
-            w16,
-            kp,
+            gemm: ConvGemm::for_cpu(&p),
             p,
             kh,
             kw,
@@ -851,13 +644,34 @@ impl Conv {
 }
 
 impl Conv {
-    /// The same convolution on the int16 GEMM (the path of CPUs without
-    /// VNNI), for tests.
+    /// The same convolution on each GEMM this CPU runs, for tests.
     #[cfg(test)]
-    fn without_vnni(mut self) -> Conv {
-        self.vnni = None;
-        self.w16 = widen_rows(&self.p.w, self.p.out, self.p.k, self.kp);
-        self
+    fn on_every_gemm(self) -> Vec<Conv> {
+        let mut gemms = vec![ConvGemm::Plain(widen_rows(&self.p.w))];
+        if super::qgemm_avx2::available() {
+            let pk = super::qgemm_avx2::Packed::new(&self.p.w, &self.p.bias, self.p.out, self.p.k);
+            gemms.push(ConvGemm::Avx2(pk));
+        }
+        if super::qgemm::available() {
+            let pk = super::qgemm::Packed::new(&self.p.w, &self.p.bias, self.p.out, self.p.k);
+            gemms.push(ConvGemm::Vnni(pk));
+        }
+        gemms
+            .into_iter()
+            .map(|gemm| Conv {
+                p: self.p.clone(),
+                rq: self.rq.clone(),
+                gemm,
+                geom: None,
+                kh: self.kh,
+                kw: self.kw,
+                ic: self.ic,
+                in_zp: self.in_zp,
+                padding: self.padding,
+                stride: self.stride,
+                dilation: self.dilation,
+            })
+            .collect()
     }
 }
 
@@ -919,53 +733,79 @@ impl Kernel for Conv {
             SCRATCH.with(|cell| {
                 let mut guard = cell.borrow_mut();
                 let Scratch { x8, x16, acc } = &mut *guard;
-                if let Some(pk) = &self.vnni {
-                    let (kp, np) = (pk.kp, pk.np);
-                    acc.resize(rows * np, 0);
-                    if pointwise && kp == ic {
-                        // A 1x1 convolution's input rows are the GEMM's
-                        // rows: read in place, 128 added by the kernel.
-                        let a: &[u8] = bytemuck::cast_slice(&x[p0 * ic..(p0 + rows) * ic]);
-                        super::qgemm::gemm(rows, a, pk, acc, true);
-                    } else {
-                        // Unsigned im2col rows (x + 128); the bytes past
-                        // `k` meet zero weights.
-                        x8.resize(rows * kp, 0);
-                        for (row, (img, oy, ox)) in x8.chunks_exact_mut(kp).zip(pixels(p0)) {
-                            let to_u8 = |v: i8| (v as u8) ^ 0x80;
-                            im2col_row(
-                                &mut row[..k],
-                                img,
-                                g,
-                                [oy, ox],
-                                [kh, kw, ic],
-                                to_u8(zp),
-                                to_u8,
-                            );
+                match &self.gemm {
+                    ConvGemm::Vnni(pk) => {
+                        let (kp, np) = (pk.kp, pk.np);
+                        acc.resize(rows * np, 0);
+                        if pointwise && kp == ic {
+                            // A 1x1 convolution's input rows are the GEMM's
+                            // rows: read in place, 128 added by the kernel.
+                            let a: &[u8] = bytemuck::cast_slice(&x[p0 * ic..(p0 + rows) * ic]);
+                            super::qgemm::gemm(rows, a, pk, acc, true);
+                        } else {
+                            // Unsigned im2col rows (x + 128); the bytes past
+                            // `k` meet zero weights.
+                            x8.resize(rows * kp, 0);
+                            for (row, (img, oy, ox)) in x8.chunks_exact_mut(kp).zip(pixels(p0)) {
+                                let to_u8 = |v: i8| (v as u8) ^ 0x80;
+                                im2col_row(
+                                    &mut row[..k],
+                                    img,
+                                    g,
+                                    [oy, ox],
+                                    [kh, kw, ic],
+                                    to_u8(zp),
+                                    to_u8,
+                                );
+                            }
+                            super::qgemm::gemm(rows, x8, pk, acc, false);
                         }
-                        super::qgemm::gemm(rows, x8, pk, acc, false);
+                        self.rq.store_rows(acc, np, dst);
                     }
-                    self.rq.store_rows(acc, np, dst);
-                    return;
-                }
-                let kp = self.kp;
-                x16.resize(rows * kp, 0);
-                acc.resize(rows * oc, 0);
-                for (row, (img, oy, ox)) in x16.chunks_exact_mut(kp).zip(pixels(p0)) {
-                    im2col_row(
-                        &mut row[..k],
-                        img,
-                        g,
-                        [oy, ox],
-                        [kh, kw, ic],
-                        zp as i16,
-                        |v| v as i16,
-                    );
-                    row[k..].fill(0);
-                }
-                gemm_i16(rows, oc, kp, x16, &self.w16, &self.p.bias, acc);
-                for (a, d) in acc.chunks_exact(oc).zip(dst.chunks_exact_mut(oc)) {
-                    self.rq.store(a, d);
+                    ConvGemm::Avx2(pk) => {
+                        // Widened rows; the values past `k` meet zero
+                        // weights, so they are left as they are.
+                        let (kp, np) = (pk.kp, pk.np);
+                        x16.resize(rows * kp, 0);
+                        acc.resize(rows * np, 0);
+                        if pointwise {
+                            let src = &x[p0 * ic..(p0 + rows) * ic];
+                            for (row, px) in x16.chunks_exact_mut(kp).zip(src.chunks_exact(ic)) {
+                                for (d, &v) in row.iter_mut().zip(px) {
+                                    *d = v as i16;
+                                }
+                            }
+                        } else {
+                            for (row, (img, oy, ox)) in x16.chunks_exact_mut(kp).zip(pixels(p0)) {
+                                im2col_row(
+                                    &mut row[..k],
+                                    img,
+                                    g,
+                                    [oy, ox],
+                                    [kh, kw, ic],
+                                    zp as i16,
+                                    |v| v as i16,
+                                );
+                            }
+                        }
+                        if self.rq.vector_exact() {
+                            super::qgemm_avx2::gemm_requant(rows, x16, pk, &self.rq, dst);
+                        } else {
+                            super::qgemm_avx2::gemm(rows, x16, pk, acc);
+                            self.rq.store_rows(acc, np, dst);
+                        }
+                    }
+                    ConvGemm::Plain(w16) => {
+                        x16.resize(rows * k, 0);
+                        acc.resize(rows * oc, 0);
+                        for (row, (img, oy, ox)) in x16.chunks_exact_mut(k.max(1)).zip(pixels(p0)) {
+                            im2col_row(row, img, g, [oy, ox], [kh, kw, ic], zp as i16, |v| {
+                                v as i16
+                            });
+                        }
+                        gemm_i16(rows, oc, k, x16, w16, &self.p.bias, acc);
+                        self.rq.store_rows(acc, oc, dst);
+                    }
                 }
             });
         };
@@ -1923,69 +1763,13 @@ mod tests {
     }
 
     #[test]
-    fn vector_requantization_matches_multiplier_apply() {
-        let xs = [
-            i32::MIN,
-            i32::MIN + 1,
-            -1 << 20,
-            -77777,
-            -3,
-            -2,
-            -1,
-            0,
-            1,
-            2,
-            3,
-            5,
-            123_456,
-            1 << 24,
-            i32::MAX,
-        ];
-        for &m in &[
-            1e-9f64, 0.0003, 0.013, 0.25, 0.47, 0.5, 0.9999, 1.7, 13.2, 0.0,
-        ] {
-            let mu = Multiplier::new(m);
-            let rq = Requant::new(&[mu; 15], 3, (-128, 127));
-            let mut got = [0i8; 15];
-            rq.store(&xs, &mut got);
-            let mut plain = [0i8; 15];
-            rq.store_plain(&xs, &mut plain);
-            assert_eq!(got, plain, "m={m}");
-            for (&x, &g) in xs.iter().zip(&got) {
-                let want = mu.apply(x).wrapping_add(3).clamp(-128, 127) as i8;
-                assert_eq!(g, want, "m={m} x={x}");
-                if mu.shift <= 0 {
-                    let lane = requant_lane(x, mu.q31, mu.shift.max(0), (-mu.shift).clamp(0, 31));
-                    assert_eq!(lane, mu.apply(x), "m={m} x={x}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn blocked_gemm_matches_the_plain_sums() {
-        // Every edge of the 4x2 blocking, K padded with zeros.
-        for (m, n, k) in [
-            (1usize, 1usize, 3usize),
-            (5, 3, 27),
-            (9, 7, 40),
-            (4, 2, 16),
-            (7, 5, 1),
-        ] {
-            let kp = k.div_ceil(KB) * KB;
+    fn portable_gemm_matches_the_dot_products() {
+        for (m, n, k) in [(1usize, 1usize, 3usize), (5, 3, 27), (9, 7, 40), (7, 5, 1)] {
             let xs: Vec<i8> = (0..m * k).map(|i| (i * 37 % 256) as u8 as i8).collect();
             let ws: Vec<i8> = (0..n * k).map(|i| (i * 91 % 253) as u8 as i8).collect();
             let bias: Vec<i32> = (0..n as i32).map(|o| o * 1000 - 77).collect();
             let mut acc = vec![0; m * n];
-            gemm_i16(
-                m,
-                n,
-                kp,
-                &widen_rows(&xs, m, k, kp),
-                &widen_rows(&ws, n, k, kp),
-                &bias,
-                &mut acc,
-            );
+            gemm_i16(m, n, k, &widen_rows(&xs), &widen_rows(&ws), &bias, &mut acc);
             for r in 0..m {
                 for o in 0..n {
                     let want = bias[o] + dot_i8(&xs[r * k..(r + 1) * k], &ws[o * k..(o + 1) * k]);
@@ -2033,7 +1817,7 @@ mod tests {
     }
 
     #[test]
-    fn convolutions_match_the_reference_on_both_gemms() {
+    fn convolutions_match_the_reference_on_every_gemm() {
         // Odd sizes, SAME/VALID padding, strides, dilation, 1x1 and
         // larger windows, per-channel weight scales, output channel
         // counts around the 16-lane and 64-channel panels.
@@ -2098,15 +1882,13 @@ mod tests {
                 zy as i32,
             );
             let conv = Conv::new(&o, &tensors, padding, [stride; 2], [dil; 2], 0).unwrap();
-            let plain = conv.without_vnni();
             let what = format!("{ih}x{iw}x{ic} -> {oc}, {kh}x{kw}/{stride} d{dil} {padding:?}");
-            for (name, mut k) in [
-                (
-                    "default",
-                    Conv::new(&o, &tensors, padding, [stride; 2], [dil; 2], 0).unwrap(),
-                ),
-                ("int16", plain),
-            ] {
+            for mut k in conv.on_every_gemm() {
+                let name = match k.gemm {
+                    ConvGemm::Vnni(_) => "VNNI",
+                    ConvGemm::Avx2(_) => "AVX2",
+                    ConvGemm::Plain(_) => "portable",
+                };
                 run(&mut k, &mut tensors, &[0, 1, 2], &[3]);
                 let got: Vec<i8> = tensors[3].as_slice::<i8>().to_vec();
                 assert_eq!(got, want, "{name} gemm, {what}");

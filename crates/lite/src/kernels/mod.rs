@@ -8,6 +8,8 @@ pub mod geometry;
 pub mod hybrid;
 pub mod int8;
 pub mod qgemm;
+pub mod qgemm_avx2;
+pub mod requant;
 pub mod sgemm;
 pub mod shape_ops;
 pub mod simd;
