@@ -24,18 +24,12 @@ pub const PANEL: usize = 8;
 /// accumulators, 2 weight vectors and a broadcast: 15 of 16 registers).
 const MR: usize = 6;
 
-/// True when the CPU runs this kernel (checked once).
+/// True when the CPU runs this kernel (std caches the detection).
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
-    {
-        use std::sync::OnceLock;
-        static OK: OnceLock<bool> = OnceLock::new();
-        *OK.get_or_init(|| std::arch::is_x86_feature_detected!("avx2"))
-    }
+    return std::arch::is_x86_feature_detected!("avx2");
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    false
 }
 
 /// Int8 weights `[n, k]` widened and packed for [`gemm`], with their bias.
