@@ -460,3 +460,25 @@ def test_gradient_through_a_cond_reading_a_captured_tensor_array():
     np.testing.assert_allclose(got_total, [16.0, 23.0])
     np.testing.assert_allclose(got_x0, [16.0, 23.0])
     np.testing.assert_allclose(got_in, [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]])
+
+
+def test_gradients_inside_a_loop_body_with_respect_to_outer_variables():
+    # MAML's inner step in map_fn: tf.gradients in the body of tensors of the enclosing graph (a
+    # variable, a constant), then the outer gradient through that inner one (second order).
+    w = tf.Variable([0.5, -1.5])
+    c = tf.constant(3.0)
+    xs = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0]], np.float32)
+
+    def per_task(x):
+        inner = tf.reduce_sum(tf.square(w * x)) + c * c
+        g_w, g_c = tf.gradients(inner, [w, c])
+        fast = w - 0.1 * g_w
+        return tf.reduce_sum(fast * x) + 0.0 * g_c, g_c
+
+    outs, g_cs = tf.map_fn(per_task, tf.constant(xs), dtype=(tf.float32, tf.float32))
+    outer = tf.gradients(tf.reduce_sum(outs), w)[0]
+    got_outs, got_gc, got_outer = run([outs, g_cs, outer])
+    w0 = np.array([0.5, -1.5], np.float32)
+    np.testing.assert_allclose(got_outs, ((w0 - 0.2 * xs**2 * w0) * xs).sum(1), rtol=1e-6)
+    np.testing.assert_allclose(got_gc, [6.0, 6.0, 6.0])
+    np.testing.assert_allclose(got_outer, ((1 - 0.2 * xs**2) * xs).sum(0), rtol=1e-6)

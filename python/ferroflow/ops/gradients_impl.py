@@ -71,6 +71,15 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
     stop = [] if stop_gradients is None else [ops.convert_to_tensor(s) for s in _as_list(stop_gradients)]
     unconnected = UnconnectedGradients(unconnected_gradients)
     graph = ops._get_graph_from_inputs(ys + xs)
+    default = ops.get_default_graph()
+    if default is graph or ops._encloses(graph, default):
+        # Inside a function body (a while loop's, a branch's: MAML's inner step in map_fn), tensors of
+        # the enclosing graphs stand for the body's arguments that capture them.
+        graph = default
+        xs = [_captured(graph, x) for x in xs]
+        ys = [_captured(graph, y) for y in ys]
+        grad_ys = [None if g is None else _captured(graph, g) for g in grad_ys]
+        stop = [_captured(graph, s) for s in stop]
     for t in ys + xs + [g for g in grad_ys if g is not None] + stop:
         if t.graph is not graph:
             raise ValueError(f"Tensor {t} is not from the graph of the others passed to gradients")
@@ -114,6 +123,13 @@ def gradients(ys, xs, grad_ys=None, name="gradients", colocate_gradients_with_op
         else:
             out.append(graph._tensor_from_tid(r))
     return out
+
+
+def _captured(graph, t):
+    """``t`` as a tensor of ``graph``: the argument capturing it when it belongs to an enclosing graph."""
+    if t.graph is graph or not ops._encloses(t.graph, graph):
+        return t
+    return graph.capture(t)
 
 
 def _python_gradient(graph, op_id, grad_type, out_grads, scope):
