@@ -368,12 +368,49 @@ def depthwise_layernorm(tf):
     return model, x, y, {"epochs": 2, "batch_size": 4}
 
 
+def confusion_metrics(tf):
+    """Stateful metric objects in compile: precision, recall (two thresholds: arrays in the history), ROC and PR
+    AUC, counts, precision at recall and sensitivity at specificity, a weighted AUC; a class name ('AUC')."""
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Dense(6, activation="tanh", input_shape=(5,)),
+        k.layers.Dense(1, activation="sigmoid"),
+    ])
+    model.compile(optimizer=_opt(k, "Adam", learning_rate=0.05), loss="binary_crossentropy",
+                  metrics=["accuracy", k.metrics.Precision(), k.metrics.Recall(thresholds=[0.3, 0.7]),
+                           k.metrics.AUC(num_thresholds=50), k.metrics.AUC(curve="PR", name="pr_auc"),
+                           k.metrics.TruePositives(), k.metrics.FalseNegatives(thresholds=[0.2, 0.8]),
+                           k.metrics.PrecisionAtRecall(0.5, num_thresholds=40),
+                           k.metrics.SensitivityAtSpecificity(0.5), "AUC"],
+                  weighted_metrics=[k.metrics.AUC(name="weighted_roc")])
+    x, y = _data(27, 30, (5,), "binary")
+    return model, x, y, {"epochs": 3, "batch_size": 8, "validation_data": (x[:10], y[:10]),
+                         "sample_weight": np.linspace(0.3, 1.7, 30)}
+
+
+def multiclass_metrics(tf):
+    """Metric objects on a softmax output: top-k accuracy, precision of the top-1 class, recall of one class,
+    a multi-label AUC over the three columns, a minoring AUC."""
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Dense(6, activation="relu", input_shape=(4,)),
+        k.layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=_opt(k, "RMSprop", learning_rate=0.02), loss="categorical_crossentropy",
+                  metrics=[k.metrics.TopKCategoricalAccuracy(k=2), k.metrics.Precision(top_k=1),
+                           k.metrics.Recall(class_id=2), k.metrics.AUC(multi_label=True, num_thresholds=30),
+                           k.metrics.AUC(summation_method="minoring", name="auc_min")])
+    x, y = _data(28, 24, (4,), "onehot")
+    return model, x, y, {"epochs": 2, "batch_size": 6, "validation_split": 0.25}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
          "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
          "layer_zoo": layer_zoo, "metric_objects": metric_objects,
          "gru_reset_after": gru_reset_after, "attention_dot": attention_dot,
-         "depthwise_layernorm": depthwise_layernorm}
+         "depthwise_layernorm": depthwise_layernorm, "confusion_metrics": confusion_metrics,
+         "multiclass_metrics": multiclass_metrics}
 
 
 def _tf1_name(name):
@@ -394,7 +431,8 @@ def run(tf, name):
         out = {f"predict_{i}": np.asarray(p) for i, p in enumerate(pred)}
     else:
         out = {"predict": np.asarray(pred)}
-    out.update({"evaluate": np.atleast_1d(np.asarray(ev, np.float64)),
+    ev = ev if isinstance(ev, list) else [ev]  # a metric over several thresholds gives an array: flattened
+    out.update({"evaluate": np.concatenate([np.ravel(np.asarray(v, np.float64)) for v in ev]),
            "metrics_names": np.array([_tf1_name(n) for n in model.metrics_names])})
     for key, values in hist.history.items():
         base = key[4:] if key.startswith("val_") else key

@@ -142,13 +142,30 @@ class History(Callback):
             self.history.setdefault(k, []).append(v)
 
 
-def _format_value(v):
-    return f"{v:.4f}" if abs(v) >= 1e-3 or v == 0 else f"{v:.4e}"
+def _format_value(v, signed=True):
+    """A logged value as Keras's progress bar prints it: 4 decimals, or 4 significant digits when small (an array
+    of values, one per threshold, by its mean); verbose 2 tests the value itself, verbose 1 its magnitude."""
+    v = float(np.mean(v))
+    return f"{v:.4f}" if (abs(v) if signed else v) > 1e-3 else f"{v:.4e}"
+
+
+def _format_time(seconds, unit):
+    """`` 12ms/sample``: a duration per unit in s, ms or us, as Keras prints it."""
+    if seconds >= 1 or seconds == 0:
+        return f" {seconds:.0f}s/{unit}"
+    if seconds >= 1e-3:
+        return f" {seconds * 1e3:.0f}ms/{unit}"
+    return f" {seconds * 1e6:.0f}us/{unit}"
 
 
 class ProgbarLogger(Callback):
-    """Prints progress to stdout: a bar per epoch (verbose 1, redrawn each batch on a terminal) or one line per
-    epoch (verbose 2)."""
+    """Prints progress to stdout as Keras's progress bar does: ``Epoch 1/5``, then with verbose 1 a bar redrawn
+    after each batch (``\\r``, at most every 0.05 s) that ends as ``60/60 [======] - 0s 1ms/sample - loss: ...``;
+    with verbose 2 one line per epoch, ``60/60 - 0s - loss: ... - 52ms/epoch - 1ms/sample``. Counts are samples
+    (arrays) or steps (datasets, generators)."""
+
+    _WIDTH = 30
+    _INTERVAL = 0.05
 
     def __init__(self, count_mode="samples", stateful_metrics=None):
         super().__init__()
@@ -158,36 +175,64 @@ class ProgbarLogger(Callback):
         self.verbose = self.params.get("verbose", 1)
         self.epochs = self.params.get("epochs", 1)
 
+    def _target(self):
+        return self.params.get("samples") or self.params.get("steps") or 0
+
+    def _unit(self):
+        return "sample" if self.params.get("samples") else "step"
+
     def on_epoch_begin(self, epoch, logs=None):
         if self.verbose:
             print(f"Epoch {epoch + 1}/{self.epochs}")
             self._start = time.time()
+            self._last_update = 0.0
             self._seen = 0
+            self._width = 0
+
+    def _bar(self, current, target):
+        digits = len(str(target)) if target else 1
+        done = int(self._WIDTH * current / target) if target else self._WIDTH
+        arrow = "=" * (done - 1) + ("=" if current >= target else ">") if done > 0 else ""
+        return f"{current:>{digits}d}/{target} [" + arrow + "." * (self._WIDTH - done) + "]"
+
+    def _redraw(self, text):
+        pad = " " * max(self._width - len(text), 0)
+        sys.stdout.write("\b" * self._width + "\r" + text + pad)
+        self._width = len(text)
 
     def on_batch_end(self, batch, logs=None):
         logs = logs or {}
-        self._seen += logs.get("size", 0)
-        if self.verbose == 1 and sys.stdout.isatty():
-            total = self.params.get("samples") or self.params.get("steps") or 0
-            seen = self._seen if self.params.get("samples") else batch + 1
-            width = 30
-            done = int(width * seen / total) if total else width
-            bar = "=" * max(done - 1, 0) + (">" if done < width else "=") + "." * (width - done)
-            parts = [f"{k}: {_format_value(float(v))}" for k, v in logs.items() if k not in ("batch", "size")]
-            sys.stdout.write(f"\r{seen}/{total} [{bar}] - " + " - ".join(parts))
-            sys.stdout.flush()
+        self._seen += logs.get("size", 0) if self.params.get("samples") else 1
+        if self.verbose != 1:
+            return
+        now = time.time()
+        target = self._target()
+        if now - self._last_update < self._INTERVAL or (target and self._seen >= target):
+            return  # the epoch's end draws the finished bar
+        self._last_update = now
+        per_unit = (now - self._start) / max(self._seen, 1)
+        eta = per_unit * (target - self._seen)
+        eta_text = (f"{int(eta // 3600)}:{int(eta % 3600 // 60):02d}:{int(eta % 60):02d}" if eta > 3600 else
+                    f"{int(eta // 60)}:{int(eta % 60):02d}" if eta > 60 else f"{int(eta)}s")
+        parts = "".join(f" - {k}: {_format_value(v)}" for k, v in logs.items() if k not in ("batch", "size"))
+        self._redraw(self._bar(self._seen, target) + f" - ETA: {eta_text}" + parts)
+        sys.stdout.flush()
 
     def on_epoch_end(self, epoch, logs=None):
         if not self.verbose:
             return
-        total = self.params.get("samples") or self.params.get("steps") or 0
-        parts = [f"{k}: {_format_value(float(v))}" for k, v in (logs or {}).items()]
+        target = self._target()
         took = time.time() - self._start
+        per_unit = took / max(target, 1)
         if self.verbose == 1:
-            bar = "=" * 30
-            sys.stdout.write(f"\r{total}/{total} [{bar}] - {took:.0f}s - " + " - ".join(parts) + "\n")
+            parts = "".join(f" - {k}: {_format_value(v)}" for k, v in (logs or {}).items())
+            self._redraw(self._bar(target, target) + f" - {took:.0f}s" + _format_time(per_unit, self._unit())
+                         + parts)
+            sys.stdout.write("\n")
         else:
-            sys.stdout.write(f"{total}/{total} - {took:.0f}s - " + " - ".join(parts) + "\n")
+            parts = "".join(f" - {k}: {_format_value(v, signed=False)}" for k, v in (logs or {}).items())
+            sys.stdout.write(f"{target:>{len(str(target))}d}/{target} - {took:.0f}s" + parts + " -"
+                             + _format_time(took, "epoch") + " -" + _format_time(per_unit, self._unit()) + "\n")
         sys.stdout.flush()
 
 

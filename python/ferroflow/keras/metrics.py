@@ -35,11 +35,12 @@ from ferroflow.keras.losses import (  # noqa: F401 - Keras exposes the losses as
 )
 from ferroflow.ops import array_ops, math_ops, nn_ops, state_ops
 
-__all__ = ["Accuracy", "BinaryAccuracy", "BinaryCrossentropy", "CategoricalAccuracy", "CategoricalCrossentropy", "Hinge",
-           "KLDivergence", "Mean", "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanMetricWrapper",
-           "MeanSquaredError", "MeanSquaredLogarithmicError", "Metric", "Poisson", "Reduce", "RootMeanSquaredError",
-           "SparseCategoricalAccuracy", "SparseCategoricalCrossentropy", "SparseTopKCategoricalAccuracy",
-           "SquaredHinge", "Sum", "TopKCategoricalAccuracy", "accuracy", "binary_accuracy", "categorical_accuracy", "deserialize", "get", "serialize",
+__all__ = ["AUC", "Accuracy", "BinaryAccuracy", "BinaryCrossentropy", "CategoricalAccuracy", "CategoricalCrossentropy", "FalseNegatives",
+           "FalsePositives", "Hinge", "KLDivergence", "Mean", "MeanIoU", "MeanAbsoluteError", "MeanAbsolutePercentageError", "MeanMetricWrapper",
+           "MeanSquaredError", "MeanSquaredLogarithmicError", "Metric", "Poisson", "Precision", "PrecisionAtRecall", "Recall", "RecallAtPrecision", "Reduce", "RootMeanSquaredError",
+           "SensitivityAtSpecificity", "SparseCategoricalAccuracy", "SparseCategoricalCrossentropy",
+           "SparseTopKCategoricalAccuracy", "SpecificityAtSensitivity", "SquaredHinge", "Sum", "TopKCategoricalAccuracy",
+           "TrueNegatives", "TruePositives", "accuracy", "binary_accuracy", "categorical_accuracy", "deserialize", "get", "serialize",
            "sparse_categorical_accuracy", "sparse_top_k_categorical_accuracy", "top_k_categorical_accuracy",
            "mae", "mse", "mape", "msle", "mean_absolute_error", "mean_squared_error", "binary_crossentropy",
            "categorical_crossentropy", "sparse_categorical_crossentropy"]
@@ -95,12 +96,14 @@ def accuracy(y_true, y_pred):
 class Metric:
     """A stateful metric: ``update_state(...)`` adds a batch (an op), ``result()`` is the value so far,
     ``reset_states()`` starts again; calling it updates and returns the result. Its variables are in no collection
-    (Keras's), initialized by the Keras session."""
+    (Keras's), initialized by the Keras session. Without a ``name`` it is named after its class, uniquified per
+    graph (``auc``, ``auc_1``)."""
 
     def __init__(self, name=None, dtype=None):
         from ferroflow.layers.base import _to_snake_case
 
-        self.name = name or _to_snake_case(type(self).__name__)
+        # a metric named after its class is uniquified per graph as layers are (``precision``, ``precision_1``)
+        self.name = name if name is not None else K.unique_object_name(_to_snake_case(type(self).__name__))
         self._dtype = dtypes.as_dtype(dtype or K.floatx())
         self._variables = {}
 
@@ -292,21 +295,52 @@ _BY_NAME = {
 
 
 def serialize(metric):
+    if isinstance(metric, Metric):
+        return {"class_name": type(metric).__name__, "config": metric.get_config()}
     return metric.__name__
 
 
 def deserialize(name, custom_objects=None):
+    """A metric function by name, or a metric object from a class name or ``{"class_name", "config"}``."""
+    if isinstance(name, dict):
+        cls = (custom_objects or {}).get(name["class_name"]) or _STATEFUL.get(name["class_name"])
+        if cls is None:
+            raise ValueError(f"Unknown metric: {name['class_name']}")
+        return cls.from_config(name.get("config", {}))
     if custom_objects and name in custom_objects:
         return custom_objects[name]
     if name in _BY_NAME:
         return _BY_NAME[name]
+    if name in _STATEFUL:
+        return _STATEFUL[name]()
     return losses_mod.deserialize(name)
 
 
 def get(identifier):
-    """A metric function from a name or a callable."""
-    if isinstance(identifier, str):
+    """A metric function from a name or a callable; a metric object from its class name (``'AUC'``) or config."""
+    if isinstance(identifier, (str, dict)):
         return deserialize(identifier)
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret metric function identifier: {identifier!r}")
+
+
+# The confusion-matrix metrics subclass Metric above: imported last.
+from ferroflow.keras.confusion_metrics import (  # noqa: E402
+    AUC,
+    FalseNegatives,
+    FalsePositives,
+    MeanIoU,
+    Precision,
+    PrecisionAtRecall,
+    Recall,
+    RecallAtPrecision,
+    SensitivityAtSpecificity,
+    SpecificityAtSensitivity,
+    TrueNegatives,
+    TruePositives,
+)
+
+# Metric objects ``compile`` makes from a class name (their constructors need no argument).
+_STATEFUL = {cls.__name__: cls for cls in (AUC, FalseNegatives, FalsePositives, Precision, Recall, TrueNegatives,
+                                           TruePositives)}

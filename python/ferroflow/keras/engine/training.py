@@ -328,9 +328,6 @@ class Model(Layer):
         loss_fn = losses_mod.unwrap(loss_fn)
         if isinstance(metric, (metrics_mod.MeanMetricWrapper, metrics_mod.RootMeanSquaredError)):
             return metric.values, metric.name
-        if isinstance(metric, metrics_mod.Metric):
-            raise ValueError(f"The metric {metric.name} ({type(metric).__name__}) is not a function of (y_true, "
-                             "y_pred); compile takes metric functions, names and mean metrics of them")
         if isinstance(metric, str) and metric in ("accuracy", "acc"):
             last = output.shape.as_list()[-1] if output.shape.rank else None
             if loss_fn is losses_mod.binary_crossentropy or last == 1:
@@ -407,22 +404,32 @@ class Model(Layer):
             self._output_losses = output_losses if multi else []
             names = ["loss"] + ([f"{n}_loss" for n, f in zip(self.output_names, loss_fns) if f is not None]
                                 if multi else [])
+            # Per metric: (sum, count) of a mean (aggregated here over the batches), or (value,) of a stateful
+            # metric object (its variables aggregate; the value fetched is its result after the batch).
             self._metric_tensors = []
             self._metric_finish = []
+            self._stateful_metrics = []
             with ops.name_scope("metrics"):
                 for i, (out, tgt, fn, oname) in enumerate(zip(self.outputs, self._targets, loss_fns,
                                                               self.output_names)):
                     listed = [(m, False) for m in metric_lists[i] or []] + \
                         [(m, True) for m in weighted_lists[i] or []]
                     for m, weighted in listed:
-                        mfn, mname = self._metric_fn(m, fn, out)
+                        if isinstance(m, str) and m in metrics_mod._STATEFUL:
+                            m = metrics_mod.get(m)
+                        stateful = _is_stateful(m)
+                        mfn, mname = (None, m.name) if stateful else self._metric_fn(m, fn, out)
                         if weighted:
                             mname = "weighted_" + mname
                         full = f"{oname}_{mname}" if multi else mname
                         with ops.name_scope(full):
-                            pair = weighting.mean_parts(mfn(tgt, out), self._sample_weights[i] if weighted else None,
-                                                        masks[i])
-                        self._metric_tensors.append(pair)
+                            sw = self._sample_weights[i] if weighted else None
+                            if stateful:
+                                self._metric_tensors.append(
+                                    (m(tgt, out, sample_weight=weighting.with_mask(out, sw, masks[i])),))
+                                self._stateful_metrics.append(m)
+                            else:
+                                self._metric_tensors.append(weighting.mean_parts(mfn(tgt, out), sw, masks[i]))
                         self._metric_finish.append(getattr(m, "finish", None))
                         names.append(full)
             self.metrics_names = names
@@ -541,8 +548,9 @@ class Model(Layer):
         # it in a Mean metric of the batch values, over batches.
         loss_sums = np.zeros(n_loss)
         batch_weights = np.zeros(n_loss)
-        metric_sums = np.zeros(len(self._metric_tensors))
-        metric_counts = np.zeros(len(self._metric_tensors))
+        metrics = _MetricTotals(self._metric_tensors, self._metric_finish)
+        for m in self._stateful_metrics:
+            m.reset_states()
         seen = 0
         for b, (xs, ys, sws) in enumerate(batches):
             size = len(xs[0])
@@ -553,16 +561,12 @@ class Model(Layer):
             weight = np.array([size] + [1] * (n_loss - 1), np.float64)
             loss_sums += np.asarray(values[:n_loss], np.float64) * weight
             batch_weights += weight
-            pairs = values[n_loss:n_loss + 2 * len(self._metric_tensors)]
-            metric_sums += np.asarray(pairs[0::2], np.float64)
-            metric_counts += np.asarray(pairs[1::2], np.float64)
+            metrics.add(values[n_loss:n_loss + len(metric_fetches)])
             seen += size
             if callbacks is not None:
                 for name, v in zip(self.metrics_names[:n_loss], values[:n_loss]):
                     logs[name] = float(v)
-                for name, s, c, finish in zip(self.metrics_names[n_loss:], metric_sums, metric_counts,
-                                              self._metric_finish):
-                    logs[name] = _finish_mean(s, c, finish)
+                logs.update(zip(self.metrics_names[n_loss:], metrics.values()))
                 (callbacks.on_train_batch_end if mode == "train" else callbacks.on_test_batch_end)(b, logs)
             if mode == "train" and self.stop_training:
                 break
@@ -571,8 +575,7 @@ class Model(Layer):
         results = {}
         for name, s, w in zip(self.metrics_names[:n_loss], loss_sums, batch_weights):
             results[name] = float(s / w)
-        for name, s, c, finish in zip(self.metrics_names[n_loss:], metric_sums, metric_counts, self._metric_finish):
-            results[name] = _finish_mean(s, c, finish)
+        results.update(zip(self.metrics_names[n_loss:], metrics.values()))
         return results
 
     def _array_batches(self, xs, ys, batch_size, shuffle=False, sws=None):
@@ -744,7 +747,7 @@ class Model(Layer):
             batches = self._array_batches(self._x_list(x), ys, batch_size, sws=self._sw_list(sample_weight, None, ys))
         logs = self._run_batches(batches, None, mode="test")
         if verbose:
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
+            print(" - ".join(f"{k}: {callbacks_mod._format_value(v)}" for k, v in logs.items()))
         values = [logs[name] for name in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
@@ -1017,6 +1020,41 @@ def _finish_mean(total, count, finish=None):
     """A metric's reported value from its (weighted) sum and count: the mean, or ``finish(mean)`` (RMSE)."""
     mean = float(total / count) if count else 0.0
     return finish(mean) if finish is not None else mean
+
+
+def _is_stateful(metric):
+    """Whether ``compile`` runs ``metric`` as an object (its own variables and result: precision, AUC, ...) rather
+    than averaging a per-sample function over the samples."""
+    return isinstance(metric, metrics_mod.Metric) and \
+        not isinstance(metric, (metrics_mod.MeanMetricWrapper, metrics_mod.RootMeanSquaredError))
+
+
+class _MetricTotals:
+    """The compiled metrics over the batches run so far: sums and counts of the means, the latest result of
+    each stateful metric (a float, or an array for a metric over several thresholds)."""
+
+    def __init__(self, tensors, finish):
+        self._sizes = [len(t) for t in tensors]
+        self._finish = finish
+        self._sums = [0.0] * len(tensors)
+        self._counts = [0.0] * len(tensors)
+        self._latest = [None] * len(tensors)
+
+    def add(self, fetched):
+        """Adds one batch's fetched values (in the order of the metrics' tensors, flattened)."""
+        at = 0
+        for i, size in enumerate(self._sizes):
+            if size == 2:
+                self._sums[i] += float(fetched[at])
+                self._counts[i] += float(fetched[at + 1])
+            else:
+                value = np.asarray(fetched[at])
+                self._latest[i] = float(value) if value.ndim == 0 else value
+            at += size
+
+    def values(self):
+        return [self._latest[i] if size == 1 else _finish_mean(self._sums[i], self._counts[i], self._finish[i])
+                for i, size in enumerate(self._sizes)]
 
 
 def _x_only(value):

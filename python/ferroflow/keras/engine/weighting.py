@@ -25,7 +25,7 @@ import numpy as np
 from ferroflow.framework import dtypes, ops
 from ferroflow.ops import array_ops, math_ops
 
-__all__ = ["mean_parts", "reduce_loss", "standardize_weights", "weighted_loss"]
+__all__ = ["mean_parts", "reduce_loss", "standardize_weights", "weighted_loss", "with_mask"]
 
 
 def standardize_weights(y, sample_weight=None, class_weight=None, sample_weight_mode=None):
@@ -84,7 +84,7 @@ def _matched(target, weights):
     return weights
 
 
-def _with_mask(like, weights, mask):
+def with_mask(like, weights, mask):
     """``weights * mask`` (the mask cast to ``like``'s type); either may be None."""
     if mask is None:
         return weights
@@ -108,7 +108,7 @@ def weighted_loss(per_sample, weights=None, mask=None):
             weights = _matched(mask, math_ops.cast(weights, dtype))
         total = math_ops.cast(array_ops.size(mask), dtype)
         scaled = mask * (total / math_ops.reduce_sum(mask))
-        weights = _with_mask(per_sample, weights, scaled)
+        weights = with_mask(per_sample, weights, scaled)
     products = per_sample
     if weights is not None:
         products = math_ops.multiply(per_sample, _matched(per_sample, math_ops.cast(weights, dtype)))
@@ -119,7 +119,7 @@ def weighted_loss(per_sample, weights=None, mask=None):
 def mean_parts(values, weights=None, mask=None):
     """The (sum, count) a weighted mean of ``values`` adds for one batch."""
     values = math_ops.cast(values, dtypes.float32)
-    weights = _with_mask(values, weights, mask)
+    weights = with_mask(values, weights, mask)
     if weights is None:
         return math_ops.reduce_sum(values), math_ops.cast(array_ops.size(values), dtypes.float32)
     weights = math_ops.cast(weights, dtypes.float32)
@@ -136,7 +136,7 @@ def reduce_loss(per_sample, weights=None, reduction="auto", mask=None):
     if reduction in ("auto", "sum_over_batch_size"):
         return weighted_loss(per_sample, weights, mask)
     dtype = per_sample.dtype.base_dtype
-    weights = _with_mask(per_sample, None if weights is None else ops.convert_to_tensor(weights), mask)
+    weights = with_mask(per_sample, None if weights is None else ops.convert_to_tensor(weights), mask)
     products = per_sample if weights is None else \
         math_ops.multiply(per_sample, _matched(per_sample, math_ops.cast(weights, dtype)))
     if reduction == "none":

@@ -1,0 +1,90 @@
+"""tf.keras, second round: the cases of _keras_round2_cases.py (stateful metric objects on their own, ...) give
+what TensorFlow 2.21's tf_keras gives in graph mode (tests/fixtures/keras/round2/*.npz, made by
+tools/make_keras_round2_fixtures.py), to 1e-6; plus the errors and configs of the same pieces."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import _keras_round2_cases
+import ferroflow as tf
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "keras" / "round2"
+keras = tf.keras
+K = tf.keras.backend
+
+
+@pytest.fixture(autouse=True)
+def fresh_session():
+    K.clear_session()
+    yield
+    K.clear_session()
+
+
+@pytest.mark.parametrize("name", sorted(_keras_round2_cases.CASES))
+def test_case_matches_tf_keras(name):
+    want = dict(np.load(FIXTURES / f"{name}.npz"))
+    np.random.seed(0)
+    got = _keras_round2_cases.CASES[name](tf)
+    assert sorted(got) == sorted(want)
+    for key, value in want.items():
+        if value.dtype.kind in "fiub":
+            np.testing.assert_allclose(np.asarray(got[key], np.float64), value, rtol=1e-6, atol=1e-6,
+                                       err_msg=f"{name}.{key}")
+        else:
+            assert np.asarray(got[key]).tolist() == value.tolist(), f"{name}.{key}"
+
+
+def test_confusion_metrics_check_their_arguments():
+    with pytest.raises(ValueError, match=r"Threshold values must be in \[0, 1\]. Received: \[1.5\]"):
+        keras.metrics.Precision(thresholds=[0.5, 1.5])
+    with pytest.raises(ValueError, match="`recall` must be in the range"):
+        keras.metrics.PrecisionAtRecall(1.2)
+    with pytest.raises(ValueError, match="num_thresholds"):
+        keras.metrics.AUC(num_thresholds=1)
+    with pytest.raises(ValueError, match="Invalid AUC curve"):
+        keras.metrics.AUC(curve="XY")
+    with pytest.raises(ValueError, match="`num_labels` is needed only when `multi_label` is True"):
+        keras.metrics.AUC(num_labels=3)
+    with pytest.raises(ValueError, match="must have rank 2"):
+        keras.metrics.AUC(multi_label=True).update_state(np.zeros(4), np.zeros(4, np.float32))
+
+
+def test_confusion_metric_configs_round_trip():
+    auc = keras.metrics.AUC(num_thresholds=10, curve="PR", name="pr", thresholds=[0.2, 0.6])
+    config = auc.get_config()
+    assert config["curve"] == "PR" and config["thresholds"] == [0.2, 0.6] and config["num_thresholds"] == 4
+    again = keras.metrics.AUC.from_config(config)
+    assert again.name == "pr" and again.thresholds == auc.thresholds
+    rec = keras.metrics.deserialize(keras.metrics.serialize(keras.metrics.Recall(top_k=2, class_id=1, name="r")))
+    assert isinstance(rec, keras.metrics.Recall) and (rec.top_k, rec.class_id, rec.name) == (2, 1, "r")
+    assert isinstance(keras.metrics.get("AUC"), keras.metrics.AUC)
+
+
+def _tiny_model():
+    model = keras.Sequential([keras.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+    model.compile("sgd", "binary_crossentropy", metrics=["accuracy", keras.metrics.TruePositives(thresholds=[0.3, 0.6])])
+    x = np.random.RandomState(0).standard_normal((20, 3)).astype(np.float32)
+    y = (x[:, :1] > 0).astype(np.float32)
+    return model, x, y
+
+
+def test_progress_lines_are_keras_format(capsys):
+    import re
+
+    model, x, y = _tiny_model()
+    model.fit(x, y, epochs=2, batch_size=7, verbose=2, validation_split=0.25)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["Train on 15 samples, validate on 5 samples", "Epoch 1/2"]
+    # TF: '15/15 - 0s - loss: 0.6931 - acc: 0.5333 - true_positives: 2.5000 - val_loss: ... - 3ms/epoch - 200us/sample'
+    pattern = (r"15/15 - \d+s - loss: \d\.\d{4} - acc: \d\.\d{4}(e[+-]\d\d)? - true_positives: \d\.\d{4} - "
+               r"val_loss: \d\.\d{4} - val_acc: \S+ - val_true_positives: \S+ - \d+(s|ms|us)/epoch - "
+               r"\d+(s|ms|us)/sample")
+    assert re.fullmatch(pattern, lines[2]), lines[2]
+    model.fit(x, y, epochs=1, batch_size=7, verbose=1)
+    out = capsys.readouterr().out
+    assert out.startswith("Train on 20 samples\nEpoch 1/1\n") and out.endswith("\n")
+    final = out.splitlines()[-1].split("\r")[-1]
+    assert re.fullmatch(r"20/20 \[={30}\] - \d+s \d+(s|ms|us)/sample - loss: \d\.\d{4} - acc: \d\.\d{4} - "
+                        r"true_positives: \S+ *", final), final
