@@ -1,0 +1,278 @@
+"""The op sweep (issue 23): every case of ``_op_sweep_cases.py`` replayed under ferroflow and compared with what
+TensorFlow 2.21 did (``tests/fixtures/op_sweep``, written by ``tools/op_sweep_tf.py``).
+
+Per case: the same outcome (values, or an error of the same class raised at the same phase: graph construction
+or ``Session.run``); per output the same dtype, the same static shape wherever TensorFlow knows a dim (ferroflow
+may know more), and the same value (exactly for integers, bools and strings; to a few ulps for floats, NaNs in
+the same places). Differences that are deliberate or not fixed yet are listed in ``EXPECTED`` with the reason;
+an entry that no longer differs fails too, so the table stays true.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import _op_sweep_cases as cases
+import ferroflow as tf
+
+FIX = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "op_sweep"
+META = json.loads((FIX / "cases.json").read_text())["ops"]
+with np.load(FIX / "values.npz") as _d:
+    PACKED = {k: _d[k] for k in _d.files}
+
+# Relative tolerance per float dtype (absolute tolerance is this times the output's largest magnitude, for sums
+# whose order differs); a few ops accumulate more and say so below.
+RTOL = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 1e-5, "float64": 1e-12, "complex64": 1e-5,
+        "complex128": 1e-12}
+LOOSER = {
+    # SSIM of two nearly flat images: a small difference of large local means and variances.
+    "image.ssim": 50.0,
+}
+
+# Why ferroflow differs from TensorFlow, for reasons shared by several cases.
+_NO_KERNEL = (
+    "TF 2.21 has no CPU kernel for this dtype (run-time InvalidArgumentError); ferroflow computes it")
+_REALDIV_INT = (
+    "TF's RealDiv op admits integers but registers no CPU kernel for them (run-time error); ferroflow's "
+    "op definition rejects them when the graph is built (TypeError)")
+_TRUNC_ZERO = (
+    "TF raises InternalError ('Unexpected error in binary operator') for an integer division by zero in "
+    "TruncateDiv/TruncateMod, its own message calling it unexpected; ferroflow raises "
+    "InvalidArgumentError as for FloorDiv/FloorMod")
+_NAN_SORT = (
+    "TF sorts through TopK, whose order with NaNs present is an artefact of its partial sort; ferroflow "
+    "orders NaN as the largest value")
+
+# "op/case index" -> why ferroflow differs from TensorFlow there.
+EXPECTED: dict[str, str] = {
+    "rint/3": _NO_KERNEL,
+    "reciprocal/8": _NO_KERNEL,
+    "reciprocal/9": _NO_KERNEL,
+    "math.erfinv/3": _NO_KERNEL,
+    "math.ndtri/3": _NO_KERNEL,
+    "truncatediv/5": _TRUNC_ZERO,
+    "truncatemod/5": _TRUNC_ZERO,
+    "truncatemod/7": "not fixed yet: ferroflow ok, TF build TypeError",
+    "truncatemod/8": _NO_KERNEL,
+    "realdiv/4": _REALDIV_INT,
+    "realdiv/5": _REALDIV_INT,
+    "realdiv/6": _REALDIV_INT,
+    "realdiv/7": _REALDIV_INT,
+    "pow/7": "not fixed yet: ferroflow ok, TF build TypeError",
+    "squared_difference/7": "not fixed yet: ferroflow ok, TF build TypeError",
+    "math.divide_no_nan/4": "not fixed yet: ferroflow build TypeError, TF ok",
+    "math.divide_no_nan/5": "not fixed yet: ferroflow build TypeError, TF ok",
+    "math.divide_no_nan/6": "not fixed yet: ferroflow build TypeError, TF ok",
+    "math.divide_no_nan/7": "not fixed yet: ferroflow build TypeError, TF ok",
+    "div/17": "not fixed yet: ferroflow build TypeError, TF build ValueError",
+    "div_no_nan/4": "not fixed yet: ferroflow build TypeError, TF ok",
+    "div_no_nan/5": "not fixed yet: ferroflow build TypeError, TF ok",
+    "div_no_nan/6": "not fixed yet: ferroflow build TypeError, TF ok",
+    "div_no_nan/7": "not fixed yet: ferroflow build TypeError, TF ok",
+    "math.igamma/8": _NO_KERNEL,
+    "math.igamma/17": "not fixed yet: ferroflow build ValueError, TF build TypeError",
+    "math.zeta/17": "not fixed yet: ferroflow build ValueError, TF build TypeError",
+    "math.polygamma/17": "not fixed yet: ferroflow build ValueError, TF build TypeError",
+    "argmax/4": "not fixed yet: out 0: values differ",
+    "argmin/4": "not fixed yet: out 0: values differ",
+    "cumsum/10": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "cumsum/13": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "cumprod/10": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "cumprod/13": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "math.cumulative_logsumexp/10": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "math.cumulative_logsumexp/13": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "segment_sum/5": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "segment_mean/5": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "segment_max/5": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "segment_min/5": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "segment_prod/5": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "unsorted_segment_sum/4": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "unsorted_segment_sum/9": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "unsorted_segment_mean/0": "not fixed yet: out 0: static shape ? != [3,2]",
+    "unsorted_segment_mean/1": "not fixed yet: out 0: static shape ? != [4,2]",
+    "unsorted_segment_mean/2": "not fixed yet: out 0: static shape ? != [3]",
+    "unsorted_segment_mean/4": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "unsorted_segment_mean/5": "not fixed yet: out 0: static shape ? != [2,2]",
+    "unsorted_segment_mean/7": "not fixed yet: out 0: static shape ? != [2,?]",
+    "unsorted_segment_mean/8": "not fixed yet: out 0: static shape ? != [3,2]",
+    "unsorted_segment_mean/9": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "unsorted_segment_sqrt_n/0": "not fixed yet: out 0: static shape ? != [3,2]",
+    "unsorted_segment_sqrt_n/1": "not fixed yet: out 0: static shape ? != [4,2]",
+    "unsorted_segment_sqrt_n/4": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "unsorted_segment_sqrt_n/5": "not fixed yet: out 0: static shape ? != [2,2]",
+    "unsorted_segment_sqrt_n/7": "not fixed yet: out 0: static shape ? != [2,?]",
+    "unsorted_segment_sqrt_n/8": "not fixed yet: out 0: static shape ? != [3,2]",
+    "unsorted_segment_sqrt_n/9": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "reshape/7": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
+    "reshape/8": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
+    "reshape/9": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
+    "concat/16": "not fixed yet: ferroflow build IndexError, TF build ValueError",
+    "stack/11": "not fixed yet: ferroflow build ValueError, TF ok",
+    "split/7": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "gather_nd/9": "not fixed yet: ferroflow ok, TF run InvalidArgumentError",
+    "gather_nd/11": "not fixed yet: ferroflow build NotImplementedError, TF ok",
+    "scatter_nd/7": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "scatter_nd/9": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
+    "slice/4": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "slice/6": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "boolean_mask/4": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "boolean_mask/6": "not fixed yet: ferroflow ok, TF build ValueError",
+    "boolean_mask/9": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "one_hot/12": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "one_hot/13": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "reverse/4": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "reverse/5": "not fixed yet: ferroflow ok, TF build ValueError",
+    "sort/0": _NAN_SORT,
+    "argsort/0": _NAN_SORT,
+    "nn.in_top_k/5": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "linspace/4": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
+    "linspace/5": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "linspace/6": "not fixed yet: ferroflow build TypeError, TF ok",
+    "matrix_band_part/5": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "sequence_mask/1": "not fixed yet: out 0: static shape [3,?] != [3,3]",
+    "sequence_mask/7": "not fixed yet: out 0: values differ",
+    "clip_by_average_norm/0": "not fixed yet: out 0: static shape ? != [2,3]",
+    "clip_by_average_norm/1": "not fixed yet: out 0: static shape ? != [2,3]",
+    "bincount/0": "not fixed yet: out 0: static shape [?] != [4]",
+    "bincount/1": "not fixed yet: out 0: static shape [?] != [6]",
+    "bincount/2": "not fixed yet: out 0: static shape [?] != [2]",
+    "bincount/3": "not fixed yet: out 0: static shape [?] != [3]",
+    "bincount/4": "not fixed yet: out 0: static shape [?] != [0]",
+    "bincount/6": "not fixed yet: out 0: static shape [?] != [3]",
+    "histogram_fixed_width/0": "not fixed yet: ferroflow ok, TF run InvalidArgumentError",
+    "histogram_fixed_width/3": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "math.confusion_matrix/0": "not fixed yet: out 0: static shape [?,?] != [3,3]",
+    "math.confusion_matrix/2": "not fixed yet: out 0: static shape [?,?] != [2,2]",
+    "einsum/6": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
+    "cholesky/1": (
+        "TF leaves the upper triangle of a failed (non-positive-definite) factorization uninitialized: its "
+        "values change from run to run"),
+    "nn.sigmoid_cross_entropy_with_logits/4": "not fixed yet: ferroflow build ValueError, TF build TypeError",
+    "nn.bias_add/6": "not fixed yet: out 0: static shape [?,?] != [?,3]",
+    "nn.max_pool/9": "not fixed yet: ferroflow build UnimplementedError, TF run InvalidArgumentError",
+    "nn.pool/2": "not fixed yet: ferroflow build NotImplementedError, TF build ValueError",
+    "nn.conv2d/12": "not fixed yet: ferroflow run UnimplementedError, TF ok",
+    "strings.substr/6": "not fixed yet: out 0: values differ",
+    "sparse.concat/0": "not fixed yet: out 0: static shape [?,2] != [6,2]; out 1: static shape [?] != [6]",
+    "sparse.concat/1": "not fixed yet: ferroflow run InvalidArgumentError, TF build TypeError",
+    "sparse.concat/2": "not fixed yet: out 0: static shape [?,2] != [3,2]; out 1: static shape [?] != [3]",
+    "sparse.concat/3": "not fixed yet: out 0: static shape [?,2] != [6,2]; out 1: static shape [?] != [6]",
+    "sparse.maximum/0": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
+    "sparse.eye/0": "not fixed yet: out 0: static shape [?,2] != [3,2]; out 1: static shape [?] != [3]",
+    "sparse.eye/1": "not fixed yet: out 0: static shape [?,2] != [2,2]; out 1: static shape [?] != [2]",
+    "image.rgb_to_grayscale/3": "not fixed yet: ferroflow build TypeError, TF ok",
+    "image.rgb_to_hsv/3": "not fixed yet: out 0: static shape [?,?,?,?] != [?,?,?,3]",
+    "image.hsv_to_rgb/3": "not fixed yet: out 0: static shape [?,?,?,?] != [?,?,?,3]",
+    "image.rgb_to_yiq/3": "not fixed yet: ferroflow build TypeError, TF ok",
+    "image.rgb_to_yuv/3": "not fixed yet: ferroflow build TypeError, TF ok",
+    "image.adjust_saturation/2": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
+    "image.ssim/0": "not fixed yet: out 0: values differ",
+
+}
+
+
+def _want_value(dtype_key, shape, offset):
+    flat = PACKED[dtype_key]
+    n = int(np.prod(shape))
+    return flat[offset:offset + n].reshape(shape)
+
+
+def _bfloat16_as_float32(got, want):
+    """bfloat16 values are stored as float32 (numpy cannot save ml_dtypes' type): compare as float32 after
+    checking ferroflow's value really is bfloat16."""
+    if got.dtype.name != "bfloat16":
+        return None, f"value dtype {got.dtype} != bfloat16"
+    return got.astype(np.float32), None
+
+
+def _shape_ok(got, want):
+    if want == "?":
+        return True
+    if got == "?":
+        return False
+    g, w = got[1:-1].split(","), want[1:-1].split(",")
+    return len(g) == len(w) and all(b == "?" or a == b for a, b in zip(g, w))
+
+
+def _compare_value(got, want, dtype_name, rtol):
+    if want.dtype.kind == "S":
+        gl = [x if isinstance(x, bytes) else str(x).encode() for x in got.ravel()]
+        return None if got.shape == want.shape and gl == list(want.ravel()) else f"value {got!r} != {want!r}"
+    if got.shape != want.shape:
+        return f"value shape {got.shape} != {want.shape}"
+    if got.dtype != want.dtype:
+        return f"value dtype {got.dtype} != {want.dtype}"
+    if want.dtype.kind in "fc" or dtype_name == "bfloat16":
+        g, w = got.astype(np.complex128 if want.dtype.kind == "c" else np.float64), \
+            want.astype(np.complex128 if want.dtype.kind == "c" else np.float64)
+        if not np.array_equal(np.isnan(g), np.isnan(w)):
+            return f"NaNs differ: {got} != {want}"
+        finite = np.isfinite(w)
+        if not np.array_equal(g[~finite & ~np.isnan(w)], w[~finite & ~np.isnan(w)]):
+            return f"infinities differ: {got} != {want}"
+        if not np.all(np.isfinite(g[finite])):
+            return f"non-finite values where TF has finite ones: {got} != {want}"
+        scale = float(np.max(np.abs(w[finite]))) if finite.any() else 0.0
+        err = np.abs(g[finite] - w[finite])
+        bad = err > rtol * np.abs(w[finite]) + rtol * scale * 0.1
+        if bad.any():
+            return f"values differ (max abs err {err.max():.3g}): {got} != {want}"
+        return None
+    return None if np.array_equal(got, want) else f"values {got} != {want}"
+
+
+def compare_case(name, index, got, want):
+    """The differences between ferroflow's outcome ``got`` and TensorFlow's ``want`` (a list of strings)."""
+    if got["phase"] != want["phase"] or (want["phase"] != "ok" and got["class"] != want["class"]):
+        g = got["phase"] if got["phase"] == "ok" else f"{got['phase']} {got['class']}: {got['message']}"
+        w = want["phase"] if want["phase"] == "ok" else f"{want['phase']} {want['class']}: {want['message']}"
+        return [f"outcome: ferroflow {g} / TF {w}"]
+    if want["phase"] != "ok":
+        return []
+    if len(got["out"]) != len(want["out"]):
+        return [f"{len(got['out'])} outputs, TF {len(want['out'])}"]
+    diffs = []
+    rtol_scale = LOOSER.get(name, 1.0)
+    for k, ((gd, gs, gv), (wd, ws, vkey, vshape, off)) in enumerate(zip(got["out"], want["out"])):
+        if gd != wd:
+            diffs.append(f"out {k}: dtype {gd} != {wd}")
+            continue
+        if not _shape_ok(gs, ws):
+            diffs.append(f"out {k}: static shape {gs} != {ws}")
+        w, gv = _want_value(vkey, vshape, off), np.asarray(gv)
+        if vkey == "bfloat16":
+            gv, problem = _bfloat16_as_float32(gv, w)
+            if problem:
+                diffs.append(f"out {k}: {problem}")
+                continue
+        problem = _compare_value(gv, w, wd, RTOL.get(wd, 0.0) * rtol_scale)
+        if problem:
+            diffs.append(f"out {k}: {problem}")
+    return diffs
+
+
+@pytest.mark.parametrize("name", sorted(cases.OPS))
+def test_op_matches_tensorflow(name):
+    entry = cases.OPS[name]
+    want_all = META[name]
+    assert len(want_all) == len(entry.cases), "fixture out of date: run tools/op_sweep_tf.py"
+    results = cases.run_op(tf, entry)
+    failures, stale = [], []
+    for i, (got, want) in enumerate(zip(results, want_all)):
+        key = f"{name}/{i}"
+        diffs = compare_case(name, i, got, want)
+        if diffs and key not in EXPECTED:
+            failures.append(f"{key} {entry.cases[i].describe()}: " + "; ".join(diffs))
+        elif not diffs and key in EXPECTED:
+            stale.append(f"{key}: matches TensorFlow now; drop it from EXPECTED ({EXPECTED[key]})")
+    assert not failures and not stale, "\n".join(failures + stale)
+
+
+def test_expected_differences_name_real_cases():
+    for key in EXPECTED:
+        name, index = key.rsplit("/", 1)
+        assert name in cases.OPS and int(index) < len(cases.OPS[name].cases), key
