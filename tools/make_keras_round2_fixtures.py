@@ -42,6 +42,21 @@ def run(tf, name):
     return _keras_round2_cases.CASES[name](tf)
 
 
+def write_lambda_model():
+    """TF's JSON of _keras_round2_cases.lambda_model (Lambda functions as bytecode of this Python), its weights
+    and predictions, and the Python version that wrote the bytecode: lambda_model.json."""
+    import json
+    import platform
+
+    tf1.reset_default_graph()
+    tf1.keras.backend.clear_session()
+    model, x = _keras_round2_cases.lambda_model(tf1)
+    record = {"python": platform.python_version(), "json": model.to_json(), "x": x.tolist(),
+              "weights": [w.tolist() for w in model.get_weights()], "predict": model.predict(x).tolist()}
+    (OUT / "lambda_model.json").write_text(json.dumps(record, indent=1) + "\n")
+    print("wrote", OUT / "lambda_model.json")
+
+
 def main(argv):
     compare = "--compare" in argv
     names = [a for a in argv if not a.startswith("--")] or list(_keras_round2_cases.CASES)
@@ -51,6 +66,8 @@ def main(argv):
         if not compare:
             np.savez_compressed(OUT / f"{name}.npz", **ref)
             print("wrote", OUT / f"{name}.npz")
+            if name == "lambda_json":
+                write_lambda_model()
             continue
         got = run(ferroflow, name)
         for key in ref:

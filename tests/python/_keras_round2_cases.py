@@ -2,7 +2,8 @@
 tf_keras in graph mode (tools/make_keras_round2_fixtures.py writes tests/fixtures/keras/round2/<case>.npz).
 
 Each case takes the module (``ferroflow`` or ``tensorflow.compat.v1``) and returns a dict of numpy arrays (or
-strings) to compare: stateful metric objects used on their own (update_state / result / reset_states), ...
+strings) to compare: stateful metric objects used on their own (update_state / result / reset_states), Lambda
+layers through ``to_json``/``model_from_json``, masks on layer outputs, bilinear up-sampling, ...
 """
 
 import numpy as np
@@ -68,4 +69,71 @@ def standalone_metrics(tf):
     return out
 
 
-CASES = {"standalone_metrics": standalone_metrics}
+def lambda_model(tf):
+    """A Sequential with Lambda layers (a lambda, one with a default, one with ``arguments`` and an output
+    shape): returns the model and its input (``lambda_json`` records the predictions and configs)."""
+    k = tf.keras
+    model = k.Sequential([
+        k.layers.Dense(3, input_shape=(4,)),
+        k.layers.Lambda(lambda x: x * 2.0 + 1.0),
+        k.layers.Lambda(lambda x, shift=0.5: x - shift, name="shifted"),
+        k.layers.Lambda(lambda x, a: x * a, arguments={"a": -1.5}, output_shape=(3,)),
+    ])
+    rng = np.random.RandomState(4)
+    model.set_weights([rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)])
+    return model, rng.standard_normal((5, 4)).astype(np.float32)
+
+
+def lambda_json(tf):
+    """The Lambda layers' config keys and the predictions of the model rebuilt from ``to_json``."""
+    import json
+
+    model, x = lambda_model(tf)
+    config = json.loads(model.to_json())["config"]["layers"]
+    lambdas = [layer["config"] for layer in config if layer["class_name"] == "Lambda"]
+    again = tf.keras.models.model_from_json(model.to_json())
+    again.set_weights(model.get_weights())
+    return {"predict": model.predict(x), "predict_again": again.predict(x),
+            "lambda_keys": np.array([",".join(sorted(c)) for c in lambdas]),
+            "function_types": np.array([c["function_type"] for c in lambdas]),
+            "arguments": np.array([json.dumps(c["arguments"]) for c in lambdas]),
+            "output_shapes": np.array([json.dumps(c["output_shape"]) for c in lambdas])}
+
+
+def masks_and_upsampling(tf):
+    """``tensor._keras_mask`` on layer outputs (Embedding(mask_zero) through an LSTM and Dense, Masking, a
+    masked GlobalAveragePooling1D which ends the mask; None where no mask), and bilinear UpSampling2D
+    (channels last and first, non-square sizes)."""
+    k = tf.keras
+    sess = k.backend.get_session()
+    ids = k.Input((5,), dtype="int32")
+    emb = k.layers.Embedding(7, 3, mask_zero=True)(ids)
+    seq = k.layers.LSTM(2, return_sequences=True)(emb)
+    dense = k.layers.Dense(2)(seq)
+    pooled = k.layers.GlobalAveragePooling1D()(dense)
+    feats = k.Input((4, 2))
+    masked = k.layers.Masking(mask_value=0.5)(feats)
+    model = k.Model([ids, feats], [pooled, masked])
+    rng = np.random.RandomState(6)
+    model.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in model.get_weights()])
+    id_values = np.array([[1, 2, 0, 0, 0], [3, 0, 4, 5, 6]], np.int32)
+    feat_values = rng.standard_normal((2, 4, 2)).astype(np.float32)
+    feat_values[0, 1] = 0.5
+    feat_values[1, 3] = 0.5
+    feed = {ids: id_values, feats: feat_values}
+    out = {"has_mask": np.array([t._keras_mask is not None for t in (emb, seq, dense, pooled, masked)])}
+    values = sess.run([emb._keras_mask, seq._keras_mask, dense._keras_mask, masked._keras_mask, pooled], feed)
+    for name, v in zip(["emb_mask", "seq_mask", "dense_mask", "masking_mask", "pooled"], values):
+        out[name] = v
+    image = rng.standard_normal((2, 3, 4, 2)).astype(np.float32)
+    up = k.Sequential([k.layers.UpSampling2D((2, 3), interpolation="bilinear", input_shape=(3, 4, 2))])
+    out["bilinear"] = up.predict(image)
+    up_cf = k.Sequential([k.layers.UpSampling2D(3, data_format="channels_first", interpolation="bilinear",
+                                                input_shape=(2, 3, 4))])
+    out["bilinear_cf"] = up_cf.predict(image.transpose(0, 3, 1, 2))
+    out["bilinear_shape"] = np.array(up.output_shape[1:])
+    return out
+
+
+CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
+         "masks_and_upsampling": masks_and_upsampling}

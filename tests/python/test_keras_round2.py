@@ -2,6 +2,7 @@
 what TensorFlow 2.21's tf_keras gives in graph mode (tests/fixtures/keras/round2/*.npz, made by
 tools/make_keras_round2_fixtures.py), to 1e-6; plus the errors and configs of the same pieces."""
 
+import json
 import pathlib
 
 import numpy as np
@@ -88,3 +89,43 @@ def test_progress_lines_are_keras_format(capsys):
     final = out.splitlines()[-1].split("\r")[-1]
     assert re.fullmatch(r"20/20 \[={30}\] - \d+s \d+(s|ms|us)/sample - loss: \d\.\d{4} - acc: \d\.\d{4} - "
                         r"true_positives: \S+ *", final), final
+
+
+def test_lambda_layers_written_by_tensorflow_load():
+    """TF's JSON holds the Lambda functions' bytecode: this Python loads it when it is the version that wrote it
+    (the predictions are TF's), and any other says why it cannot."""
+    import json
+    import platform
+
+    record = json.loads((FIXTURES / "lambda_model.json").read_text())
+    if platform.python_version_tuple()[:2] == tuple(record["python"].split(".")[:2]):
+        model = keras.models.model_from_json(record["json"])
+        model.set_weights([np.asarray(w, np.float32) for w in record["weights"]])
+        np.testing.assert_allclose(model.predict(np.asarray(record["x"], np.float32)), record["predict"],
+                                   rtol=1e-6, atol=1e-6)
+    else:
+        with pytest.raises(ValueError, match="bytecode"):
+            keras.models.model_from_json(record["json"])
+
+
+def test_lambda_configs_name_functions_and_check_what_they_load():
+    def halve(x):
+        return x / 2.0
+
+    inp = keras.Input((2,))
+    out = keras.layers.Lambda(tf.nn.relu)(keras.layers.Lambda(halve, name="halve")(inp))
+    model = keras.Model(inp, out)
+    layers = json.loads(model.to_json())["config"]["layers"]
+    relu = layers[2]["config"]
+    assert (relu["function"], relu["function_type"]) == ("relu", "function")
+    again = keras.models.model_from_json(model.to_json())
+    x = np.array([[-4.0, 6.0]], np.float32)
+    np.testing.assert_allclose(again.predict(x), [[0.0, 3.0]])
+    config = model.get_layer("halve").get_config()
+    config["function"], config["function_type"] = "no_such_function", "function"
+    with pytest.raises(ValueError, match="Unknown function in Lambda layer 'halve': no_such_function"):
+        keras.layers.Lambda.from_config(config)
+    assert keras.layers.Lambda.from_config(config, custom_objects={"no_such_function": abs}).function is abs
+    config["function"], config["function_type"] = ["bm90IGNvZGU=\n", None, None], "lambda"
+    with pytest.raises(ValueError, match="bytecode"):
+        keras.layers.Lambda.from_config(config)

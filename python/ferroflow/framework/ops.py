@@ -114,6 +114,11 @@ def _decode_attr(value):
     return value
 
 
+# Keras notes a mask on the tensors its masking layers output (``tensor._keras_mask``) in its own per-graph state;
+# it installs (get, set) functions here so that the framework does not import Keras.
+_keras_mask_access = None
+
+
 class Tensor:
     """A symbolic handle to one output of an ``Operation``."""
 
@@ -152,6 +157,20 @@ class Tensor:
     @property
     def name(self):
         return f"{self._op._name}:{self._value_index}"
+
+    @property
+    def _keras_mask(self):
+        """The mask a Keras layer gave this output (None where it gave none); an AttributeError for a tensor no
+        Keras layer made, as TensorFlow's."""
+        if _keras_mask_access is None:
+            raise AttributeError("'Tensor' object has no attribute '_keras_mask'")
+        return _keras_mask_access[0](self)
+
+    @_keras_mask.setter
+    def _keras_mask(self, mask):
+        if _keras_mask_access is None:
+            raise AttributeError("'Tensor' object has no attribute '_keras_mask' (import tf.keras first)")
+        _keras_mask_access[1](self, mask)
 
     @property
     def device(self):

@@ -78,6 +78,21 @@ def set_tensor_meta(tensor, key, value):
     st.tensor_meta.setdefault((tensor.op.name, tensor.value_index), {})[key] = value
 
 
+def _get_keras_mask(tensor):
+    meta = _STATE.get(tensor.graph)
+    meta = meta.tensor_meta.get((tensor.op.name, tensor.value_index)) if meta is not None else None
+    if meta is None:
+        raise AttributeError("'Tensor' object has no attribute '_keras_mask'")
+    return meta.get("mask")
+
+
+def _set_keras_mask(tensor, mask):
+    set_tensor_meta(tensor, "mask", mask)
+
+
+ops._keras_mask_access = (_get_keras_mask, _set_keras_mask)  # ``tensor._keras_mask``
+
+
 # -- configuration --------------------------------------------------------------------------
 def floatx():
     """The default float type (``'float32'``)."""

@@ -101,6 +101,8 @@ def deserialize_layer(config, custom_objects=None):
                          "argument.")
     if name in ("Sequential", "Model", "Functional"):
         return model_from_config(config, custom_objects)
+    if "custom_objects" in inspect.signature(cls.from_config).parameters:  # a Lambda looks its functions up
+        return cls.from_config(config["config"], custom_objects=custom_objects)
     return cls.from_config(config["config"]) if not custom_objects else \
         _with_custom_objects(cls, config["config"], custom_objects)
 

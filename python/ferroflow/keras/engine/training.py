@@ -191,6 +191,20 @@ class Model(Layer):
             pairs.append((p, w))
         K.batch_set_value(pairs)
 
+    @property
+    def input(self):
+        """The model's input tensor(s) (TensorFlow's first node of a model is the one its inputs make)."""
+        if not self._inbound_nodes and self.inputs:
+            return self.inputs[0] if len(self.inputs) == 1 else list(self.inputs)
+        return Layer.input.fget(self)
+
+    @property
+    def output(self):
+        """The model's output tensor(s)."""
+        if not self._inbound_nodes and self.outputs:
+            return self.outputs[0] if len(self.outputs) == 1 else list(self.outputs)
+        return Layer.output.fget(self)
+
     def reset_states(self):
         """Resets the states of the model's stateful layers (stateful RNNs)."""
         for layer in self.layers:

@@ -1,9 +1,11 @@
 """Keras's convolution layers (the ``tf.layers`` ones, Keras-named and with Keras's defaults), and the
-layers that resize feature maps without weights: ``UpSampling1D/2D`` (nearest: each row and column repeated),
+layers that resize feature maps without weights: ``UpSampling1D/2D`` (nearest: each row and column repeated;
+or bilinear),
 ``ZeroPadding1D/2D`` and ``Cropping1D/2D``."""
 
 from __future__ import annotations
 
+from ferroflow.framework import dtypes, ops
 from ferroflow.keras import backend as K
 from ferroflow.keras.engine.base_layer import Layer
 from ferroflow.keras.layers._wrap import keras_class
@@ -70,20 +72,31 @@ class UpSampling1D(Layer):
 
 
 class UpSampling2D(Layer):
-    """Repeats rows and columns ``size`` times (``interpolation='nearest'``)."""
+    """Scales rows and columns up ``size`` times: ``interpolation='nearest'`` repeats them, ``'bilinear'``
+    interpolates between pixel centres (TF 2's ``tf.image.resize``: half-pixel centres, edges clamped)."""
 
     def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
         super().__init__(**kwargs)
         self.size = _int_pair(size)
         self.data_format = data_format or K.image_data_format()
-        if interpolation != "nearest":
-            raise NotImplementedError(f"UpSampling2D(interpolation={interpolation!r}) is not supported by "
-                                      "ferroflow's Keras (only 'nearest')")
+        if interpolation not in ("nearest", "bilinear"):
+            raise ValueError(f"`interpolation` argument should be one of `\"nearest\"` or `\"bilinear\"`. "
+                             f"Received: \"{interpolation}\".")
         self.interpolation = interpolation
 
     def call(self, inputs):
         rows, cols = _spatial_axes(self.data_format, 2)
-        return K.repeat_elements(K.repeat_elements(inputs, self.size[0], axis=rows), self.size[1], axis=cols)
+        if self.interpolation == "nearest":
+            return K.repeat_elements(K.repeat_elements(inputs, self.size[0], axis=rows), self.size[1], axis=cols)
+        from ferroflow.ops import image_ops
+
+        x = inputs if self.data_format == "channels_last" else array_ops.transpose(inputs, [0, 2, 3, 1])
+        shape = array_ops.shape(x)[1:3] * ops.convert_to_tensor(list(self.size), dtype=dtypes.int32)
+        y = image_ops.resize_bilinear(x, shape, half_pixel_centers=True)
+        static = x.shape.as_list()
+        y.set_shape([static[0]] + [None if d is None else d * s for d, s in zip(static[1:3], self.size)]
+                    + [static[3]])
+        return y if self.data_format == "channels_last" else array_ops.transpose(y, [0, 3, 1, 2])
 
 
 class ZeroPadding1D(Layer):

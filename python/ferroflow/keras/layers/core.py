@@ -126,6 +126,128 @@ class Lambda(Layer):
             return self.mask(inputs, mask)
         return self.mask
 
+    def get_config(self):
+        """TensorFlow's Lambda config: a Python function (a ``lambda`` or a ``def``) as its marshalled bytecode
+        in base64 with its defaults and closure values (``function_type`` ``'lambda'``), another callable by
+        name (``'function'``), each with its module; ``output_shape`` and ``mask`` likewise; ``arguments``."""
+        config = {"name": self._name, "trainable": self._trainable,
+                  "dtype": self._dtype.name if self._dtype is not None else "float32"}
+        if self._batch_input_shape is not None:
+            config["batch_input_shape"] = self._batch_input_shape
+        config["function"], config["function_type"], config["module"] = _function_config(self.function, self.name)
+        config["output_shape"], config["output_shape_type"], config["output_shape_module"] = \
+            _function_config(self._output_shape, self.name, raw=True)
+        if self.mask is not None:
+            config["mask"], config["mask_type"], config["mask_module"] = \
+                _function_config(self.mask, self.name, raw=True)
+        from ferroflow.keras import saving
+
+        config["arguments"] = saving.serialize(self.arguments)
+        return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        """A Lambda from ``get_config``'s (or TensorFlow's) config: bytecode is loaded (Python code from the
+        config runs: load configs you trust), names are looked up in ``custom_objects`` and the function's
+        module."""
+        from ferroflow.keras import saving
+
+        config = dict(config)
+        custom_objects = saving._known(custom_objects)
+        config["function"] = _function_from_config(config, "function", custom_objects)
+        if config.get("output_shape") is not None:
+            config["output_shape"] = _function_from_config(config, "output_shape", custom_objects)
+        if config.get("mask") is not None:
+            config["mask"] = _function_from_config(config, "mask", custom_objects)
+        for key in ("function_type", "module", "output_shape_type", "output_shape_module", "mask_type",
+                    "mask_module"):
+            config.pop(key, None)
+        return cls(**config)
+
+
+def _json_ready(value):
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_json_ready(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_ready(v) for k, v in value.items())
+    return False
+
+
+def _function_config(function, layer, raw=False):
+    """``(value, type, module)`` of a function in a Lambda's config (``raw``: a value that is no function)."""
+    import base64
+    import marshal
+    import sys
+    import types
+
+    if isinstance(function, types.LambdaType):
+        closure = None
+        if function.__closure__:
+            closure = [cell.cell_contents for cell in function.__closure__]
+            if not all(_json_ready(v) for v in closure):
+                # a decorated library function (tf.nn.relu): by name when its module has it, as a callable
+                module = sys.modules.get(function.__module__)
+                if module is not None and getattr(module, function.__name__, None) is function:
+                    return function.__name__, "function", function.__module__
+                raise ValueError(f"Cannot serialize the function {function.__qualname__} of Lambda layer {layer!r}: "
+                                 "its closure holds values that are not JSON data")
+        code = base64.encodebytes(marshal.dumps(function.__code__)).decode("ascii")
+        return [code, list(function.__defaults__) if function.__defaults__ else None, closure], "lambda", \
+            function.__module__
+    if callable(function):
+        name = getattr(function, "__name__", None)
+        if name is None:
+            raise ValueError(f"Cannot serialize the callable {function!r} of Lambda layer {layer!r}: it has no "
+                             "__name__")
+        return name, "function", getattr(function, "__module__", None)
+    if raw:
+        if isinstance(function, tuple):
+            function = list(function)
+        return function, "raw", None
+    raise ValueError(f"Lambda layer {layer!r}: the function {function!r} is not callable")
+
+
+def _function_from_config(config, key, custom_objects):
+    """The function (or raw value) stored under ``key`` of a Lambda's config."""
+    import base64
+    import marshal
+    import sys
+    import types
+
+    value = config[key]
+    if callable(value):
+        return value
+    kind = config.get(f"{key}_type" if key != "function" else "function_type", "raw")
+    module = config.get("module" if key == "function" else f"{key}_module")
+    scope = {}
+    if module in sys.modules:
+        scope.update(vars(sys.modules[module]))
+    scope.update(custom_objects or {})
+    name = config.get("name")
+    if kind == "function":
+        if value in scope:
+            return scope[value]
+        raise ValueError(f"Unknown function in Lambda layer {name!r}: {value}. Please ensure this object is passed "
+                         "to the `custom_objects` argument.")
+    if kind == "lambda":
+        code, defaults, closure = value if isinstance(value, (list, tuple)) else (value, None, None)
+        try:
+            code = marshal.loads(base64.decodebytes(code.encode("ascii")))
+        except (ValueError, EOFError, TypeError) as e:
+            raise ValueError(f"Lambda layer {name!r}: its function's bytecode cannot be loaded by this Python "
+                             f"({sys.version.split()[0]}): {e}. Python bytecode is specific to the Python "
+                             "version that wrote it; rebuild the layer in code or save it from this Python.") from None
+        if not isinstance(code, types.CodeType):
+            raise ValueError(f"Lambda layer {name!r}: its config does not hold a function's bytecode")
+        cells = tuple(types.CellType(v) for v in closure) if closure else None
+        scope.setdefault("__builtins__", __builtins__)
+        return types.FunctionType(code, scope, code.co_name, tuple(defaults) if defaults else None, cells)
+    if isinstance(value, list) and key == "output_shape":
+        return tuple(value)
+    return value
+
 
 class ActivityRegularization(Layer):
     """The identity, adding ``l1``/``l2`` penalties of its output to the layer's losses."""
