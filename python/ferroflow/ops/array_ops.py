@@ -231,6 +231,8 @@ def concat(values, axis, name="concat"):
     """Joins tensors along ``axis``."""
     if not isinstance(values, (list, tuple)):
         values = [values]
+    if not values:
+        raise ValueError("List argument 'values' to 'ConcatV2' Op with length 0 shorter than minimum length 2.")
     if _ragged(values):
         from ferroflow.ops import ragged_dispatch
 
@@ -281,7 +283,10 @@ def stack(values, axis=0, name="stack"):
             f"Tensors in list passed to 'values' of 'Pack' Op have types [{', '.join(seen)}] that don't all match."
         ) from None
     if not tensors:
-        raise ValueError("stack needs at least one value")
+        # TensorFlow converts an empty list (axis 0) to a constant: a float32 tensor of shape [0].
+        if axis != 0:
+            raise ValueError(f"stack of no values along axis {axis}: only axis 0 gives TensorFlow's empty constant")
+        return ops.convert_to_tensor([], dtype=dtypes.float32, name=name)
     dt = tensors[0].dtype
     if any(t.dtype != dt for t in tensors):
         raise TypeError(
@@ -649,9 +654,17 @@ def boolean_mask(tensor, mask, name="boolean_mask", axis=None):
         t = ops.convert_to_tensor(tensor, name="tensor")
         m = ops.convert_to_tensor(mask, name="mask")
         k = m.shape.ndims
+        if k == 0:
+            raise ValueError("mask cannot be scalar.")
         if k is None:
             raise ValueError("Number of mask dimensions must be specified")
         axis = 0 if axis is None else axis
+        static_axis = tensor_util.constant_value(ops.convert_to_tensor(axis))
+        if static_axis is not None:
+            # As TensorFlow, the axis is used as a Python slice start: a negative one checks (and masks) the
+            # wrong dims, so it is only usable when those happen to match.
+            axis = int(static_axis)
+            t.shape[axis:axis + k].assert_is_compatible_with(m.shape)
         leading = shape(t)
         flat_shape = concat([leading[:axis], [-1], leading[axis + k:]], 0)
         flat = reshape(t, flat_shape)
@@ -696,11 +709,24 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
 
 
 def linspace(start, stop, num, name=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive (``LinSpace``). As TensorFlow's
+    ``linspace``: integer ends give float64 values (as ``truediv`` does), ``num`` 0 an empty tensor, a constant
+    negative ``num`` a ValueError."""
     if axis != 0:
         raise NotImplementedError("linspace with axis != 0 is not supported")
     s = ops.convert_to_tensor(start, name="start")
     e = ops.convert_to_tensor(stop, dtype=s.dtype, name="stop")
     n = ops.convert_to_tensor(num, dtype=dtypes.int32, name="num")
+    from ferroflow.ops.math_ops import _TRUEDIV_TARGET
+
+    target = _TRUEDIV_TARGET.get(s.dtype.base_dtype)
+    if target is not None:
+        s, e = cast(s, target), cast(e, target)
+    static_n = tensor_util.constant_value(n)
+    if static_n is not None and int(static_n) < 0:
+        raise ValueError(f"Requires start <= limit when delta > 0: 1/{int(static_n)}")
+    if static_n is not None and int(static_n) == 0:
+        return zeros([0], dtype=s.dtype, name=name or "LinSpace")
     return make("LinSpace", [s, e, n], {}, name)
 
 

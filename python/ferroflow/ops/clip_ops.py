@@ -125,7 +125,9 @@ def clip_by_average_norm(t, clip_norm, name=None):
         t = ops.convert_to_tensor(t, name="t")
         n_element = math_ops.cast(array_ops.size(t), dtypes.float32)
         l2norm_inv = math_ops.rsqrt(math_ops.reduce_sum(t * t, math_ops.range(array_ops.rank(t))))
-        return array_ops.identity(
+        clipped = array_ops.identity(
             t * clip_norm * math_ops.minimum(l2norm_inv * n_element, constant_op.constant(1.0) / clip_norm),
             name=scope,
         )
+        clipped.set_shape(t.shape)
+        return clipped

@@ -73,7 +73,6 @@ truncatemod = _binary("TruncateMod")
 maximum = _binary("Maximum")
 minimum = _binary("Minimum")
 squared_difference = _binary("SquaredDifference")
-div_no_nan = _binary("DivNoNan")
 equal = _binary("Equal")
 not_equal = _binary("NotEqual")
 less = _binary("Less")
@@ -172,15 +171,33 @@ def truediv(x, y, name=None):
         return make("RealDiv", [a, b], {}, scope)
 
 
+def div_no_nan(x, y, name=None):
+    """``x / y``, or 0 where ``y`` is 0; integers are divided as floats, as ``truediv`` divides them."""
+    if _is_ragged(x) or _is_ragged(y):
+        from ferroflow.ops.ragged import ragged_elementwise
+
+        return ragged_elementwise(div_no_nan, x, y, name)
+    with ops.name_scope(name, "div_no_nan", [x, y]) as scope:
+        a, b = array_ops._convert_pair(x, y)
+        if a.dtype != b.dtype:
+            raise TypeError(f"`x` and `y` must have the same dtype, got {a.dtype!r} != {b.dtype!r}.")
+        target = _TRUEDIV_TARGET.get(a.dtype)
+        if target is not None:
+            a, b = cast(a, target), cast(b, target)
+        return make("DivNoNan", [a, b], {}, scope)
+
+
 def divide(x, y, name=None):
     """``x / y`` (true division)."""
     return truediv(x, y, name=name or "truediv")
 
 
 def div(x, y, name=None):
-    """TF1 ``div``: floor division for integers, real division for floats."""
+    """TF1 ``div``: floor division for integers, real division for floats. ``y`` is converted to ``x``'s
+    dtype, as TensorFlow's ``div`` converts it (a tensor of another dtype is a ValueError)."""
     with ops.name_scope(name, "div", [x, y]) as scope:
-        a, b = array_ops._convert_pair(x, y)
+        a = ops.convert_to_tensor(x, name="x")
+        b = ops.convert_to_tensor(y, dtype=a.dtype.base_dtype, name="y")
         if a.dtype.is_integer:
             return make("FloorDiv", [a, b], {}, scope)
         return make("RealDiv", [a, b], {}, scope)
@@ -439,9 +456,16 @@ def tensordot(a, b, axes, name=None):
         ax_b = [i % len(sb) for i in ax_b]
         free_a = [i for i in builtins.range(len(sa)) if i not in ax_a]
         free_b = [i for i in builtins.range(len(sb)) if i not in ax_b]
-        ka = int(np.prod([sa[i] for i in ax_a]))
-        xa = array_ops.reshape(array_ops.transpose(x, free_a + ax_a), [-1, ka])
-        yb = array_ops.reshape(array_ops.transpose(y, ax_b + free_b), [ka, -1])
+        # The contracted size: from whichever operand knows each contracted dim, else read at run time.
+        dims = [sa[i] if sa[i] is not None else sb[j] for i, j in zip(ax_a, ax_b)]
+        if None in dims:
+            ka = reduce_prod(array_ops.gather(array_ops.shape(x), np.asarray(ax_a, np.int32)))
+            shape_a, shape_b = array_ops.stack([-1, ka]), array_ops.stack([ka, -1])
+        else:
+            ka = int(np.prod(dims))
+            shape_a, shape_b = [-1, ka], [ka, -1]
+        xa = array_ops.reshape(array_ops.transpose(x, free_a + ax_a), shape_a)
+        yb = array_ops.reshape(array_ops.transpose(y, ax_b + free_b), shape_b)
         out = matmul(xa, yb)
         static = [sa[i] for i in free_a] + [sb[i] for i in free_b]
         if None not in static:

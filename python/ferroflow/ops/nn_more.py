@@ -452,6 +452,9 @@ def pool(input, window_shape, pooling_type, padding, dilation_rate=None, strides
         if padding == "SAME" and any(s > w for s, w in zip(strides, window_shape)):
             raise ValueError(f"`strides > window_shape` not supported due to inconsistency between CPU and GPU "
                              f"implementations. Received: strides={strides} and window_shape={window_shape}")
+        if padding == "SAME" and any(d > 1 for d in dilation_rate):
+            raise ValueError(f"pooling with 'SAME' padding is not implemented for `dilation_rate` > 1. "
+                             f"Received: padding={padding} and dilation_rate={dilation_rate}")
         if any(d > 1 for d in dilation_rate):
             raise NotImplementedError("pool: dilation_rate > 1 is not supported by ferroflow yet")
         fn = max_pool_v2 if pooling_type == "MAX" else avg_pool_v2

@@ -213,7 +213,8 @@ def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """``max(x, 0) - x * z + log(1 + exp(-|x|))``: stable logistic loss."""
     with ops.name_scope(name, "logistic_loss", [logits, labels]) as scope:
         x = ops.convert_to_tensor(logits, name="logits")
-        z = ops.convert_to_tensor(labels, dtype=x.dtype, name="labels")
+        # Labels keep their own dtype, as TensorFlow converts them: others are the Mul op's TypeError.
+        z = ops.convert_to_tensor(labels, name="labels")
         if not x.shape.is_compatible_with(z.shape):
             raise ValueError(
                 f"`logits` and `labels` must have the same shape, received ({x.shape} vs {z.shape})."

@@ -112,7 +112,9 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
         segment_ids = ops.convert_to_tensor(segment_ids)
         n = _unsorted_segment_n(data, segment_ids, num_segments)
         summed = unsorted_segment_sum(data, segment_ids, num_segments)
-        return summed / n
+        out = summed / n
+        out.set_shape(summed.shape)
+        return out
 
 
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
@@ -124,7 +126,9 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
         segment_ids = ops.convert_to_tensor(segment_ids)
         n = _unsorted_segment_n(data, segment_ids, num_segments)
         summed = unsorted_segment_sum(data, segment_ids, num_segments)
-        return summed / math_ops.sqrt(n)
+        out = summed / math_ops.sqrt(n)
+        out.set_shape(summed.shape)
+        return out
 
 
 # --- scatters ---------------------------------------------------------------------------------------------------

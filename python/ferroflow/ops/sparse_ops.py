@@ -364,12 +364,14 @@ def eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
     with ops.name_scope(name, "eye", [num_rows, num_columns]):
         rows = _int64(num_rows, "num_rows")
         cols = rows if num_columns is None else _int64(num_columns, "num_columns")
-        diag = math_ops.minimum(rows, cols)
-        r = math_ops.range(diag, dtype=dtypes.int64)
-        out = SparseTensor(array_ops.stack([r, r], axis=1), array_ops.ones(array_ops.reshape(diag, [1]), dtype=dtype),
-                           array_ops.stack([rows, cols]))
         static_r, static_c = tensor_util.constant_value(rows), tensor_util.constant_value(cols)
-        if static_r is not None and static_c is not None:
+        known = static_r is not None and static_c is not None
+        # Known sizes give the entries' count as a constant, so indices and values have static shapes.
+        diag = min(int(static_r), int(static_c)) if known else math_ops.minimum(rows, cols)
+        r = math_ops.range(diag, dtype=dtypes.int64)
+        n = [diag] if known else array_ops.reshape(diag, [1])
+        out = SparseTensor(array_ops.stack([r, r], axis=1), array_ops.ones(n, dtype=dtype), array_ops.stack([rows, cols]))
+        if known:
             out.set_shape(TensorShape([int(static_r), int(static_c)]))
         return out
 

@@ -79,9 +79,15 @@ xdivy = _binary("Xdivy", scope_name="xdivy")
 truncatediv = _binary("TruncateDiv")
 
 
-def _pair_named(a, b, names):
-    """Converts ``a`` then ``b`` (to ``a``'s dtype), as TensorFlow's generated wrappers do."""
+def _pair_named(a, b, names, op_type):
+    """Converts ``a`` then ``b`` (to ``a``'s dtype), as TensorFlow's generated wrappers do: a tensor ``b`` of
+    another dtype is the op's TypeError."""
     ta = ops.convert_to_tensor(a, name=names[0])
+    if isinstance(b, ops.Tensor) and b.dtype.base_dtype != ta.dtype.base_dtype:
+        raise TypeError(
+            f"Input '{names[1]}' of '{op_type}' Op has type {b.dtype.base_dtype.name} that does not match type "
+            f"{ta.dtype.base_dtype.name} of argument '{names[0]}'."
+        )
     tb = ops.convert_to_tensor(b, dtype=ta.dtype, name=names[1])
     return ta, tb
 
@@ -89,7 +95,7 @@ def _pair_named(a, b, names):
 def _ab_op(op_type, names):
     def f(a, x, name=None):
         with ops.name_scope(name, op_type, [a, x]) as scope:
-            ta, tx = _pair_named(a, x, names)
+            ta, tx = _pair_named(a, x, names, op_type)
             return make(op_type, [ta, tx], {}, scope)
 
     f.__name__ = op_type.lower()
@@ -105,7 +111,7 @@ polygamma = _ab_op("Polygamma", ("a", "x"))
 def zeta(x, q, name=None):
     """Hurwitz zeta ``sum_k (k + q)^-x`` (``Zeta``)."""
     with ops.name_scope(name, "Zeta", [x, q]) as scope:
-        tx, tq = _pair_named(x, q, ("x", "q"))
+        tx, tq = _pair_named(x, q, ("x", "q"), "Zeta")
         return make("Zeta", [tx, tq], {}, scope)
 
 
@@ -121,7 +127,7 @@ def betainc(a, b, x, name=None):
 def nextafter(x1, x2, name=None):
     """The next representable value after ``x1`` in the direction of ``x2`` (``NextAfter``)."""
     with ops.name_scope(name, "NextAfter", [x1, x2]) as scope:
-        a, b = _pair_named(x1, x2, ("x1", "x2"))
+        a, b = _pair_named(x1, x2, ("x1", "x2"), "NextAfter")
         return make("NextAfter", [a, b], {}, scope)
 
 
