@@ -404,13 +404,38 @@ def multiclass_metrics(tf):
     return model, x, y, {"epochs": 2, "batch_size": 6, "validation_split": 0.25}
 
 
+def attention_layers(tf):
+    """Attention (scaled dot, and concat scores with a causal mask), AdditiveAttention with a key, and
+    MultiHeadAttention (two heads) over a masked embedding, pooled with its mask."""
+    k = tf.keras
+    ids = k.Input((6,), dtype="int32")
+    emb = k.layers.Embedding(9, 4, mask_zero=True)(ids)
+    query = k.layers.Dense(4)(emb)
+    dot = k.layers.Attention(use_scale=True)([query, emb])
+    additive = k.layers.AdditiveAttention()([query, emb, emb])
+    heads = k.layers.MultiHeadAttention(num_heads=2, key_dim=3)(query, emb)
+    causal = k.layers.Attention(score_mode="concat")([query, emb], use_causal_mask=True)
+    pooled = k.layers.GlobalAveragePooling1D()(k.layers.concatenate([dot, additive, heads, causal]))
+    model = k.Model(ids, k.layers.Dense(2, activation="softmax")(pooled))
+    # SGD: the key projection's bias has a zero gradient up to rounding (a softmax ignores a shift), which Adam
+    # would blow up into steps of the learning rate's size
+    model.compile(optimizer=_opt(k, "SGD", learning_rate=0.2, momentum=0.5), loss="sparse_categorical_crossentropy",
+                  metrics=["accuracy"])
+    rng = np.random.RandomState(29)
+    x = rng.randint(1, 9, size=(12, 6))
+    x[np.arange(12) % 3 == 0, 4:] = 0
+    x[np.arange(12) % 4 == 1, 2:] = 0
+    y = rng.randint(0, 2, size=12)
+    return model, x, y, {"epochs": 2, "batch_size": 4}
+
+
 CASES = {"mlp": mlp, "cnn": cnn, "text": text, "regression": regression, "rnn": rnn, "merge": merge,
          "weighted": weighted, "masked_rnn": masked_rnn, "masked_pooling": masked_pooling, "temporal": temporal, "stateful": stateful,
          "sparse_updates": sparse_updates, "adadelta": adadelta, "bidirectional_tagger": bidirectional_tagger,
          "layer_zoo": layer_zoo, "metric_objects": metric_objects,
          "gru_reset_after": gru_reset_after, "attention_dot": attention_dot,
          "depthwise_layernorm": depthwise_layernorm, "confusion_metrics": confusion_metrics,
-         "multiclass_metrics": multiclass_metrics}
+         "multiclass_metrics": multiclass_metrics, "attention_layers": attention_layers}
 
 
 def _tf1_name(name):

@@ -135,5 +135,36 @@ def masks_and_upsampling(tf):
     return out
 
 
+def attention_scores(tf):
+    """Attention layers called on placeholders: scores returned (``return_attention_scores``), masks given to the
+    call, MultiHeadAttention with an explicit ``attention_mask``, a causal mask, a key and ``output_shape``."""
+    k = tf.keras
+    sess = k.backend.get_session()
+    rng = np.random.RandomState(8)
+    q_in = tf.placeholder(tf.float32, [None, 3, 4])
+    v_in = tf.placeholder(tf.float32, [None, 5, 4])
+    k_in = tf.placeholder(tf.float32, [None, 5, 2])
+    q_mask = tf.constant([[True, True, False], [True, False, True]])
+    v_mask = tf.constant([[True, True, True, False, False], [True, True, True, True, True]])
+    att = k.layers.Attention(use_scale=True)
+    out, scores = att([q_in, v_in], mask=[q_mask, v_mask], return_attention_scores=True)
+    add = k.layers.AdditiveAttention(use_scale=False)
+    add_out, add_scores = add([q_in, v_in], return_attention_scores=True, use_causal_mask=True)
+    mha = k.layers.MultiHeadAttention(num_heads=3, key_dim=2, value_dim=3, output_shape=5)
+    pairs = tf.constant(rng.rand(2, 3, 5) > 0.3)
+    mha_out, mha_scores = mha(q_in, v_in, key=k_in, attention_mask=pairs, return_attention_scores=True)
+    causal = k.layers.MultiHeadAttention(num_heads=1, key_dim=4, use_bias=False)
+    causal_out = causal(q_in, q_in, use_causal_mask=True)
+    for layer in (att, mha, causal):
+        layer.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in layer.get_weights()])
+    feed = {q_in: rng.standard_normal((2, 3, 4)), v_in: rng.standard_normal((2, 5, 4)),
+            k_in: rng.standard_normal((2, 5, 2))}
+    names = ["out", "scores", "add_out", "add_scores", "mha_out", "mha_scores", "causal_out"]
+    values = sess.run([out, scores, add_out, add_scores, mha_out, mha_scores, causal_out], feed)
+    result = dict(zip(names, values))
+    result["weight_names"] = np.array([w.name for w in mha.weights + causal.weights])
+    return result
+
+
 CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
-         "masks_and_upsampling": masks_and_upsampling}
+         "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores}

@@ -129,3 +129,16 @@ def test_lambda_configs_name_functions_and_check_what_they_load():
     config["function"], config["function_type"] = ["bm90IGNvZGU=\n", None, None], "lambda"
     with pytest.raises(ValueError, match="bytecode"):
         keras.layers.Lambda.from_config(config)
+
+
+def test_attention_layers_check_their_inputs():
+    q = tf.placeholder(tf.float32, [None, 3, 4])
+    with pytest.raises(ValueError, match="must be called on a list of inputs"):
+        keras.layers.Attention()(q)
+    with pytest.raises(ValueError, match="accepts inputs list of length 2 or 3"):
+        keras.layers.AdditiveAttention()([q])
+    with pytest.raises(ValueError, match="score_mode"):
+        keras.layers.Attention(score_mode="sum")
+    config = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, dropout=0.1).get_config()
+    assert (config["num_heads"], config["key_dim"], config["value_dim"], config["dropout"]) == (2, 3, 3, 0.1)
+    assert config["kernel_initializer"]["class_name"] == "GlorotUniform"

@@ -3,6 +3,7 @@
 from ferroflow.keras.engine.base_layer import InputSpec, Layer
 from ferroflow.keras.engine.input_layer import Input, InputLayer
 from ferroflow.keras.layers.advanced_activations import ELU, LeakyReLU, PReLU, ReLU, Softmax, ThresholdedReLU
+from ferroflow.keras.layers.attention import AdditiveAttention, Attention, MultiHeadAttention
 from ferroflow.keras.layers.convolutional import (
     Conv1D,
     Conv2D,
@@ -82,7 +83,7 @@ from ferroflow.keras.layers.recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, 
 from ferroflow.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrapper
 
 __all__ = [
-    "Activation", "ActivityRegularization", "Add", "Average", "AveragePooling1D", "AveragePooling2D",
+    "Activation", "ActivityRegularization", "Add", "AdditiveAttention", "Attention", "Average", "AveragePooling1D", "AveragePooling2D",
     "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization", "Bidirectional",
     "Concatenate", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
     "Convolution3D", "Cropping1D", "Cropping2D", "Dense", "DepthwiseConv2D", "Dot", "Dropout", "ELU", "Embedding", "Flatten",
@@ -90,7 +91,7 @@ __all__ = [
     "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
     "GlobalMaxPooling1D", "GlobalMaxPooling2D", "GlobalMaxPooling3D", "Input", "InputLayer", "InputSpec",
     "LSTM", "LSTMCell", "Lambda", "Layer", "LayerNormalization", "LeakyReLU", "Masking", "MaxPool1D", "MaxPool2D", "MaxPool3D",
-    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "Multiply", "PReLU", "Permute",
+    "MaxPooling1D", "MaxPooling2D", "MaxPooling3D", "Maximum", "Minimum", "MultiHeadAttention", "Multiply", "PReLU", "Permute",
     "RNN", "ReLU", "RepeatVector", "Reshape", "SeparableConv1D", "SeparableConv2D", "SimpleRNN",
     "SimpleRNNCell", "Softmax", "SpatialDropout1D", "SpatialDropout2D", "Subtract", "ThresholdedReLU",
     "TimeDistributed", "UpSampling1D", "UpSampling2D", "Wrapper", "ZeroPadding1D", "ZeroPadding2D", "add",
