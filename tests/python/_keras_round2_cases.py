@@ -166,5 +166,153 @@ def attention_scores(tf):
     return result
 
 
+def image_augmentation(tf):
+    """ImageDataGenerator: every affine part and fill mode by explicit parameters (channels last and first,
+    linear and nearest sampling), flips and channel shifts; seeded random flows (next() and indexing),
+    feature-wise statistics and ZCA from ``fit``; the ``keras.preprocessing.image`` functions."""
+    image = tf.keras.preprocessing.image
+    rng = np.random.RandomState(9)
+    x = rng.uniform(0, 255, size=(6, 7, 9, 3)).astype(np.float32)
+    out = {}
+    params = {"theta": 27.0, "tx": 1.5, "ty": -2.25, "shear": 12.0, "zx": 0.8, "zy": 1.3}
+    for mode in ("nearest", "constant", "reflect", "wrap"):
+        gen = image.ImageDataGenerator(fill_mode=mode, cval=17.0)
+        out[f"affine_{mode}"] = gen.apply_transform(x[0], params)
+    first = image.ImageDataGenerator(data_format="channels_first", interpolation_order=0)
+    out["affine_channels_first"] = first.apply_transform(x[1].transpose(2, 0, 1), params)
+    plain = image.ImageDataGenerator()
+    out["flips_shift"] = plain.apply_transform(x[2], {"flip_horizontal": True, "flip_vertical": True,
+                                                      "channel_shift_intensity": 30.0})
+    out["rotation_only"] = plain.apply_transform(x[3], {"theta": 90.0})
+    aug = image.ImageDataGenerator(rotation_range=20, width_shift_range=0.1, height_shift_range=[1, 2],
+                                   shear_range=5, zoom_range=0.2, horizontal_flip=True, vertical_flip=True,
+                                   channel_shift_range=10.0, rescale=1.0 / 255, fill_mode="reflect")
+    y = np.arange(6)
+    flow = aug.flow(x, y, batch_size=4, seed=3)
+    for i in range(3):
+        bx, by = next(flow)
+        out[f"flow_{i}_x"], out[f"flow_{i}_y"] = bx, by
+    indexed = aug.flow(x, y, batch_size=4, seed=5, shuffle=False)
+    out["indexed_1_x"], out["indexed_1_y"] = indexed[1]
+    out["random_transform"] = aug.random_transform(x[4], seed=11)
+    out["params"] = np.array([float(v) for v in aug.get_random_transform(x[4].shape, seed=12).values()
+                              if v is not None])
+    stats = image.ImageDataGenerator(featurewise_center=True, featurewise_std_normalization=True, rescale=0.5)
+    stats.fit(x)
+    out["mean"], out["std"] = stats.mean, stats.std
+    out["standardized"] = stats.standardize(x[5].copy() * 0.5)
+    zca = image.ImageDataGenerator(zca_whitening=True, samplewise_center=True)
+    small = x[:, :3, :3, :1]
+    zca.fit(small)
+    out["zca"] = zca.standardize(small[0].copy())
+    np.random.seed(21)
+    out["random_rotation"] = image.random_rotation(x[0].transpose(2, 0, 1), 30)
+    out["random_shift"] = image.random_shift(x[0].transpose(2, 0, 1), 0.2, 0.1)
+    out["random_zoom"] = image.random_zoom(x[0], (0.7, 1.2), row_axis=0, col_axis=1, channel_axis=2)
+    return out
+
+
+def sequence_utilities(tf):
+    """TimeseriesGenerator (strides, sampling rate, reverse, shuffled rows, lengths), skipgrams (Python's random
+    seeded; a sampling table; categorical labels) and make_sampling_table."""
+    import random
+
+    seq = tf.keras.preprocessing.sequence
+    data = np.arange(50, dtype=np.float32).reshape(25, 2)
+    targets = np.arange(25) * 10
+    out = {}
+    gens = {"plain": seq.TimeseriesGenerator(data, targets, length=4, batch_size=3),
+            "strided": seq.TimeseriesGenerator(data, targets, length=6, sampling_rate=2, stride=3, start_index=2,
+                                               end_index=20, reverse=True, batch_size=2)}
+    for name, gen in gens.items():
+        out[f"{name}_len"] = np.array(len(gen))
+        for i in (0, len(gen) - 1):
+            out[f"{name}_{i}_x"], out[f"{name}_{i}_y"] = gen[i]
+    np.random.seed(2)
+    shuffled = seq.TimeseriesGenerator(data, targets, length=3, shuffle=True, batch_size=5)
+    out["shuffled_x"], out["shuffled_y"] = shuffled[0]
+    random.seed(7)
+    couples, labels = seq.skipgrams([1, 4, 0, 3, 9, 2, 4, 7], vocabulary_size=10, window_size=2)
+    out["skip_couples"], out["skip_labels"] = np.array(couples), np.array(labels)
+    table = seq.make_sampling_table(12, sampling_factor=0.05)
+    out["table"] = table
+    random.seed(8)
+    couples, labels = seq.skipgrams([3, 5, 1, 8, 2, 6, 11, 4], vocabulary_size=12, window_size=1,
+                                    negative_samples=0.5, categorical=True, sampling_table=table, seed=99)
+    out["sampled_couples"], out["sampled_labels"] = np.array(couples), np.array(labels)
+    return out
+
+
+def generator_training(tf):
+    """fit_generator on Sequences: a TimeseriesGenerator into an LSTM (shuffle off; evaluate_generator and
+    predict_generator), and an ImageDataGenerator flow (seeded, batches shuffled by Python's random) into a
+    small convnet. (A flow for validation would draw numpy numbers in TF's enqueuer thread while the training
+    Sequence's epoch end draws its permutation: TF's own order is a race there, so validation is arrays.)"""
+    import random
+
+    k = tf.keras
+    series = np.sin(np.arange(60) * 0.3).astype(np.float32)[:, None]
+    windows = k.preprocessing.sequence.TimeseriesGenerator(series, series, length=5, batch_size=8)
+    rnn = k.Sequential([k.layers.LSTM(3, input_shape=(5, 1)), k.layers.Dense(1)])
+    rng = np.random.RandomState(13)
+    rnn.set_weights([(rng.standard_normal(w.shape) * 0.3).astype(np.float32) for w in rnn.get_weights()])
+    rnn.compile(optimizer=k.optimizers.SGD(0.1) if not hasattr(k.optimizers, "legacy") else
+                k.optimizers.legacy.SGD(0.1), loss="mse")
+    out = {}
+    hist = rnn.fit_generator(windows, epochs=2, shuffle=False, verbose=0)
+    out["rnn_loss"] = np.array(hist.history["loss"])
+    out["rnn_eval"] = np.array(rnn.evaluate_generator(windows))
+    out["rnn_predict"] = rnn.predict_generator(windows)
+    images = rng.uniform(0, 1, size=(12, 6, 6, 1)).astype(np.float32)
+    labels = (images.mean(axis=(1, 2, 3)) > 0.5).astype(np.float32)
+    cnn = k.Sequential([k.layers.Conv2D(2, 3, activation="relu", input_shape=(6, 6, 1)), k.layers.Flatten(),
+                        k.layers.Dense(1, activation="sigmoid")])
+    cnn.set_weights([(rng.standard_normal(w.shape) * 0.3).astype(np.float32) for w in cnn.get_weights()])
+    cnn.compile(optimizer=k.optimizers.SGD(0.5) if not hasattr(k.optimizers, "legacy") else
+                k.optimizers.legacy.SGD(0.5), loss="binary_crossentropy", metrics=["accuracy"])
+    aug = k.preprocessing.image.ImageDataGenerator(rotation_range=15, horizontal_flip=True, width_shift_range=0.1)
+    random.seed(4)
+    np.random.seed(4)
+    hist = cnn.fit_generator(aug.flow(images, labels, batch_size=5, seed=6), epochs=3, verbose=0,
+                             validation_data=(images[:6], labels[:6]))
+    for key, values in hist.history.items():
+        out["cnn_" + ("val_" if key.startswith("val_") else "") + ("acc" if "acc" in key else "loss")] = \
+            np.array(values)
+    return out
+
+
+def directory_flow(tf):
+    """flow_from_directory over class folders of PNG files written here (resized by Pillow, nearest): the
+    classes, file order and batches, in order and seeded-shuffled with augmentation, grayscale and binary."""
+    import tempfile
+
+    from PIL import Image
+
+    image = tf.keras.preprocessing.image
+    rng = np.random.RandomState(15)
+    out = {}
+    with tempfile.TemporaryDirectory() as root:
+        import os
+
+        for label in ("dogs", "cats"):
+            os.makedirs(os.path.join(root, label))
+            for i in range(3):
+                pixels = rng.randint(0, 256, size=(8, 6, 3)).astype(np.uint8)
+                Image.fromarray(pixels).save(os.path.join(root, label, f"img{i}.png"))
+        plain = image.ImageDataGenerator(rescale=1.0 / 255).flow_from_directory(
+            root, target_size=(4, 5), batch_size=4, shuffle=False)
+        out["classes"] = np.array(sorted(plain.class_indices.items()))
+        out["filenames"] = np.array(plain.filenames)
+        out["plain_0_x"], out["plain_0_y"] = plain[0]
+        out["plain_1_x"], out["plain_1_y"] = plain[1]
+        aug = image.ImageDataGenerator(rotation_range=10, horizontal_flip=True).flow_from_directory(
+            root, target_size=(5, 5), color_mode="grayscale", class_mode="binary", batch_size=3, seed=2)
+        for i in range(2):
+            out[f"aug_{i}_x"], out[f"aug_{i}_y"] = next(aug)
+    return out
+
+
 CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
-         "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores}
+         "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores,
+         "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,
+         "generator_training": generator_training, "directory_flow": directory_flow}

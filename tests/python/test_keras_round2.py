@@ -142,3 +142,43 @@ def test_attention_layers_check_their_inputs():
     config = keras.layers.MultiHeadAttention(num_heads=2, key_dim=3, dropout=0.1).get_config()
     assert (config["num_heads"], config["key_dim"], config["value_dim"], config["dropout"]) == (2, 3, 3, 0.1)
     assert config["kernel_initializer"]["class_name"] == "GlorotUniform"
+
+
+def test_image_and_sequence_utilities_check_their_arguments():
+    image = keras.preprocessing.image
+    with pytest.raises(ValueError, match="`zoom_range` should be a float or a tuple"):
+        image.ImageDataGenerator(zoom_range=[1, 2, 3])
+    with pytest.raises(ValueError, match="validation_split"):
+        image.ImageDataGenerator(validation_split=1.5)
+    with pytest.raises(ValueError, match="should have rank 4"):
+        image.ImageDataGenerator().flow(np.zeros((3, 4, 4)))
+    with pytest.raises(ValueError, match="should have the same length"):
+        image.ImageDataGenerator().flow(np.zeros((3, 4, 4, 1)), np.zeros(2))
+    with pytest.raises(ValueError, match="multi-channel 2D images"):
+        image.apply_affine_transform(np.zeros((4, 4)), theta=10)
+    with pytest.raises(ValueError, match="Data and targets have to be of same length"):
+        keras.preprocessing.sequence.TimeseriesGenerator(np.zeros(5), np.zeros(4), length=2)
+    with pytest.raises(ValueError, match="is disallowed"):
+        keras.preprocessing.sequence.TimeseriesGenerator(np.zeros(5), np.zeros(5), length=6)
+    flow = image.ImageDataGenerator(validation_split=0.5).flow(np.zeros((4, 2, 2, 1)), np.array([0, 1, 0, 1]),
+                                                               batch_size=2, subset="validation", shuffle=False)
+    assert len(flow) == 1 and flow[0][0].shape == (2, 2, 2, 1)
+
+
+def test_fit_takes_a_sequence_and_a_generator():
+    model = keras.Sequential([keras.layers.Flatten(input_shape=(1, 2)), keras.layers.Dense(1)])
+    model.compile("sgd", "mse")
+    data = np.arange(20, dtype=np.float32).reshape(10, 2) / 10
+    windows = keras.preprocessing.sequence.TimeseriesGenerator(data, data[:, :1], length=1, batch_size=3)
+    hist = model.fit(windows, epochs=2, verbose=0, shuffle=False)
+    assert len(hist.history["loss"]) == 2
+
+    def batches():
+        while True:
+            yield data[:, None, :], data[:, :1]
+
+    hist = model.fit(batches(), steps_per_epoch=2, epochs=1, verbose=0)
+    assert len(hist.history["loss"]) == 1
+    with pytest.raises(ValueError, match="steps_per_epoch=None"):
+        model.fit_generator(batches())
+    assert model.predict(windows).shape == (9, 1)

@@ -551,8 +551,10 @@ class Model(Layer):
         return lengths.pop() if lengths else 0
 
     # -- fit / evaluate / predict -------------------------------------------------------------------------
-    def _run_batches(self, batches, fetch_train, callbacks=None, mode="train"):
-        """Runs each (xs, ys) of ``batches``; returns the epoch's averaged loss(es) and metrics by name."""
+    def _run_batches(self, batches, fetch_train, callbacks=None, mode="train", per_step=False):
+        """Runs each (xs, ys) of ``batches``; returns the epoch's averaged loss(es) and metrics by name (the total
+        loss weighted by batch size; with ``per_step``, as TF's Keras evaluates generators, the plain mean of the
+        batches')."""
         session = K.get_session()
         loss_fetches = [self.total_loss] + list(self._output_losses)
         metric_fetches = [t for pair in self._metric_tensors for t in pair]
@@ -572,7 +574,7 @@ class Model(Layer):
             if callbacks is not None:
                 (callbacks.on_train_batch_begin if mode == "train" else callbacks.on_test_batch_begin)(b, logs)
             values = session.run(fetches, feed_dict=self._feed(xs, ys, training=mode == "train", sws=sws))
-            weight = np.array([size] + [1] * (n_loss - 1), np.float64)
+            weight = np.array([1 if per_step else size] + [1] * (n_loss - 1), np.float64)
             loss_sums += np.asarray(values[:n_loss], np.float64) * weight
             batch_weights += weight
             metrics.add(values[n_loss:n_loss + len(metric_fetches)])
@@ -671,6 +673,14 @@ class Model(Layer):
             raise TypeError(f"Unrecognized keyword arguments: {sorted(kwargs)}")
         if x is None:
             raise ValueError("fit needs x (numpy arrays, a tf.data dataset or an iterator)")
+        if _is_generator(x):
+            if y is not None:
+                raise ValueError("`y` argument is not supported when data is a generator or a keras.utils.Sequence; "
+                                 "the batches hold the targets.")
+            return self.fit_generator(x, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
+                                      callbacks=callbacks, validation_data=validation_data,
+                                      validation_steps=validation_steps, class_weight=class_weight, shuffle=shuffle,
+                                      initial_epoch=initial_epoch, validation_freq=validation_freq)
         self._ensure_built(self._first_batch_shapes(x))
         train_op = self._make_train_op()
         batch_size = 32 if batch_size is None else int(batch_size)
@@ -746,6 +756,8 @@ class Model(Layer):
     def evaluate(self, x=None, y=None, batch_size=None, verbose=1, sample_weight=None, steps=None, callbacks=None,
                  **kwargs):
         """The loss (and metrics) over ``x``/``y``: a scalar, or ``[loss, metric, ...]`` (``metrics_names``)."""
+        if _is_generator(x):
+            return self.evaluate_generator(x, steps=steps)
         self._ensure_built(self._first_batch_shapes(x))
         if not self._compiled:
             raise RuntimeError("You must compile your model before training/testing. Use `model.compile(optimizer, "
@@ -767,6 +779,8 @@ class Model(Layer):
 
     def predict(self, x, batch_size=None, verbose=0, steps=None, callbacks=None, **kwargs):
         """The outputs for ``x`` (the learning phase off), batch by batch, concatenated."""
+        if _is_generator(x):
+            return self.predict_generator(x, steps=steps)
         self._ensure_built(self._first_batch_shapes(x))
         session = K.get_session()
         batch_size = 32 if batch_size is None else int(batch_size)
@@ -810,38 +824,50 @@ class Model(Layer):
 
     def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
                       validation_data=None, validation_steps=None, class_weight=None, max_queue_size=10, workers=1,
-                      use_multiprocessing=False, shuffle=True, initial_epoch=0):
-        """``fit`` on a Python generator of ``(x, y)`` batches, ``steps_per_epoch`` batches an epoch."""
-        if steps_per_epoch is None:
-            steps_per_epoch = len(generator)
-        first = next(generator)
-        self._ensure_built(self._x_list(first[0]))
+                      use_multiprocessing=False, shuffle=True, initial_epoch=0, validation_freq=1):
+        """``fit`` on a Python generator of ``(x, y[, sample_weight])`` batches, or a ``keras.utils.Sequence``
+        (read by index, in an order shuffled each pass by Python's ``random`` with ``shuffle``, as TF's ordered
+        enqueuer reads it), ``steps_per_epoch`` batches an epoch (a Sequence's length by default)."""
+        steps_per_epoch = _steps(generator, steps_per_epoch, "steps_per_epoch")
+        stream = _batch_stream(generator, shuffle)
+        first = next(stream)
+        self._ensure_built(self._x_list(first[0] if isinstance(first, tuple) else first))
         train_op = self._make_train_op()
 
         def chained():
             yield first
-            yield from generator
+            yield from stream
 
         source = chained()
+        val_source = None
+        if validation_data is not None and not isinstance(validation_data, tuple):
+            validation_steps = _steps(validation_data, validation_steps, "validation_steps")
+            val_source = _batch_stream(validation_data, False)
         self.history = callbacks_mod.History()
-        cbs = list(callbacks or []) + [self.history] + ([callbacks_mod.ProgbarLogger()] if verbose else [])
+        cbs = list(callbacks or []) + [self.history] + ([callbacks_mod.ProgbarLogger("steps")] if verbose else [])
         cb = callbacks_mod.CallbackList(cbs)
         cb.set_model(self)
+        names = list(self.metrics_names)
         cb.set_params({"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose,
-                       "do_validation": validation_data is not None, "metrics": list(self.metrics_names)})
+                       "do_validation": validation_data is not None,
+                       "metrics": names + (["val_" + m for m in names] if validation_data is not None else [])})
         self.stop_training = False
         cb.on_train_begin()
         for epoch in range(initial_epoch, epochs):
             cb.on_epoch_begin(epoch, {})
-            logs = self._run_batches(self._generator_batches(source, steps_per_epoch, class_weight), train_op,
-                                    callbacks=cb)
-            if validation_data is not None:
+            sizes = []
+            logs = self._run_batches(_noting_sizes(self._generator_batches(source, steps_per_epoch, class_weight),
+                                                   sizes), train_op, callbacks=cb)
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 if isinstance(validation_data, tuple):
+                    # TF's generator loop batches validation arrays by the size of the epoch's last batch and
+                    # averages the loss over those steps
                     vx, vy, vsw = self._unpack_batch(validation_data)
-                    val = self._run_batches(self._array_batches(vx, vy, 32, sws=vsw), None, mode="test")
+                    val = self._run_batches(self._array_batches(vx, vy, sizes[-1], sws=vsw), None, mode="test",
+                                            per_step=True)
                 else:
-                    val = self._run_batches(self._generator_batches(validation_data, validation_steps), None,
-                                            mode="test")
+                    val = self._run_batches(self._generator_batches(val_source, validation_steps), None,
+                                            mode="test", per_step=True)
                 logs.update({"val_" + k: v for k, v in val.items()})
             cb.on_epoch_end(epoch, logs)
             if self.stop_training:
@@ -849,14 +875,23 @@ class Model(Layer):
         cb.on_train_end()
         return self.history
 
-    def evaluate_generator(self, generator, steps=None, **kwargs):
-        logs = self._run_batches(self._generator_batches(generator, steps), None, mode="test")
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                           use_multiprocessing=False, verbose=0):
+        """The loss (and metrics) over ``steps`` batches of a generator or Sequence (all of a Sequence)."""
+        steps = _steps(generator, steps, "steps")
+        logs = self._run_batches(self._generator_batches(_batch_stream(generator, False), steps), None, mode="test",
+                                 per_step=True)
         values = [logs[n] for n in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
-    def predict_generator(self, generator, steps=None, **kwargs):
-        outs = [self.predict_on_batch(_x_only(next(generator)))
-                for _ in range(steps)]
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                          use_multiprocessing=False, verbose=0):
+        """The outputs for ``steps`` batches of a generator or Sequence, concatenated."""
+        steps = _steps(generator, steps, "steps")
+        source = _batch_stream(generator, False)
+        outs = [self.predict_on_batch(_x_only(next(source))) for _ in range(steps)]
+        if isinstance(outs[0], list):
+            return [np.concatenate(parts, axis=0) for parts in zip(*outs)]
         return np.concatenate(outs, axis=0)
 
     # -- saving ---------------------------------------------------------------------------------------------------
@@ -1073,3 +1108,50 @@ class _MetricTotals:
 
 def _x_only(value):
     return value[0] if isinstance(value, tuple) else value
+
+
+def _noting_sizes(batches, sizes):
+    """``batches`` passed on, each one's size appended to ``sizes``."""
+    for batch in batches:
+        sizes.append(len(batch[0][0]))
+        yield batch
+
+
+def _is_sequence(data):
+    from ferroflow.keras.utils import Sequence
+
+    return isinstance(data, Sequence)
+
+
+def _is_generator(data):
+    """A Keras Sequence or a Python iterator of batches (what ``fit`` hands to ``fit_generator``)."""
+    return _is_sequence(data) or (hasattr(data, "__next__") and not isinstance(data, np.ndarray))
+
+
+def _steps(data, steps, what):
+    if steps is not None:
+        return int(steps)
+    if _is_sequence(data):
+        return len(data)
+    raise ValueError(f"`{what}=None` is only valid for a generator based on the `keras.utils.Sequence` class. "
+                     f"Please specify `{what}` or use the `keras.utils.Sequence` class.")
+
+
+def _batch_stream(data, shuffle):
+    """Batches of a generator, or of a Sequence read pass after pass by index (each pass in an order shuffled
+    by Python's ``random`` with ``shuffle``; ``on_epoch_end`` after each)."""
+    import random
+
+    if not _is_sequence(data):
+        return iter(data)
+
+    def passes():
+        order = list(range(len(data)))
+        while True:
+            if shuffle:
+                random.shuffle(order)  # the previous pass's order shuffled again, as TF's enqueuer does
+            for i in order:
+                yield data[i]
+            data.on_epoch_end()
+
+    return passes()

@@ -1,5 +1,6 @@
-"""``tf.keras.preprocessing``: ``sequence.pad_sequences``, ``text.Tokenizer``."""
+"""``tf.keras.preprocessing``: ``image`` (ImageDataGenerator and image utilities), ``sequence``
+(``pad_sequences``, ``TimeseriesGenerator``, ``skipgrams``), ``text`` (``Tokenizer``)."""
 
-from ferroflow.keras.preprocessing import sequence, text
+from ferroflow.keras.preprocessing import image, sequence, text
 
-__all__ = ["sequence", "text"]
+__all__ = ["image", "sequence", "text"]
