@@ -533,7 +533,9 @@ class Model(Layer):
         return None if all(w is None for w in out) else out
 
     def _feed(self, xs, ys=None, training=False, sws=None):
-        feed = {ph: v for ph, v in zip(self.inputs, xs)}
+        # a 1-D array for an input of higher rank is a column, as TF's Keras standardizes it
+        feed = {ph: (v[:, None] if np.ndim(v) == 1 and ph.shape.rank not in (None, 1) else v)
+                for ph, v in zip(self.inputs, xs)}
         if ys is not None:
             feed.update({ph: v for ph, v in zip(self._targets, ys)})
         if sws is not None:
