@@ -6,6 +6,9 @@ Run from the repository root (TF_USE_LEGACY_KERAS=1 selects tf_keras; disable_v2
 
     PYTHONPATH=python TF_CPP_MIN_LOG_LEVEL=3 /work/tfvenv/bin/python tools/make_keras_round2_fixtures.py [--compare] [cases]
 
+``--optimizer-checkpoints`` writes TF's save_weights checkpoints with optimizer state instead
+(round2/optimizer_ckpt/, round2/optimizer_checkpoint.npz).
+
 With --compare, each case also runs with ferroflow (imported first) and the largest differences are printed;
 nothing is written.
 """
@@ -57,8 +60,26 @@ def write_lambda_model():
     print("wrote", OUT / "lambda_model.json")
 
 
+def write_optimizer_checkpoints():
+    """TF's save_weights checkpoints with optimizer state (round2/optimizer_ckpt/) and the weights after one more
+    epoch (optimizer_checkpoint.npz): ferroflow restores them and trains on to the same weights."""
+    tf1.reset_default_graph()
+    tf1.keras.backend.clear_session()
+    path = OUT / "optimizer_ckpt"
+    path.mkdir(exist_ok=True)
+    ref = _keras_round2_cases.optimizer_checkpoint(tf1, str(path), save=True)
+    for f in path.iterdir():
+        if f.name == "checkpoint":
+            f.unlink()  # the state file names this machine's path
+    np.savez_compressed(OUT / "optimizer_checkpoint.npz", **ref)
+    print("wrote", path, OUT / "optimizer_checkpoint.npz")
+
+
 def main(argv):
     compare = "--compare" in argv
+    if "--optimizer-checkpoints" in argv:
+        write_optimizer_checkpoints()
+        return
     names = [a for a in argv if not a.startswith("--")] or list(_keras_round2_cases.CASES)
     OUT.mkdir(parents=True, exist_ok=True)
     for name in names:

@@ -312,6 +312,37 @@ def directory_flow(tf):
     return out
 
 
+def optimizer_checkpoint(tf, path, save):
+    """Two models (Adam; RMSprop with momentum) trained one epoch; with ``save`` they are saved with
+    ``save_weights(path + '/<optimizer>')`` (TF's format: the optimizer's iterations, hyper-parameters and slots
+    under TF's keys) after a first epoch, else restored from there into fresh compiled models; either way one
+    more epoch follows. Returns the checkpoint keys (when saving) and the weights and iterations at the end."""
+    k = tf.keras
+    out = {}
+    for name in ("Adam", "RMSprop"):
+        model = k.Sequential([k.layers.Dense(4, activation="tanh", input_shape=(3,)), k.layers.Dense(1)])
+        rng = np.random.RandomState(31)
+        model.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in model.get_weights()])
+        opts = k.optimizers.legacy if hasattr(k.optimizers, "legacy") else k.optimizers
+        opt = opts.Adam(0.05) if name == "Adam" else opts.RMSprop(0.02, momentum=0.5)
+        model.compile(optimizer=opt, loss="mse")
+        x = rng.standard_normal((16, 3)).astype(np.float32)
+        y = rng.standard_normal((16, 1)).astype(np.float32)
+        prefix = f"{path}/{name.lower()}"
+        if save:
+            model.fit(x, y, epochs=1, batch_size=4, shuffle=False, verbose=0)
+            model.save_weights(prefix)
+            reader = tf.train.NewCheckpointReader(prefix)
+            out[f"{name}_keys"] = np.array(sorted(reader.get_variable_to_shape_map()))
+        else:
+            model.load_weights(prefix)
+        model.fit(x, y, epochs=1, batch_size=4, shuffle=False, verbose=0)
+        for i, w in enumerate(model.get_weights()):
+            out[f"{name}_weight_{i}"] = w
+        out[f"{name}_iterations"] = np.array(k.backend.get_value(model.optimizer.iterations))
+    return out
+
+
 CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
          "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores,
          "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,

@@ -183,3 +183,23 @@ def test_fit_takes_a_sequence_and_a_generator():
     with pytest.raises(ValueError, match="steps_per_epoch=None"):
         model.fit_generator(batches())
     assert model.predict(windows).shape == (9, 1)
+
+
+def test_optimizer_state_in_tf_format_weights(tmp_path):
+    """TF's save_weights checkpoints hold the optimizer (iterations, hyper-parameters, slots): restored here into
+    fresh compiled models, one more epoch gives TF's weights; ferroflow's own checkpoints have TF's keys and
+    resume the same way."""
+    want = dict(np.load(FIXTURES / "optimizer_checkpoint.npz"))
+    got = _keras_round2_cases.optimizer_checkpoint(tf, str(FIXTURES / "optimizer_ckpt"), save=False)
+    for key, value in got.items():
+        np.testing.assert_allclose(value, want[key], rtol=1e-6, atol=1e-6, err_msg=key)
+    K.clear_session()
+    saved = _keras_round2_cases.optimizer_checkpoint(tf, str(tmp_path), save=True)
+    for name in ("Adam", "RMSprop"):
+        assert saved.pop(f"{name}_keys").tolist() == want[f"{name}_keys"].tolist()
+    for key, value in saved.items():
+        np.testing.assert_allclose(value, want[key], rtol=1e-6, atol=1e-6, err_msg=key)
+    K.clear_session()
+    resumed = _keras_round2_cases.optimizer_checkpoint(tf, str(tmp_path), save=False)
+    for key, value in resumed.items():
+        np.testing.assert_allclose(value, want[key], rtol=1e-6, atol=1e-6, err_msg=key)

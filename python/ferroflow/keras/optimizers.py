@@ -197,6 +197,22 @@ class _KerasOptimizer:
     def _from_keras(self, slot_name, value):
         return value
 
+    # -- TensorFlow's object-based checkpoints (save_weights): ``optimizer/<hyper>``, slots by Keras's names ----
+    def _checkpoint_children(self):
+        """The iteration counter and hyper-parameter variables of the default graph, by Keras's names."""
+        per_graph = self._keras_vars.get(ops.get_default_graph(), {})
+        return sorted((k, v) for k, v in per_graph.items() if not k.startswith("__") and v is not None)
+
+    def _checkpoint_slot_names(self):
+        """``[(Keras's slot name, this optimizer's)]``: the slots a TensorFlow checkpoint holds as Keras's."""
+        if not self._checkpoint_slots_as_keras():
+            return []
+        return [(self._KERAS_SLOT_NAMES.get(name, name), name) for name in self.get_slot_names()]
+
+    def _checkpoint_slots_as_keras(self):
+        """Whether this optimizer's slot values are Keras's (they are written to checkpoints only then)."""
+        return True
+
     def get_keras_weights(self, var_list):
         """The values of ``keras_weights`` (``[(name, numpy value)]``), as Keras's optimizer holds them."""
         pairs = self.keras_weights(var_list)
@@ -276,6 +292,10 @@ class SGD(_KerasOptimizer, tf_opt.MomentumOptimizer):
 
     def _keras_slots(self):
         return () if self._plain else (("momentum", "momentum"),)
+
+    def _checkpoint_slots_as_keras(self):
+        # The accumulator is not Keras's velocity (below): TF-format checkpoints leave it out.
+        return False
 
     def _to_keras(self, slot_name, value):
         # Keras's velocity is -lr times tf.train's accumulator (v = m*v - lr*g; a = m*a + g).

@@ -100,12 +100,23 @@ def _may_track(obj):
     return _is_trackable(obj) or _user_object(obj) or isinstance(obj, (list, dict))
 
 
+def _slot_names(optimizer):
+    """``{name in checkpoints: the optimizer's slot name}``: an optimizer may name its slots in checkpoints as
+    another library does (``_checkpoint_slot_names``, Keras's optimizers), else by their own names."""
+    named = getattr(optimizer, "_checkpoint_slot_names", None)
+    if named is not None:
+        return dict(named())
+    return {name: name for name in optimizer.get_slot_names()}
+
+
 def _children(obj):
     """``[(local_name, child), ...]`` dependencies of ``obj``, in a stable order."""
     if _is_variable(obj):
         return []
     if isinstance(obj, Checkpoint):
         return [(k, v) for k, v in obj._dependencies.items() if _is_trackable(v)]
+    if _is_optimizer(obj) and hasattr(obj, "_checkpoint_children"):
+        return obj._checkpoint_children()
     if _is_optimizer(obj):
         graph_id = id(ops.get_default_graph())
         found = [(name, v) for (name, gid), v in obj._non_slot_dict.items() if gid == graph_id]
@@ -153,11 +164,11 @@ class _ObjectGraph:
         for opt_id, opt in enumerate(non_slot):
             if not _is_optimizer(opt):
                 continue
-            for slot_name in opt.get_slot_names():
+            for slot_name, own_name in _slot_names(opt).items():
                 for var_id, var in enumerate(non_slot):
                     if not _is_variable(var):
                         continue
-                    slot = opt.get_slot(var, slot_name)
+                    slot = opt.get_slot(var, own_name)
                     if slot is None:
                         continue
                     if id(slot) in self.ids:
@@ -297,7 +308,8 @@ class _Restoration:
                     if slot_id in self.matched or var_id not in self.matched:
                         continue
                     original = self.matched[var_id]
-                    slot = opt.get_slot(original, slot_name) if _is_variable(original) else None
+                    own_name = _slot_names(opt).get(slot_name)
+                    slot = opt.get_slot(original, own_name) if _is_variable(original) and own_name else None
                     if slot is not None and self._bind(slot_id, slot):
                         new.append(slot_id)
             self._add_restore_ops(new)
@@ -309,7 +321,8 @@ class _Restoration:
         var_id = self.node_of(variable)
         if opt_id is None or var_id is None:
             return
-        slot_id = self._slot_refs.get(opt_id, {}).get((var_id, slot_name))
+        named = {own: key for key, own in _slot_names(optimizer).items()}
+        slot_id = self._slot_refs.get(opt_id, {}).get((var_id, named.get(slot_name, slot_name)))
         if slot_id is None or slot_id in self.matched:
             return
         if self._bind(slot_id, slot):

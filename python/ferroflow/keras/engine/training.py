@@ -940,6 +940,8 @@ class Model(Layer):
         tree = self._checkpoint_tree()
         if not tree:
             raise ValueError(f"Model {self.name} has no weights to save (build it first)")
+        if self._train_op is not None and isinstance(self.optimizer, optimizers_mod._KerasOptimizer):
+            tree["optimizer"] = self.optimizer  # its iterations, hyper-parameters and slots, under TF's keys
         session = K.get_session()
         with session.graph.as_default():
             path = tracking.Checkpoint(**tree).write(os.fspath(filepath), session=session)
@@ -962,14 +964,26 @@ class Model(Layer):
             raise NotImplementedError("load_weights(by_name=True) applies to HDF5 files (a path ending in .h5)")
         session = K.get_session()
         filepath = os.fspath(filepath)
+        reader = NewCheckpointReader(filepath)
+        tree = self._checkpoint_tree()
+        if self._compiled and isinstance(self.optimizer, optimizers_mod._KerasOptimizer) and \
+                any(k.startswith("optimizer/") for k in reader.get_variable_to_shape_map()):
+            self._make_train_op()  # the slots the checkpoint's optimizer state restores into
+            tree["optimizer"] = self.optimizer
         with session.graph.as_default():
-            if NewCheckpointReader(filepath).has_tensor(tracking.OBJECT_GRAPH_PROTO_KEY):
-                status = tracking.Checkpoint(**self._checkpoint_tree()).read(filepath)
+            if reader.has_tensor(tracking.OBJECT_GRAPH_PROTO_KEY):
+                status = tracking.Checkpoint(**tree).read(filepath)
                 status.assert_existing_objects_matched()
                 status.run_restore_ops(session)
             else:  # written by a ferroflow without the object graph: the same keys
                 Saver(var_list=self._checkpoint_vars()).restore(session, filepath)
-        for v in self.weights:
+        restored = list(self.weights)
+        if "optimizer" in tree:
+            opt = self.optimizer
+            restored += [v for _, v in opt._checkpoint_children()]
+            restored += [opt.get_slot(w, name) for w in self.trainable_weights for _, name in
+                         opt._checkpoint_slot_names() if opt.get_slot(w, name) is not None]
+        for v in restored:
             v._keras_initialized = True
 
     def save(self, filepath, overwrite=True, include_optimizer=True, save_format=None):
