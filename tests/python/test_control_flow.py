@@ -421,13 +421,15 @@ def test_defun_defines_a_function_called_by_ops_with_gradients(tmp_path):
 
 
 def test_while_loop_container_types_are_checked_as_tensorflow_checks_them():
-    # TF 2.21: the outermost containers may differ (list in, tuple out), nested ones may not (TypeError); with
+    # TF 2.21: the outermost containers may differ (list in, tuple out: the result is the body's container),
+    # nested ones may not (TypeError); with
     # maximum_iterations the loop vars sit one level down, so a list of loop_vars and a tuple from the body
     # is a TypeError too, as is a one-element list returned for a one-element list (ValueError).
     i, x = tf.constant(0), tf.constant(1.0)
     out = tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), [i, x])
+    assert isinstance(out, tuple) and len(out) == 2
+    out = tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1, x * 2], (i, x))
     assert isinstance(out, list) and len(out) == 2
-    tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1, x * 2], (i, x))
     tf.while_loop(lambda i, x: i < 3, lambda i, x: [i + 1, x * 2], [i, x], maximum_iterations=5)
     tf.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (i, x), maximum_iterations=5)
     with pytest.raises(TypeError, match="same nested structure"):
@@ -482,3 +484,19 @@ def test_gradients_inside_a_loop_body_with_respect_to_outer_variables():
     np.testing.assert_allclose(got_outs, ((w0 - 0.2 * xs**2 * w0) * xs).sum(1), rtol=1e-6)
     np.testing.assert_allclose(got_gc, [6.0, 6.0, 6.0])
     np.testing.assert_allclose(got_outer, ((1 - 0.2 * xs**2) * xs).sum(0), rtol=1e-6)
+
+
+def test_while_loop_results_are_named_exit_as_tf1_names_them():
+    # TF 2.21 compat.v1 (v1 control flow): <loop>/Exit, <loop>/Exit_1, ... numbered over the flattened loop
+    # variables (a TensorArray's flow included), fetchable by name.
+    i, x = tf.constant(0), tf.constant(1.0)
+    ta = tf.TensorArray(tf.float32, size=3)
+    r = tf.while_loop(lambda i, ta, x: i < 3, lambda i, ta, x: (i + 1, ta.write(i, x), x * 2), [i, ta, x])
+    assert [r[0].name, r[2].name] == ["while/Exit:0", "while/Exit_2:0"]
+    s = tf.while_loop(lambda k: k < 5, lambda k: k + 2, [i], name="loop")
+    assert s.name == "loop/Exit:0"
+    m = tf.while_loop(lambda k: k < 5, lambda k: k + 2, [i], maximum_iterations=1, back_prop=False)
+    assert m.name == "while_1/Exit_1:0"
+    g = tf.get_default_graph()
+    got = run([g.get_tensor_by_name("while/Exit_2:0"), g.get_tensor_by_name("loop/Exit:0"), r[1].stack(), m])
+    assert got[0] == 8.0 and got[1] == 6 and got[2].tolist() == [1.0, 2.0, 4.0] and got[3] == 2

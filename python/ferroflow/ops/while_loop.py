@@ -99,6 +99,22 @@ def _check_leaves(entered, returned):
             )
 
 
+def _exits(outs, is_list, back_prop):
+    """The loop's results as TF1 graphs name them, ``<loop>/Exit``, ``<loop>/Exit_1``, ... (programs fetch
+    ``while/Exit:0`` by name): an identity per loop variable (a stop_gradient without ``back_prop``), numbered
+    by its place among the flattened loop variables. A TensorArray's flow stays the While op's output."""
+    from ferroflow.ops import array_ops
+
+    named = []
+    for k, (t, listed) in enumerate(zip(outs, is_list)):
+        if listed:
+            named.append(t)
+            continue
+        name = "Exit" if k == 0 else f"Exit_{k}"
+        named.append(array_ops.identity(t, name=name) if back_prop else array_ops.stop_gradient(t, name=name))
+    return named
+
+
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
                swap_memory=False, name=None, maximum_iterations=None, return_same_structure=False):
     """Repeats ``body`` while ``cond`` is true; returns the loop variables' final values."""
@@ -199,7 +215,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             result = body(*packed(body_args))
             if len(structure) == 1 and not (isinstance(result, (list, tuple)) and len(result) == 1):
                 result = [result]
-            if isinstance(result, tuple) and not hasattr(result, "_fields"):
+            body_returned_tuple = isinstance(result, tuple) and not hasattr(result, "_fields")
+            if body_returned_tuple:
                 result = list(result)
             # As TensorFlow: the outermost containers may differ (a list of loop_vars, a tuple returned),
             # nested ones must be of one type (TypeError), and the structures alike (ValueError).
@@ -238,13 +255,11 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             },
             "While", [g_cond, g_body],
         )
-        outs = op._outputs[: len(flat_in)]
-        if not back_prop:
-            from ferroflow.ops import array_ops
-
-            outs = [array_ops.stop_gradient(t) for t in outs]
+        outs = _exits(op._outputs[: len(flat_in)], is_list, back_prop)
+        # As TF1's: the result has the structure the body returned (a tuple for a body returning one).
+        shape_of_result = structure if not body_returned_tuple else tuple(structure)
         result = nest.pack_sequence_as(
-            structure, [from_flow(r, o) for r, o in zip(result_templates, outs)], expand_composites=True
+            shape_of_result, [from_flow(r, o) for r, o in zip(result_templates, outs)], expand_composites=True
         )
         if maximum_iterations is not None:
             return result[1]
