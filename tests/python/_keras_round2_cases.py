@@ -312,6 +312,36 @@ def directory_flow(tf):
     return out
 
 
+def dataset_metrics_h5(tf):
+    """fit on a repeated tf.data dataset with steps_per_epoch and a dataset for validation, evaluate on a
+    dataset with steps (TF averages those losses over the steps), with AUC as a metric; the model saved to
+    HDF5 and loaded back compiled with its metric objects."""
+    import os
+    import tempfile
+
+    k = tf.keras
+    model = k.Sequential([k.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+    model.set_weights([np.array([[0.3], [-0.2], [0.5]], np.float32), np.zeros(1, np.float32)])
+    model.compile(optimizer=k.optimizers.legacy.SGD(0.1) if hasattr(k.optimizers, "legacy") else
+                  k.optimizers.SGD(0.1), loss="binary_crossentropy", metrics=[k.metrics.AUC(), "accuracy"])
+    rng = np.random.RandomState(0)
+    x = rng.standard_normal((10, 3)).astype(np.float32)
+    y = (rng.uniform(size=(10, 1)) > 0.5).astype(np.float32)
+    train = tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat()
+    val = tf.data.Dataset.from_tensor_slices((x, y)).batch(3).repeat()
+    hist = model.fit(train, steps_per_epoch=3, epochs=2, verbose=0, validation_data=val, validation_steps=4)
+    out = {f"hist_{key}": np.asarray(v, np.float64) for key, v in hist.history.items()}
+    out["evaluate"] = np.asarray(model.evaluate(tf.data.Dataset.from_tensor_slices((x, y)).batch(4), steps=3,
+                                                verbose=0), np.float64)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.h5")
+        model.save(path)
+        loaded = k.models.load_model(path)
+        out["loaded_names"] = np.array([("acc" if n == "accuracy" else n) for n in loaded.metrics_names])
+        out["loaded_evaluate"] = np.asarray(loaded.evaluate(x, y, verbose=0), np.float64)
+    return out
+
+
 def optimizer_checkpoint(tf, path, save):
     """Two models (Adam; RMSprop with momentum) trained one epoch; with ``save`` they are saved with
     ``save_weights(path + '/<optimizer>')`` (TF's format: the optimizer's iterations, hyper-parameters and slots
@@ -346,4 +376,5 @@ def optimizer_checkpoint(tf, path, save):
 CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
          "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores,
          "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,
-         "generator_training": generator_training, "directory_flow": directory_flow}
+         "generator_training": generator_training, "directory_flow": directory_flow,
+         "dataset_metrics_h5": dataset_metrics_h5}

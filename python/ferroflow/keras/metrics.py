@@ -43,7 +43,7 @@ __all__ = ["AUC", "Accuracy", "BinaryAccuracy", "BinaryCrossentropy", "Categoric
            "TrueNegatives", "TruePositives", "accuracy", "binary_accuracy", "categorical_accuracy", "deserialize", "get", "serialize",
            "sparse_categorical_accuracy", "sparse_top_k_categorical_accuracy", "top_k_categorical_accuracy",
            "mae", "mse", "mape", "msle", "mean_absolute_error", "mean_squared_error", "binary_crossentropy",
-           "categorical_crossentropy", "sparse_categorical_crossentropy"]
+           "categorical_crossentropy", "sparse_categorical_crossentropy", "metric_class"]
 
 
 def binary_accuracy(y_true, y_pred, threshold=0.5):
@@ -303,7 +303,7 @@ def serialize(metric):
 def deserialize(name, custom_objects=None):
     """A metric function by name, or a metric object from a class name or ``{"class_name", "config"}``."""
     if isinstance(name, dict):
-        cls = (custom_objects or {}).get(name["class_name"]) or _STATEFUL.get(name["class_name"])
+        cls = (custom_objects or {}).get(name["class_name"]) or metric_class(name["class_name"])
         if cls is None:
             raise ValueError(f"Unknown metric: {name['class_name']}")
         return cls.from_config(name.get("config", {}))
@@ -314,6 +314,12 @@ def deserialize(name, custom_objects=None):
     if name in _STATEFUL:
         return _STATEFUL[name]()
     return losses_mod.deserialize(name)
+
+
+def metric_class(name):
+    """The ``Metric`` subclass of this module named ``name`` (``'AUC'``, ``'MeanSquaredError'``), or None."""
+    cls = globals().get(name)
+    return cls if isinstance(cls, type) and issubclass(cls, Metric) else None
 
 
 def get(identifier):

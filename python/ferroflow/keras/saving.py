@@ -379,8 +379,8 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
             config = json.loads(_text(training))
             optimizer = optimizers.deserialize(config["optimizer_config"], custom_objects)
             model.compile(optimizer=optimizer, loss=_objects(config["loss"], custom_objects),
-                          metrics=_objects(config.get("metrics"), custom_objects),
-                          weighted_metrics=_objects(config.get("weighted_metrics"), custom_objects),
+                          metrics=_objects(config.get("metrics"), custom_objects, metric=True),
+                          weighted_metrics=_objects(config.get("weighted_metrics"), custom_objects, metric=True),
                           loss_weights=config.get("loss_weights"),
                           sample_weight_mode=config.get("sample_weight_mode"))
             if "optimizer_weights" in f:
@@ -394,16 +394,19 @@ def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Ker
     return model
 
 
-def _objects(value, custom_objects):
-    """Loss and metric names back as given (custom ones from ``custom_objects``)."""
+def _objects(value, custom_objects, metric=False):
+    """Loss and metric names back as given (custom ones from ``custom_objects``); loss objects, and with
+    ``metric`` metric objects (``AUC``, ``Precision``, ...), from their configs."""
     if isinstance(value, str):
         return (custom_objects or {}).get(value, value)
     if isinstance(value, list):
-        return [_objects(v, custom_objects) for v in value]
+        return [_objects(v, custom_objects, metric) for v in value]
     if isinstance(value, dict) and "class_name" in value and "config" in value:
-        from ferroflow.keras import losses
+        from ferroflow.keras import losses, metrics
 
+        if metric and metrics.metric_class(value["class_name"]) is not None:
+            return metrics.deserialize(value, custom_objects)
         return losses.deserialize(value, custom_objects)
     if isinstance(value, dict):
-        return {k: _objects(v, custom_objects) for k, v in value.items()}
+        return {k: _objects(v, custom_objects, metric) for k, v in value.items()}
     return value

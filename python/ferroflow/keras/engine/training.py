@@ -739,10 +739,11 @@ class Model(Layer):
                 batches = self._dataset_batches(x, steps_per_epoch)
             else:
                 batches = self._array_batches(xs, ys, batch_size, shuffle=shuffle, sws=sws)
-            logs = self._run_batches(batches, train_op, callbacks=cb, mode="train")
+            logs = self._run_batches(batches, train_op, callbacks=cb, mode="train", per_step=dataset)
             if do_validation and (epoch + 1) % validation_freq == 0:
                 if val_y is None:
-                    val_logs = self._run_batches(self._dataset_batches(val_x, validation_steps), None, mode="test")
+                    val_logs = self._run_batches(self._dataset_batches(val_x, validation_steps), None, mode="test",
+                                                 per_step=True)
                 else:
                     # TF 1.x's validation loop shuffles too (it leaves `shuffle` at its default): the same
                     # numpy draws keep the next epochs' orders the same as TensorFlow's.
@@ -773,7 +774,8 @@ class Model(Layer):
         else:
             ys = self._y_list(y)
             batches = self._array_batches(self._x_list(x), ys, batch_size, sws=self._sw_list(sample_weight, None, ys))
-        logs = self._run_batches(batches, None, mode="test")
+        # TF's Keras averages a dataset's loss over the steps, arrays' over the samples
+        logs = self._run_batches(batches, None, mode="test", per_step=self._is_dataset(x))
         if verbose:
             print(" - ".join(f"{k}: {callbacks_mod._format_value(v)}" for k, v in logs.items()))
         values = [logs[name] for name in self.metrics_names]
