@@ -342,6 +342,30 @@ def dataset_metrics_h5(tf):
     return out
 
 
+def conv_lstm(tf):
+    """ConvLSTM2D (same padding returning sequences, then valid padding with strides and return_state; one
+    going backwards) trained two epochs: history, predictions and weights."""
+    k = tf.keras
+    inp = k.Input((4, 6, 6, 2))
+    seq = k.layers.ConvLSTM2D(3, 3, padding="same", return_sequences=True, name="clstm_a")(inp)
+    out, h, c = k.layers.ConvLSTM2D(2, (3, 2), strides=(2, 1), return_state=True, go_backwards=True,
+                                    name="clstm_b")(seq)
+    joined = k.layers.concatenate([k.layers.Flatten()(out), k.layers.Flatten()(c)])
+    model = k.Model(inp, k.layers.Dense(1)(joined))
+    rng = np.random.RandomState(33)
+    model.set_weights([(rng.standard_normal(w.shape) * 0.3).astype(np.float32) for w in model.get_weights()])
+    model.compile(optimizer=k.optimizers.legacy.SGD(0.05) if hasattr(k.optimizers, "legacy") else
+                  k.optimizers.SGD(0.05), loss="mse")
+    x = rng.standard_normal((6, 4, 6, 6, 2)).astype(np.float32)
+    y = rng.standard_normal((6, 1)).astype(np.float32)
+    hist = model.fit(x, y, epochs=2, batch_size=3, shuffle=False, verbose=0)
+    out = {"loss": np.array(hist.history["loss"]), "predict": model.predict(x),
+           "shapes": np.array([d for t in (seq, out, h, c) for d in t.shape.as_list()[1:]])}
+    for i, w in enumerate(model.get_weights()):
+        out[f"weight_{i}"] = w
+    return out
+
+
 def optimizer_checkpoint(tf, path, save):
     """Two models (Adam; RMSprop with momentum) trained one epoch; with ``save`` they are saved with
     ``save_weights(path + '/<optimizer>')`` (TF's format: the optimizer's iterations, hyper-parameters and slots
@@ -377,4 +401,4 @@ CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
          "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores,
          "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,
          "generator_training": generator_training, "directory_flow": directory_flow,
-         "dataset_metrics_h5": dataset_metrics_h5}
+         "dataset_metrics_h5": dataset_metrics_h5, "conv_lstm": conv_lstm}

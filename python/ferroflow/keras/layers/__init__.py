@@ -22,6 +22,7 @@ from ferroflow.keras.layers.convolutional import (
     ZeroPadding1D,
     ZeroPadding2D,
 )
+from ferroflow.keras.layers.convolutional_recurrent import ConvLSTM2D
 from ferroflow.keras.layers.core import (
     Activation,
     ActivityRegularization,
@@ -85,7 +86,7 @@ from ferroflow.keras.layers.wrappers import Bidirectional, TimeDistributed, Wrap
 __all__ = [
     "Activation", "ActivityRegularization", "Add", "AdditiveAttention", "Attention", "Average", "AveragePooling1D", "AveragePooling2D",
     "AveragePooling3D", "AvgPool1D", "AvgPool2D", "AvgPool3D", "BatchNormalization", "Bidirectional",
-    "Concatenate", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
+    "Concatenate", "ConvLSTM2D", "Conv1D", "Conv2D", "Conv2DTranspose", "Conv3D", "Convolution1D", "Convolution2D",
     "Convolution3D", "Cropping1D", "Cropping2D", "Dense", "DepthwiseConv2D", "Dot", "Dropout", "ELU", "Embedding", "Flatten",
     "GRU", "GRUCell", "GaussianDropout", "GaussianNoise", "GlobalAveragePooling1D", "GlobalAveragePooling2D",
     "GlobalAveragePooling3D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D",
