@@ -190,7 +190,9 @@ class ProgbarLogger(Callback):
             self._width = 0
 
     def _bar(self, current, target):
-        digits = len(str(target)) if target else 1
+        if not target:  # a dataset or generator of unknown length
+            return f"{current:7d}/Unknown"
+        digits = len(str(target))
         done = int(self._WIDTH * current / target) if target else self._WIDTH
         arrow = "=" * (done - 1) + ("=" if current >= target else ">") if done > 0 else ""
         return f"{current:>{digits}d}/{target} [" + arrow + "." * (self._WIDTH - done) + "]"
@@ -221,7 +223,7 @@ class ProgbarLogger(Callback):
     def on_epoch_end(self, epoch, logs=None):
         if not self.verbose:
             return
-        target = self._target()
+        target = self._target() or self._seen
         took = time.time() - self._start
         per_unit = took / max(target, 1)
         if self.verbose == 1:

@@ -776,8 +776,7 @@ class Model(Layer):
             batches = self._array_batches(self._x_list(x), ys, batch_size, sws=self._sw_list(sample_weight, None, ys))
         # TF's Keras averages a dataset's loss over the steps, arrays' over the samples
         logs = self._run_batches(batches, None, mode="test", per_step=self._is_dataset(x))
-        if verbose:
-            print(" - ".join(f"{k}: {callbacks_mod._format_value(v)}" for k, v in logs.items()))
+        # verbose draws nothing: TF's graph-mode Keras (tf_keras 2.21) shows no progress for evaluate
         values = [logs[name] for name in self.metrics_names]
         return values[0] if len(values) == 1 else values
 
