@@ -366,6 +366,35 @@ def conv_lstm(tf):
     return out
 
 
+def functional_layer_order(tf):
+    """A branchy functional model (attention layers, a ConvLSTM2D branch, bilinear up-sampling): its layers in
+    Keras's order (deepest first), so get_weights/set_weights line up with TF's; predictions, and the same after
+    an HDF5 round trip."""
+    import os
+    import tempfile
+
+    k = tf.keras
+    inp = k.Input((5, 4), name="series")
+    a = k.layers.Attention(use_scale=True, name="att")([inp, inp])
+    b = k.layers.AdditiveAttention(name="add_att")([inp, inp])
+    c = k.layers.MultiHeadAttention(2, 3, name="mha")(inp, inp)
+    d = k.layers.ConvLSTM2D(2, 3, padding="same", name="clstm")(k.layers.Reshape((5, 2, 2, 1), name="grid")(inp))
+    u = k.layers.UpSampling2D(interpolation="bilinear", name="up")(d)
+    flat = [k.layers.Flatten(name=f"flat_{i}")(t) for i, t in enumerate((a, b, c, u))]
+    model = k.Model(inp, k.layers.Dense(1, name="out")(k.layers.concatenate(flat, name="joined")))
+    rng = np.random.RandomState(0)
+    model.set_weights([(rng.standard_normal(w.shape) * 0.3).astype(np.float32) for w in model.get_weights()])
+    model.compile(optimizer="adam", loss="mse")
+    x = rng.standard_normal((3, 5, 4)).astype(np.float32)
+    out = {"layers": np.array([layer.name for layer in model.layers]), "predict": model.predict(x),
+           "shapes": np.array([str(w.shape) for w in model.get_weights()])}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "model.h5")
+        model.save(path)
+        out["loaded_predict"] = k.models.load_model(path).predict(x)
+    return out
+
+
 def optimizer_checkpoint(tf, path, save):
     """Two models (Adam; RMSprop with momentum) trained one epoch; with ``save`` they are saved with
     ``save_weights(path + '/<optimizer>')`` (TF's format: the optimizer's iterations, hyper-parameters and slots
@@ -401,4 +430,5 @@ CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
          "masks_and_upsampling": masks_and_upsampling, "attention_scores": attention_scores,
          "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,
          "generator_training": generator_training, "directory_flow": directory_flow,
-         "dataset_metrics_h5": dataset_metrics_h5, "conv_lstm": conv_lstm}
+         "dataset_metrics_h5": dataset_metrics_h5, "conv_lstm": conv_lstm,
+         "functional_layer_order": functional_layer_order}

@@ -248,11 +248,9 @@ class Model(Layer):
             visit(t)
         for t in self.outputs:
             visit(t)
-        for node in order:
-            if all(node.layer is not lay for lay in layers):
-                layers.append(node.layer)
+        del layers
         self._nodes_in_order = order
-        self._graph_layers = layers
+        self._graph_layers = _layers_by_depth(self.inputs, self.outputs)
         self._is_graph_network = True
         self.built = True
         self.input_names = [K.tensor_meta(t, "history")[0].name for t in self.inputs]
@@ -1125,6 +1123,44 @@ class _MetricTotals:
 
 def _x_only(value):
     return value[0] if isinstance(value, tuple) else value
+
+
+def _layers_by_depth(inputs, outputs):
+    """A functional model's layers in Keras's order: deepest first (a layer's depth is the longest path from it
+    to an output), layers of one depth in the order a depth-first walk from the outputs first meets them."""
+    order, index, finished = [], {}, set()
+
+    def walk(tensor):
+        layer, node_index, _ = K.tensor_meta(tensor, "history")
+        node = layer._inbound_nodes[node_index]
+        if id(node) in finished:
+            return
+        index.setdefault(id(layer), (len(index), layer))
+        if not isinstance(layer, InputLayer) and all(t is not tensor for t in inputs):
+            for t in node.input_tensors:
+                walk(t)
+        finished.add(id(node))
+        order.append(node)
+
+    for t in outputs:
+        walk(t)
+    node_depth, layer_depth = {}, {}
+    for node in reversed(order):
+        depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(id(node.layer), 0))
+        layer_depth[id(node.layer)] = node_depth[id(node)] = depth
+        if isinstance(node.layer, InputLayer):
+            continue
+        for t in node.input_tensors:
+            layer, node_index, _ = K.tensor_meta(t, "history")
+            parent = id(layer._inbound_nodes[node_index])
+            node_depth[parent] = max(depth + 1, node_depth.get(parent, 0))
+    for t in inputs:  # inputs no output depends on
+        layer = K.tensor_meta(t, "history")[0]
+        if id(layer) not in layer_depth:
+            layer_depth[id(layer)] = 0
+            index[id(layer)] = (-1, layer)
+    ranked = sorted(index.values(), key=lambda item: (-layer_depth[id(item[1])], item[0]))
+    return [layer for _, layer in ranked]
 
 
 def _noting_sizes(batches, sizes):
