@@ -500,3 +500,23 @@ def test_while_loop_results_are_named_exit_as_tf1_names_them():
     g = tf.get_default_graph()
     got = run([g.get_tensor_by_name("while/Exit_2:0"), g.get_tensor_by_name("loop/Exit:0"), r[1].stack(), m])
     assert got[0] == 8.0 and got[1] == 6 and got[2].tolist() == [1.0, 2.0, 4.0] and got[3] == 2
+
+
+def test_raw_rnn_emit_structure_is_per_batch_entry():
+    # TF1: emit_structure gives each emitted value's shape without the batch dimension; a finished entry
+    # emits zeros of [batch] + that shape.
+    lengths = tf.constant([1, 3])
+    cell = tf.nn.rnn_cell.BasicRNNCell(2)
+
+    def loop_fn(time, cell_output, cell_state, loop_state):
+        finished = time >= lengths
+        if cell_output is None:
+            return finished, tf.ones([2, 2]), cell.zero_state(2, tf.float32), tf.zeros([2]), None
+        emit = tf.fill([2, 2], tf.cast(time, tf.float32))
+        return finished, tf.ones([2, 2]), cell_state, emit, None
+
+    emit_ta, _, _ = tf.nn.raw_rnn(cell, loop_fn)
+    got = run(emit_ta.stack())
+    assert got.shape == (3, 2, 2)
+    np.testing.assert_array_equal(got[:, 0, 0], [1.0, 0.0, 0.0])
+    np.testing.assert_array_equal(got[:, 1, 1], [1.0, 2.0, 3.0])

@@ -655,6 +655,14 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, in
     return (output_fw, output_bw), (output_state_fw, output_state_bw)
 
 
+def _batched_zeros(batch_size, e):
+    """Zeros of shape ``[batch_size] + shape(e)`` and ``e``'s dtype (a finished entry's emit in raw_rnn)."""
+    if e.shape.is_fully_defined() and not isinstance(batch_size, ops.Tensor):
+        return array_ops.zeros([batch_size] + e.shape.as_list(), e.dtype)
+    shape = array_ops.concat([array_ops.reshape(batch_size, [1]), array_ops.shape(e)], 0)
+    return array_ops.zeros(shape, e.dtype)
+
+
 def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory=False, scope=None):
     """Runs ``cell`` in a ``tf.while_loop`` driven by ``loop_fn``, TF1's most general RNN.
 
@@ -685,8 +693,8 @@ def raw_rnn(cell, loop_fn, parallel_iterations=None, swap_memory=False, scope=No
         if emit_structure is not None:
             flat_emit = [ops.convert_to_tensor(e) for e in nest.flatten(emit_structure)]
             emit_dtypes = [e.dtype for e in flat_emit]
-            zero_emit = nest.pack_sequence_as(
-                emit_structure, [array_ops.zeros_like(e) for e in flat_emit])
+            # Each emitted value is [batch] + the shape of its entry in emit_structure (as TF1).
+            zero_emit = nest.pack_sequence_as(emit_structure, [_batched_zeros(batch_size, e) for e in flat_emit])
         else:
             emit_structure = cell.output_size
             emit_dtypes = [ops.convert_to_tensor(flat_state[0]).dtype] * len(nest.flatten(emit_structure))
