@@ -18,7 +18,7 @@ import numpy as np
 
 from ferroflow.framework import dtypes, ops
 from ferroflow.keras import backend as K
-from ferroflow.keras.metrics import Metric
+from ferroflow.keras.engine.base_metric import Metric
 from ferroflow.ops import (
     array_ops,
     control_flow_ops,
