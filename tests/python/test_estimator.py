@@ -263,10 +263,12 @@ def test_binary_linear_classifier_and_regressors_against_numpy(tmp_path):
 
     target = X.sum(1)
     for cls, kwargs in (
-        (tf.estimator.DNNRegressor, {"hidden_units": [4]}),
-        (tf.estimator.LinearRegressor, {}),
+        (tf.estimator.DNNRegressor, {"hidden_units": [4], "feature_columns": _columns()}),
+        (tf.estimator.LinearRegressor, {"feature_columns": _columns()}),
+        (tf.estimator.DNNLinearCombinedRegressor, {"linear_feature_columns": _columns(),
+                                                   "dnn_feature_columns": _columns(), "dnn_hidden_units": [4]}),
     ):
-        reg = cls(feature_columns=_columns(), model_dir=str(tmp_path / cls.__name__), **kwargs)
+        reg = cls(model_dir=str(tmp_path / cls.__name__), **kwargs)
         reg.train(lambda: tf.data.Dataset.from_tensor_slices((_feats(X), target)).repeat().batch(8), steps=3)
         out = np.array(
             [

@@ -6,6 +6,7 @@ from ferroflow.estimator import experimental, export, inputs  # noqa: F401
 from ferroflow.estimator.canned import (  # noqa: F401
     DNNClassifier,
     DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor,
     DNNRegressor,
     LinearClassifier,
     LinearRegressor,

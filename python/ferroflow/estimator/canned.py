@@ -439,6 +439,62 @@ class LinearRegressor(Estimator):
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
 
 
+def _wide_and_deep_model_fn(units, linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
+                            dnn_hidden_units, dnn_activation_fn, dnn_dropout, input_layer_partitioner,
+                            linear_sparse_combiner, head):
+    """The model_fn of the DNNLinearCombined estimators: the wide (linear) and deep (DNN) logits added, each part
+    trained by its own optimizer; ``head(mode, logits, labels, train_fn, features)`` makes the spec."""
+    linear_columns = tuple(linear_feature_columns or ())
+    dnn_columns = tuple(dnn_feature_columns or ())
+    if not linear_columns and not dnn_columns:
+        raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
+    if dnn_columns and not dnn_hidden_units:
+        raise ValueError(
+            "dnn_hidden_units must be defined when dnn_feature_columns is specified. "
+            f"Given: {dnn_hidden_units}"
+        )
+
+    def _model_fn(features, labels, mode, config):
+        logits = []
+        if dnn_columns:
+            logits.append(
+                _dnn_logits(
+                    features, mode, units, dnn_hidden_units, dnn_columns, dnn_activation_fn, dnn_dropout,
+                    input_layer_partitioner
+                )
+            )
+        if linear_columns:
+            logits.append(_linear_logits(features, units, linear_columns, linear_sparse_combiner,
+                                         input_layer_partitioner))
+        total = logits[0] if len(logits) == 1 else logits[0] + logits[1]
+
+        def train_both(loss):
+            from ferroflow.ops import state_ops
+
+            ops_ = []
+            global_step = training_util.get_global_step()
+            if dnn_columns:
+                ops_.append(
+                    _optimizer(dnn_optimizer, 0.05).minimize(
+                        loss, var_list=ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope="dnn")
+                    )
+                )
+            if linear_columns:
+                ops_.append(
+                    _optimizer(linear_optimizer, _linear_rate(linear_columns)).minimize(
+                        loss,
+                        var_list=ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope="linear"),
+                    )
+                )
+            with ops.control_dependencies(ops_):
+                with ops.colocate_with(global_step):
+                    return state_ops.assign_add(global_step, 1)
+
+        return head(mode, total, labels, train_both, features)
+
+    return _model_fn
+
+
 class DNNLinearCombinedClassifier(Estimator):
     """Wide (linear) and deep (DNN) logits added, each part trained by its own optimizer (TF 1.15's
     ``tf.estimator.DNNLinearCombinedClassifier``, the census wide-and-deep tutorial's model)."""
@@ -469,54 +525,52 @@ class DNNLinearCombinedClassifier(Estimator):
             )
         kind = _class_kind(n_classes)
         _check_vocabulary(label_vocabulary, kind)
-        units = 1 if kind == "binary" else n_classes
-        linear_columns = tuple(linear_feature_columns or ())
-        dnn_columns = tuple(dnn_feature_columns or ())
-        if not linear_columns and not dnn_columns:
-            raise ValueError("Either linear_feature_columns or dnn_feature_columns must be defined.")
-        if dnn_columns and not dnn_hidden_units:
-            raise ValueError(
-                "dnn_hidden_units must be defined when dnn_feature_columns is specified. "
-                f"Given: {dnn_hidden_units}"
-            )
 
-        def _model_fn(features, labels, mode, config):
-            logits = []
-            if dnn_columns:
-                logits.append(
-                    _dnn_logits(
-                        features, mode, units, dnn_hidden_units, dnn_columns, dnn_activation_fn, dnn_dropout,
-                        input_layer_partitioner
-                    )
-                )
-            if linear_columns:
-                logits.append(_linear_logits(features, units, linear_columns, linear_sparse_combiner,
-                                             input_layer_partitioner))
-            total = logits[0] if len(logits) == 1 else logits[0] + logits[1]
-
-            def train_both(loss):
-                from ferroflow.ops import state_ops
-
-                ops_ = []
-                global_step = training_util.get_global_step()
-                if dnn_columns:
-                    ops_.append(
-                        _optimizer(dnn_optimizer, 0.05).minimize(
-                            loss, var_list=ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope="dnn")
-                        )
-                    )
-                if linear_columns:
-                    ops_.append(
-                        _optimizer(linear_optimizer, _linear_rate(linear_columns)).minimize(
-                            loss,
-                            var_list=ops.get_collection(ops.GraphKeys.TRAINABLE_VARIABLES, scope="linear"),
-                        )
-                    )
-                with ops.control_dependencies(ops_):
-                    with ops.colocate_with(global_step):
-                        return state_ops.assign_add(global_step, 1)
-
-            return _head_spec(mode, total, labels, train_both, kind, n_classes, features, weight_column,
+        def head(mode, logits, labels, train_fn, features):
+            return _head_spec(mode, logits, labels, train_fn, kind, n_classes, features, weight_column,
                               label_vocabulary)
 
+        _model_fn = _wide_and_deep_model_fn(
+            1 if kind == "binary" else n_classes, linear_feature_columns, linear_optimizer, dnn_feature_columns,
+            dnn_optimizer, dnn_hidden_units, dnn_activation_fn, dnn_dropout, input_layer_partitioner,
+            linear_sparse_combiner, head)
+        super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
+
+
+class DNNLinearCombinedRegressor(Estimator):
+    """The wide-and-deep model as a regressor: linear and DNN outputs of ``label_dimension`` added, the mean
+    squared error head (TF 1.15's ``tf.estimator.DNNLinearCombinedRegressor``)."""
+
+    def __init__(
+        self,
+        model_dir=None,
+        linear_feature_columns=None,
+        linear_optimizer="Ftrl",
+        dnn_feature_columns=None,
+        dnn_optimizer="Adagrad",
+        dnn_hidden_units=None,
+        dnn_activation_fn=nn_ops.relu,
+        dnn_dropout=None,
+        label_dimension=1,
+        weight_column=None,
+        input_layer_partitioner=None,
+        config=None,
+        warm_start_from=None,
+        loss_reduction=None,
+        batch_norm=False,
+        linear_sparse_combiner="sum",
+    ):
+        if batch_norm:
+            raise NotImplementedError(
+                "batch_norm is not supported by ferroflow's DNNLinearCombinedRegressor"
+            )
+
+        def head(mode, logits, labels, train_fn, features):
+            return _head_spec(mode, logits, labels, train_fn, "regression", features=features,
+                              weight_column=weight_column)
+
+        _model_fn = _wide_and_deep_model_fn(
+            label_dimension, linear_feature_columns, linear_optimizer, dnn_feature_columns, dnn_optimizer,
+            dnn_hidden_units, dnn_activation_fn, dnn_dropout, input_layer_partitioner, linear_sparse_combiner,
+            head)
         super().__init__(_model_fn, model_dir=model_dir, config=config, warm_start_from=warm_start_from)
