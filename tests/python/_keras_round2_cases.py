@@ -395,6 +395,26 @@ def functional_layer_order(tf):
     return out
 
 
+def bidirectional_merges(tf):
+    """Bidirectional over GRU/LSTM with every merge mode (concat, sum, ave, mul, None: a list), with
+    return_state, over a masked input; TimeDistributed(Dense) on the merged sequence."""
+    k = tf.keras
+    ids = k.Input((5,), dtype="int32")
+    emb = k.layers.Embedding(6, 3, mask_zero=True)(ids)
+    outs = []
+    for mode in ("concat", "sum", "ave", "mul"):
+        outs.append(k.layers.Bidirectional(k.layers.GRU(2, return_sequences=True, reset_after=False),
+                                           merge_mode=mode)(emb))
+    forward, backward = k.layers.Bidirectional(k.layers.LSTM(2, return_sequences=True), merge_mode=None)(emb)
+    last, fh, fc, bh, bc = k.layers.Bidirectional(k.layers.LSTM(2, return_state=True))(emb)
+    seq = k.layers.TimeDistributed(k.layers.Dense(2))(k.layers.concatenate(outs + [forward, backward]))
+    model = k.Model(ids, [seq, last, fh, fc, bh, bc])
+    rng = np.random.RandomState(35)
+    model.set_weights([(rng.standard_normal(w.shape) * 0.5).astype(np.float32) for w in model.get_weights()])
+    x = np.array([[1, 2, 3, 0, 0], [4, 5, 1, 2, 3], [2, 0, 0, 0, 0]], np.int32)
+    return {f"out_{i}": v for i, v in enumerate(model.predict(x))}
+
+
 def optimizer_checkpoint(tf, path, save):
     """Two models (Adam; RMSprop with momentum) trained one epoch; with ``save`` they are saved with
     ``save_weights(path + '/<optimizer>')`` (TF's format: the optimizer's iterations, hyper-parameters and slots
@@ -431,4 +451,4 @@ CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
          "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,
          "generator_training": generator_training, "directory_flow": directory_flow,
          "dataset_metrics_h5": dataset_metrics_h5, "conv_lstm": conv_lstm,
-         "functional_layer_order": functional_layer_order}
+         "functional_layer_order": functional_layer_order, "bidirectional_merges": bidirectional_merges}
