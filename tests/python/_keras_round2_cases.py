@@ -415,6 +415,31 @@ def bidirectional_merges(tf):
     return {f"out_{i}": v for i, v in enumerate(model.predict(x))}
 
 
+def history_params(tf):
+    """``history.params``, ``history.epoch`` and the history's keys after fit on arrays (validation split), a
+    generator and a dataset: what callbacks see."""
+    k = tf.keras
+    model = k.Sequential([k.layers.Dense(1, activation="sigmoid", input_shape=(3,))])
+    model.compile("sgd", "binary_crossentropy", metrics=["accuracy", k.metrics.AUC()])
+    x = np.ones((10, 3), np.float32)
+    y = np.ones((10, 1), np.float32)
+
+    def batches():
+        while True:
+            yield x[:4], y[:4]
+
+    runs = [model.fit(x, y, epochs=2, verbose=0, validation_split=0.2, batch_size=4),
+            model.fit_generator(batches(), steps_per_epoch=2, epochs=1, verbose=0),
+            model.fit(tf.data.Dataset.from_tensor_slices((x, y)).batch(4).repeat(), steps_per_epoch=3, epochs=1,
+                      verbose=0)]
+    out = {}
+    for i, h in enumerate(runs):
+        out[f"params_{i}"] = np.array([f"{key}={h.params[key]!r}" for key in sorted(h.params)])
+        out[f"epoch_{i}"] = np.array(h.epoch)
+        out[f"keys_{i}"] = np.array(sorted(h.history))
+    return out
+
+
 def optimizer_checkpoint(tf, path, save):
     """Two models (Adam; RMSprop with momentum) trained one epoch; with ``save`` they are saved with
     ``save_weights(path + '/<optimizer>')`` (TF's format: the optimizer's iterations, hyper-parameters and slots
@@ -451,4 +476,5 @@ CASES = {"standalone_metrics": standalone_metrics, "lambda_json": lambda_json,
          "image_augmentation": image_augmentation, "sequence_utilities": sequence_utilities,
          "generator_training": generator_training, "directory_flow": directory_flow,
          "dataset_metrics_h5": dataset_metrics_h5, "conv_lstm": conv_lstm,
-         "functional_layer_order": functional_layer_order, "bidirectional_merges": bidirectional_merges}
+         "functional_layer_order": functional_layer_order, "bidirectional_merges": bidirectional_merges,
+         "history_params": history_params}

@@ -175,11 +175,14 @@ class ProgbarLogger(Callback):
         self.verbose = self.params.get("verbose", 1)
         self.epochs = self.params.get("epochs", 1)
 
+    def _by_samples(self):
+        return self.count_mode != "steps" and bool(self.params.get("samples"))
+
     def _target(self):
-        return self.params.get("samples") or self.params.get("steps") or 0
+        return (self.params.get("samples") if self._by_samples() else self.params.get("steps")) or 0
 
     def _unit(self):
-        return "sample" if self.params.get("samples") else "step"
+        return "sample" if self._by_samples() else "step"
 
     def on_epoch_begin(self, epoch, logs=None):
         if self.verbose:
@@ -204,7 +207,7 @@ class ProgbarLogger(Callback):
 
     def on_batch_end(self, batch, logs=None):
         logs = logs or {}
-        self._seen += logs.get("size", 0) if self.params.get("samples") else 1
+        self._seen += logs.get("size", 0) if self._by_samples() else 1
         if self.verbose != 1:
             return
         now = time.time()

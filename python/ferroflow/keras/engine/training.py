@@ -722,11 +722,13 @@ class Model(Layer):
         self.history = callbacks_mod.History()
         cbs = list(callbacks or []) + [self.history]
         if verbose:
-            cbs.append(callbacks_mod.ProgbarLogger())
+            cbs.append(callbacks_mod.ProgbarLogger("steps" if dataset else "samples"))
         cb = callbacks_mod.CallbackList(cbs)
         cb.set_model(self)
         names = list(self.metrics_names)
-        cb.set_params({"batch_size": batch_size, "epochs": epochs, "steps": steps_per_epoch, "samples": n,
+        # a dataset is counted in steps (TF's params: no batch size, the steps as the samples)
+        cb.set_params({"batch_size": None if dataset else batch_size, "epochs": epochs, "steps": steps_per_epoch,
+                       "samples": steps_per_epoch if dataset else n,
                        "verbose": verbose, "do_validation": do_validation,
                        "metrics": names + (["val_" + m for m in names] if do_validation else [])})
         self.stop_training = False
@@ -849,8 +851,8 @@ class Model(Layer):
         cb = callbacks_mod.CallbackList(cbs)
         cb.set_model(self)
         names = list(self.metrics_names)
-        cb.set_params({"epochs": epochs, "steps": steps_per_epoch, "verbose": verbose,
-                       "do_validation": validation_data is not None,
+        cb.set_params({"batch_size": None, "epochs": epochs, "steps": steps_per_epoch, "samples": steps_per_epoch,
+                       "verbose": verbose, "do_validation": validation_data is not None,
                        "metrics": names + (["val_" + m for m in names] if validation_data is not None else [])})
         self.stop_training = False
         cb.on_train_begin()
