@@ -2118,14 +2118,22 @@ impl Words {
         self.buf[self.used - 1]
     }
 
-    /// A uniform float in [0, 1).
+    /// A uniform float in [0, 1), as TensorFlow's `Uint32ToFloat`: the word's low 23 bits
+    /// are the mantissa of a float in [1, 2).
     pub fn rand_float(&mut self) -> f32 {
-        f32::from_bits((self.next_u32() >> 9) | 0x3F80_0000) - 1.0
+        f32::from_bits((self.next_u32() & 0x007F_FFFF) | 0x3F80_0000) - 1.0
     }
 
-    /// A uniform integer in [0, n) (`n > 0`).
+    /// A uniform integer in [0, n) (`n > 0`), as TensorFlow's `ExactUniformInt`: words
+    /// below `(2^32 - 1) % n + 1) % n` (the biased remainder) are drawn again.
     pub fn uniform(&mut self, n: u32) -> u32 {
-        self.next_u32() % n
+        let rem = (u32::MAX % n + 1) % n;
+        loop {
+            let u = self.next_u32();
+            if u >= rem {
+                return u % n;
+            }
+        }
     }
 
     /// A standard normal (Box-Muller).

@@ -329,6 +329,38 @@ fn sampled_crops_are_seeded_and_satisfy_constraints() {
 }
 
 #[test]
+fn sampled_crops_are_tensorflows() {
+    // TF 2.21: tf.image.sample_distorted_bounding_box([24, 32, 3], [[[0.1, 0.1, 0.9, 0.8]]], seed=5,
+    // min_object_covered=0.1, aspect_ratio_range=(0.75, 1.33), area_range=(0.05, 1.0),
+    // max_attempts=100) run twice: begin [3, 8] size [19, 16], then begin [1, 3] size [21, 23]
+    // (each run reserves max_attempts Philox blocks).
+    let p = DistortParams {
+        min_object_covered: 0.1,
+        aspect_ratio_range: [0.75, 1.33],
+        area_range: [0.05, 1.0],
+        max_attempts: 100,
+    };
+    let obj = [Rect {
+        min_x: 3,
+        min_y: 2,
+        max_x: 25,
+        max_y: 21,
+    }];
+    let crop =
+        |first| sample_distorted_crop(24, 32, &obj, &p, &mut Words::new(Philox::new(5, 0), first));
+    let c = crop(0);
+    assert_eq!(
+        (c.min_y, c.min_x, c.max_y - c.min_y, c.max_x - c.min_x),
+        (3, 8, 19, 16)
+    );
+    let c = crop(100);
+    assert_eq!(
+        (c.min_y, c.min_x, c.max_y - c.min_y, c.max_x - c.min_x),
+        (1, 3, 21, 23)
+    );
+}
+
+#[test]
 fn glimpses_with_zero_noise() {
     // 3x3 image 0..9, one channel.
     let img: Vec<f32> = (0..9).map(|v| v as f32).collect();
