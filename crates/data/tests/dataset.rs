@@ -145,6 +145,29 @@ fn shuffle_with_a_seed_is_a_fixed_permutation() {
 }
 
 #[test]
+fn shuffle_gives_tensorflows_order_and_reshuffles_each_epoch() {
+    // TF 2.21: tf.data.Dataset.range(10).shuffle(5, seed=3).repeat(2) in a graph without a graph
+    // seed (seeds 87654321 and 3), drained by a one-shot iterator.
+    let mut g = G::new();
+    let range = g.range(0, 10);
+    let (buf, s1, s2) = (g.i64(5), g.i64(87654321), g.i64(3));
+    let shuffled = g.op("ShuffleDataset", vec![range, buf, s1, s2], &[DType::Int64]);
+    let two = g.i64(2);
+    let repeated = g.op("RepeatDataset", vec![shuffled, two], &[DType::Int64]);
+    let it = g.op(
+        "OneShotIteratorFromDataset",
+        vec![repeated],
+        &[DType::Int64],
+    );
+    let next = g.op("IteratorGetNext", vec![it], &[DType::Int64]);
+    let sess = Session::new(g.g.clone());
+    assert_eq!(
+        ints(&drain(&sess, next).unwrap()),
+        vec![4, 1, 0, 2, 7, 8, 6, 3, 5, 9, 3, 4, 2, 6, 5, 9, 0, 8, 1, 7]
+    );
+}
+
+#[test]
 fn zip_take_skip_shard() {
     let mut g = G::new();
     let a = g.range(0, 10);

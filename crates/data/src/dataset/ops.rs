@@ -22,7 +22,7 @@ use ferroflow_runtime::{
 };
 use ferroflow_tensor::{bail, ensure, DType, Error, Result, Tensor};
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 pub(crate) fn register() {
@@ -677,13 +677,13 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             factory(|init| {
                 let reshuffle = init.node.attrs.bool_or("reshuffle_each_iteration", true)?;
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let d = Shuffle {
-                        input: input_dataset(ctx, 0)?,
-                        buffer_size: positive(int_input(ctx, 1, "buffer_size")?, "buffer_size")?,
-                        seed: seed_of(int_input(ctx, 2, "seed")?, int_input(ctx, 3, "seed2")?),
+                    let d = Shuffle::new(
+                        input_dataset(ctx, 0)?,
+                        positive(int_input(ctx, 1, "buffer_size")?, "buffer_size")?,
+                        int_input(ctx, 2, "seed")?,
+                        int_input(ctx, 3, "seed2")?,
                         reshuffle,
-                        epochs: AtomicU64::new(0),
-                    };
+                    );
                     output_dataset(ctx, d);
                     Ok(())
                 }))
@@ -694,13 +694,13 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             factory(|init| {
                 let reshuffle = init.node.attrs.bool_or("reshuffle_each_iteration", true)?;
                 Ok(Box::new(move |ctx: &mut OpContext<'_>| {
-                    let shuffled = DatasetRef(Arc::new(Shuffle {
-                        input: input_dataset(ctx, 0)?,
-                        buffer_size: positive(int_input(ctx, 1, "buffer_size")?, "buffer_size")?,
-                        seed: seed_of(int_input(ctx, 2, "seed")?, int_input(ctx, 3, "seed2")?),
+                    let shuffled = DatasetRef(Arc::new(Shuffle::new(
+                        input_dataset(ctx, 0)?,
+                        positive(int_input(ctx, 1, "buffer_size")?, "buffer_size")?,
+                        int_input(ctx, 2, "seed")?,
+                        int_input(ctx, 3, "seed2")?,
                         reshuffle,
-                        epochs: AtomicU64::new(0),
-                    }));
+                    )));
                     let d = Repeat {
                         input: shuffled,
                         count: int_input(ctx, 4, "count")?,

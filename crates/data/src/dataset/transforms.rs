@@ -4,6 +4,7 @@ use super::ragged::batch_ragged;
 use super::{Composites, Dataset, DatasetIter, DatasetRef, Element, Func, IterCtx, Rows, Wake};
 use ferroflow_runtime::blocking;
 use ferroflow_tensor::kernels::array::{concat, pad, stack, PadMode};
+use ferroflow_tensor::kernels::stateless_random::{PhiloxRandom, SingleSample};
 use ferroflow_tensor::{bail, ensure, Code, DType, Data, Error, Result, Shape, Tensor};
 use parking_lot::{Condvar, Mutex};
 use rayon::prelude::*;
@@ -824,24 +825,67 @@ impl SplitMix {
     }
 }
 
-/// `shuffle(buffer_size, seed, reshuffle_each_iteration)`: TensorFlow's
-/// buffer algorithm; the order is fixed by the seed pair, and each new
-/// iteration of the same dataset (the next epoch of a `repeat`) reshuffles
-/// when asked to.
+/// `shuffle(buffer_size, seed, reshuffle_each_iteration)`, TensorFlow's
+/// `ShuffleDataset` bit for bit: each iteration draws its element from a
+/// ring buffer of `buffer_size` slots with a Philox stream keyed by the
+/// iteration's seed pair. Without reshuffling every iteration uses the op's
+/// seeds; with it, TF's seed generator (a Philox stream keyed by the op's
+/// seeds, shared by the dataset's iterations) hands each iteration two fresh
+/// words, so the epochs of a `repeat` differ while a re-made dataset (an
+/// initializable iterator run again) starts over.
 pub struct Shuffle {
     pub input: DatasetRef,
     pub buffer_size: usize,
-    pub seed: u64,
+    /// The op's seed pair (TF's `RandomSeeds`: both drawn afresh when both are 0).
+    pub seeds: (u64, u64),
     pub reshuffle: bool,
-    /// Iterations started so far (mixed into the seed when reshuffling).
-    pub epochs: AtomicU64,
+    /// Words the seed generator has handed out (two per reshuffled iteration).
+    pub seed_words: AtomicU64,
+}
+
+impl Shuffle {
+    /// A shuffle of `input` with the op's `seed` and `seed2` inputs.
+    pub fn new(
+        input: DatasetRef,
+        buffer_size: usize,
+        seed: i64,
+        seed2: i64,
+        reshuffle: bool,
+    ) -> Shuffle {
+        let seeds = if seed == 0 && seed2 == 0 {
+            (fresh_seed(), fresh_seed())
+        } else {
+            (seed as u64, seed2 as u64)
+        };
+        Shuffle {
+            input,
+            buffer_size,
+            seeds,
+            reshuffle,
+            seed_words: AtomicU64::new(0),
+        }
+    }
+}
+
+/// TF's `PhiloxRandom(seed, seed2)` read a word at a time (`SingleSampleAdapter`), from word `skip` on.
+fn philox_words(seed: u64, seed2: u64, skip: u64) -> SingleSample {
+    let gen = PhiloxRandom::from_key_counter(seed, [0, seed2]).skipped(skip / 4);
+    let mut words = SingleSample::new(gen);
+    for _ in 0..skip % 4 {
+        words.next_u32();
+    }
+    words
 }
 
 struct ShuffleIter {
     input: Iter,
-    buffer: Vec<Element>,
+    /// Ring slots: element `p` (counted from the first one buffered) sits in slot `p % size`.
+    slots: Vec<Option<Element>>,
     size: usize,
-    rng: SplitMix,
+    /// The buffered elements are `start..end`.
+    start: u64,
+    end: u64,
+    rng: SingleSample,
     input_done: bool,
 }
 
@@ -856,17 +900,20 @@ impl Dataset for Shuffle {
             invalid_argument,
             "buffer_size must be greater than zero."
         );
-        let epoch = self.epochs.fetch_add(1, Ordering::Relaxed);
-        let seed = if self.reshuffle {
-            SplitMix(self.seed ^ epoch.wrapping_mul(0xA24B_AED4_963E_E407)).next()
+        let (seed, seed2) = if self.reshuffle {
+            let k = self.seed_words.fetch_add(2, Ordering::Relaxed);
+            let mut gen = philox_words(self.seeds.0, self.seeds.1, k);
+            (gen.next_u32() as u64, gen.next_u32() as u64)
         } else {
-            self.seed
+            self.seeds
         };
         Ok(Box::new(ShuffleIter {
             input: self.input.0.iterate(ctx)?,
-            buffer: Vec::new(),
+            slots: Vec::new(),
             size: self.buffer_size,
-            rng: SplitMix(seed),
+            start: 0,
+            end: 0,
+            rng: philox_words(seed, seed2, 0),
             input_done: false,
         }))
     }
@@ -874,17 +921,32 @@ impl Dataset for Shuffle {
 
 impl DatasetIter for ShuffleIter {
     fn next(&mut self) -> Result<Option<Element>> {
-        while !self.input_done && self.buffer.len() < self.size {
+        while !self.input_done && ((self.end - self.start) as usize) < self.size {
             match self.input.next()? {
-                Some(e) => self.buffer.push(e),
+                Some(e) => {
+                    // Slots are made as the buffer first fills; later ones reuse the slot just emptied.
+                    let slot = (self.end % self.size as u64) as usize;
+                    if slot == self.slots.len() {
+                        self.slots.push(Some(e));
+                    } else {
+                        self.slots[slot] = Some(e);
+                    }
+                    self.end += 1;
+                }
                 None => self.input_done = true,
             }
         }
-        if self.buffer.is_empty() {
+        if self.start == self.end {
             return Ok(None);
         }
-        let i = (self.rng.next() % self.buffer.len() as u64) as usize;
-        Ok(Some(self.buffer.swap_remove(i)))
+        // As TF: a word modulo the count picks the element; the first buffered one moves into its slot.
+        let offset = self.rng.next_u32() as u64 % (self.end - self.start);
+        let size = self.size as u64;
+        let index = ((self.start + offset) % size) as usize;
+        let first = (self.start % size) as usize;
+        self.slots.swap(index, first);
+        self.start += 1;
+        Ok(self.slots[first].take())
     }
 }
 
