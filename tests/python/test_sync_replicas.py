@@ -282,10 +282,11 @@ def test_too_few_live_replicas_times_out_instead_of_hanging():
     sess.close()
 
 
-@pytest.mark.xfail(strict=False, reason="ferroflow's executor runs the chief's take_grad ops one after another: "
-                   "while the first waits, a later variable's accumulator has no waiting take and can collect "
-                   "more than R gradients before its take runs; TF runs the takes at the same time, each served "
-                   "by the apply that reaches R (the accumulator now does that part as TF does)")
+@pytest.mark.xfail(strict=False, reason="a race between threads, not the executor (whose independent waits run "
+                   "together since plan/waiting.rs): the chief's queue runner starts its next take only after the "
+                   "previous update handed out tokens; when all three replicas apply fresh gradients before that take "
+                   "starts, the take finds three and averages them, as TF's accumulator would. TF's slower "
+                   "Session.run lets the take start first; here it passes about two runs in three")
 def test_waiting_take_averages_exactly_replicas_to_aggregate():
     """TF 2.21, run by hand with the same threads, averaged exactly 2 gradients in every update."""
     h = _replicated(3, 2, 3, 20)

@@ -19,6 +19,7 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 
 mod fusion;
+mod waiting;
 
 /// Where a step's input comes from.
 enum Source {
@@ -149,6 +150,9 @@ pub struct Plan {
     profile: Option<Profile>,
     /// Some kernel [may block](Kernel::may_block).
     may_block: bool,
+    /// Two steps that may block do not wait for each other: they run at the
+    /// same time (see `plan/waiting.rs`).
+    waits_together: bool,
     /// Which steps wait for which, for [`Plan::run_parallel`].
     flow: Flow,
     /// Dense layers run as one fused product (see `plan/fusion.rs`).
@@ -420,7 +424,13 @@ impl Plan {
                 kernel
             };
             let fixed = kernel.fixed_output().cloned();
-            fixed_of[id].clone_from(&fixed);
+            // Readers take a fixed value in place, without waiting for its
+            // step; one with control inputs (a constant made under
+            // `control_dependencies`) stays a step they wait for, or they
+            // could run before what it waits for.
+            if controls[steps.len()].is_empty() {
+                fixed_of[id].clone_from(&fixed);
+            }
             steps.push(Step {
                 node: id,
                 name: node.name.clone(),
@@ -454,9 +464,16 @@ impl Plan {
             runs: std::sync::atomic::AtomicU64::new(0),
         });
         let may_block = steps.iter().any(|s| s.kernel.may_block());
+        let (steps, controls) = if may_block {
+            waiting::blocking_last(steps, controls, feeds.len(), next)
+        } else {
+            (steps, controls)
+        };
         let flow = Flow::of(&steps, &controls, feeds.len(), next);
+        let waits_together = may_block && waiting::independent_waits(&steps, &flow);
         Ok(Plan {
             may_block,
+            waits_together,
             flow,
             fused_layers,
             steps,
@@ -594,6 +611,10 @@ impl Plan {
         let clock = trace.as_ref().map(|_| TraceClock::start());
         let Scratch { slots, remaining } = scratch;
         self.place_feeds(feeds, slots);
+        // (Traced and profiled runs stay serial, on this thread's clock.)
+        if self.waits_together && clock.is_none() && self.profile.is_none() {
+            return waiting::run_together(self, session, slots, remaining);
+        }
         if let Some(p) = &self.profile {
             p.runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -767,6 +788,27 @@ impl Board<'_> {
             .sum()
     }
 
+    /// Records the end of step `s`: its outputs (`None` when it passed its
+    /// value along without its kernel) or its error, and the steps that
+    /// became ready.
+    fn finish(&mut self, plan: &Plan, s: usize, result: Result<Option<SmallVec<[Value; 2]>>>) {
+        match result {
+            Err(e) => {
+                self.error.get_or_insert(e);
+                return;
+            }
+            Ok(Some(outs)) => store_outputs(&plan.steps[s], outs, self.slots, self.remaining),
+            Ok(None) => {}
+        }
+        self.unfinished -= 1;
+        for &r in &plan.flow.readers[s] {
+            self.waits[r as usize] -= 1;
+            if self.waits[r as usize] == 0 {
+                self.ready.push(r);
+            }
+        }
+    }
+
     /// Removes and returns the lowest ready step (of at most `max_bytes` of
     /// input when given).
     fn pick(&mut self, steps: &[Step], max_bytes: Option<usize>) -> Option<usize> {
@@ -821,39 +863,13 @@ impl<'p> Crew<'p, '_> {
                     Ok((inputs, wanted)) => {
                         self.recruit(&mut board, scope);
                         parking_lot::MutexGuard::unlocked(&mut board, || {
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                run_kernel(step, inputs, wanted, self.session)
-                            }))
-                            .unwrap_or_else(|p| {
-                                Err(Error::internal(format!(
-                                    "the kernel of '{}' panicked: {}",
-                                    step.name,
-                                    panic_text(&p)
-                                )))
-                            })
-                            .map(Some)
+                            guarded(step, || run_kernel(step, inputs, wanted, self.session))
+                                .map(Some)
                         })
                     }
                 },
             };
-            let b = &mut *board;
-            match result {
-                Ok(outs) => {
-                    if let Some(outs) = outs {
-                        store_outputs(step, outs, b.slots, b.remaining);
-                    }
-                    b.unfinished -= 1;
-                    for &r in &self.plan.flow.readers[s] {
-                        b.waits[r as usize] -= 1;
-                        if b.waits[r as usize] == 0 {
-                            b.ready.push(r);
-                        }
-                    }
-                }
-                Err(e) => {
-                    b.error.get_or_insert(e);
-                }
-            }
+            board.finish(self.plan, s, result);
             if side {
                 self.wake.notify_one();
             }
@@ -884,6 +900,17 @@ impl<'p> Crew<'p, '_> {
             scope.spawn(move |scope| self.take_part(scope, true));
         }
     }
+}
+
+/// Calls `f`, turning a panic into an internal error naming `step`.
+fn guarded<R>(step: &Step, f: impl FnOnce() -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(Error::internal(format!(
+            "the kernel of '{}' panicked: {}",
+            step.name,
+            panic_text(&p)
+        )))
+    })
 }
 
 /// The message of a caught panic.

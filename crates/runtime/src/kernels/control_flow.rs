@@ -49,7 +49,7 @@ pub(crate) fn replaying() -> bool {
 }
 
 /// Runs `f` with [`replaying`] set when `on` (restored afterwards, also on error).
-fn replay<T>(on: bool, f: impl FnOnce() -> T) -> T {
+pub(crate) fn replay<T>(on: bool, f: impl FnOnce() -> T) -> T {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {

@@ -5,7 +5,7 @@ mod bitwise;
 mod bucketize;
 mod candidate;
 mod complex;
-mod control_flow;
+pub(crate) mod control_flow;
 mod conv;
 mod fake_quant;
 mod farmhash;
