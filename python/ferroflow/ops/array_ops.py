@@ -487,11 +487,40 @@ def gather(params, indices, validate_indices=None, name=None, axis=None, batch_d
 
 
 def gather_nd(params, indices, name=None, batch_dims=0, bad_indices_policy=""):
-    if batch_dims != 0:
-        raise NotImplementedError("gather_nd with batch_dims != 0 is not supported yet")
+    """Slices of ``params`` at the index tuples in the last dim of ``indices``; with ``batch_dims`` the leading
+    dims of both are batch dims, each batch gathering from its own slice of ``params``."""
     p = ops.convert_to_tensor(params, name="params")
     i = ops.convert_to_tensor(indices, name="indices")
+    if batch_dims != 0:
+        with ops.name_scope(name, "GatherNd", [p, i]):
+            return _batch_gather_nd(p, i, int(batch_dims))
     return make("GatherNd", [p, i], {}, name)
+
+
+def _batch_gather_nd(p, i, batch_dims):
+    """``gather_nd`` over batch dims, as TensorFlow builds it: the batch dims are flattened into one, and each
+    index tuple is prefixed with its batch's position."""
+    if i.shape.ndims is not None and batch_dims >= i.shape.ndims:
+        raise ValueError(f"Argument `batch_dims` = {batch_dims} must be less than rank(`indices`) = {i.shape.ndims}")
+    ps, ids = shape(p), shape(i)
+    batch_shape = ps[:batch_dims]
+    from ferroflow.ops import math_ops
+
+    batch_size = math_ops.reduce_prod(batch_shape, [0], keepdims=True)
+    inner = ids[batch_dims:]
+    flat_i = reshape(i, concat([batch_size, inner], 0))
+    # Each tuple's batch position, broadcast over the index dims: [B, i1, ..., iK, 1].
+    k = rank(i) - batch_dims - 1
+    pos = reshape(cast(range(batch_size[0]), i.dtype), concat([batch_size, ones([k], dtypes.int32), [1]], 0))
+    pos = broadcast_to(pos, concat([batch_size, inner[:-1], [1]], 0))
+    flat_p = reshape(p, concat([batch_size, ps[batch_dims:]], 0))
+    out = make("GatherNd", [flat_p, concat([pos, flat_i], -1)], {}, "GatherNd")
+    out = reshape(out, concat([batch_shape, shape(out)[1:]], 0))
+    sp, si = p.shape, i.shape
+    if sp.ndims is not None and si.ndims is not None and si[-1] is not None:
+        depth = int(si[-1])
+        out.set_shape(sp[:batch_dims].concatenate(si[batch_dims:-1]).concatenate(sp[batch_dims + depth:]))
+    return out
 
 
 def tile(input, multiples, name=None):  # noqa: A002
@@ -681,10 +710,15 @@ def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):
     with ops.name_scope(name, "SequenceMask", [lengths, maxlen]):
         lengths = ops.convert_to_tensor(lengths)
         if maxlen is None:
-            maxlen = math_ops.reduce_max(lengths)
-        maxlen = cast(ops.convert_to_tensor(maxlen), lengths.dtype)
-        r = range(0, maxlen, 1, dtype=lengths.dtype)
-        m = math_ops.less(r, expand_dims(lengths, -1))
+            maxlen = math_ops.maximum(constant_op.constant(0, dtype=lengths.dtype), math_ops.reduce_max(lengths))
+        else:
+            maxlen = ops.convert_to_tensor(maxlen)
+        if maxlen.shape.ndims not in (None, 0):
+            raise ValueError(f"Argument `maxlen` must be scalar for sequence_mask, received `maxlen` = {maxlen} "
+                             f"with shape '{maxlen.shape}' instead")
+        # As TensorFlow: the lengths are cast to maxlen's dtype (float lengths truncate), not the other way.
+        r = range(0, maxlen, 1, dtype=maxlen.dtype)
+        m = math_ops.less(r, cast(expand_dims(lengths, -1), maxlen.dtype))
         return m if dtypes.as_dtype(dtype) == dtypes.bool else cast(m, dtype)
 
 
