@@ -69,15 +69,6 @@ EXPECTED: dict[str, str] = {
     "sparse.maximum/0": (
         "TF merges unordered indices without checking them (its output then repeats positions, not an "
         "elementwise maximum); ferroflow requires ordered indices (InvalidArgumentError) as its other sparse ops"),
-    "gather_nd/9": "not fixed yet: ferroflow ok, TF run InvalidArgumentError",
-    "argmax/4": "not fixed yet: out 0: values differ",
-    "argmin/4": "not fixed yet: out 0: values differ",
-    "histogram_fixed_width/0": "not fixed yet: ferroflow ok, TF run InvalidArgumentError",
-    "reshape/7": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
-    "reshape/8": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
-    "reshape/9": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
-    "scatter_nd/9": "not fixed yet: ferroflow run InvalidArgumentError, TF ok",
-    "strings.substr/6": "not fixed yet: out 0: values differ",
     "cumsum/10": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
     "cumsum/13": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",
     "cumprod/10": "not fixed yet: ferroflow build ValueError, TF run InvalidArgumentError",

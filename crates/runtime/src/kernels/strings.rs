@@ -273,7 +273,13 @@ fn substr_kernel(ctx: &mut OpContext<'_>, utf8: bool) -> Result<()> {
                 c_escape(s)
             );
         }
-        let end = (start + lk.max(0)).min(n);
+        // A negative length: to the end for bytes (TF's length as an unsigned
+        // size), nothing for characters.
+        let end = if lk < 0 && !utf8 {
+            n
+        } else {
+            (start + lk.max(0)).min(n)
+        };
         let (a, b) = if utf8 {
             (char_offset(s, start as usize), char_offset(s, end as usize))
         } else {

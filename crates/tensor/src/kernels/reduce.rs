@@ -365,8 +365,10 @@ pub fn arg_reduce(x: &Tensor, axis: i64, max: bool, out_type: DType) -> Result<T
                 let mut bi = 0;
                 for r in 1..red {
                     let c = v[(o * red + r) * inner + i];
+                    // As TF (Eigen's reducers), NaNs never win: the first non-NaN
+                    // extreme is the answer, index 0 when all are NaN.
                     let better = if max { c > best } else { c < best };
-                    if better || (c.is_nan() && !best.is_nan()) {
+                    if better || (best.is_nan() && !c.is_nan()) {
                         best = c;
                         bi = r;
                     }

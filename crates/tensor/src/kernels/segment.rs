@@ -770,6 +770,10 @@ pub fn scatter_nd_apply(
         (DType::Bool, ScatterOp::Update) => {
             apply_rows::<bool>(target, updates, &offs, inner, |_, y| y)
         }
+        // TF's ScatterNd adds bools as `+=` on bool: a logical or.
+        (DType::Bool, ScatterOp::Add) => {
+            apply_rows::<bool>(target, updates, &offs, inner, |x, y| x | y)
+        }
         (DType::String, ScatterOp::Update) => {
             let u = updates.as_slice::<Vec<u8>>()?.to_vec();
             let v = target.make_mut::<Vec<u8>>()?;

@@ -34,7 +34,21 @@ fn reshape_target(x: &Tensor, t: &Tensor) -> Result<Shape> {
         }
     }
     let mut out: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
-    if let Some(i) = unknown {
+    if let (Some(i), true) = (unknown, dims.contains(&0)) {
+        // TF's rule when the target has a zero dim: the -1 takes the product of
+        // the input's non-zero dims over the target's non-zero ones ([0, 3] to
+        // [-1, 0] is [3, 0]), so the result is empty whatever it solves to.
+        let nonzero = |v: &mut dyn Iterator<Item = usize>| v.filter(|&d| d > 0).product::<usize>();
+        let have = nonzero(&mut x.dims().iter().copied());
+        let want = nonzero(
+            &mut out
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, &d)| d),
+        );
+        out[i] = have / want.max(1);
+    } else if let Some(i) = unknown {
         if known == 0 || !n.is_multiple_of(known) {
             bail!(
                 invalid_argument,

@@ -467,6 +467,14 @@ pub fn gather_nd(params: &Tensor, indices: &Tensor) -> Result<Tensor> {
     }
     let idx = indices.to_i64_vec()?;
     let count: usize = id[..id.len() - 1].iter().product();
+    if count > 0 && params.num_elements() == 0 {
+        // TF's check: even slices that would be empty (params [2, 0], index [1])
+        // are an error when params holds nothing.
+        return Err(Error::invalid_argument(format!(
+            "Requested more than 0 entries, but params is empty.  Params shape: {}",
+            params.shape()
+        )));
+    }
     let inner: usize = pd[depth..].iter().product();
     let strides = params.shape().strides();
     let mut offsets = Vec::with_capacity(count);
@@ -476,8 +484,7 @@ pub fn gather_nd(params: &Tensor, indices: &Tensor) -> Result<Tensor> {
             let v = idx[c * depth + d];
             if v < 0 || v as usize >= pd[d] {
                 return Err(Error::invalid_argument(format!(
-                    "indices{:?} = {:?} does not index into param shape {}",
-                    &id[..id.len() - 1],
+                    "indices[{c}] = {:?} does not index into param shape {}",
                     &idx[c * depth..(c + 1) * depth],
                     params.shape()
                 )));

@@ -289,10 +289,13 @@ pub fn histogram_fixed_width(
         let last = (n - 1) as f64;
         let mut counts = vec![0i64; n as usize];
         for &x in v {
+            if x.is_nan() {
+                return Err(Error::invalid_argument(
+                    "Histogram values must not contain NaN",
+                ));
+            }
             let above = if x < lo { lo } else { x };
             let at = (above.sub(lo).to_f64() / step).min(last);
-            // NaN slots (NaN values) land in the first bin, as a cast of NaN
-            // to an integer gives 0 here.
             counts[at as usize] += 1;
         }
         Ok(counts)
