@@ -7,7 +7,7 @@
 //! The other color functions of `tf.image` (grayscale, YIQ, YUV,
 //! brightness, gamma) are compositions built in Python, as in TensorFlow.
 
-use ferroflow_graph::{InferContext, OpDef, OutputInfo};
+use ferroflow_graph::{InferContext, OpDef, OutputInfo, PartialShape};
 use ferroflow_runtime::{factory, KernelFactory, OpContext};
 use ferroflow_tensor::kernels::parallel::for_rows;
 use ferroflow_tensor::{bail, ensure, DType, Data, Result, Tensor};
@@ -32,14 +32,8 @@ pub fn op_defs() -> Vec<OpDef> {
     vec![
         OpDef::new("RGBToHSV", &["images"], |c| infer_rgb(c, FLOAT_TYPES, 1)),
         OpDef::new("HSVToRGB", &["images"], |c| infer_rgb(c, FLOAT_TYPES, 1)),
-        OpDef::new("AdjustHue", &["images", "delta"], |c| {
-            infer_scalar_arg(c)?;
-            infer_rgb(c, ADJUST_TYPES, 3)
-        }),
-        OpDef::new("AdjustSaturation", &["images", "scale"], |c| {
-            infer_scalar_arg(c)?;
-            infer_rgb(c, ADJUST_TYPES, 3)
-        }),
+        OpDef::new("AdjustHue", &["images", "delta"], infer_adjust),
+        OpDef::new("AdjustSaturation", &["images", "scale"], infer_adjust),
         OpDef::new(
             "AdjustContrastv2",
             &["images", "contrast_factor"],
@@ -48,10 +42,10 @@ pub fn op_defs() -> Vec<OpDef> {
     ]
 }
 
-/// Same shape and dtype; the last dimension, when known, must be 3.
+/// Same shape and dtype; the last dimension must be 3, and is 3 when unknown.
 fn infer_rgb(ctx: &InferContext, types: &[DType], min_rank: usize) -> Result<Vec<OutputInfo>> {
     let dtype = ctx.expect_dtype(0, types)?;
-    let shape = ctx.shape(0).clone();
+    let mut shape = ctx.shape(0).clone();
     if let Some(d) = shape.dims() {
         if d.len() < min_rank {
             return Err(ctx.shape_error(format!(
@@ -64,8 +58,19 @@ fn infer_rgb(ctx: &InferContext, types: &[DType], min_rank: usize) -> Result<Vec
                 return Err(ctx.shape_error(format!("Dimension must be 3 but is {c}")));
             }
         }
+        let mut dims = d.to_vec();
+        if let Some(last) = dims.last_mut() {
+            *last = Some(3);
+        }
+        shape = PartialShape::from_dims(dims);
     }
     Ok(vec![OutputInfo::new(dtype, shape)])
+}
+
+/// `AdjustHue`/`AdjustSaturation`: the input's shape, of rank 3 or more (as TF's
+/// shape function, the channel count is the kernel's check).
+fn infer_adjust(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    infer_contrast(ctx)
 }
 
 fn infer_scalar_arg(ctx: &InferContext) -> Result<()> {
@@ -505,7 +510,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             factory(|_| {
                 Ok(Box::new(|ctx: &mut OpContext<'_>| {
                     let delta = scalar_arg(ctx.input(1)?, "delta")?;
-                    let out = adjust_hue(ctx.input(0)?, delta)?;
+                    let out = adjust_hue(adjust_input(ctx.input(0)?)?, delta)?;
                     ctx.output(out);
                     Ok(())
                 }))
@@ -516,7 +521,7 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             factory(|_| {
                 Ok(Box::new(|ctx: &mut OpContext<'_>| {
                     let scale = scalar_arg(ctx.input(1)?, "scale")?;
-                    let out = adjust_saturation(ctx.input(0)?, scale)?;
+                    let out = adjust_saturation(adjust_input(ctx.input(0)?)?, scale)?;
                     ctx.output(out);
                     Ok(())
                 }))
@@ -534,6 +539,18 @@ fn kernels() -> Vec<(&'static str, KernelFactory)> {
             }),
         ),
     ]
+}
+
+/// The images of `AdjustHue`/`AdjustSaturation`, whose 3-channel check is
+/// TF's InvalidArgument (the color-space conversions' is FailedPrecondition).
+fn adjust_input(t: &Tensor) -> Result<&Tensor> {
+    let channels = t.dims().last().copied().unwrap_or(0);
+    ensure!(
+        t.rank() > 0 && channels == 3,
+        invalid_argument,
+        "input must have 3 channels but instead has {channels} channels."
+    );
+    Ok(t)
 }
 
 #[cfg(test)]

@@ -36,32 +36,58 @@ fn invert_permutation(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(d, ctx.shape(0).clone())
 }
 
-fn unsorted_segment_sum(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    let d = ctx.expect_dtype(0, NUMERIC_WIDE)?;
-    ctx.expect_dtype(1, INDEX)?;
-    ctx.expect_dtype(2, INDEX)?;
-    let num = ctx
-        .const_value(2)
-        .and_then(|t| t.scalar_i64().ok())
-        .map(|v| v.max(0) as usize);
-    let shape = match (ctx.shape(0).dims(), ctx.shape(1).rank()) {
-        (Some(dd), Some(r)) if dd.len() >= r => {
-            let mut out = vec![num];
-            out.extend_from_slice(&dd[r..]);
-            PartialShape::from_dims(out)
-        }
-        _ => PartialShape::unknown(),
-    };
-    single(d, shape)
-}
-
 fn strided_slice_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(4), ctx.shape_value(0))
 }
 
+/// `ScatterNd(indices, updates, shape)`: `shape`, with TF's check that `updates` is
+/// `indices.shape[:-1] + shape[indices.shape[-1]:]` where the shapes are known.
 fn scatter_nd(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(0, INDEX)?;
-    single(ctx.dtype(1), ctx.shape_value(2))
+    let out = ctx.shape_value(2);
+    if let (Some(idx), Some(upd)) = (ctx.shape(0).dims(), ctx.shape(1).dims()) {
+        if let Some((Some(depth), outer)) = idx.split_last().map(|(l, o)| (*l, o)) {
+            let show = |d: &[Option<usize>]| {
+                let parts: Vec<String> = d
+                    .iter()
+                    .map(|x| x.map_or("?".to_string(), |v| v.to_string()))
+                    .collect();
+                format!("[{}]", parts.join(","))
+            };
+            let agree = |a: &[Option<usize>], b: &[Option<usize>]| {
+                a.len() == b.len()
+                    && a.iter()
+                        .zip(b)
+                        .all(|(x, y)| x.is_none() || y.is_none() || x == y)
+            };
+            let k = outer.len();
+            if upd.len() < k || !agree(&upd[..k], outer) {
+                return Err(ctx.shape_error(format!(
+                    "Dimensions [0,{k}) of indices[shape={}] = {} must match dimensions [0,{k}) of \
+                     updates[shape={}] = {}",
+                    show(idx),
+                    show(outer),
+                    show(upd),
+                    show(&upd[..k.min(upd.len())])
+                )));
+            }
+            if let Some(o) = out.dims() {
+                if depth <= o.len() && !agree(&upd[k..], &o[depth..]) {
+                    return Err(ctx.shape_error(format!(
+                        "Dimensions [{k},{}) of updates[shape={}] = {} must match dimensions \
+                         [{depth},{}) of output_shape[shape={}] = {}",
+                        upd.len(),
+                        show(upd),
+                        show(&upd[k..]),
+                        o.len(),
+                        show(o),
+                        show(&o[depth..])
+                    )));
+                }
+            }
+        }
+    }
+    single(ctx.dtype(1), out)
 }
 
 fn bias_add_grad(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -142,11 +168,6 @@ pub fn ops() -> Vec<OpDef> {
         ),
         OpDef::new("ReducedShape", &["input_shape", "axes"], reduced_shape),
         OpDef::new("InvertPermutation", &["x"], invert_permutation),
-        OpDef::new(
-            "UnsortedSegmentSum",
-            &["data", "segment_ids", "num_segments"],
-            unsorted_segment_sum,
-        ),
         OpDef::new(
             "StridedSliceGrad",
             &["shape", "begin", "end", "strides", "dy"],

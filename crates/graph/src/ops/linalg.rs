@@ -251,7 +251,8 @@ fn band_part(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let dt = ctx.dtype(0);
     ctx.expect_rank(1, 0)?;
     ctx.expect_rank(2, 0)?;
-    single(dt, shape_of(matrix(ctx, 0)?))
+    // TF's shape function keeps the input's shape: a rank below 2 is the kernel's error.
+    single(dt, ctx.shape(0).clone())
 }
 
 /// The `k` input of the V2/V3 diagonal ops as `(k0, k1)`, when constant.
@@ -420,7 +421,8 @@ fn einsum_shape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let ranks: Vec<usize> = shapes.iter().map(|s| s.len()).collect();
     let eq = einsum::parse(&equation, &ranks).map_err(|e| ctx.shape_error(e.message()))?;
     // Each label's size: a known size other than a broadcast 1 wins.
-    let size = |l: u32| -> Option<usize> {
+    let mut conflict: Option<(Option<usize>, usize)> = None;
+    let mut size = |l: u32| -> Option<usize> {
         let mut best: Option<usize> = None;
         let mut unknown = false;
         for (labels, dims) in eq.inputs.iter().zip(&shapes) {
@@ -428,6 +430,7 @@ fn einsum_shape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                 if *m == l {
                     match d {
                         Some(v) if best.is_none_or(|b| b == 1) => best = Some(*v),
+                        Some(v) if *v != 1 && best != Some(*v) => conflict = Some((best, *v)),
                         Some(_) => {}
                         None => unknown = true,
                     }
@@ -439,10 +442,17 @@ fn einsum_shape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             b => b,
         }
     };
-    single(
-        dt,
-        PartialShape::from_dims(eq.output.iter().map(|&l| size(l)).collect()),
-    )
+    let out: Vec<Option<usize>> = eq.output.iter().map(|&l| size(l)).collect();
+    // Every label, also the contracted ones, must have one size (or broadcast 1).
+    for labels in &eq.inputs {
+        for &l in labels.iter() {
+            size(l);
+        }
+    }
+    if let Some((Some(a), b)) = conflict {
+        return Err(ctx.shape_error(format!("Dimensions must be equal, but are {a} and {b}")));
+    }
+    single(dt, PartialShape::from_dims(out))
 }
 
 /// Every op of this module.

@@ -58,8 +58,21 @@ fn binary_with(
     single(out.unwrap_or(d), broadcast(ctx)?)
 }
 
-fn binary_numeric(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
-    binary_with(ctx, NUMERIC, None)
+fn binary_signed(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    binary_with(ctx, SIGNED_NUMERIC, None)
+}
+
+/// `TruncateMod`: TF's op takes int32, int64 and the floats only.
+fn truncate_mod(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    const TYPES: &[DType] = &[
+        DType::Int32,
+        DType::Int64,
+        DType::BFloat16,
+        DType::Float16,
+        DType::Float32,
+        DType::Float64,
+    ];
+    binary_with(ctx, TYPES, None)
 }
 
 fn binary_wide(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
@@ -291,9 +304,7 @@ fn select_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
 fn cumulative(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     let d = expect_dtype_or_complex(ctx, 0, NUMERIC_WIDE)?;
     ctx.expect_dtype(1, INDEX)?;
-    if let (Some(r), Some(a)) = (ctx.shape(0).rank(), ctx.const_ints(1)) {
-        axis_in(ctx, a.first().copied().unwrap_or(0), r)?;
-    }
+    // As TF's shape function, the axis's range is the kernel's check (InvalidArgumentError at run time).
     single(d, ctx.shape(0).clone())
 }
 
@@ -335,13 +346,9 @@ const UNARY_NUMERIC: [OpDef; 2] = defs!(unary_numeric, &["x"], "Round", "Recipro
 // TensorFlow's CPU kernels of these also take uint32 and uint64.
 const UNARY_WIDE: [OpDef; 3] = defs!(unary_wide, &["x"], "Square", "Relu", "Relu6");
 const PREDICATES: [OpDef; 3] = defs!(float_predicate, &["x"], "IsFinite", "IsInf", "IsNan");
-const BINARY_NUMERIC: [OpDef; 3] = defs!(
-    binary_numeric,
-    &["x", "y"],
-    "TruncateMod",
-    "SquaredDifference",
-    "Pow"
-);
+// TensorFlow's op definitions of these take no unsigned integers.
+const BINARY_SIGNED: [OpDef; 2] = defs!(binary_signed, &["x", "y"], "SquaredDifference", "Pow");
+const TRUNCATE_MOD: OpDef = OpDef::new("TruncateMod", &["x", "y"], truncate_mod);
 // TensorFlow's CPU kernels of these also take uint32 and uint64.
 const BINARY_WIDE: [OpDef; 8] = defs!(
     binary_wide,
@@ -399,7 +406,8 @@ pub fn ops() -> Vec<OpDef> {
         &UNARY_NUMERIC,
         &UNARY_WIDE,
         &PREDICATES,
-        &BINARY_NUMERIC,
+        &BINARY_SIGNED,
+        &[TRUNCATE_MOD],
         &BINARY_WIDE,
         &BINARY_FLOAT,
         &COMPARE,

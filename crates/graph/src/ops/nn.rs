@@ -31,14 +31,19 @@ fn bias_add(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                 dims.len()
             )));
         }
-        let c = if nchw { dims[1] } else { dims[dims.len() - 1] };
-        if let (Some(c), Some(b)) = (c, ctx.shape(1).dim(0)) {
+        let at = if nchw { 1 } else { dims.len() - 1 };
+        let b = ctx.shape(1).dim(0);
+        if let (Some(c), Some(b)) = (dims[at], b) {
             if c != b {
                 return Err(
                     ctx.shape_error(format!("Dimensions must be equal, but are {c} and {b}"))
                 );
             }
         }
+        // The bias's length fixes the channel dim when the value's is unknown.
+        let mut out = dims.to_vec();
+        out[at] = out[at].or(b);
+        return single(d, PartialShape::from_dims(out));
     }
     single(d, value.clone())
 }
@@ -113,6 +118,11 @@ fn in_top_k(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(1, INDEX)?;
     ctx.expect_rank(0, 2)?;
     ctx.expect_rank(1, 1)?;
+    if let (Some(a), Some(b)) = (ctx.shape(0).dim(0), ctx.shape(1).dim(0)) {
+        if a != b {
+            return Err(ctx.shape_error(format!("Dimensions must be equal, but are {a} and {b}")));
+        }
+    }
     single(
         DType::Bool,
         PartialShape::from_dims(vec![ctx.shape(0).dim(0).or(ctx.shape(1).dim(0))]),

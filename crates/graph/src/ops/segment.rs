@@ -1,6 +1,5 @@
 //! Segment reductions (`SegmentSum`/`Mean`/`Prod`/`Max`/`Min`,
-//! `UnsortedSegmentMax`/`Min`/`Prod`; `UnsortedSegmentSum` lives with the
-//! gradient ops), the scatters TF1 adds to `ScatterUpdate`/`Add`/`Sub`
+//! `UnsortedSegmentSum`/`Max`/`Min`/`Prod`), the scatters TF1 adds to `ScatterUpdate`/`Add`/`Sub`
 //! (`ScatterMul`/`Div`/`Max`/`Min`, `ScatterNdAdd`/`Sub`/`Update` on variable
 //! references, `TensorScatterUpdate`/`Add`/`Sub`/`Max`/`Min` on tensors) and
 //! `DynamicPartition` / `DynamicStitch` / `ParallelDynamicStitch`, with
@@ -21,13 +20,7 @@ fn segment(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             return Err(ctx.shape_error("Shape must be at least rank 1 but is rank 0"));
         }
         Some(dims) => {
-            if let (Some(a), Some(b)) = (dims[0], ctx.shape(1).dim(0)) {
-                if a != b {
-                    return Err(
-                        ctx.shape_error(format!("Dimensions must be equal, but are {a} and {b}"))
-                    );
-                }
-            }
+            // TF checks that the ids cover data's first dimension only when running.
             let mut out = vec![None];
             out.extend_from_slice(&dims[1..]);
             PartialShape::from_dims(out)
@@ -273,6 +266,7 @@ pub fn ops() -> Vec<OpDef> {
         v.push(OpDef::new(name, SEG, segment));
     }
     for name in [
+        "UnsortedSegmentSum",
         "UnsortedSegmentProd",
         "UnsortedSegmentMax",
         "UnsortedSegmentMin",

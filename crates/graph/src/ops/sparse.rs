@@ -107,8 +107,21 @@ fn concat(ctx: &InferContext) -> Infer {
     if n == 0 || ctx.num_inputs() != 3 * n {
         return Err(ctx.shape_error("SparseConcat takes N indices, N values and N shapes"));
     }
+    let types: Vec<DType> = (n..2 * n).map(|i| ctx.dtype(i)).collect();
+    if types.iter().any(|&t| t != types[0]) {
+        let names: Vec<String> = types.iter().map(|t| t.to_string()).collect();
+        return Err(ferroflow_tensor::Error::type_error(format!(
+            "Tensors in list passed to 'values' of 'SparseConcat' Op have types [{}] that don't all match.",
+            names.join(", ")
+        )));
+    }
     let rank = (0..n).find_map(|i| rank_of(ctx, 2 * n + i));
-    Ok(triple_out(ctx.dtype(n), rank))
+    let mut out = triple_out(ctx.dtype(n), rank);
+    // The entries of all inputs, when every input's count is known.
+    let count: Option<usize> = (0..n).map(|i| ctx.shape(i).dim(0)).sum();
+    out[0] = OutputInfo::new(DType::Int64, mat(count, rank));
+    out[1] = OutputInfo::new(ctx.dtype(n), vec_of(count));
+    Ok(out)
 }
 
 fn add(ctx: &InferContext) -> Infer {

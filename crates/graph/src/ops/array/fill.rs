@@ -2,7 +2,7 @@
 //! `Fill`, `ZerosLike`/`OnesLike`, `Range`, `LinSpace` and `OneHot`.
 
 use crate::graph::OutputInfo;
-use crate::ops::{axis_in, single, InferContext, OpDef, FLOATS, INDEX};
+use crate::ops::{single, InferContext, OpDef, FLOATS, INDEX};
 use crate::shape::PartialShape;
 use ferroflow_tensor::{DType, Result};
 
@@ -73,21 +73,26 @@ fn one_hot(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(0, &[DType::UInt8, DType::Int32, DType::Int64])?;
     ctx.expect_same(2, 3)?;
     let axis = ctx.int_or("axis", -1)?;
-    let depth = ctx
-        .const_value(1)
-        .and_then(|t| t.scalar_i64().ok())
-        .map(|v| v.max(0) as usize);
+    if axis < -1 {
+        return Err(ctx.shape_error(format!("axis must be >= -1, but is {axis}")));
+    }
+    let depth = match ctx.const_value(1).and_then(|t| t.scalar_i64().ok()) {
+        Some(v) if v < 0 => {
+            return Err(ctx.shape_error(format!(
+                "Dimension size, given by scalar input 1, must be non-negative but is {v}"
+            )))
+        }
+        v => v.map(|v| v as usize),
+    };
+    // An axis past the output's rank is the kernel's error, as in TF.
     let shape = match ctx.shape(0).dims() {
-        Some(d) => {
-            let a = if axis == -1 {
-                d.len()
-            } else {
-                axis_in(ctx, axis, d.len() + 1)?
-            };
+        Some(d) if axis <= d.len() as i64 => {
+            let a = if axis == -1 { d.len() } else { axis as usize };
             let mut out = d.to_vec();
             out.insert(a, depth);
             PartialShape::from_dims(out)
         }
+        Some(d) => PartialShape::unknown_dims(d.len() + 1),
         None => PartialShape::unknown(),
     };
     single(ctx.dtype(2), shape)

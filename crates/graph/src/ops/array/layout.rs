@@ -45,6 +45,28 @@ fn reshape(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     single(ctx.dtype(0), PartialShape::from_dims(dims))
 }
 
+/// `ReverseV2(tensor, axis)`: the input's shape; constant axes must be in range
+/// and distinct (TF's shape-function checks).
+fn reverse_v2(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
+    ctx.expect_dtype(1, INDEX)?;
+    if let (Some(rank), Some(axes)) = (ctx.shape(0).rank(), ctx.const_ints(1)) {
+        let mut seen = vec![false; rank];
+        for (i, &a) in axes.iter().enumerate() {
+            let c = if a < 0 { a + rank as i64 } else { a };
+            if c < 0 || c >= rank as i64 {
+                return Err(ctx.shape_error(format!(
+                    "'axis'[{i}] = {a} is out of valid range [0, {}]",
+                    rank as i64 - 1
+                )));
+            }
+            if std::mem::replace(&mut seen[c as usize], true) {
+                return Err(ctx.shape_error(format!("axis {c} specified more than once.")));
+            }
+        }
+    }
+    identity(ctx)
+}
+
 fn transpose(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
     ctx.expect_dtype(1, INDEX)?;
     let input = ctx.shape(0);
@@ -328,6 +350,9 @@ fn split_v(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
                     "size_splits has {} entries but num_split is {num}",
                     s.len()
                 )));
+            }
+            if s.iter().filter(|&&x| x == -1).count() > 1 {
+                return Err(ctx.shape_error("size_splits can only have one -1"));
             }
             let known: i64 = s.iter().filter(|&&x| x >= 0).sum();
             for &x in &s {
@@ -647,7 +672,7 @@ pub(super) fn ops() -> Vec<OpDef> {
         OpDef::new("Pad", &["input", "paddings"], pad),
         OpDef::new("PadV2", &["input", "paddings", "constant_values"], pad),
         OpDef::new("MirrorPad", &["input", "paddings"], pad),
-        OpDef::new("ReverseV2", &["tensor", "axis"], identity),
+        OpDef::new("ReverseV2", &["tensor", "axis"], reverse_v2),
         OpDef::new("BroadcastTo", &["input", "shape"], broadcast_to),
         OpDef::new("Roll", &["input", "shift", "axis"], roll),
         OpDef::new(

@@ -58,10 +58,10 @@ fn histogram_fixed_width(ctx: &InferContext) -> Result<Vec<OutputInfo>> {
             "Value for attr 'dtype' of {out} is not in the list of allowed values: int32, int64"
         )));
     }
-    let n = ctx
-        .const_value(2)
-        .and_then(|t| t.scalar_i64().ok())
-        .and_then(|v| usize::try_from(v).ok());
+    let n = match ctx.const_value(2).and_then(|t| t.scalar_i64().ok()) {
+        Some(v) if v <= 0 => return Err(ctx.shape_error(format!("Requires nbins > 0: {v}"))),
+        v => v.map(|v| v as usize),
+    };
     single(out, PartialShape::from_dims(vec![n]))
 }
 
