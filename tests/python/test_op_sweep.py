@@ -69,16 +69,6 @@ EXPECTED: dict[str, str] = {
     "sparse.maximum/0": (
         "TF merges unordered indices without checking them (its output then repeats positions, not an "
         "elementwise maximum); ferroflow requires ordered indices (InvalidArgumentError) as its other sparse ops"),
-    "bincount/0": "not fixed yet: out 0: static shape [?] != [4]",
-    "bincount/1": "not fixed yet: out 0: static shape [?] != [6]",
-    "bincount/2": "not fixed yet: out 0: static shape [?] != [2]",
-    "bincount/3": "not fixed yet: out 0: static shape [?] != [3]",
-    "bincount/4": "not fixed yet: out 0: static shape [?] != [0]",
-    "bincount/6": "not fixed yet: out 0: static shape [?] != [3]",
-    "math.confusion_matrix/0": "not fixed yet: out 0: static shape [?,?] != [3,3]",
-    "math.confusion_matrix/2": "not fixed yet: out 0: static shape [?,?] != [2,2]",
-    "sequence_mask/1": "not fixed yet: out 0: static shape [3,?] != [3,3]",
-    "image.ssim/1": "not fixed yet: ferroflow run InvalidArgumentError, TF build ValueError",
 }
 
 

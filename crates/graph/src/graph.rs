@@ -3,6 +3,8 @@
 use crate::attr::{AttrValue, Attrs};
 use crate::ops::{self, InferContext};
 use crate::shape::PartialShape;
+use ferroflow_tensor::kernels::elementwise::BinaryOp;
+use ferroflow_tensor::kernels::reduce::{self, ReduceOp};
 use ferroflow_tensor::kernels::{array, elementwise};
 use ferroflow_tensor::{DType, Error, Result, Tensor};
 use std::collections::HashMap;
@@ -382,15 +384,23 @@ impl Graph {
     /// time (TensorFlow's `constant_value`): constants and simple functions
     /// of them and of known shapes.
     pub fn const_value(&self, o: Output) -> Option<Tensor> {
-        self.const_value_depth(o, 0)
+        self.const_value_depth(o, 0, &std::cell::Cell::new(CONST_EVAL_NODES))
     }
 
-    fn const_value_depth(&self, o: Output, depth: usize) -> Option<Tensor> {
-        if depth > 32 {
+    /// `budget` counts the nodes one query may visit, so that a graph sharing
+    /// subexpressions (`x = a + a; y = x + x; ...`) cannot make it exponential.
+    fn const_value_depth(
+        &self,
+        o: Output,
+        depth: usize,
+        budget: &std::cell::Cell<usize>,
+    ) -> Option<Tensor> {
+        if depth > 32 || budget.get() == 0 {
             return None;
         }
+        budget.set(budget.get() - 1);
         let n = &self.nodes[o.node];
-        let input = |i: usize| self.const_value_depth(n.inputs[i], depth + 1);
+        let input = |i: usize| self.const_value_depth(n.inputs[i], depth + 1, budget);
         let out_type = || match n.attrs.get("out_type") {
             Some(AttrValue::Type(t)) => *t,
             _ => DType::Int32,
@@ -434,7 +444,21 @@ impl Graph {
                 let axis = input(k)?.scalar_i64().ok()?;
                 array::concat(&vals?, axis).ok()
             }
-            _ => None,
+            // Small arithmetic on known values, as TF's shape refiner evaluates
+            // constant subgraphs: sizes such as `max(x) + 1` (bincount,
+            // confusion_matrix) or `maximum(0, max(lengths))` (sequence_mask).
+            op => {
+                let small = |t: Tensor| (t.num_elements() <= CONST_EVAL_LIMIT).then_some(t);
+                if let Some(b) = const_binary_op(op) {
+                    let (x, y) = (small(input(0)?)?, small(input(1)?)?);
+                    return elementwise::binary(b, x, y).ok();
+                }
+                let r = const_reduce_op(op)?;
+                let x = small(input(0)?)?;
+                let axes = input(1)?.to_i64_vec().ok()?;
+                let keep = matches!(n.attrs.get("keep_dims"), Some(AttrValue::Bool(true)));
+                reduce::reduce(r, &x, Some(&axes), keep).ok()
+            }
         }
     }
 
@@ -467,12 +491,50 @@ impl Graph {
                 }
                 return PartialShape::from_dims(dims);
             }
+            // `tf.shape(x)[a:b]`, as TF's constant_value_as_shape reads it.
+            "StridedSlice" => {
+                if let Some(dims) = self.slice_of_shape(n) {
+                    return PartialShape::from_dims(dims);
+                }
+            }
             _ => {}
         }
         match self.output(o).shape.dims() {
             Some([Some(k)]) => PartialShape::unknown_dims(*k),
             _ => PartialShape::unknown(),
         }
+    }
+
+    /// The dims a one-axis, unit-stride `StridedSlice` node takes from a `Shape`
+    /// node's output (`tf.shape(x)[a:b]`) of known rank.
+    fn slice_of_shape(&self, n: &Node) -> Option<Vec<Option<usize>>> {
+        let src = &self.nodes[n.inputs[0].node];
+        if src.op != "Shape" {
+            return None;
+        }
+        let shape = &self.output(src.inputs[0]).shape;
+        let dims = shape.dims()?;
+        let (b, e, s) = (
+            self.const_value(n.inputs[1])?.to_i64_vec().ok()?,
+            self.const_value(n.inputs[2])?.to_i64_vec().ok()?,
+            self.const_value(n.inputs[3])?.to_i64_vec().ok()?,
+        );
+        let mask = |k: &str| matches!(n.attrs.get(k), Some(AttrValue::Int(m)) if m & 1 == 1);
+        let other = ["ellipsis_mask", "new_axis_mask", "shrink_axis_mask"]
+            .iter()
+            .any(|k| matches!(n.attrs.get(*k), Some(AttrValue::Int(m)) if *m != 0));
+        if b.len() != 1 || e.len() != 1 || s != [1] || other {
+            return None;
+        }
+        let r = dims.len() as i64;
+        let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r) as usize;
+        let lo = if mask("begin_mask") { 0 } else { clamp(b[0]) };
+        let hi = if mask("end_mask") {
+            r as usize
+        } else {
+            clamp(e[0])
+        };
+        Some(dims[lo..hi.max(lo)].to_vec())
     }
 
     /// A scalar used as a dimension: its value when constant, or the matching
@@ -496,6 +558,40 @@ impl Graph {
         }
         None
     }
+}
+
+/// The most elements an input of a constant-folded arithmetic op may have.
+const CONST_EVAL_LIMIT: usize = 1 << 12;
+
+/// The most nodes one `Graph::const_value` query visits.
+const CONST_EVAL_NODES: usize = 256;
+
+/// The binary ops `Graph::const_value` evaluates.
+fn const_binary_op(op: &str) -> Option<BinaryOp> {
+    Some(match op {
+        "Add" | "AddV2" => BinaryOp::Add,
+        "Sub" => BinaryOp::Sub,
+        "Mul" => BinaryOp::Mul,
+        "Maximum" => BinaryOp::Maximum,
+        "Minimum" => BinaryOp::Minimum,
+        "FloorDiv" => BinaryOp::FloorDiv,
+        "Greater" => BinaryOp::Greater,
+        "GreaterEqual" => BinaryOp::GreaterEqual,
+        "Less" => BinaryOp::Less,
+        "LessEqual" => BinaryOp::LessEqual,
+        _ => return None,
+    })
+}
+
+/// The reductions `Graph::const_value` evaluates.
+fn const_reduce_op(op: &str) -> Option<ReduceOp> {
+    Some(match op {
+        "Max" => ReduceOp::Max,
+        "Min" => ReduceOp::Min,
+        "Sum" => ReduceOp::Sum,
+        "Prod" => ReduceOp::Prod,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
@@ -538,5 +634,39 @@ mod tests {
         assert!(unknown.unwrap_err().to_string().contains("not registered"));
         assert_eq!(g.output_by_name("s:0"), Some(Output::new(s, 0)));
         assert_eq!(g.output_by_name("s:1"), None);
+    }
+
+    #[test]
+    fn small_arithmetic_on_constants_is_folded_within_a_budget() {
+        let mut g = Graph::new();
+        let konst = |g: &mut Graph, name: &str, t: Tensor| {
+            let d = t.dtype();
+            let spec = NodeSpec::new("Const", name)
+                .attr("value", AttrValue::Tensor(t))
+                .attr("dtype", AttrValue::Type(d));
+            Output::new(g.add_node(spec).unwrap(), 0)
+        };
+        let x = konst(&mut g, "x", Tensor::vector(vec![3i32, 7, 1]));
+        let axes = konst(&mut g, "axes", Tensor::vector(vec![0i32]));
+        let one = konst(&mut g, "one", Tensor::scalar(1i32));
+        let max = g
+            .add_node(NodeSpec::new("Max", "max").input(x).input(axes))
+            .unwrap();
+        let size = g
+            .add_node(
+                NodeSpec::new("AddV2", "size")
+                    .input(Output::new(max, 0))
+                    .input(one),
+            )
+            .unwrap();
+        let v = g.const_value(Output::new(size, 0)).unwrap();
+        assert_eq!(v.scalar_i64().unwrap(), 8);
+        // A chain that shares each sum twice would take 2^40 visits without the budget.
+        let mut y = one;
+        for i in 0..40 {
+            let n = NodeSpec::new("AddV2", &format!("y{i}")).input(y).input(y);
+            y = Output::new(g.add_node(n).unwrap(), 0);
+        }
+        assert!(g.const_value(y).is_none());
     }
 }
