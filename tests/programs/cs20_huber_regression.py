@@ -4,10 +4,9 @@ iterator re-initialized every epoch and drained until tf.errors.OutOfRangeError,
 tf.get_variable(initializer=tf.constant(0.0)), the huber loss written by hand with tf.where(tf.abs(residual) <
 delta, ...) as the lecture did, and compared with tf.losses.huber_loss, the squared loss, a FileWriter of the
 graph, and the fitted line; then 04_linreg_eager's idea done in graph mode: the same model with
-tf.train.MomentumOptimizer over a shuffled, batched dataset (shuffle seeded).
+tf.train.MomentumOptimizer over a shuffled, batched dataset (shuffle seeded: TF's order, epoch after epoch).
 
-Deterministic: synthetic data from numpy, variables from constants. The seeded shuffle's order is not TF's
-(ferroflow's shuffle buffer draws from its own stream): the mini-batch part is checked to run, not for values.
+Deterministic: synthetic data from numpy, variables from constants.
 """
 
 import shutil
@@ -17,7 +16,6 @@ import numpy as np
 from _common import run_as_script
 
 TF_STEPS = 6
-RANDOM_KEYS = {"batch_losses": "finite", "momentum_fit": "finite"}
 
 
 def huber_loss(tf, labels, predictions, delta=14.0):

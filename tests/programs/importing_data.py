@@ -79,6 +79,10 @@ def main(tf, steps=4):
             out[key] = drain(sess, ds.make_one_shot_iterator().get_next())
         out["shuffle_is_permutation"] = sorted(drain(sess, shuffled.make_one_shot_iterator().get_next())[0]) == list(
             range(6))
+        # The seeded order itself, and a repeat reshuffling each epoch (TF's order).
+        out["shuffled"] = drain(sess, shuffled.make_one_shot_iterator().get_next())
+        out["reshuffled"] = drain(sess, tf.data.Dataset.range(8).shuffle(4, seed=9).repeat(3).batch(8)
+                                  .make_one_shot_iterator().get_next())
 
         # Reinitializable iterator.
         training_dataset = tf.data.Dataset.range(20).map(lambda x: x + 100)
