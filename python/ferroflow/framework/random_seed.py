@@ -20,7 +20,13 @@ random op:
 ``RandomUniformInt``, ``RandomShuffle``, ``Multinomial``, ``RandomGamma``,
 ``RandomPoisson(V2)``) give TF 2.21's CPU bits, run after run
 (tests/python/test_random_tf_bits.py); so do the initializers, ``dropout``
-and ``random_crop`` built on them.
+and ``random_crop`` built on them, ``sample_distorted_bounding_box`` and
+``Dataset.shuffle`` (each epoch of a reshuffling repeat too).
+
+Random ops inside ``while_loop``/``map_fn`` bodies draw from their node's
+stream in iteration order; TF's executor runs such draws (which wait on no
+loop variable) in an order of its own scheduling (seen reversed on a second
+run, and in ``map_fn``), so their sequence can differ from TF's.
 
 Not matched: eager-mode seeds (TF draws eager op seeds from a Python
 ``random.Random(global_seed)``; ferroflow runs graphs only); ``tf.layers``
