@@ -1,6 +1,7 @@
 """The random ops of tf.image (random_crop, random_flip_*, random_brightness/contrast/hue/saturation,
-sample_distorted_bounding_box): TensorFlow's random streams are not reproduced bit for bit, so
-instead of golden values these tests check what each op promises: shapes and dtypes, that every
+sample_distorted_bounding_box). These tests check what each op promises rather than golden values
+(sample_distorted_bounding_box's seeded boxes are TF's bit for bit since 4559cdf: its Rust test and
+tests/programs/inception_preprocessing.py compare them with TF 2.21's): shapes and dtypes, that every
 output is one the op may produce (a window of the input, a flip or the identity, an adjustment by a
 factor inside the range, a box obeying the constraints), that graph and op seeds make the values
 reproducible across graphs and sessions, that different seeds give different values, and that
