@@ -152,3 +152,13 @@ def test_a_constant_under_control_dependencies_orders_inter_op_runs():
             for _ in range(50):
                 s.run(v.initializer)
                 assert s.run(inc) == 11.0
+
+
+def test_a_traced_run_of_independent_waits_finishes():
+    """Traced runs time each node on one thread; one with independent waits runs like any other (without node
+    timings) rather than hang."""
+    with tf.Graph().as_default(), tf.Session() as s:
+        q = _queue()
+        meta = tf.RunMetadata()
+        options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE, timeout_in_ms=10000)
+        assert s.run([q.dequeue(), q.enqueue(3.0)], options=options, run_metadata=meta) == [3.0, None]

@@ -611,8 +611,9 @@ impl Plan {
         let clock = trace.as_ref().map(|_| TraceClock::start());
         let Scratch { slots, remaining } = scratch;
         self.place_feeds(feeds, slots);
-        // (Traced and profiled runs stay serial, on this thread's clock.)
-        if self.waits_together && clock.is_none() && self.profile.is_none() {
+        // Run serially, such a plan could wait forever: a traced or profiled
+        // run of it records no node timings rather than hang.
+        if self.waits_together {
             return waiting::run_together(self, session, slots, remaining);
         }
         if let Some(p) = &self.profile {
